@@ -1,0 +1,16 @@
+"""softmax_core: the fused softmax of the seed chapter, its launch plan, and the facts around it.
+
+No UI lives here: the Streamlit app renders what these functions compute.
+"""
+from . import runtime  # noqa: F401  first: chooses GPU or interpreter before any kernel is defined
+from .gpu import GpuSpec, catalog_gpu, current_gpu, default_gpu, gpu_catalog
+from .launch import LaunchPlan, Occupancy, occupancy, plan_launch
+from .memory import MemoryStep, MemoryTraffic, bytes_moved, memory_traffic
+from .ops import KernelDoesNotFit, naive_softmax, seed_softmax, softmax
+
+__all__ = [
+    "GpuSpec", "catalog_gpu", "current_gpu", "default_gpu", "gpu_catalog",
+    "LaunchPlan", "Occupancy", "occupancy", "plan_launch",
+    "MemoryStep", "MemoryTraffic", "bytes_moved", "memory_traffic",
+    "KernelDoesNotFit", "naive_softmax", "seed_softmax", "softmax",
+]

@@ -1,0 +1,200 @@
+"""The real resource needs of a compiled kernel: registers per thread and shared memory per program.
+
+The seed learns them from `kernel.warmup()` on a live GPU. Without one, Triton still compiles the very
+same kernel for a named GPU architecture (`triton.compile` with a `GPUTarget`); the cubin it produces is
+what a driver would load, and `cuobjdump --dump-resource-usage` (shipped in the triton wheel) reads the
+register count out of it. Under the interpreter that compile must happen in a child process, because
+the interpreter patches triton's language layer; one long-lived child serves every request.
+
+Results are cached in memory and on disk (keyed by triton version, kernel source and the job), so a
+page or a test pays each compile once.
+"""
+from __future__ import annotations
+
+import atexit
+import hashlib
+import importlib
+import inspect
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from . import runtime
+
+
+@dataclass(frozen=True)
+class CompileJob:
+    """One kernel specialisation, for one GPU architecture."""
+
+    kernel: str                      # "module:function", e.g. "softmax_core.kernels:seed_softmax_kernel"
+    signature: tuple                 # ((arg name, triton type), ...) with "constexpr" for constexprs
+    constexprs: tuple                # ((name, value), ...)
+    num_warps: int
+    num_stages: int
+    target: tuple                    # GPUTarget(*target): ("cuda", 90, 32) or ("hip", "gfx942", 64)
+    on_device: bool = False          # also load it on this machine's GPU and ask the driver (the seed's way)
+
+    def key(self) -> str:
+        import triton
+
+        fn = _resolve(self.kernel)
+        fn_src = inspect.getsource(getattr(fn, "fn", fn))
+        blob = json.dumps([triton.__version__, fn_src, asdict(self)], sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()[:24]
+
+
+@dataclass(frozen=True)
+class KernelResources:
+    n_regs: int                      # registers per thread (VGPRs per lane on AMD)
+    n_spills: int                    # registers spilled to local memory (slow: a sign the row is too big)
+    shared_bytes: int                # shared memory per program, as triton launches it
+    how: str                         # how the numbers were obtained, for the page that shows them
+    asm: dict = field(default_factory=dict, compare=False, hash=False)  # "ptx"/"sass"/"amdgcn" when asked
+
+
+def cache_dir() -> Path:
+    root = os.environ.get("SOFTMAX_EXPLORER_CACHE") or Path.home() / ".cache" / "fused-softmax-explorer"
+    path = Path(root) / "compile"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _resolve(ref: str):
+    module, name = ref.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def _tool(name: str) -> str:
+    import triton
+
+    return str(Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / name)
+
+
+def compile_for_target(job: CompileJob, want_asm: bool = False) -> KernelResources:
+    """Compile in this process (it must not be interpreting) and read the resource usage."""
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    fn = _resolve(job.kernel)
+    src = ASTSource(fn=fn, signature=dict(job.signature), constexprs=dict(job.constexprs))
+    compiled = triton.compile(src, target=GPUTarget(*job.target),
+                              options={"num_warps": job.num_warps, "num_stages": job.num_stages})
+    shared = int(compiled.metadata.shared)
+    asm: dict = {}
+    if job.on_device:
+        # What the seed's warmup does: load the binary, and the driver reports registers and spills.
+        compiled._init_handles()
+        if want_asm:
+            asm = {k: compiled.asm[k] for k in ("ptx", "amdgcn") if k in compiled.asm}
+        return KernelResources(int(compiled.n_regs), int(compiled.n_spills), shared,
+                               "compiled and loaded on this GPU; registers reported by the driver", asm)
+    if job.target[0] == "hip":
+        amdgcn = compiled.asm["amdgcn"]
+        regs = int(re.search(r"\.vgpr_count:\s*(\d+)", amdgcn).group(1))
+        spill = re.search(r"\.vgpr_spill_count:\s*(\d+)", amdgcn)
+        spills = int(spill.group(1)) if spill else 0
+        how = f"triton.compile for {job.target[1]}; .vgpr_count in the AMDGCN metadata"
+        if want_asm:
+            asm["amdgcn"] = amdgcn
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            cubin = Path(tmp) / "kernel.cubin"
+            cubin.write_bytes(compiled.asm["cubin"])
+            usage = subprocess.run([_tool("cuobjdump"), "--dump-resource-usage", str(cubin)],
+                                   capture_output=True, text=True, check=True).stdout
+            if want_asm:
+                asm["ptx"] = compiled.asm["ptx"]
+                asm["sass"] = subprocess.run([_tool("nvdisasm"), "-c", str(cubin)],
+                                             capture_output=True, text=True).stdout
+        regs = int(re.search(r"REG:(\d+)", usage).group(1))
+        spills = 0  # ptxas spills show up as LOCAL memory per thread
+        local = re.search(r"LOCAL:(\d+)", usage)
+        if local:
+            spills = int(local.group(1)) // 4
+        how = f"triton.compile for sm_{job.target[1]}; cuobjdump --dump-resource-usage on the cubin"
+    return KernelResources(regs, spills, shared, how, asm)
+
+
+class _CompilerChild:
+    """A long-lived `python -m softmax_core.compile` that compiles without the interpreter."""
+
+    def __init__(self):
+        self._proc = None
+        self._lock = threading.Lock()
+
+    def request(self, job: CompileJob, want_asm: bool) -> KernelResources:
+        with self._lock:
+            if self._proc is None or self._proc.poll() is not None:
+                env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+                env[runtime.OFFLINE_COMPILER_ENV] = "1"
+                self._proc = subprocess.Popen(
+                    [sys.executable, "-m", "softmax_core.compile"], stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
+                    cwd=str(Path(__file__).resolve().parent.parent))
+                atexit.register(self._proc.kill)
+            self._proc.stdin.write(json.dumps({"job": asdict(job), "want_asm": want_asm}) + "\n")
+            self._proc.stdin.flush()
+            line = self._proc.stdout.readline()
+        if not line:
+            raise RuntimeError("the offline compiler process exited unexpectedly")
+        reply = json.loads(line)
+        if "error" in reply:
+            raise RuntimeError(reply["error"])
+        return KernelResources(**reply)
+
+
+_child = _CompilerChild()
+_memory: dict[tuple, KernelResources] = {}
+
+
+def kernel_resources(job: CompileJob, want_asm: bool = False) -> KernelResources:
+    """Registers and shared memory of `job`'s kernel, compiled for `job.target` (cached)."""
+    key = job.key()
+    hit = _memory.get((key, want_asm)) or (_memory.get((key, True)) if not want_asm else None)
+    if hit:
+        return hit
+    path = cache_dir() / f"{key}{'-asm' if want_asm else ''}.json"
+    if path.exists():
+        try:
+            result = KernelResources(**json.loads(path.read_text()))
+            _memory[(key, want_asm)] = result
+            return result
+        except (ValueError, TypeError):
+            pass  # a torn or stale file: compile again
+    if runtime.INTERPRETED:
+        result = _child.request(job, want_asm)
+    else:
+        result = compile_for_target(job, want_asm)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(asdict(result)))
+    tmp.replace(path)
+    _memory[(key, want_asm)] = result
+    return result
+
+
+def _serve() -> None:
+    """Child side: one JSON job per line on stdin, one JSON reply per line on stdout."""
+    for line in sys.stdin:
+        try:
+            msg = json.loads(line)
+            spec = msg["job"]
+            job = CompileJob(kernel=spec["kernel"], signature=tuple(map(tuple, spec["signature"])),
+                             constexprs=tuple(map(tuple, spec["constexprs"])), num_warps=spec["num_warps"],
+                             num_stages=spec["num_stages"], target=tuple(spec["target"]),
+                             on_device=spec.get("on_device", False))
+            reply = asdict(compile_for_target(job, msg["want_asm"]))
+        except Exception as exc:  # report, keep serving
+            reply = {"error": f"{type(exc).__name__}: {exc}"}
+        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    _serve()

@@ -1,0 +1,124 @@
+"""What a launch plan needs to know about a GPU, from the live device or from the catalog in assets/.
+
+A `GpuSpec` is a plain value: pages and plans receive one, nothing here queries a device at import time.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+ASSETS = Path(__file__).resolve().parent.parent / "assets"
+CATALOG_PATH = ASSETS / "gpus.json"
+DEFAULT_GPU_KEY = "h200"  # plans made on a machine with no GPU target the H200 we benchmark on
+
+
+@dataclass(frozen=True)
+class GpuSpec:
+    """The figures the seed's wrapper reads from `get_device_properties`, plus memory facts for charts."""
+
+    key: str
+    name: str
+    vendor: str                      # "nvidia" or "amd": the occupancy rule and warp size differ
+    arch: str                        # "sm_90", "gfx942", ...
+    compute_capability: tuple[int, int]
+    multiprocessor_count: int        # SMs (NVIDIA) or CUs (AMD)
+    max_num_regs: int                # 32-bit registers per SM
+    max_shared_mem: int              # bytes of shared memory one program may use
+    warp_size: int                   # 32 on NVIDIA, 64 on AMD CDNA
+    memory_bandwidth_gbps: float | None = None
+    memory_gib: float | None = None
+    l2_mib: float | None = None
+    live: bool = False               # True when read from the device in this process
+    source: dict = field(default_factory=dict, compare=False, hash=False, repr=False)  # figure -> its source
+
+    @property
+    def compile_target(self) -> tuple:
+        """Arguments for `triton.backends.compiler.GPUTarget`: compile for this GPU without having it."""
+        if self.vendor == "amd":
+            return ("hip", self.arch, self.warp_size)
+        major, minor = self.compute_capability
+        return ("cuda", major * 10 + minor, self.warp_size)
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} ({'this machine' if self.live else 'catalog'})"
+
+
+@lru_cache(maxsize=1)
+def _catalog_document() -> dict:
+    return json.loads(CATALOG_PATH.read_text())
+
+
+def catalog_sources() -> dict[str, str]:
+    """Source id -> full citation, for the figures in `gpu_catalog()`."""
+    return dict(_catalog_document()["sources"])
+
+
+@lru_cache(maxsize=1)
+def gpu_catalog() -> tuple[GpuSpec, ...]:
+    """Every GPU kept as data in assets/gpus.json, each figure with its source."""
+    sources = catalog_sources()
+    specs = []
+    for entry in _catalog_document()["gpus"]:
+        entry = dict(entry)
+        entry["compute_capability"] = tuple(entry["compute_capability"])
+        entry["source"] = {fig: sources[src] for fig, src in entry["source"].items()}
+        specs.append(GpuSpec(**entry))
+    return tuple(specs)
+
+
+def catalog_gpu(key: str = DEFAULT_GPU_KEY) -> GpuSpec:
+    for spec in gpu_catalog():
+        if spec.key == key:
+            return spec
+    known = ", ".join(s.key for s in gpu_catalog())
+    raise ValueError(f"no GPU {key!r} in the catalog; known: {known}")
+
+
+@lru_cache(maxsize=None)
+def current_gpu(index: int = 0) -> GpuSpec | None:
+    """The live GPU number `index`, read the way the seed does (triton's driver), or None without one."""
+    import torch
+
+    if not torch.cuda.is_available():
+        return None
+    count = torch.cuda.device_count()
+    if not 0 <= index < count:
+        raise ValueError(f"GPU index {index} is out of range: this machine has {count} GPU(s)")
+    import triton
+
+    props = triton.runtime.driver.active.utils.get_device_properties(index)
+    torch_props = torch.cuda.get_device_properties(index)
+    is_amd = torch.version.hip is not None
+    arch = getattr(torch_props, "gcnArchName", "").split(":")[0] if is_amd else f"sm_{torch_props.major}{torch_props.minor}"
+    bandwidth = None
+    mem_clock, bus_width = props.get("mem_clock_rate"), props.get("mem_bus_width")
+    if mem_clock and bus_width:  # kHz x bits; double data rate -> GB/s
+        bandwidth = 2 * mem_clock * 1e3 * bus_width / 8 / 1e9
+    l2 = getattr(torch_props, "L2_cache_size", None)
+    driver = "triton.runtime.driver.active.utils.get_device_properties"
+    return GpuSpec(
+        key=f"live-{index}",
+        name=torch_props.name,
+        vendor="amd" if is_amd else "nvidia",
+        arch=arch,
+        compute_capability=(torch_props.major, torch_props.minor),
+        multiprocessor_count=int(props["multiprocessor_count"]),
+        max_num_regs=int(props["max_num_regs"]),
+        max_shared_mem=int(props["max_shared_mem"]),
+        warp_size=int(props["warpSize"]),
+        memory_bandwidth_gbps=bandwidth,
+        memory_gib=torch_props.total_memory / 2**30,
+        l2_mib=l2 / 2**20 if l2 else None,
+        live=True,
+        source={"multiprocessor_count": driver, "max_num_regs": driver, "max_shared_mem": driver,
+                "warp_size": driver, "memory_bandwidth_gbps": f"{driver} (2 x memory clock x bus width)",
+                "memory_gib": "torch.cuda.get_device_properties", "l2_mib": "torch.cuda.get_device_properties"},
+    )
+
+
+def default_gpu(index: int = 0) -> GpuSpec:
+    """The live GPU when there is one, else the catalog's H200."""
+    return current_gpu(index) or catalog_gpu(DEFAULT_GPU_KEY)

@@ -1,0 +1,179 @@
+"""The occupancy-aware launch plan: how many programs to launch, and why.
+
+The seed's wrapper asks the compiler what one program costs (registers, shared memory), asks the GPU
+what one SM has, and launches as many persistent programs as fit at once on every SM. This module is
+that reasoning as a pure function of a `GpuSpec` and the kernel's real resources.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import triton
+
+from .compile import CompileJob, KernelResources, kernel_resources
+from .gpu import GpuSpec, default_gpu
+
+SEED_KERNEL = "softmax_core.kernels:seed_softmax_kernel"
+
+# The seed's heuristics, as ordered tables: the first row whose threshold BLOCK_SIZE reaches wins.
+# Wider rows get more warps, so that each thread holds a bounded number of the row's values.
+SEED_NUM_WARPS = ((4096, 16), (2048, 8), (0, 4))
+# More pipeline stages keep more rows in flight but each stage buffers a row in shared memory;
+# the seed affords 4 only on GPUs with more than 200,000 B of shared memory per SM.
+SEED_STAGES_SHARED_THRESHOLD = 200_000
+SEED_NUM_STAGES = (4, 2)
+
+# AMD CDNA: a compute unit has 4 SIMDs, each runs at most 8 wavefronts (CDNA3), and a wavefront's
+# vector registers come from its SIMD's file of 512 per lane.
+AMD_SIMDS_PER_CU = 4
+AMD_MAX_WAVES_PER_SIMD = 8
+
+TRITON_POINTER_TYPE = {torch.float32: "*fp32", torch.float16: "*fp16", torch.bfloat16: "*bf16",
+                       torch.float64: "*fp64"}
+
+
+def seed_num_warps(block_size: int) -> int:
+    return next(warps for threshold, warps in SEED_NUM_WARPS if block_size >= threshold)
+
+
+def seed_num_stages(gpu: GpuSpec) -> int:
+    large, small = SEED_NUM_STAGES
+    return large if gpu.max_shared_mem > SEED_STAGES_SHARED_THRESHOLD else small
+
+
+@dataclass(frozen=True)
+class Occupancy:
+    """How many programs of one kernel fit on one SM at once, and which resource runs out first."""
+
+    reg_occupancy: int              # programs per SM the register file allows
+    sram_occupancy: int | None      # programs per SM shared memory allows; None: the kernel uses none
+    programs_per_sm: int
+    num_programs: int               # the persistent grid
+    limiter: str                    # "registers" | "shared memory" | "rows"
+    rule: str                       # the formula used, in words
+
+
+def occupancy(gpu: GpuSpec, n_regs: int, shared_bytes: int, num_warps: int, n_rows: int) -> Occupancy:
+    """The seed's occupancy arithmetic (NVIDIA), or the CDNA wavefront rule on AMD. Defined only here."""
+    if n_regs <= 0:
+        raise ValueError(f"n_regs must be positive, got {n_regs}")
+    if gpu.vendor == "amd":
+        regs_per_lane = gpu.max_num_regs // (gpu.warp_size * AMD_SIMDS_PER_CU)
+        waves_per_simd = min(regs_per_lane // n_regs, AMD_MAX_WAVES_PER_SIMD)
+        reg_occupancy = AMD_SIMDS_PER_CU * waves_per_simd // num_warps
+        rule = (f"AMD CDNA: {AMD_SIMDS_PER_CU} SIMDs x min({regs_per_lane} VGPRs // {n_regs}, "
+                f"{AMD_MAX_WAVES_PER_SIMD} waves) // {num_warps} wavefronts per program")
+    else:
+        reg_occupancy = gpu.max_num_regs // (n_regs * gpu.warp_size * num_warps)
+        rule = (f"NVIDIA: {gpu.max_num_regs} registers // ({n_regs} per thread x {gpu.warp_size} threads x "
+                f"{num_warps} warps)")
+    # A kernel that keeps nothing in shared memory is not limited by it (the seed would divide by zero).
+    sram_occupancy = gpu.max_shared_mem // shared_bytes if shared_bytes > 0 else None
+    programs_per_sm = reg_occupancy if sram_occupancy is None else min(reg_occupancy, sram_occupancy)
+    full_grid = gpu.multiprocessor_count * programs_per_sm
+    num_programs = min(full_grid, n_rows)
+    if 0 < n_rows < full_grid:
+        limiter = "rows"
+    elif sram_occupancy is not None and sram_occupancy < reg_occupancy:
+        limiter = "shared memory"
+    else:
+        limiter = "registers"
+    return Occupancy(reg_occupancy, sram_occupancy, programs_per_sm, num_programs, limiter, rule)
+
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    gpu: GpuSpec
+    n_rows: int
+    n_cols: int
+    dtype: str
+    block_size: int
+    num_warps: int
+    num_stages: int
+    n_regs: int
+    n_spills: int
+    shared_bytes: int
+    reg_occupancy: int
+    sram_occupancy: int | None
+    programs_per_sm: int
+    num_programs: int
+    limiter: str
+    occupancy_rule: str
+    resources_how: str              # where n_regs and shared_bytes came from
+    fits: bool                      # False: not even one program fits on an SM
+    explanation: str
+
+    @property
+    def grid(self) -> tuple[int, int, int]:
+        return (self.num_programs, 1, 1)
+
+    @property
+    def rows_per_program(self) -> float:
+        return self.n_rows / self.num_programs if self.num_programs else float("inf")
+
+
+def dtype_name(dtype) -> str:
+    return str(dtype).replace("torch.", "")
+
+
+def seed_compile_job(block_size: int, num_warps: int, num_stages: int, dtype: torch.dtype, gpu: GpuSpec,
+                     **flags) -> CompileJob:
+    """The seed kernel's specialisation for one row width and dtype, for `gpu`."""
+    ptr = TRITON_POINTER_TYPE[dtype]
+    signature = (("input_ptr", ptr), ("output_ptr", ptr), ("input_row_stride", "i32"),
+                 ("output_row_stride", "i32"), ("n_rows", "i32"), ("n_cols", "i32"), ("trace_ptr", "*fp32"),
+                 ("BLOCK_SIZE", "constexpr"), ("num_stages", "constexpr"), ("TRACE", "constexpr"),
+                 ("PAD_VALUE", "constexpr"), ("STORE_MASKED", "constexpr"))
+    constexprs = (("BLOCK_SIZE", block_size), ("num_stages", num_stages), ("TRACE", flags.get("TRACE", False)),
+                  ("PAD_VALUE", flags.get("PAD_VALUE", float("-inf"))),
+                  ("STORE_MASKED", flags.get("STORE_MASKED", True)))
+    return CompileJob(SEED_KERNEL, signature, constexprs, num_warps, num_stages, gpu.compile_target,
+                      on_device=gpu.live)
+
+
+def _check_shape(n_rows: int, n_cols: int) -> None:
+    for name, value in (("n_rows", n_rows), ("n_cols", n_cols)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+
+
+def plan_launch(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, gpu: GpuSpec | None = None,
+                *, resources: KernelResources | None = None) -> LaunchPlan:
+    """Plan the seed kernel's launch for an n_rows x n_cols matrix on `gpu` (default: this machine's GPU,
+    else the catalog's H200). `resources` skips the compile (for what-if questions and tests)."""
+    _check_shape(n_rows, n_cols)
+    if dtype not in TRITON_POINTER_TYPE:
+        raise TypeError(f"softmax kernels take float32, float16, bfloat16 or float64, not {dtype}")
+    gpu = gpu or default_gpu()
+    block_size = triton.next_power_of_2(n_cols)
+    num_warps = seed_num_warps(block_size)
+    num_stages = seed_num_stages(gpu)
+    if resources is None:
+        resources = kernel_resources(seed_compile_job(block_size, num_warps, num_stages, dtype, gpu))
+    occ = occupancy(gpu, resources.n_regs, resources.shared_bytes, num_warps, n_rows)
+    fits = occ.programs_per_sm > 0
+    explanation = _explain(gpu, block_size, num_warps, resources, occ, fits)
+    return LaunchPlan(gpu=gpu, n_rows=n_rows, n_cols=n_cols, dtype=dtype_name(dtype), block_size=block_size,
+                      num_warps=num_warps, num_stages=num_stages, n_regs=resources.n_regs,
+                      n_spills=resources.n_spills, shared_bytes=resources.shared_bytes,
+                      reg_occupancy=occ.reg_occupancy, sram_occupancy=occ.sram_occupancy,
+                      programs_per_sm=occ.programs_per_sm, num_programs=occ.num_programs, limiter=occ.limiter,
+                      occupancy_rule=occ.rule, resources_how=resources.how, fits=fits, explanation=explanation)
+
+
+def _explain(gpu: GpuSpec, block_size: int, num_warps: int, res: KernelResources, occ: Occupancy,
+             fits: bool) -> str:
+    if not fits:
+        if occ.sram_occupancy == 0:
+            return (f"One program needs {res.shared_bytes:,} B of shared memory for a row padded to "
+                    f"{block_size:,} values, but {gpu.name} offers {gpu.max_shared_mem:,} B: not even one "
+                    f"program fits (Triton raises OutOfResources). The row must be processed in tiles.")
+        return (f"One program needs {res.n_regs} registers x {gpu.warp_size * num_warps} threads, more than "
+                f"the {gpu.max_num_regs:,} registers of one SM: not even one program fits.")
+    sram = ("it uses no shared memory, so shared memory sets no limit" if occ.sram_occupancy is None
+            else f"shared memory allows {occ.sram_occupancy} ({gpu.max_shared_mem:,} B // {res.shared_bytes:,} B)")
+    why = {"rows": "there are fewer rows than program slots, so every row gets its own program",
+           "registers": "registers run out first", "shared memory": "shared memory runs out first"}[occ.limiter]
+    return (f"Registers allow {occ.reg_occupancy} programs per SM; {sram}. So {occ.programs_per_sm} per SM x "
+            f"{gpu.multiprocessor_count} SMs; {why}: {occ.num_programs:,} programs.")

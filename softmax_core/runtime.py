@@ -1,0 +1,45 @@
+"""Where kernels run: on the GPU when there is one, in Triton's CPU interpreter when there is not.
+
+Triton decides at `@triton.jit` time whether a kernel is compiled or interpreted, from the environment
+variable TRITON_INTERPRET. So this module must be imported before any kernel is defined; the package's
+`__init__` does that first. Users set nothing: a laptop without CUDA simply gets the interpreter.
+"""
+from __future__ import annotations
+
+import os
+
+# A child process that only compiles kernels for a GPU target (see compile.py) must never interpret:
+# the interpreter patches triton's language layer and compiling breaks in the same process.
+OFFLINE_COMPILER_ENV = "SOFTMAX_CORE_OFFLINE_COMPILER"
+
+
+def _choose_interpreter() -> bool:
+    if os.environ.get(OFFLINE_COMPILER_ENV) == "1":
+        os.environ.pop("TRITON_INTERPRET", None)
+        return False
+    if "TRITON_INTERPRET" in os.environ:  # the user chose explicitly
+        return os.environ["TRITON_INTERPRET"] == "1"
+    import torch
+
+    if torch.cuda.is_available():
+        return False
+    os.environ["TRITON_INTERPRET"] = "1"
+    return True
+
+
+INTERPRETED: bool = _choose_interpreter()
+
+
+def kernel_device():
+    """The device our kernels read and write: the GPU, or the CPU under the interpreter."""
+    import torch
+
+    return torch.device("cpu") if INTERPRETED else torch.device("cuda", torch.cuda.current_device())
+
+
+def backend_description() -> str:
+    if INTERPRETED:
+        return "no GPU: kernels run in Triton's interpreter on the CPU"
+    import torch
+
+    return f"GPU: kernels are compiled by Triton for {torch.cuda.get_device_name()}"

@@ -1,0 +1,27 @@
+import pytest
+import torch
+
+import softmax_core as sc
+
+# fp32 arithmetic inside; the output is rounded to the input's dtype, so compare at that dtype's precision.
+TOLERANCE = {torch.float32: dict(atol=1e-5, rtol=1e-5), torch.float16: dict(atol=1e-3, rtol=1e-3),
+             torch.bfloat16: dict(atol=8e-3, rtol=1e-2), torch.float64: dict(atol=1e-12, rtol=1e-12)}
+
+
+@pytest.fixture
+def device():
+    return sc.runtime.kernel_device()
+
+
+def reference_softmax(x: torch.Tensor, dim: int = -1) -> torch.Tensor:
+    """float64 softmax rounded to x's dtype: the answer a perfect kernel would give."""
+    return torch.softmax(x.double(), dim=dim).to(x.dtype)
+
+
+def pytest_collection_modifyitems(config, items):
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA GPU; run on the device machine")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
