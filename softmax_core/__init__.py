@@ -7,10 +7,11 @@ from .gpu import GpuSpec, catalog_gpu, current_gpu, default_gpu, gpu_catalog
 from .launch import LaunchPlan, Occupancy, occupancy, plan_launch
 from .memory import MemoryStep, MemoryTraffic, bytes_moved, memory_traffic
 from .ops import KernelDoesNotFit, naive_softmax, seed_softmax, softmax
+from .plan import SoftmaxPlan, plan_softmax
 
 __all__ = [
     "GpuSpec", "catalog_gpu", "current_gpu", "default_gpu", "gpu_catalog",
     "LaunchPlan", "Occupancy", "occupancy", "plan_launch",
     "MemoryStep", "MemoryTraffic", "bytes_moved", "memory_traffic",
-    "KernelDoesNotFit", "naive_softmax", "seed_softmax", "softmax",
+    "KernelDoesNotFit", "naive_softmax", "seed_softmax", "softmax", "SoftmaxPlan", "plan_softmax",
 ]

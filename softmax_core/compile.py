@@ -28,6 +28,10 @@ from pathlib import Path
 from . import runtime
 
 
+# Bump when the way resources are read changes, so that disk-cached results are recomputed.
+RESOURCE_READER_VERSION = 2
+
+
 @dataclass(frozen=True)
 class CompileJob:
     """One kernel specialisation, for one GPU architecture."""
@@ -45,7 +49,7 @@ class CompileJob:
 
         fn = _resolve(self.kernel)
         fn_src = inspect.getsource(getattr(fn, "fn", fn))
-        blob = json.dumps([triton.__version__, fn_src, asdict(self)], sort_keys=True, default=str)
+        blob = json.dumps([RESOURCE_READER_VERSION, triton.__version__, fn_src, asdict(self)], sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 
@@ -114,10 +118,12 @@ def compile_for_target(job: CompileJob, want_asm: bool = False) -> KernelResourc
                 asm["sass"] = subprocess.run([_tool("nvdisasm"), "-c", str(cubin)],
                                              capture_output=True, text=True).stdout
         regs = int(re.search(r"REG:(\d+)", usage).group(1))
-        spills = 0  # ptxas spills show up as LOCAL memory per thread
+        # Registers that did not fit were spilled to the thread's stack / local memory (slow, in DRAM/L1):
+        # count them in 4-byte words.
+        stack = re.search(r"STACK:(\d+)", usage)
         local = re.search(r"LOCAL:(\d+)", usage)
-        if local:
-            spills = int(local.group(1)) // 4
+        spills = (int(stack.group(1)) if stack else 0) + (int(local.group(1)) if local else 0)
+        spills //= 4
         how = f"triton.compile for sm_{job.target[1]}; cuobjdump --dump-resource-usage on the cubin"
     return KernelResources(regs, spills, shared, how, asm)
 

@@ -1,14 +1,20 @@
 """Launching the kernels from PyTorch: input checks, the seed's wrapper, and the public `softmax`."""
 from __future__ import annotations
 
+from functools import lru_cache
+
 import torch
 
 from . import runtime
+from .fused import (softmax_backward_rows_kernel, softmax_backward_tiled_kernel, softmax_rows_kernel,
+                    softmax_tiled_kernel)
+from .gpu import GpuSpec, default_gpu
 from .kernels import seed_softmax_kernel
 from .launch import TRITON_POINTER_TYPE, LaunchPlan, plan_launch
-from .gpu import GpuSpec
+from .plan import SoftmaxPlan, plan_softmax
 
-SUPPORTED_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+SUPPORTED_DTYPES = (torch.float32, torch.float16, torch.bfloat16)      # the seed's kernel
+SOFTMAX_DTYPES = SUPPORTED_DTYPES + (torch.float64,)                   # the tuned kernels
 
 
 class KernelDoesNotFit(RuntimeError):
@@ -65,9 +71,78 @@ def seed_softmax(x: torch.Tensor, gpu: GpuSpec | None = None) -> torch.Tensor:
     return launch_seed_kernel(x, y, plan)
 
 
-def softmax(x: torch.Tensor) -> torch.Tensor:
-    """Softmax over the last dim of a 2-D float tensor, like `torch.softmax(x, dim=-1)`."""
-    return seed_softmax(x)
+def _launch_forward(x: torch.Tensor, plan: SoftmaxPlan, safe: bool) -> torch.Tensor:
+    n_rows, n_cols = x.shape
+    y = torch.empty((n_rows, n_cols), dtype=x.dtype, device=x.device)
+    common = dict(SAFE=safe, FP64=x.dtype == torch.float64, num_warps=plan.num_warps, num_stages=1)
+    if plan.path == "rows":
+        softmax_rows_kernel[plan.grid](x, y, x.stride(0), y.stride(0), n_rows, n_cols,
+                                       ROWS=plan.rows_per_program, BLOCK_N=plan.block_n, **common)
+    else:
+        softmax_tiled_kernel[plan.grid](x, y, x.stride(0), y.stride(0), n_rows, n_cols, TILE=plan.block_n, **common)
+    return y
 
 
-assert set(SUPPORTED_DTYPES) <= set(TRITON_POINTER_TYPE)
+def _launch_backward(y: torch.Tensor, dy: torch.Tensor, plan: SoftmaxPlan) -> torch.Tensor:
+    n_rows, n_cols = y.shape
+    dx = torch.empty((n_rows, n_cols), dtype=y.dtype, device=y.device)
+    args = (y, dy, dx, y.stride(0), dy.stride(0), dx.stride(0), n_rows, n_cols)
+    common = dict(FP64=y.dtype == torch.float64, num_warps=plan.num_warps, num_stages=1)
+    if plan.path == "rows":
+        softmax_backward_rows_kernel[plan.grid](*args, ROWS=plan.rows_per_program, BLOCK_N=plan.block_n, **common)
+    else:
+        softmax_backward_tiled_kernel[plan.grid](*args, TILE=plan.block_n, **common)
+    return dx
+
+
+@lru_cache(maxsize=4096)
+def cached_plan(n_rows: int, n_cols: int, dtype: torch.dtype, direction: str, safe: bool) -> SoftmaxPlan:
+    """The plan for this machine's GPU (or the catalog's H200 under the interpreter), computed once."""
+    return plan_softmax(n_rows, n_cols, dtype, default_gpu(), direction, safe)
+
+
+class _SoftmaxFunction(torch.autograd.Function):
+    """Softmax over the last dim of a matrix whose rows are unit-stride; backward reuses forward's y."""
+
+    @staticmethod
+    def forward(ctx, x: torch.Tensor, safe: bool) -> torch.Tensor:
+        y = _launch_forward(x, cached_plan(*x.shape, x.dtype, "forward", safe), safe)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, dy: torch.Tensor):
+        (y,) = ctx.saved_tensors
+        dy = _rows_unit_stride(dy)
+        dx = _launch_backward(y, dy, cached_plan(*y.shape, y.dtype, "backward", False))
+        return dx, None
+
+
+def _rows_unit_stride(x: torch.Tensor) -> torch.Tensor:
+    """The kernels step through a row one element at a time and between rows by a stride."""
+    return x if x.stride(-1) == 1 or x.shape[-1] == 1 else x.contiguous()
+
+
+def softmax(x: torch.Tensor, dim: int = -1, *, safe: bool = False) -> torch.Tensor:
+    """A drop-in for `torch.softmax(x, dim)`: any rank, any dim, float32/16/bf16 (and float64),
+    differentiable. With `safe=True` a row that is entirely -inf gives zeros instead of NaN (what attention
+    with a fully masked row wants); the default matches torch."""
+    check_input(x, SOFTMAX_DTYPES)
+    if not isinstance(dim, int) or isinstance(dim, bool):
+        raise TypeError(f"dim must be an int, got {type(dim).__name__}")
+    rank = max(x.ndim, 1)
+    if not -rank <= dim < rank:
+        raise IndexError(f"dim {dim} is out of range for a tensor of {x.ndim} dimension(s)")
+    if x.ndim == 0:
+        return softmax(x.reshape(1), 0, safe=safe).reshape(())
+    dim = dim % x.ndim
+    if x.numel() == 0:
+        return torch.empty_like(x)
+    moved = x.movedim(dim, -1)
+    n_cols = moved.shape[-1]
+    matrix = _rows_unit_stride(moved.reshape(-1, n_cols))   # a view when the layout allows, else a copy
+    y = _SoftmaxFunction.apply(matrix, safe)
+    return y.reshape(moved.shape).movedim(-1, dim)
+
+
+assert set(SOFTMAX_DTYPES) <= set(TRITON_POINTER_TYPE)

@@ -1,0 +1,132 @@
+"""Launch plans for the tuned kernels (fused.py): which path, how many rows per program, how many warps.
+
+The path is chosen from the compiled kernel's real resource needs, not from a row length written down
+somewhere: we compile the kernel that would hold a whole row (block) in registers, and if not even one
+program fits on an SM, or the compiler had to spill registers to memory, the row is walked in tiles.
+Occupancy comes from `launch.occupancy`, the one place that formula lives.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import triton
+
+from .compile import CompileJob, KernelResources, kernel_resources
+from .gpu import GpuSpec, default_gpu
+from .launch import TRITON_POINTER_TYPE, Occupancy, dtype_name, occupancy
+
+ROWS_KERNEL = {"forward": "softmax_core.fused:softmax_rows_kernel",
+               "backward": "softmax_core.fused:softmax_backward_rows_kernel"}
+TILED_KERNEL = {"forward": "softmax_core.fused:softmax_tiled_kernel",
+                "backward": "softmax_core.fused:softmax_backward_tiled_kernel"}
+
+# Each program should move enough bytes to hide DRAM latency: short rows are grouped until a
+# program loads about this much (the seed's one-row programs move only N x 4 bytes each).
+BYTES_PER_PROGRAM = 16 * 1024
+# Values each thread holds: few enough to stay in registers, enough for 16-byte vector loads.
+VALUES_PER_THREAD = 16
+MIN_WARPS, MAX_WARPS = 4, 32          # 32 warps = 1024 threads, the most one program may have
+# Tiled path: the tile each pass loads per step, and warps per program.
+TILE_BYTES = 32 * 1024
+TILED_WARPS = 16
+# Tiled path: keep the rows in flight small enough that pass 2 finds them in L2 (half of it: the rest
+# is other traffic and set conflicts). Never fewer programs than SMs.
+L2_SHARE_FOR_REUSE = 0.5
+
+
+@dataclass(frozen=True)
+class SoftmaxPlan:
+    gpu: GpuSpec
+    direction: str                  # "forward" | "backward"
+    n_rows: int
+    n_cols: int
+    dtype: str
+    path: str                       # "rows": whole rows in registers | "tiled": two passes over tiles
+    rows_per_program: int           # rows path: rows one block holds
+    block_n: int                    # rows path: padded row width | tiled path: tile width
+    num_warps: int
+    num_programs: int
+    grid_kind: str                  # "plain" (a program per block) | "persistent" (programs loop)
+    resources: KernelResources
+    occupancy: Occupancy
+    reason: str                     # why this path, in words
+
+    @property
+    def grid(self) -> tuple[int]:
+        return (self.num_programs,)
+
+
+def _pow2_clamp(value: int, low: int, high: int) -> int:
+    return max(low, min(high, triton.next_power_of_2(max(1, value))))
+
+
+def rows_config(n_cols: int, element_bytes: int) -> tuple[int, int, int]:
+    """(ROWS, BLOCK_N, num_warps) for holding whole rows in registers."""
+    block_n = triton.next_power_of_2(n_cols)
+    rows = _pow2_clamp(BYTES_PER_PROGRAM // (block_n * element_bytes), 1, 64)
+    warps = _pow2_clamp(rows * block_n // (32 * VALUES_PER_THREAD), MIN_WARPS, MAX_WARPS)
+    warps = min(warps, max(1, rows * block_n // 32))   # never more threads than values
+    return rows, block_n, warps
+
+
+def tiled_config(n_cols: int, element_bytes: int) -> tuple[int, int]:
+    tile = min(triton.next_power_of_2(n_cols), TILE_BYTES // element_bytes)
+    return tile, TILED_WARPS
+
+
+def _job(kernel: str, direction: str, dtype: torch.dtype, constexprs: dict, num_warps: int,
+         gpu: GpuSpec) -> CompileJob:
+    ptr = TRITON_POINTER_TYPE[dtype]
+    pointers = ("x_ptr", "y_ptr") if direction == "forward" else ("y_ptr", "dy_ptr", "dx_ptr")
+    strides = tuple(p.replace("_ptr", "_row_stride") for p in pointers)
+    signature = tuple((p, ptr) for p in pointers) + tuple((s, "i64") for s in strides) + (
+        ("n_rows", "i32"), ("n_cols", "i32")) + tuple((name, "constexpr") for name in constexprs)
+    return CompileJob(kernel, signature, tuple(constexprs.items()), num_warps, 1, gpu.compile_target,
+                      on_device=gpu.live)
+
+
+def plan_softmax(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, gpu: GpuSpec | None = None,
+                 direction: str = "forward", safe: bool = False) -> SoftmaxPlan:
+    gpu = gpu or default_gpu()
+    elt = torch.empty((), dtype=dtype).element_size()
+    fp64 = dtype == torch.float64
+    flags = {"FP64": fp64} if direction == "backward" else {"SAFE": safe, "FP64": fp64}
+
+    rows, block_n, warps = rows_config(n_cols, elt)
+    res = kernel_resources(_job(ROWS_KERNEL[direction], direction, dtype,
+                                {"ROWS": rows, "BLOCK_N": block_n, **flags}, warps, gpu))
+    n_blocks = triton.cdiv(n_rows, rows)
+    occ = occupancy(gpu, res.n_regs, res.shared_bytes, warps, n_blocks)
+    row_bytes = block_n * elt
+    if occ.programs_per_sm > 0 and res.n_spills == 0:
+        reason = (f"A row padded to {block_n:,} values ({row_bytes:,} B) fits in registers: {res.n_regs} "
+                  f"registers per thread, nothing spilled, {occ.programs_per_sm} program(s) per SM. "
+                  f"Each program holds {rows} row(s), reads them once and writes them once.")
+        return SoftmaxPlan(gpu, direction, n_rows, n_cols, dtype_name(dtype), "rows", rows, block_n, warps,
+                           n_blocks, "plain", res, occ, reason)
+
+    if occ.programs_per_sm == 0 and occ.sram_occupancy == 0:
+        why = (f"a row needs {res.shared_bytes:,} B of shared memory; this GPU has {gpu.max_shared_mem:,} B "
+               f"per SM")
+    elif occ.programs_per_sm == 0:
+        why = (f"a program holding the row needs {res.n_regs} registers x {warps * gpu.warp_size} threads, "
+               f"more than the {gpu.max_num_regs:,} of one SM")
+    else:
+        why = (f"holding a {block_n:,}-value row needs more registers than a thread has: the compiler "
+               f"spilled {res.n_spills} of them to slow local memory")
+    tile, tiled_warps = tiled_config(n_cols, elt)
+    tiled_res = kernel_resources(_job(TILED_KERNEL[direction], direction, dtype, {"TILE": tile, **flags},
+                                      tiled_warps, gpu))
+    full = occupancy(gpu, tiled_res.n_regs, tiled_res.shared_bytes, tiled_warps, n_rows)
+    # Rows in flight x bytes per row should fit in (part of) L2, so pass 2 reads from L2, not DRAM.
+    l2_bytes = (gpu.l2_mib or 0) * 2**20 * L2_SHARE_FOR_REUSE
+    reuse_cap = max(gpu.multiprocessor_count, int(l2_bytes // max(1, n_cols * elt)))
+    num_programs = max(1, min(full.num_programs, reuse_cap))
+    n_tiles = triton.cdiv(n_cols, tile)
+    reason = (f"{why}, so the row is processed in tiles of {tile:,} values ({n_tiles} per row): pass 1 keeps "
+              f"a running max and sum, pass 2 writes the outputs, last tile first so it is still in L2. "
+              f"{num_programs:,} programs walk the rows (at most {full.programs_per_sm} per SM; capped so "
+              f"the rows in flight fit in half of the {gpu.l2_mib or 0:g} MiB L2).")
+    return SoftmaxPlan(gpu, direction, n_rows, n_cols, dtype_name(dtype), "tiled", 1, tile, tiled_warps,
+                       num_programs, "persistent", tiled_res, full, reason)

@@ -1,0 +1,169 @@
+"""softmax_core.softmax as a drop-in for torch.softmax: any rank and dim, long rows, autograd, edge cases."""
+import pytest
+import torch
+
+import softmax_core as sc
+from conftest import TOLERANCE, reference_softmax
+from softmax_core.ops import cached_plan
+
+INF, NAN = float("inf"), float("nan")
+
+
+def assert_like_torch(y, x, dim=-1):
+    """Same NaN pattern as torch, values within the dtype's tolerance of a float64 reference."""
+    expected = torch.softmax(x.double(), dim=dim).to(x.dtype)
+    assert torch.equal(y.isnan(), expected.isnan()), "NaN pattern differs from torch"
+    torch.testing.assert_close(y.nan_to_num(), expected.nan_to_num(), **TOLERANCE[x.dtype])
+
+
+@pytest.mark.parametrize("shape, dim", [((2, 3, 50), -1), ((2, 3, 50), 0), ((2, 3, 50), 1), ((4, 7), -2),
+                                        ((5,), 0), ((2, 1, 3, 9), 2), ((3, 4, 5, 6), -3)])
+def test_any_rank_any_dim(shape, dim, device):
+    x = torch.randn(shape, device=device) * 3
+    assert_like_torch(sc.softmax(x, dim), x, dim)
+
+
+def test_scalar_and_non_contiguous_layouts(device):
+    assert sc.softmax(torch.tensor(2.5, device=device)).item() == 1.0
+    x = torch.randn(6, 40, 3, device=device).transpose(0, 1)      # last dim strided
+    assert_like_torch(sc.softmax(x, -1), x)
+    assert_like_torch(sc.softmax(x, 0), x, 0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64])
+def test_dtypes_keep_their_type(dtype, device):
+    x = (torch.randn(9, 300) * 4).to(dtype).to(device)
+    y = sc.softmax(x)
+    assert y.dtype == dtype
+    assert_like_torch(y, x)
+
+
+@pytest.mark.parametrize("n_cols, dtype", [(70_000, torch.float32), (70_001, torch.bfloat16)])
+def test_long_rows_take_the_tiled_path_and_match(n_cols, dtype, device):
+    plan = cached_plan(3, n_cols, dtype, "forward", False)
+    assert plan.path == "tiled" and "tiles of" in plan.reason
+    x = (torch.randn(3, n_cols) * 5).to(dtype).to(device)
+    assert_like_torch(sc.softmax(x), x)
+
+
+def test_short_rows_take_the_rows_path():
+    plan = cached_plan(4096, 781, torch.float32, "forward", False)
+    assert plan.path == "rows" and plan.rows_per_program > 1 and plan.block_n == 1024
+
+
+def test_an_all_neg_inf_tile_inside_a_valid_row_is_harmless(device):
+    n = 70_000
+    x = torch.randn(2, n, device=device)
+    x[:, : n - 100] = -INF            # the first tiles see only -inf; the real values come last
+    x[1, 5] = 3.0                     # and here one finite value sits in the first tile
+    y = sc.softmax(x)
+    assert not y.isnan().any()
+    assert_like_torch(y, x)
+
+
+@pytest.mark.parametrize("n_cols", [5, 70_000])   # rows path and tiled path
+def test_special_values_like_torch(n_cols, device):
+    x = torch.randn(6, n_cols, device=device)
+    x[0] = -INF                        # all -inf: NaN row, as torch
+    x[1, 3] = NAN                      # NaN anywhere: NaN row
+    x[2, 1] = INF                      # +inf: as torch (NaN row)
+    x[3, 2] = -INF                     # a single -inf is just a zero
+    x[4] *= 1e4                        # large magnitudes
+    assert_like_torch(sc.softmax(x), x)
+
+
+def test_large_half_precision_magnitudes(device):
+    x = torch.tensor([[60000.0, -60000.0, 59990.0, 0.0]], dtype=torch.float16, device=device)
+    assert_like_torch(sc.softmax(x), x)
+
+
+def test_single_column_gives_one(device):
+    assert torch.equal(sc.softmax(torch.randn(7, 1, device=device)), torch.ones(7, 1, device=device))
+
+
+@pytest.mark.parametrize("shape", [(0, 4), (4, 0), (2, 0, 3)])
+def test_empty_dims(shape, device):
+    x = torch.empty(shape, device=device)
+    assert sc.softmax(x, -1).shape == shape and sc.softmax(x, 0).shape == shape
+
+
+@pytest.mark.parametrize("n_cols", [5, 70_000])
+def test_safe_option_gives_zeros_for_fully_masked_rows(n_cols, device):
+    x = torch.randn(3, n_cols, device=device)
+    x[1] = -INF
+    y = sc.softmax(x, safe=True)
+    assert torch.equal(y[1], torch.zeros(n_cols, device=device))
+    assert_like_torch(y[[0, 2]], x[[0, 2]])
+    assert sc.softmax(x)[1].isnan().all()          # off by default
+
+
+@pytest.mark.parametrize("shape, dim", [((3, 7), -1), ((2, 5, 4), 1)])
+def test_gradcheck_float64(shape, dim, device):
+    x = torch.randn(shape, dtype=torch.float64, device=device, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda t: sc.softmax(t, dim), (x,))
+
+
+def test_gradcheck_float64_tiled_path(device):
+    x = torch.randn(2, 66_000, dtype=torch.float64, device=device, requires_grad=True)
+    assert cached_plan(2, 66_000, torch.float64, "backward", False).path == "tiled"
+    dy = torch.randn_like(x)
+    (grad,) = torch.autograd.grad(sc.softmax(x), x, dy)
+    (expected,) = torch.autograd.grad(torch.softmax(x, -1), x, dy)
+    torch.testing.assert_close(grad, expected, atol=1e-12, rtol=1e-9)
+
+
+@pytest.mark.parametrize("shape", [(8, 300), (3, 70_000)])
+def test_gradients_match_torch_float32(shape, device):
+    x = torch.randn(shape, device=device, requires_grad=True)
+    dy = torch.randn(shape, device=device)
+    (ours,) = torch.autograd.grad(sc.softmax(x), x, dy)
+    (theirs,) = torch.autograd.grad(torch.softmax(x, -1), x, dy)
+    torch.testing.assert_close(ours, theirs, atol=1e-6, rtol=1e-4)
+
+
+@pytest.mark.parametrize("bad, error, words", [
+    (torch.ones(3, dtype=torch.int32), TypeError, "int32"),
+    (torch.ones(3, dtype=torch.complex64), TypeError, "complex64"),
+    ("not a tensor", TypeError, "torch.Tensor"),
+])
+def test_errors_name_the_problem(bad, error, words):
+    with pytest.raises(error, match=words):
+        sc.softmax(bad)
+
+
+def test_bad_dim(device):
+    with pytest.raises(IndexError, match="out of range"):
+        sc.softmax(torch.ones(2, 3, device=device), 2)
+    with pytest.raises(TypeError, match="dim"):
+        sc.softmax(torch.ones(2, 3, device=device), 1.0)
+
+
+# ---- on a GPU only -------------------------------------------------------------------------------------
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("n_cols", [32768, 65536, 131072, 262144, 1048576])
+def test_long_rows_on_gpu(n_cols, dtype):
+    x = torch.randn(64, n_cols, device="cuda", dtype=dtype) * 4
+    assert_like_torch(sc.softmax(x), x)
+
+
+@pytest.mark.gpu
+def test_int64_offsets_beyond_2_to_the_31_elements():
+    x = torch.randn(8192, 262144, device="cuda", dtype=torch.bfloat16)
+    assert x.numel() >= 2**31
+    y = sc.softmax(x)
+    last = x[-3:].float()
+    torch.testing.assert_close(y[-3:].float(), torch.softmax(last, -1), atol=1e-2, rtol=1e-2)
+    del x, y
+    torch.cuda.empty_cache()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n_cols", [781, 4096, 65536])
+def test_gpu_gradients_match_torch(n_cols):
+    x = torch.randn(256, n_cols, device="cuda", requires_grad=True)
+    dy = torch.randn_like(x)
+    (ours,) = torch.autograd.grad(sc.softmax(x), x, dy)
+    (theirs,) = torch.autograd.grad(torch.softmax(x, -1), x, dy)
+    torch.testing.assert_close(ours, theirs, atol=1e-6, rtol=1e-4)
