@@ -33,8 +33,11 @@ def forward_variants(plan):
                 if rows * plan.block_n < warps * 32:
                     continue
                 n_blocks = triton.cdiv(plan.n_rows, rows)
-                for grid in sorted({n_blocks, min(n_blocks, sms * 4), min(n_blocks, sms * 8)}):
-                    yield dataclasses.replace(plan, rows_per_program=rows, num_warps=warps, num_programs=grid)
+                yield dataclasses.replace(plan, rows_per_program=rows, num_warps=warps, num_programs=n_blocks)
+        # persistent grids for the default block shape
+        for grid in (sms * 2, sms * 4, sms * 8):
+            if grid < plan.num_programs:
+                yield dataclasses.replace(plan, num_programs=grid)
     else:
         for tile_elems in (4096, 8192, 16384):
             for warps in (8, 16):
