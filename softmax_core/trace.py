@@ -1,0 +1,328 @@
+"""Replaying the seed kernel: what each row looked like at every stage, and who handled it.
+
+The explorer app never re-computes softmax to draw it. It runs the real kernel (`kernels.py`) with its
+TRACE switch on, which makes every program also write what it saw — the loaded row, row − max, exp, the
+output, and the scalars (program, loop iteration, max, sum) — into a side buffer. Here that buffer is
+unpacked into plain numpy arrays inside frozen dataclasses, so a UI can cache and draw them.
+
+The broken variants flip the kernel's other teaching switches:
+  pad_zero       masked lanes are loaded as 0.0 instead of -inf (exp(0) = 1 lands in the sum)
+  no_store_mask  the store writes all BLOCK_SIZE lanes, so padded lanes land past the end of the row
+  all_neg_inf    the kernel is correct, but one input row is entirely -inf (-inf - (-inf) is NaN)
+
+The output is written into a buffer larger than the matrix ("guard" space after the last row), filled
+with a value softmax can never produce, so that every address the kernel wrote is visible afterwards —
+including the ones it should not have touched.
+
+Under Triton's interpreter each traced row costs a few milliseconds, so traces are capped in size.
+Two small models of the launch (which SM a program lands on, how num_stages overlaps loads with math)
+live at the end; they are pictures of the hardware, not measurements, and say so.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from . import runtime
+from .gpu import GpuSpec, default_gpu
+from .kernels import TRACE_SCALARS, TRACE_STAGES
+from .launch import LaunchPlan, plan_launch
+from .ops import launch_seed_kernel
+
+VARIANTS = ("correct", "pad_zero", "no_store_mask", "all_neg_inf")
+MAX_TRACE_ROWS = 256          # ~3 ms per row in the interpreter: 256 rows stay under a second
+MAX_TRACE_BLOCK = 16384       # the trace buffer holds 4 x BLOCK_SIZE floats per row
+# Softmax outputs lie in [0, 1] (or are NaN), so a negative fill value marks "never written".
+UNWRITTEN = -1.0
+DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+
+
+def _dtype(dtype) -> torch.dtype:
+    if isinstance(dtype, str):
+        if dtype not in DTYPES:
+            raise TypeError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+        return DTYPES[dtype]
+    if dtype not in DTYPES.values():
+        raise TypeError(f"dtype must be float32, float16 or bfloat16, got {dtype}")
+    return dtype
+
+
+def _check(n_rows: int, n_cols: int, variant: str) -> None:
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
+    if not 1 <= n_rows <= MAX_TRACE_ROWS:
+        raise ValueError(f"a trace covers 1 to {MAX_TRACE_ROWS} rows, got {n_rows}")
+    if n_cols < 1:
+        raise ValueError(f"n_cols must be positive, got {n_cols}")
+
+
+def _flags(variant: str) -> dict:
+    return {"PAD_VALUE": 0.0 if variant == "pad_zero" else float("-inf"),
+            "STORE_MASKED": variant != "no_store_mask"}
+
+
+def _input(n_rows: int, n_cols: int, dtype: torch.dtype, seed: int, variant: str, poisoned_row: int):
+    generator = torch.Generator().manual_seed(seed)
+    x = torch.randn(n_rows, n_cols, generator=generator).to(dtype)
+    if variant == "all_neg_inf":
+        x[poisoned_row] = float("-inf")
+    return x.to(runtime.kernel_device())
+
+
+def _guarded_output(n_rows: int, n_cols: int, guard: int, dtype: torch.dtype):
+    """An output matrix that is a view at the start of a longer buffer filled with UNWRITTEN."""
+    buffer = torch.full((n_rows * n_cols + guard,), UNWRITTEN, dtype=dtype, device=runtime.kernel_device())
+    return buffer, buffer[: n_rows * n_cols].view(n_rows, n_cols)
+
+
+def _as_numpy(t: torch.Tensor) -> np.ndarray:
+    return t.detach().to("cpu", torch.float32).numpy().copy()
+
+
+@dataclass(frozen=True, eq=False)
+class Trace:
+    """One launch of the seed kernel with TRACE on. Row r of the matrix is row r of every array."""
+
+    plan: LaunchPlan              # the plan it ran on (num_programs may have been overridden)
+    variant: str
+    seed: int
+    poisoned_row: int | None      # the all -inf row (variant "all_neg_inf")
+    x: np.ndarray                 # (n_rows, n_cols) input, as float32
+    stages: np.ndarray | None     # (n_rows, len(TRACE_STAGES), BLOCK_SIZE), or None if not kept
+    program: np.ndarray           # (n_rows,) which program handled the row, as recorded by the kernel
+    iteration: np.ndarray         # (n_rows,) in which trip through its tl.range loop
+    row_max: np.ndarray           # (n_rows,)
+    row_sum: np.ndarray           # (n_rows,)
+    buffer: np.ndarray            # output buffer incl. guard space, NaN where nothing was written
+    written: np.ndarray           # bool, same shape as buffer: did any store touch this address
+    reference: np.ndarray         # (n_rows, n_cols) torch.softmax of x, for judging the output
+
+    @property
+    def n_rows(self) -> int:
+        return self.x.shape[0]
+
+    @property
+    def n_cols(self) -> int:
+        return self.x.shape[1]
+
+    @property
+    def block_size(self) -> int:
+        return self.plan.block_size
+
+    @property
+    def num_programs(self) -> int:
+        return self.plan.num_programs
+
+    @property
+    def num_stages(self) -> int:
+        return self.plan.num_stages
+
+    @property
+    def guard_start(self) -> int:
+        """First address past the matrix: anything written from here on is out of bounds."""
+        return self.n_rows * self.n_cols
+
+    @property
+    def output(self) -> np.ndarray:
+        return self.buffer[: self.guard_start].reshape(self.n_rows, self.n_cols)
+
+    @property
+    def n_iterations(self) -> int:
+        return int(self.iteration.max()) + 1
+
+    def stage(self, row: int, name: str) -> np.ndarray:
+        """The BLOCK_SIZE values row `row` held at stage `name` (one of TRACE_STAGES)."""
+        if self.stages is None:
+            raise ValueError("this trace was taken with keep_stages=False")
+        return self.stages[row, TRACE_STAGES.index(name)]
+
+    def rows_of_program(self, program: int) -> np.ndarray:
+        """The rows program `program` handled, in the order it handled them."""
+        rows = np.flatnonzero(self.program == program)
+        return rows[np.argsort(self.iteration[rows], kind="stable")]
+
+    def wrong_rows(self, tolerance: float = 1e-3) -> np.ndarray:
+        """Rows whose stored output differs from torch.softmax (NaN where torch has NaN counts as right)."""
+        out, ref = self.output, self.reference
+        same = np.isclose(out, ref, atol=tolerance, rtol=tolerance, equal_nan=True)
+        return np.flatnonzero(~same.all(axis=1))
+
+    @property
+    def out_of_bounds_writes(self) -> np.ndarray:
+        """Addresses past the matrix that some store wrote."""
+        return self.guard_start + np.flatnonzero(self.written[self.guard_start:])
+
+
+def trace_rows(n_rows: int, n_cols: int, *, num_programs: int | None = None, num_stages: int | None = None,
+               dtype="float32", variant: str = "correct", seed: int = 0, poisoned_row: int = 0,
+               gpu: GpuSpec | None = None, keep_stages: bool = True) -> Trace:
+    """Run the seed kernel with TRACE on over an n_rows x n_cols random matrix and unpack what it recorded.
+
+    num_programs / num_stages default to the launch plan for `gpu` (this machine's GPU, else the H200).
+    Raises KernelDoesNotFit when not even one program fits on the GPU (the seed's OutOfResources).
+    """
+    _check(n_rows, n_cols, variant)
+    dtype = _dtype(dtype)
+    if not 0 <= poisoned_row < n_rows:
+        raise ValueError(f"poisoned_row must be a row of the matrix (0..{n_rows - 1}), got {poisoned_row}")
+    plan = plan_launch(n_rows, n_cols, dtype, gpu or default_gpu())
+    if plan.block_size > MAX_TRACE_BLOCK:
+        raise ValueError(f"a trace holds rows up to {MAX_TRACE_BLOCK} values wide; BLOCK_SIZE {plan.block_size} "
+                         f"is too big to replay in the interpreter")
+    if num_programs is not None:
+        if num_programs < 1:
+            raise ValueError(f"num_programs must be at least 1, got {num_programs}")
+        plan = dataclasses.replace(plan, num_programs=num_programs)
+    if num_stages is not None:
+        if num_stages < 1:
+            raise ValueError(f"num_stages must be at least 1, got {num_stages}")
+        plan = dataclasses.replace(plan, num_stages=num_stages)
+
+    x = _input(n_rows, n_cols, dtype, seed, variant, poisoned_row)
+    # Without the store mask a row writes BLOCK_SIZE lanes; the last row's extra lanes fall in the guard.
+    guard = plan.block_size - n_cols + 8
+    buffer, y = _guarded_output(n_rows, n_cols, guard, dtype)
+    row_words = len(TRACE_STAGES) * plan.block_size + len(TRACE_SCALARS)
+    trace = torch.full((n_rows * row_words,), float("nan"), dtype=torch.float32, device=x.device)
+    with np.errstate(invalid="ignore"):  # the all -inf row computes -inf - (-inf) = NaN on purpose
+        launch_seed_kernel(x, y, plan, trace=trace, TRACE=True, **_flags(variant))
+
+    per_row = trace.view(n_rows, row_words).cpu()
+    scalars = per_row[:, -len(TRACE_SCALARS):].numpy()
+    stages = None
+    if keep_stages:
+        stages = per_row[:, : len(TRACE_STAGES) * plan.block_size].reshape(
+            n_rows, len(TRACE_STAGES), plan.block_size).numpy().copy()
+    values = _as_numpy(buffer)
+    written = values != UNWRITTEN
+    values[~written] = np.nan
+    reference = _as_numpy(torch.softmax(x.double(), dim=-1))
+    return Trace(plan=plan, variant=variant, seed=seed,
+                 poisoned_row=poisoned_row if variant == "all_neg_inf" else None,
+                 x=_as_numpy(x), stages=stages,
+                 program=scalars[:, TRACE_SCALARS.index("program")].astype(np.int64),
+                 iteration=scalars[:, TRACE_SCALARS.index("iteration")].astype(np.int64),
+                 row_max=scalars[:, TRACE_SCALARS.index("row_max")].copy(),
+                 row_sum=scalars[:, TRACE_SCALARS.index("row_sum")].copy(),
+                 buffer=values, written=written, reference=reference)
+
+
+@dataclass(frozen=True)
+class StoreFootprint:
+    """Where one row's store landed, measured by running the kernel on that row alone."""
+
+    row: int
+    n_rows: int
+    n_cols: int
+    block_size: int
+    store_masked: bool
+    addresses: np.ndarray         # every address (element index from the matrix's start) the store wrote
+
+    @property
+    def row_start(self) -> int:
+        return self.row * self.n_cols
+
+    @property
+    def row_end(self) -> int:
+        """One past the row's last element."""
+        return self.row_start + self.n_cols
+
+    @property
+    def stray(self) -> np.ndarray:
+        """Addresses written outside the row."""
+        a = self.addresses
+        return a[(a < self.row_start) | (a >= self.row_end)]
+
+    @property
+    def past_matrix(self) -> np.ndarray:
+        """Stray addresses beyond the last element of the whole matrix: memory the tensor does not own."""
+        return self.stray[self.stray >= self.n_rows * self.n_cols]
+
+    def rows_hit(self) -> list[int]:
+        """Other rows of the matrix whose elements this row's store overwrote."""
+        inside = self.stray[self.stray < self.n_rows * self.n_cols]
+        return sorted(set((inside // self.n_cols).tolist()))
+
+
+def store_footprint(n_rows: int, n_cols: int, row: int, *, store_masked: bool = True, dtype="float32",
+                    gpu: GpuSpec | None = None) -> StoreFootprint:
+    """Launch the kernel on row `row` alone, writing into a buffer laid out like the whole matrix (plus
+    guard space) and filled with a value softmax never writes; every changed address is one it stored to."""
+    _check(n_rows, n_cols, "correct")
+    if not 0 <= row < n_rows:
+        raise ValueError(f"row must be in 0..{n_rows - 1}, got {row}")
+    dtype = _dtype(dtype)
+    plan = dataclasses.replace(plan_launch(n_rows, n_cols, dtype, gpu or default_gpu()), num_programs=1)
+    x = _input(n_rows, n_cols, dtype, 0, "correct", 0)[row: row + 1]
+    guard = plan.block_size - n_cols + 8
+    buffer, y = _guarded_output(n_rows, n_cols, guard, dtype)
+    launch_seed_kernel(x, y[row: row + 1], plan, STORE_MASKED=store_masked)
+    written = np.flatnonzero(_as_numpy(buffer) != UNWRITTEN)
+    return StoreFootprint(row, n_rows, n_cols, plan.block_size, store_masked, written)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Models of the launch, for pictures. Neither is measured: the hardware does not report them.
+
+
+@dataclass(frozen=True)
+class Placement:
+    program: int
+    sm: int
+    slot: int          # which of the SM's program slots it occupies
+    wave: int          # 0: starts at launch; 1, 2, ...: waits for a slot to free up
+
+
+def program_placement(num_programs: int, multiprocessor_count: int, programs_per_sm: int) -> tuple[Placement, ...]:
+    """Where each program of the grid runs, assuming the block scheduler deals programs out to SMs in
+    order, one per SM per round, until every SM holds programs_per_sm of them; programs beyond that wait
+    for a later wave. (Real schedulers promise no order; this is the usual picture.)"""
+    if num_programs < 0 or multiprocessor_count < 1:
+        raise ValueError("need num_programs >= 0 and at least one SM")
+    per_sm = max(programs_per_sm, 1)
+    slots = multiprocessor_count * per_sm
+    placements = []
+    for p in range(num_programs):
+        wave, within = divmod(p, slots)
+        slot, sm = divmod(within, multiprocessor_count)
+        placements.append(Placement(p, sm, slot, wave))
+    return tuple(placements)
+
+
+@dataclass(frozen=True)
+class Span:
+    iteration: int
+    phase: str          # "load" | "compute" | "store"
+    start: float
+    end: float
+
+
+def pipeline_timeline(n_iterations: int, num_stages: int, load_time: float, compute_time: float = 1.0,
+                      store_time: float = 1.0) -> tuple[Span, ...]:
+    """A schematic of one program's loop under software pipelining.
+
+    With num_stages = s the compiler keeps up to s - 1 future rows' loads in flight while the current row
+    is computed: the load for iteration j may start once the buffer of iteration j - s is free (its math
+    is done), and no earlier than the previous load's start. Math waits for its own load and for the
+    previous row's math. Stores are issued after the math and do not block. With s = 1 nothing overlaps.
+    Times are in units of `compute_time`; the durations are the caller's illustration, not measurements.
+    """
+    if n_iterations < 0 or num_stages < 1 or min(load_time, compute_time, store_time) < 0:
+        raise ValueError("need n_iterations >= 0, num_stages >= 1 and non-negative durations")
+    spans: list[Span] = []
+    load_start: list[float] = []
+    compute_end: list[float] = []
+    for j in range(n_iterations):
+        earliest = load_start[-1] if load_start else 0.0
+        if j >= num_stages:
+            earliest = max(earliest, compute_end[j - num_stages])
+        load_start.append(earliest)
+        load_end = earliest + load_time
+        start = max(load_end, compute_end[-1] if compute_end else 0.0)
+        compute_end.append(start + compute_time)
+        spans += [Span(j, "load", earliest, load_end), Span(j, "compute", start, start + compute_time),
+                  Span(j, "store", start + compute_time, start + compute_time + store_time)]
+    return tuple(spans)
