@@ -92,19 +92,27 @@ def compile_for_target(job: CompileJob, want_asm: bool = False) -> KernelResourc
                               options={"num_warps": job.num_warps, "num_stages": job.num_stages})
     shared = int(compiled.metadata.shared)
     asm: dict = {}
+    loaded_how = ""
     if job.on_device:
         # What the seed's warmup does: load the binary, and the driver reports registers and spills.
-        compiled._init_handles()
-        if want_asm:
-            asm = {k: compiled.asm[k] for k in ("ptx", "amdgcn") if k in compiled.asm}
-        return KernelResources(int(compiled.n_regs), int(compiled.n_spills), shared,
-                               "compiled and loaded on this GPU; registers reported by the driver", asm)
+        # A kernel that needs more shared memory than the GPU has is refused (OutOfResources): then read
+        # its registers from the cubin instead, so the plan can explain why it does not fit.
+        from triton.runtime.errors import OutOfResources
+
+        try:
+            compiled._init_handles()
+            if want_asm:
+                asm = {k: compiled.asm[k] for k in ("ptx", "amdgcn") if k in compiled.asm}
+            return KernelResources(int(compiled.n_regs), int(compiled.n_spills), shared,
+                                   "compiled and loaded on this GPU; registers reported by the driver", asm)
+        except OutOfResources as exc:
+            loaded_how = f"; the driver refused to load it ({exc})"
     if job.target[0] == "hip":
         amdgcn = compiled.asm["amdgcn"]
         regs = int(re.search(r"\.vgpr_count:\s*(\d+)", amdgcn).group(1))
         spill = re.search(r"\.vgpr_spill_count:\s*(\d+)", amdgcn)
         spills = int(spill.group(1)) if spill else 0
-        how = f"triton.compile for {job.target[1]}; .vgpr_count in the AMDGCN metadata"
+        how = f"triton.compile for {job.target[1]}; .vgpr_count in the AMDGCN metadata{loaded_how}"
         if want_asm:
             asm["amdgcn"] = amdgcn
     else:
@@ -124,7 +132,7 @@ def compile_for_target(job: CompileJob, want_asm: bool = False) -> KernelResourc
         local = re.search(r"LOCAL:(\d+)", usage)
         spills = (int(stack.group(1)) if stack else 0) + (int(local.group(1)) if local else 0)
         spills //= 4
-        how = f"triton.compile for sm_{job.target[1]}; cuobjdump --dump-resource-usage on the cubin"
+        how = f"triton.compile for sm_{job.target[1]}; cuobjdump --dump-resource-usage on the cubin{loaded_how}"
     return KernelResources(regs, spills, shared, how, asm)
 
 
