@@ -109,7 +109,7 @@ def softmax_tiled_kernel(
             cols = (n_tiles - 1 - t) * TILE + offsets
             mask = cols < n_cols
             x = _acc(tl.load(x_row + cols, mask=mask, other=float("-inf"), eviction_policy="evict_first"), FP64)
-            tl.store(y_row + cols, _exp(x - running_max, FP64) * inv_sum, mask=mask)
+            tl.store(y_row + cols, _exp(x - running_max, FP64) * inv_sum, mask=mask, eviction_policy="evict_first")
 
 
 @triton.jit
@@ -159,4 +159,4 @@ def softmax_backward_tiled_kernel(
                              eviction_policy="evict_first"), FP64)
             dy = _acc(tl.load(dy_ptr + row64 * dy_row_stride + cols, mask=mask, other=0.0,
                               eviction_policy="evict_first"), FP64)
-            tl.store(dx_ptr + row64 * dx_row_stride + cols, y * (dy - dot), mask=mask)
+            tl.store(dx_ptr + row64 * dx_row_stride + cols, y * (dy - dot), mask=mask, eviction_policy="evict_first")

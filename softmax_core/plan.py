@@ -26,13 +26,16 @@ TILED_KERNEL = {"forward": "softmax_core.fused:softmax_tiled_kernel",
 BYTES_PER_PROGRAM = 16 * 1024
 # Values each thread holds: few enough to stay in registers, enough for 16-byte vector loads.
 VALUES_PER_THREAD = 16
-MIN_WARPS, MAX_WARPS = 4, 32          # 32 warps = 1024 threads, the most one program may have
-# Tiled path: the tile each pass loads per step, and warps per program.
-TILE_BYTES = 32 * 1024
+# 16 warps, not the 32 a program may have: on the H200 (scripts/h200_tune.py, 2026-11-29) 32-warp programs
+# at N = 16384 ran 1-3% slower, and they leave a single program per SM.
+MIN_WARPS, MAX_WARPS = 4, 16
+MIN_PROGRAMS_PER_SM_FOR_ROWS = 1
+# Tiled path: values per tile and warps per program (best of 4096/8192/16384 x 8/16 on the H200).
+TILE_VALUES = 16384
 TILED_WARPS = 16
-# Tiled path: keep the rows in flight small enough that pass 2 finds them in L2 (half of it: the rest
-# is other traffic and set conflicts). Never fewer programs than SMs.
-L2_SHARE_FOR_REUSE = 0.5
+# Tiled path grid: one program per row. A persistent grid sized so that the rows in flight fit in L2
+# won only at fp32 N = 65536-131072 (by 1-5%) and lost elsewhere (by up to 6%) on the H200; see
+# docs/performance.md.
 
 
 @dataclass(frozen=True)
@@ -70,9 +73,8 @@ def rows_config(n_cols: int, element_bytes: int) -> tuple[int, int, int]:
     return rows, block_n, warps
 
 
-def tiled_config(n_cols: int, element_bytes: int) -> tuple[int, int]:
-    tile = min(triton.next_power_of_2(n_cols), TILE_BYTES // element_bytes)
-    return tile, TILED_WARPS
+def tiled_config(n_cols: int) -> tuple[int, int]:
+    return min(triton.next_power_of_2(n_cols), TILE_VALUES), TILED_WARPS
 
 
 def _job(kernel: str, direction: str, dtype: torch.dtype, constexprs: dict, num_warps: int,
@@ -99,7 +101,7 @@ def plan_softmax(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, g
     n_blocks = triton.cdiv(n_rows, rows)
     occ = occupancy(gpu, res.n_regs, res.shared_bytes, warps, n_blocks)
     row_bytes = block_n * elt
-    if occ.programs_per_sm > 0 and res.n_spills == 0:
+    if occ.programs_per_sm >= MIN_PROGRAMS_PER_SM_FOR_ROWS and res.n_spills == 0:
         reason = (f"A row padded to {block_n:,} values ({row_bytes:,} B) fits in registers: {res.n_regs} "
                   f"registers per thread, nothing spilled, {occ.programs_per_sm} program(s) per SM. "
                   f"Each program holds {rows} row(s), reads them once and writes them once.")
@@ -112,21 +114,19 @@ def plan_softmax(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, g
     elif occ.programs_per_sm == 0:
         why = (f"a program holding the row needs {res.n_regs} registers x {warps * gpu.warp_size} threads, "
                f"more than the {gpu.max_num_regs:,} of one SM")
-    else:
+    elif res.n_spills:
         why = (f"holding a {block_n:,}-value row needs more registers than a thread has: the compiler "
                f"spilled {res.n_spills} of them to slow local memory")
-    tile, tiled_warps = tiled_config(n_cols, elt)
+    else:
+        why = (f"a program holding a {block_n:,}-value row uses {res.n_regs} registers x {warps * gpu.warp_size} "
+               f"threads, so only {occ.programs_per_sm} fits per SM, too few to overlap loads with arithmetic")
+    tile, tiled_warps = tiled_config(n_cols)
     tiled_res = kernel_resources(_job(TILED_KERNEL[direction], direction, dtype, {"TILE": tile, **flags},
                                       tiled_warps, gpu))
-    full = occupancy(gpu, tiled_res.n_regs, tiled_res.shared_bytes, tiled_warps, n_rows)
-    # Rows in flight x bytes per row should fit in (part of) L2, so pass 2 reads from L2, not DRAM.
-    l2_bytes = (gpu.l2_mib or 0) * 2**20 * L2_SHARE_FOR_REUSE
-    reuse_cap = max(gpu.multiprocessor_count, int(l2_bytes // max(1, n_cols * elt)))
-    num_programs = max(1, min(full.num_programs, reuse_cap))
+    occ_tiled = occupancy(gpu, tiled_res.n_regs, tiled_res.shared_bytes, tiled_warps, n_rows)
     n_tiles = triton.cdiv(n_cols, tile)
     reason = (f"{why}, so the row is processed in tiles of {tile:,} values ({n_tiles} per row): pass 1 keeps "
               f"a running max and sum, pass 2 writes the outputs, last tile first so it is still in L2. "
-              f"{num_programs:,} programs walk the rows (at most {full.programs_per_sm} per SM; capped so "
-              f"the rows in flight fit in half of the {gpu.l2_mib or 0:g} MiB L2).")
+              f"One program per row; {occ_tiled.programs_per_sm} fit(s) on an SM at a time.")
     return SoftmaxPlan(gpu, direction, n_rows, n_cols, dtype_name(dtype), "tiled", 1, tile, tiled_warps,
-                       num_programs, "persistent", tiled_res, full, reason)
+                       n_rows, "plain", tiled_res, occ_tiled, reason)
