@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from functools import lru_cache
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -45,12 +46,22 @@ class CompileJob:
     on_device: bool = False          # also load it on this machine's GPU and ask the driver (the seed's way)
 
     def key(self) -> str:
-        import triton
+        return _job_key(self)
 
-        fn = _resolve(self.kernel)
-        fn_src = inspect.getsource(getattr(fn, "fn", fn))
-        blob = json.dumps([RESOURCE_READER_VERSION, triton.__version__, fn_src, asdict(self)], sort_keys=True, default=str)
-        return hashlib.sha256(blob.encode()).hexdigest()[:24]
+
+@lru_cache(maxsize=None)
+def _kernel_source(ref: str) -> str:
+    fn = _resolve(ref)
+    return inspect.getsource(getattr(fn, "fn", fn))
+
+
+@lru_cache(maxsize=4096)
+def _job_key(job: "CompileJob") -> str:
+    import triton
+
+    blob = json.dumps([RESOURCE_READER_VERSION, triton.__version__, _kernel_source(job.kernel), asdict(job)],
+                      sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 
 @dataclass(frozen=True)

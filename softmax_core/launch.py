@@ -7,6 +7,7 @@ that reasoning as a pure function of a `GpuSpec` and the kernel's real resources
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import torch
 import triton
@@ -145,7 +146,14 @@ def plan_launch(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, gp
     _check_shape(n_rows, n_cols)
     if dtype not in TRITON_POINTER_TYPE:
         raise TypeError(f"softmax kernels take float32, float16, bfloat16 or float64, not {dtype}")
-    gpu = gpu or default_gpu()
+    return _plan_launch(n_rows, n_cols, dtype, gpu or default_gpu(), resources)
+
+
+@lru_cache(maxsize=4096)
+def _plan_launch(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec,
+                 resources: KernelResources | None) -> LaunchPlan:
+    """Plans are pure values: the same question gets the same (cached) answer, so a wrapper that
+    plans on every call, as the seed's does, costs nothing after the first."""
     block_size = triton.next_power_of_2(n_cols)
     num_warps = seed_num_warps(block_size)
     num_stages = seed_num_stages(gpu)

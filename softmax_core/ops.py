@@ -141,7 +141,10 @@ def softmax(x: torch.Tensor, dim: int = -1, *, safe: bool = False) -> torch.Tens
     moved = x.movedim(dim, -1)
     n_cols = moved.shape[-1]
     matrix = _rows_unit_stride(moved.reshape(-1, n_cols))   # a view when the layout allows, else a copy
-    y = _SoftmaxFunction.apply(matrix, safe)
+    if matrix.requires_grad and torch.is_grad_enabled():
+        y = _SoftmaxFunction.apply(matrix, safe)
+    else:  # no graph to record: skip autograd's bookkeeping, which costs more than a small kernel
+        y = _launch_forward(matrix, cached_plan(*matrix.shape, matrix.dtype, "forward", safe), safe)
     return y.reshape(moved.shape).movedim(-1, dim)
 
 
