@@ -1,12 +1,38 @@
-"""Fused Softmax Explorer: home page. `streamlit run app.py`"""
+"""Fused Softmax Explorer: the home page. Start with `streamlit run app.py`.
+
+Every page lives in pages/ (Streamlit's classic multipage mode) and starts with explorer_ui.setup_page;
+the numbers on this page come from softmax_core and from recorded benchmark runs.
+"""
 import streamlit as st
 
 import softmax_core as sc
+from explorer_ui import data, layout
+from explorer_ui.i18n import t
 
-st.set_page_config(page_title="Fused Softmax Explorer", page_icon="⚡", layout="wide")
-st.title("Fused Softmax Explorer")
-st.caption(sc.runtime.backend_description())
-traffic = sc.memory_traffic(4096, 1024)
-st.write(f"A naive softmax of a 4096 x 1024 float32 matrix moves {traffic.naive_bytes / 1e6:,.1f} MB through "
-         f"DRAM; the fused kernel moves {traffic.fused_bytes / 1e6:,.1f} MB: "
-         f"{traffic.predicted_speedup:.2f}x less.")
+layout.setup_page("home")
+st.title(t("app_name"))
+st.markdown(t("home_lead"))
+layout.device_banner()
+
+# The chapter's own sizes: its benchmark has M = 4096 rows, its test N = 781 columns.
+M, N = 4096, 781
+traffic = sc.memory_traffic(M, N)
+left, right = st.columns(2)
+with left:
+    st.subheader(t("home_why_title"))
+    st.markdown(t("home_why", M=M, N=N, naive=layout.fmt_bytes(traffic.naive_bytes),
+                  fused=layout.fmt_bytes(traffic.fused_bytes), speedup=traffic.predicted_speedup))
+    c1, c2, c3 = st.columns(3)
+    c1.metric(t("home_naive_bytes"), layout.fmt_bytes(traffic.naive_bytes))
+    c2.metric(t("home_fused_bytes"), layout.fmt_bytes(traffic.fused_bytes))
+    c3.metric(t("home_predicted"), f"{traffic.predicted_speedup:.2f}×")
+    measured = data.measured_speedup("float32", N)
+    if measured:
+        st.markdown(t("home_measured", **measured))
+    else:
+        st.caption(t("home_no_measured"))
+with right:
+    st.subheader(t("home_story_title"))
+    for path, key, icon in layout.PAGES[1:]:
+        st.page_link(path, label=t(key), icon=icon)
+        st.caption(t(f"{key}_blurb"))

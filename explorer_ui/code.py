@@ -1,0 +1,130 @@
+"""Source code beside the pictures, with the line the picture is about highlighted.
+
+The code is never pasted into the app: it is read from softmax_core with `inspect`, so what the page
+shows is what runs. Lines are found by short anchors (a fragment of the line), so a comment added to
+the kernel does not move a highlight; a test checks that every anchor still finds its line.
+"""
+from __future__ import annotations
+
+import html
+import inspect
+import textwrap
+from functools import lru_cache
+
+import streamlit as st
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import PythonLexer
+
+from softmax_core import kernels, ops
+
+# anchor name -> a fragment that appears on exactly the line it names (the first match wins)
+KERNEL_ANCHORS = {
+    "signature": "def seed_softmax_kernel(",
+    "program_id": "row_start = tl.program_id(0)",
+    "num_programs": "row_step = tl.num_programs(0)",
+    "range": "in tl.range(",
+    "row_ptr": "row_start_ptr = input_ptr",
+    "offsets": "col_offsets = tl.arange(0, BLOCK_SIZE)",
+    "mask": "mask = col_offsets < n_cols",
+    "load": "tl.load(",
+    "max": "tl.max(",
+    "subtract": "row_minus_max = row - row_max",
+    "exp": "tl.exp(",
+    "sum": "tl.sum(",
+    "divide": "numerator / denominator",
+    "out_ptr": "output_row_start_ptr = output_ptr",
+    "store": "softmax_output, mask=mask)",
+    "store_unmasked": "softmax_output)",
+    "block_size": "BLOCK_SIZE: tl.constexpr",
+    "num_stages": "num_stages: tl.constexpr",
+    "pad_value": "PAD_VALUE: tl.constexpr",
+    "store_masked": "STORE_MASKED: tl.constexpr",
+}
+
+
+def _without_trace_block(lines: list[str]) -> list[str]:
+    """Drop the `if TRACE:` block: it only feeds this app, and it compiles away when TRACE is False."""
+    out, skipping, indent = [], False, 0
+    for line in lines:
+        stripped = line.strip()
+        current = len(line) - len(line.lstrip())
+        if skipping:
+            if stripped and current <= indent:
+                skipping = False
+            else:
+                continue
+        if stripped == "if TRACE:":
+            skipping, indent = True, current
+            continue
+        out.append(line)
+    while out and not out[-1].strip():
+        out.pop()
+    return out
+
+
+@lru_cache(maxsize=1)
+def kernel_source() -> tuple[str, ...]:
+    fn = kernels.seed_softmax_kernel
+    src = textwrap.dedent(inspect.getsource(getattr(fn, "fn", fn)))
+    return tuple(_without_trace_block(src.splitlines()))
+
+
+@lru_cache(maxsize=1)
+def naive_source() -> tuple[str, ...]:
+    return tuple(textwrap.dedent(inspect.getsource(ops.naive_softmax)).splitlines())
+
+
+def find_line(lines: tuple[str, ...], fragment: str) -> int | None:
+    """1-based number of the first line containing `fragment` (for stores: the unmasked one must not
+    match the masked one, so a fragment ending in ')' matches only lines that end with it)."""
+    for number, line in enumerate(lines, start=1):
+        code = line.split("#")[0].rstrip()
+        if fragment.endswith(")") and not fragment.startswith("def "):
+            if code.endswith(fragment):
+                return number
+        elif fragment in code:
+            return number
+    return None
+
+
+def kernel_lines(*anchors: str) -> list[int]:
+    lines = kernel_source()
+    found = (find_line(lines, KERNEL_ANCHORS[a]) for a in anchors)
+    return [n for n in found if n is not None]
+
+
+def render_code(lines: tuple[str, ...], highlighted: list[int], caption: str | None = None,
+                max_height: int = 560) -> None:
+    """Syntax-coloured code with the given lines highlighted (st.code cannot highlight a line)."""
+    formatter = HtmlFormatter(noclasses=True, hl_lines=highlighted, linenos="inline", style="default",
+                              hl_color="#ffe58a", nobackground=False)
+    body = highlight("\n".join(lines), PythonLexer(), formatter)
+    head = f'<div style="font-size:0.8rem;color:#555;margin-bottom:0.2rem">{html.escape(caption)}</div>' \
+        if caption else ""
+    st.html(f'{head}<div style="font-size:0.78rem;line-height:1.35;overflow:auto;max-height:{max_height}px;'
+            f'border:1px solid #e3e6ee;border-radius:6px;padding:0 0.3rem">{body}</div>')
+
+
+def kernel_panel(*anchors: str, caption: str | None = None, max_height: int = 560) -> None:
+    render_code(kernel_source(), kernel_lines(*anchors), caption, max_height)
+
+
+def naive_panel(fragment: str | None, caption: str | None = None) -> None:
+    lines = naive_source()
+    number = None
+    if fragment:  # memory.py names the last step `out = ...`; the function returns the expression directly
+        number = find_line(lines, fragment) or find_line(lines, fragment.split(" = ", 1)[-1])
+    render_code(lines, [number] if number else [], caption)
+
+
+@lru_cache(maxsize=16)
+def _source_of(obj) -> tuple[str, ...]:
+    return tuple(textwrap.dedent(inspect.getsource(obj)).splitlines())
+
+
+def source_panel(obj, fragments: tuple[str, ...], caption: str | None = None, max_height: int = 420) -> None:
+    """Any function's source (read with inspect) with the lines containing `fragments` highlighted."""
+    lines = _source_of(obj)
+    numbers = [n for n in (find_line(lines, f) for f in fragments) if n is not None]
+    render_code(lines, numbers, caption, max_height)

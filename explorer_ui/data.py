@@ -1,0 +1,223 @@
+"""Cached calls into softmax_core. Pages ask here; softmax_core computes; Streamlit keeps the answers.
+
+Compiles (for launch plans and PTX), traces (the interpreter replaying the kernel) and GPU probes are
+slow, so each is cached: `st.cache_resource` for the live GPU (one shared object), `st.cache_data`
+for everything that pickles. Arguments are plain keys (a GPU's catalog key, a dtype's name), so the
+caches hash cheaply.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import streamlit as st
+import torch
+
+import softmax_core as sc
+from softmax_core import trace as sc_trace
+
+DTYPE_NAMES = ("float32", "float16", "bfloat16")
+LIVE_PREFIX = "live-"
+# The benchmark page reads recorded runs from here; tests point it at a temporary folder.
+RECORDED_DIR_ENV = "SOFTMAX_EXPLORER_RECORDED_DIR"
+
+
+def torch_dtype(name: str) -> torch.dtype:
+    return sc_trace.DTYPES[name]
+
+
+@st.cache_resource(show_spinner=False)
+def live_gpu() -> sc.GpuSpec | None:
+    """This machine's GPU as the seed reads it (triton's driver), or None. Probed once per server."""
+    try:
+        return sc.current_gpu(0)
+    except Exception:  # a broken driver is reported as "no GPU", not as a crashed page
+        return None
+
+
+def gpu_keys() -> list[str]:
+    live = live_gpu()
+    return ([live.key] if live else []) + [g.key for g in sc.gpu_catalog()]
+
+
+def default_gpu_key() -> str:
+    return sc.default_gpu().key if live_gpu() is None else live_gpu().key
+
+
+def gpu_by_key(key: str) -> sc.GpuSpec:
+    live = live_gpu()
+    if live is not None and key == live.key:
+        return live
+    return sc.catalog_gpu(key)
+
+
+def gpu_labeler():
+    """format_func for a GPU selectbox: the GPU's name and whether it is this machine's or the catalog's."""
+    from .i18n import bound
+
+    tr = bound()
+    return lambda key: f"{gpu_by_key(key).name} ({tr('gpu_live') if gpu_by_key(key).live else tr('gpu_catalog')})"
+
+
+@st.cache_data(show_spinner=False, max_entries=512)
+def launch_plan(n_rows: int, n_cols: int, dtype: str, gpu_key: str) -> sc.LaunchPlan:
+    """The seed kernel's plan, with n_regs / shared bytes from the real compiled kernel."""
+    return sc.plan_launch(n_rows, n_cols, torch_dtype(dtype), gpu_by_key(gpu_key))
+
+
+@st.cache_data(show_spinner=False, max_entries=512)
+def what_if_plan(n_rows: int, n_cols: int, dtype: str, gpu_key: str, n_regs: int, shared_bytes: int,
+                 how: str) -> sc.LaunchPlan:
+    """The plan if the kernel needed `n_regs` registers per thread and `shared_bytes` per program."""
+    from softmax_core.compile import KernelResources
+
+    return sc.plan_launch(n_rows, n_cols, torch_dtype(dtype), gpu_by_key(gpu_key),
+                          resources=KernelResources(n_regs, 0, shared_bytes, how))
+
+
+@st.cache_data(show_spinner=False, max_entries=128)
+def softmax_plan(n_rows: int, n_cols: int, dtype: str, gpu_key: str):
+    """The tuned softmax's plan (rows in registers, or tiles for long rows), if the library has one."""
+    plan_softmax = getattr(sc, "plan_softmax", None)
+    if plan_softmax is None:
+        return None
+    return plan_softmax(n_rows, n_cols, torch_dtype(dtype), gpu_by_key(gpu_key))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def kernel_asm(block_size: int, num_warps: int, num_stages: int, dtype: str, gpu_key: str) -> dict:
+    """The compiled seed kernel's PTX and SASS (NVIDIA) or AMDGCN (AMD) for a plan's specialisation."""
+    from softmax_core.compile import kernel_resources
+    from softmax_core.launch import seed_compile_job
+
+    job = seed_compile_job(block_size, num_warps, num_stages, torch_dtype(dtype), gpu_by_key(gpu_key))
+    return dict(kernel_resources(job, want_asm=True).asm)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def trace(n_rows: int, n_cols: int, *, num_programs: int | None, num_stages: int | None, dtype: str,
+          variant: str, seed: int, poisoned_row: int, gpu_key: str, keep_stages: bool) -> sc_trace.Trace:
+    """The real kernel, replayed with TRACE on (see softmax_core.trace)."""
+    return sc_trace.trace_rows(n_rows, n_cols, num_programs=num_programs, num_stages=num_stages, dtype=dtype,
+                               variant=variant, seed=seed, poisoned_row=poisoned_row,
+                               gpu=gpu_by_key(gpu_key), keep_stages=keep_stages)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def store_footprint(n_rows: int, n_cols: int, row: int, store_masked: bool, dtype: str,
+                    gpu_key: str) -> sc_trace.StoreFootprint:
+    return sc_trace.store_footprint(n_rows, n_cols, row, store_masked=store_masked, dtype=dtype,
+                                    gpu=gpu_by_key(gpu_key))
+
+
+# -- benchmarks -----------------------------------------------------------------------------------------
+
+
+def bench_module():
+    """softmax_core.bench when it offers the harness the pages use, else None."""
+    try:
+        from softmax_core import bench
+    except Exception:
+        return None
+    needed = ("load_recorded_runs", "run_sweep")
+    return bench if all(hasattr(bench, name) for name in needed) else None
+
+
+def recorded_dir() -> Path:
+    override = os.environ.get(RECORDED_DIR_ENV)
+    if override:
+        return Path(override)
+    bench = bench_module()
+    default = getattr(bench, "RECORDED_DIR", None) if bench else None
+    return Path(default) if default else Path(__file__).resolve().parent.parent / "assets" / "benchmarks"
+
+
+def _folder_stamp(directory: Path) -> tuple:
+    """Names and modification times of the folder's files: the cache key changes when a run lands."""
+    if not directory.is_dir():
+        return ()
+    return tuple(sorted((p.name, p.stat().st_mtime_ns) for p in directory.iterdir() if p.is_file()))
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _recorded_runs(directory: str, stamp: tuple) -> list:
+    bench = bench_module()
+    if bench is None or not stamp:
+        return []
+    return list(bench.load_recorded_runs(directory))
+
+
+def recorded_runs() -> list:
+    """Every recorded benchmark run (BenchmarkRun: .frame and .provenance) in the recorded folder."""
+    directory = recorded_dir()
+    return _recorded_runs(str(directory), _folder_stamp(directory))
+
+
+FUSED_PROVIDERS = ("as_taught", "ours")   # the chapter's kernel first: it is the one the pages explain
+
+
+def measured_speedup(dtype: str, N: int, M: int | None = None) -> dict | None:
+    """Naive time / fused time from the recorded runs, at the recorded N closest to `N`, or None.
+    Returns the figures and where they come from (GPU, date) for the page to print."""
+    best = None
+    for run in recorded_runs():
+        frame = run.frame
+        ok = frame[(frame["status"] == "ok") & (frame["direction"] == "forward") & (frame["dtype"] == dtype)]
+        if M is not None:
+            ok = ok[ok["M"] == M]
+        naive = ok[ok["provider"] == "naive"]
+        for fused_name in FUSED_PROVIDERS:
+            fused = ok[ok["provider"] == fused_name]
+            both = naive.merge(fused, on=["M", "N"], suffixes=("_naive", "_fused"))
+            if both.empty:
+                continue
+            row = both.iloc[(both["N"] - N).abs().argsort().iloc[0]]
+            candidate = {"speedup": float(row["ms_median_naive"] / row["ms_median_fused"]), "N": int(row["N"]),
+                         "M": int(row["M"]), "provider": fused_name,
+                         "gpu": str(run.provenance.get("gpu", "?")), "date": str(run.provenance.get("date", "?"))}
+            if best is None or abs(candidate["N"] - N) < abs(best["N"] - N):
+                best = candidate
+            break
+    return best
+
+
+def speedup_table(dtype: str):
+    """Predicted (bytes ratio, softmax_core.memory) and measured (naive ms / fused ms) speedup for every N
+    of the first recorded run that timed both, or None. Columns: N, M, predicted, measured, gpu, date."""
+    import pandas as pd
+
+    for run in recorded_runs():
+        frame = run.frame
+        ok = frame[(frame["status"] == "ok") & (frame["direction"] == "forward") & (frame["dtype"] == dtype)]
+        naive = ok[ok["provider"] == "naive"]
+        for fused_name in FUSED_PROVIDERS:
+            both = naive.merge(ok[ok["provider"] == fused_name], on=["M", "N"], suffixes=("_naive", "_fused"))
+            if both.empty:
+                continue
+            rows = [{"N": int(r.N), "M": int(r.M),
+                     "predicted": sc.memory_traffic(int(r.M), int(r.N), torch_dtype(dtype)).predicted_speedup,
+                     "measured": float(r.ms_median_naive / r.ms_median_fused),
+                     "gpu": str(run.provenance.get("gpu", "?")), "date": str(run.provenance.get("date", "?"))}
+                    for r in both.sort_values("N").itertuples()]
+            return pd.DataFrame(rows)
+    return None
+
+
+def chart_frame(run, direction: str):
+    """One direction of a run, ready to draw: GB/s per provider and N with min/max bars, copy separate.
+    GB/s always comes from the harness's own `gbps` over softmax_core's `bytes_moved`."""
+    bench = bench_module()
+    frame = run.frame
+    part = frame[(frame["direction"] == direction) & (frame["status"] == "ok")].copy()
+    if part.empty:
+        return part, part
+    elt = {name: torch.empty((), dtype=torch_dtype(name)).element_size() for name in DTYPE_NAMES}
+    nbytes = [sc.bytes_moved(int(m), int(n), elt[d], direction) for m, n, d in zip(part["M"], part["N"], part["dtype"])]
+    part["gbps_lo"] = [bench.gbps(b, ms) for b, ms in zip(nbytes, part["ms_max"])]
+    part["gbps_hi"] = [bench.gbps(b, ms) for b, ms in zip(nbytes, part["ms_min"])]
+    part["ms"] = part["ms_median"]
+    labels = run.provenance.get("providers") or {}
+    part["provider"] = [labels.get(p, p) if isinstance(labels, dict) else p for p in part["provider"]]
+    copy_label = labels.get("copy", "copy") if isinstance(labels, dict) else "copy"
+    roof = part[part["provider"] == copy_label][["N", "gbps"]]
+    return part[part["provider"] != copy_label], roof

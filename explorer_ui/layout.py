@@ -1,0 +1,103 @@
+"""What every page does first: page config, language, our own translated navigation, the device banner.
+
+The app uses Streamlit's classic multipage mode (a `pages/` folder, app.py is Home). Streamlit's own
+sidebar navigation is hidden (`client.showSidebarNavigation = false`) and drawn here with
+`st.page_link`, so that its labels follow the language switch.
+"""
+from __future__ import annotations
+
+import platform
+
+import streamlit as st
+
+import softmax_core as sc
+
+from . import data
+from .i18n import LANGUAGES, language, set_language, t
+
+# (script path relative to app.py, translation key of its label, icon)
+PAGES = (
+    ("app.py", "nav_home", "🏠"),
+    ("pages/2_memory_traffic.py", "nav_memory", "🧮"),
+    ("pages/3_padding_chain.py", "nav_padding", "🧩"),
+    ("pages/4_row_schedule.py", "nav_schedule", "🗂️"),
+    ("pages/5_gpu_occupancy.py", "nav_gpu", "🔧"),
+    ("pages/6_benchmark.py", "nav_bench", "⏱️"),
+)
+
+
+def setup_page(page: str) -> None:
+    """Call first on every page: `page` is the nav key's suffix ("home", "memory", ...)."""
+    _init_language()
+    icon = next((i for _, key, i in PAGES if key == f"nav_{page}"), "⚡")
+    st.set_page_config(page_title=f"{t(f'nav_{page}')} · {t('app_name')}", page_icon=icon, layout="wide",
+                       initial_sidebar_state="expanded")
+    _sidebar()
+
+
+def _init_language() -> None:
+    """Language: kept in session state across pages; first from ?lang=, else the browser's locale."""
+    if "lang" in st.session_state:
+        return
+    raw = st.query_params.get("lang")
+    if raw in LANGUAGES:
+        set_language(raw)
+        return
+    locale = None
+    try:
+        locale = st.context.locale
+    except Exception:
+        pass
+    set_language("zh" if isinstance(locale, str) and locale.lower().startswith("zh") else "en")
+
+
+def _on_language_change() -> None:
+    set_language(st.session_state["sidebar_lang"])
+
+
+def _sidebar() -> None:
+    st.session_state["sidebar_lang"] = language()
+    with st.sidebar:
+        st.selectbox("Language / 语言", list(LANGUAGES), format_func=LANGUAGES.get, key="sidebar_lang",
+                     on_change=_on_language_change)
+        st.markdown(f"**{t('app_name')}**")
+        for path, key, icon in PAGES:
+            st.page_link(path, label=t(key), icon=icon)
+        st.divider()
+        live = data.live_gpu()
+        st.caption(t("sidebar_gpu", name=live.name) if live else t("sidebar_no_gpu"))
+        with st.expander(t("about")):
+            import altair
+            import torch
+            import triton
+
+            st.markdown(t("about_text"))
+            st.caption(f"softmax_core · torch {torch.__version__} · triton {triton.__version__} · "
+                       f"streamlit {st.__version__} · altair {altair.__version__} · "
+                       f"Python {platform.python_version()}")
+            st.caption(sc.runtime.backend_description())
+    if st.query_params.get("lang") != language():
+        st.query_params["lang"] = language()
+
+
+def device_banner() -> None:
+    """Which machine the kernels run on, in one box: the live GPU's figures, or the interpreter."""
+    live = data.live_gpu()
+    if live is not None:
+        st.success(t("banner_gpu", name=live.name, sms=live.multiprocessor_count, regs=live.max_num_regs,
+                     smem=live.max_shared_mem, warp=live.warp_size), icon="🟢")
+    else:
+        st.info(t("banner_cpu", gpu=sc.default_gpu().name), icon="💻")
+
+
+def intro(page: str) -> None:
+    """Title and the page's short explanation."""
+    st.title(t(f"{page}_title"))
+    st.markdown(t(f"{page}_intro"))
+
+
+def fmt_bytes(n: float) -> str:
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if abs(n) >= size:
+            return f"{n / size:,.2f} {unit}"
+    return f"{n:,.0f} B"

@@ -1,0 +1,216 @@
+"""Padding chain: one row through load -> max -> subtract -> exp -> sum -> divide -> store, with the values
+the real kernel recorded (softmax_core.trace), and the "Break it" variants."""
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from explorer_ui import charts, code, data, layout
+from explorer_ui.i18n import bound, t
+from explorer_ui.player import player
+from explorer_ui.urlstate import PageState
+from softmax_core.trace import MAX_TRACE_BLOCK, VARIANTS
+
+# (frame name, traced stage drawn, kernel lines it is about)
+FRAMES = (("load", "loaded", ("offsets", "mask", "load")), ("max", "loaded", ("max",)),
+          ("subtract", "minus_max", ("subtract",)), ("exp", "exp", ("exp",)), ("sum", "exp", ("sum",)),
+          ("divide", "output", ("divide",)), ("store", "output", ("out_ptr", "store")))
+# lane states, in legend order, and their colours
+STATES = ("real", "pad_neg_inf", "pad_zero", "pad_nonzero", "nan", "stored", "not_stored", "stray")
+COLORS = (charts.PALETTE["blue"], "#59627a", charts.PALETTE["light"], charts.PALETTE["orange"],
+          charts.PALETTE["red"], charts.PALETTE["green"], "#eceff4", charts.PALETTE["purple"])
+MEMORY_STATES = ("right", "nan_like_torch", "wrong", "past_end", "unwritten")
+MEMORY_COLORS = (charts.PALETTE["green"], charts.PALETTE["yellow"], charts.PALETTE["red"],
+                 charts.PALETTE["purple"], "#eceff4")
+
+layout.setup_page("padding")
+state = PageState("padding")
+layout.intro("padding")
+state.show_notes()
+
+kN = state.int("N", 781, 1, MAX_TRACE_BLOCK)
+krows = state.int("rows", 4, 1, 8)
+kvariant = state.choice("break", "correct", VARIANTS)
+kzoom = state.bool("zoom", False)
+c1, c2, c3 = st.columns([1, 1, 2])
+N = int(c1.number_input(t("cols_N"), 1, MAX_TRACE_BLOCK, step=1, key=kN, help=t("padding_N_help")))
+n_rows = c2.slider(t("padding_rows"), 1, 8, key=krows, help=t("padding_rows_help"))
+variant = c3.radio(t("padding_break"), VARIANTS, key=kvariant, horizontal=True,
+                   format_func=lambda v, tr=bound(): tr(f"padding_variant_{v}"))
+krow = state.int("row", 0, 0, n_rows - 1)
+c1, c2 = st.columns([2, 2])
+with c1:
+    row = st.slider(t("padding_row"), 0, n_rows - 1, key=krow) if n_rows > 1 else 0
+with c2:
+    zoom = st.toggle(t("padding_zoom"), key=kzoom, help=t("padding_zoom_help"))
+
+gpu_key = data.default_gpu_key()
+try:
+    with st.spinner(t("computing")):
+        trace = data.trace(n_rows, N, num_programs=None, num_stages=None, dtype="float32", variant=variant, seed=0,
+                           poisoned_row=row if variant == "all_neg_inf" else 0, gpu_key=gpu_key, keep_stages=True)
+        footprint = data.store_footprint(n_rows, N, row, variant != "no_store_mask", "float32", gpu_key)
+except Exception as err:  # e.g. the plan does not fit this GPU: explain instead of failing
+    st.error(t("error_generic", error=err))
+    state.sync()
+    st.stop()
+
+B = trace.block_size
+n_pad = B - N
+st.markdown(t("padding_block", N=N, B=B, pad=n_pad, programs=trace.num_programs, gpu=trace.plan.gpu.name))
+lo = max(0, N - 48) if zoom else 0
+lanes_idx = np.arange(lo, B)
+state.int("step", 0, 0, len(FRAMES) - 1)
+
+
+def fmt(v: float) -> str:
+    if np.isnan(v):
+        return "NaN"
+    if np.isinf(v):
+        return "−inf" if v < 0 else "+inf"
+    return "0" if v == 0 else f"{v:.5g}"
+
+
+def lane_states(values: np.ndarray, frame: str) -> list[str]:
+    out = []
+    for lane, v in zip(lanes_idx, values):
+        real = lane < N
+        if frame == "store":
+            if real:
+                out.append("nan" if np.isnan(v) else "stored")
+            else:
+                out.append("stray" if variant == "no_store_mask" else "not_stored")
+        elif np.isnan(v):
+            out.append("nan")
+        elif real:
+            out.append("real")
+        elif np.isneginf(v):
+            out.append("pad_neg_inf")
+        else:
+            out.append("pad_zero" if v == 0 else "pad_nonzero")
+    return out
+
+
+def frame_facts(frame: str) -> dict:
+    exp = trace.stage(row, "exp")
+    out = trace.stage(row, "output")
+    facts = dict(N=N, B=B, pad=n_pad, row=row, max=fmt(trace.row_max[row]), sum=fmt(trace.row_sum[row]),
+                 real_max=fmt(trace.x[row].max()), pad_sum=fmt(float(exp[N:].sum())) if n_pad else "0",
+                 out_sum=fmt(float(out[:N].sum())),
+                 err=fmt(float(np.nanmax(np.abs(trace.output[row] - trace.reference[row]))))
+                 if not np.isnan(trace.reference[row]).all() else "NaN",
+                 pad_value=fmt(trace.stage(row, trace_stage(frame))[N]) if n_pad else "—")
+    if frame == "store":
+        stray = footprint.stray
+        facts.update(n_stray=len(stray), first=int(stray.min()) if len(stray) else 0,
+                     last=int(stray.max()) if len(stray) else 0, hit=", ".join(map(str, footprint.rows_hit())),
+                     past=len(footprint.past_matrix), start=footprint.row_start, end=footprint.row_end - 1)
+    return facts
+
+
+def trace_stage(frame: str) -> str:
+    return next(stage for name, stage, _ in FRAMES if name == frame)
+
+
+def frame_text(step: int) -> str:
+    frame = FRAMES[step][0]
+    facts = frame_facts(frame)
+    text = t(f"padding_frame_{frame}", **facts)
+    extra_key = f"padding_frame_{frame}_{variant}"
+    if frame == "store" and variant == "no_store_mask":
+        where = t("padding_stray_rows", **facts) if footprint.rows_hit() else ""
+        where += t("padding_stray_past", **facts) if len(footprint.past_matrix) else ""
+        return text + " " + t(extra_key, **facts) + " " + where
+    if n_pad == 0 and variant in ("pad_zero", "no_store_mask"):
+        return text + " " + t("padding_no_padding", **facts)
+    from explorer_ui.i18n import has
+
+    return text + (" " + t(extra_key, **facts) if has(extra_key) else "")
+
+
+def render(step: int) -> None:
+    frame, stage, anchors = FRAMES[step]
+    values = trace.stage(row, stage)[lo:]
+    states = lane_states(values, frame)
+    labels = [t(f"padding_state_{s}") for s in STATES]
+    label_of = dict(zip(STATES, labels))
+    df = pd.DataFrame({"lane": lanes_idx, "lane_end": lanes_idx + 1,
+                       "value": np.where(np.isfinite(values), values, np.nan),
+                       "shown": [fmt(v) for v in values], "state": [label_of[s] for s in states]})
+    left, right = st.columns([3, 2])
+    with left:
+        charts.show(charts.lanes(df, labels, list(COLORS), x_title=t("padding_lane"), y_title=t("padding_value"),
+                                 state_title=t("padding_state"), title=t("padding_chart_title", row=row),
+                                 block_size=B), key="padding_lanes")
+        m = st.columns(4)
+        m[0].metric(t("padding_metric_max"), fmt(trace.row_max[row]) if step >= 1 else "—")
+        m[1].metric(t("padding_metric_sum"), fmt(trace.row_sum[row]) if step >= 4 else "—")
+        m[2].metric(t("padding_metric_out_sum"), frame_facts("divide")["out_sum"] if step >= 5 else "—",
+                    help=t("padding_metric_out_sum_help"))
+        m[3].metric(t("padding_metric_err"), frame_facts("divide")["err"] if step >= 6 else "—",
+                    help=t("padding_metric_err_help"))
+    with right:
+        if frame == "store" and variant == "no_store_mask":
+            anchors = ("out_ptr", "store_unmasked")
+        if frame == "load" and variant == "pad_zero":
+            anchors = anchors + ("pad_value",)
+        code.kernel_panel(*anchors, caption=t("kernel_caption"), max_height=420)
+        edge = [c for c in range(max(0, N - 3), min(B, N + 3))]
+        near = pd.DataFrame({t("padding_lane"): edge,
+                             t("padding_in_row"): ["✓" if c < N else "✗" for c in edge],
+                             t("padding_value"): [fmt(trace.stage(row, stage)[c]) for c in edge]})
+        st.caption(t("padding_edge_caption"))
+        st.dataframe(near, hide_index=True, width="stretch")
+
+
+player("padding", len(FRAMES), render, format_step=frame_text,
+       label=t("padding_step_label"))
+
+# -- the whole launch: what landed where ----------------------------------------------------------------
+st.subheader(t("padding_memory_title"))
+buf, written = trace.buffer, trace.written
+n_addr = len(buf)
+status = np.full(n_addr, "unwritten", dtype=object)
+inside = np.arange(n_addr) < trace.guard_start
+ref = np.full(n_addr, np.nan)
+ref[: trace.guard_start] = trace.reference.ravel()
+same = np.isclose(buf, ref, atol=1e-3, rtol=1e-3, equal_nan=True)
+status[inside & written & same & ~np.isnan(buf)] = "right"
+status[inside & written & same & np.isnan(buf)] = "nan_like_torch"
+status[inside & written & ~same] = "wrong"
+status[inside & ~written] = "wrong"
+status[~inside & written] = "past_end"
+# run-length encode: one rectangle per stretch of equal state and row keeps the chart small
+row_of = np.where(inside, np.arange(n_addr) // N, -1)
+change = np.flatnonzero((status[1:] != status[:-1]) | (row_of[1:] != row_of[:-1])) + 1
+starts = np.concatenate([[0], change])
+ends = np.concatenate([change, [n_addr]])
+mem_labels = [t(f"padding_mem_{s}") for s in MEMORY_STATES]
+mem_label = dict(zip(MEMORY_STATES, mem_labels))
+segments = pd.DataFrame({"address": starts, "end": ends, "band": "y",
+                         "state": [mem_label[status[s]] for s in starts],
+                         "row": [str(row_of[s]) if row_of[s] >= 0 else t("padding_guard") for s in starts]})
+left, right = st.columns([3, 2])
+with left:
+    charts.show(charts.memory_strip(segments, mem_labels, list(MEMORY_COLORS), x_title=t("padding_address"),
+                                    state_title=t("padding_state"), title=t("padding_memory_chart")),
+                key="padding_memory", height=130)
+    wrong = trace.wrong_rows().tolist()
+    oob = trace.out_of_bounds_writes
+    if variant == "no_store_mask":
+        st.markdown(t("padding_launch_nomask", wrong=", ".join(map(str, wrong)) or "—", oob=len(oob),
+                      programs=trace.num_programs))
+    elif variant == "pad_zero":
+        st.markdown(t("padding_launch_padzero", wrong=len(wrong), rows=n_rows))
+    elif variant == "all_neg_inf":
+        st.markdown(t("padding_launch_neginf", row=row))
+    else:
+        st.markdown(t("padding_launch_correct", rows=n_rows, oob=len(oob)))
+with right:
+    per_row = pd.DataFrame({
+        t("padding_col_row"): np.arange(n_rows), t("padding_col_program"): trace.program,
+        t("padding_metric_max"): [fmt(v) for v in trace.row_max], t("padding_metric_sum"): [fmt(v) for v in trace.row_sum],
+        t("padding_metric_out_sum"): [fmt(float(np.sum(trace.output[r]))) for r in range(n_rows)],
+        t("padding_col_ok"): ["✗" if r in wrong else "✓" for r in range(n_rows)]})
+    st.dataframe(per_row, hide_index=True, width="stretch")
+
+state.sync()

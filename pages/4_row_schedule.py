@@ -1,0 +1,171 @@
+"""Row schedule: which program handles which row, recorded by the real kernel (softmax_core.trace), the
+tl.range loop stepped through, programs placed on SMs, and a picture of num_stages overlapping loads."""
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from explorer_ui import charts, code, data, layout
+from explorer_ui.i18n import bound, t
+from explorer_ui.player import player
+from explorer_ui.urlstate import PageState
+from softmax_core.trace import MAX_TRACE_BLOCK, MAX_TRACE_ROWS, pipeline_timeline, program_placement
+
+GRID_WIDTH = 16            # cells per line in the row grid
+PIPELINE_ITERATIONS = 6    # loop trips drawn in the num_stages picture
+FULL_SIZE_M = 4096         # the chapter's benchmark matrix height, for the "at full size" figures
+
+layout.setup_page("schedule")
+state = PageState("schedule")
+layout.intro("schedule")
+state.show_notes()
+
+kgpu = state.choice("gpu", data.default_gpu_key(), data.gpu_keys())
+kN = state.int("N", 16384, 1, MAX_TRACE_BLOCK)
+krows = state.int("rows", 160, 1, MAX_TRACE_ROWS)
+c1, c2, c3 = st.columns(3)
+gpu_key = c1.selectbox(t("gpu_choice"), data.gpu_keys(), key=kgpu, format_func=data.gpu_labeler())
+N = int(c2.number_input(t("cols_N"), 1, MAX_TRACE_BLOCK, step=1, key=kN, help=t("schedule_N_help")))
+n_rows = c3.slider(t("schedule_rows"), 1, MAX_TRACE_ROWS, key=krows)
+
+try:
+    with st.spinner(t("computing")):
+        plan = data.launch_plan(n_rows, N, "float32", gpu_key)
+        full = data.launch_plan(FULL_SIZE_M, N, "float32", gpu_key)
+except Exception as err:
+    st.error(t("error_generic", error=err))
+    state.sync()
+    st.stop()
+
+if not plan.fits:
+    st.warning(t("schedule_no_fit", explanation=plan.explanation))
+# A link that names P means "this many programs", not the plan's number.
+kauto = state.bool("auto", "P" not in st.query_params)
+kP = state.int("P", max(plan.num_programs, 1), 1, n_rows)
+kstages = state.int("stages", plan.num_stages, 1, 8)
+kload = state.int("load", 3, 1, 10)
+c1, c2, c3, c4 = st.columns([1, 2, 1, 1])
+with c1:
+    auto = st.toggle(t("schedule_auto"), key=kauto, help=t("schedule_auto_help"))
+if auto:
+    st.session_state[kP] = min(max(plan.num_programs, 1), n_rows)
+P = c2.slider(t("schedule_P"), 1, n_rows, key=kP, disabled=auto) if n_rows > 1 else 1
+stages = c3.slider(t("schedule_stages"), 1, 8, key=kstages, help=t("schedule_stages_help"))
+load = c4.slider(t("schedule_load"), 1, 10, key=kload, help=t("schedule_load_help"))
+
+st.markdown(t("schedule_plan", gpu=plan.gpu.name, sms=plan.gpu.multiprocessor_count, per_sm=plan.programs_per_sm,
+              limiter=t(f"limiter_{plan.limiter.replace(' ', '_')}"), planned=plan.num_programs, rows=n_rows,
+              M=FULL_SIZE_M, full=full.num_programs, per_program=full.rows_per_program))
+
+try:
+    with st.spinner(t("computing")):
+        trace = data.trace(n_rows, N, num_programs=P, num_stages=stages, dtype="float32", variant="correct", seed=0,
+                           poisoned_row=0, gpu_key=gpu_key, keep_stages=False)
+except Exception as err:
+    st.error(t("error_generic", error=err))
+    state.sync()
+    st.stop()
+
+K = trace.n_iterations
+n_frames = K + 2                   # launch, one frame per loop iteration, done
+state.int("step", 0, 0, n_frames - 1)
+rows = np.arange(n_rows)
+rows_per = np.bincount(trace.program, minlength=P)      # recorded: how many rows each program handled
+
+
+def phase_of(step: int) -> np.ndarray:
+    if step == 0:
+        return np.full(n_rows, "later", dtype=object)
+    if step == n_frames - 1:
+        return np.full(n_rows, "done", dtype=object)
+    it = step - 1
+    return np.where(trace.iteration < it, "done", np.where(trace.iteration == it, "now", "later"))
+
+
+def frame_text(step: int) -> str:
+    if step == 0:
+        return t("schedule_frame_launch", P=P)
+    if step == n_frames - 1:
+        most, fewest = int(rows_per.max()), int(rows_per.min())
+        return t("schedule_frame_done", rows=n_rows, P=P, K=K, most=most, fewest=fewest,
+                 n_most=int((rows_per == most).sum()), n_fewest=int((rows_per == fewest).sum()),
+                 util=n_rows / (P * K))
+    it = step - 1
+    now = rows[trace.iteration == it]
+    if it == 0:
+        return t("schedule_frame_first", K=K, first=int(now.min()), last=int(now.max()))
+    return t("schedule_frame_iteration", it=it, K=K, count=len(now), first=int(now.min()), last=int(now.max()),
+             idle=P - len(now), step=P)
+
+
+def render(step: int) -> None:
+    phase = phase_of(step)
+    df = pd.DataFrame({"row": rows, "gx": rows % GRID_WIDTH, "gy": rows // GRID_WIDTH, "program": trace.program,
+                       "iteration": trace.iteration, "phase": phase})
+    left, right = st.columns([3, 2])
+    with left:
+        charts.show(charts.row_grid(df, n_programs=P, program_title=t("schedule_program"),
+                                    title=t("schedule_grid_title"), labels=n_rows <= 128),
+                    key="schedule_grid", height=min(60 + 26 * (n_rows // GRID_WIDTH + 1), 480))
+        charts.show(charts.program_grid(df, x_title=t("schedule_program"), y_title=t("schedule_iteration"),
+                                        program_title=t("schedule_program"), title=t("schedule_by_program_title"),
+                                        n_programs=P), key="schedule_by_program", height=min(90 + 22 * K, 360))
+    with right:
+        anchors = ("program_id", "num_programs") if step == 0 else ("range", "row_ptr") \
+            if step < n_frames - 1 else ("store",)
+        code.kernel_panel(*anchors, caption=t("kernel_caption"), max_height=380)
+        if 0 < step < n_frames - 1:
+            now = rows[trace.iteration == step - 1]
+            table = pd.DataFrame({t("schedule_col_row"): now, t("schedule_program"): trace.program[now]})
+            st.caption(t("schedule_now_caption", it=step - 1))
+            st.dataframe(table, hide_index=True, width="stretch", height=200)
+
+
+player("schedule", n_frames, render, format_step=frame_text, label=t("schedule_step_label"))
+
+# -- programs on SMs ----------------------------------------------------------------------------------
+st.subheader(t("schedule_sm_title"))
+gpu = plan.gpu
+placed = program_placement(P, gpu.multiprocessor_count, plan.programs_per_sm)
+handled = {p: trace.rows_of_program(p) for p in range(P)}
+sm_df = pd.DataFrame([{"sm": pl.sm, "slot": pl.slot, "program": pl.program, "wave": pl.wave,
+                       "rows": ", ".join(map(str, handled[pl.program][:8])) + (" …" if len(handled[pl.program]) > 8 else "")}
+                      for pl in placed])
+used_sms = sm_df["sm"].nunique()
+waves = int(sm_df["wave"].max()) + 1
+left, right = st.columns([3, 2])
+with left:
+    charts.show(charts.sm_slots(sm_df, x_title=t("schedule_sm"), y_title=t("schedule_slot"),
+                                program_title=t("schedule_program"), title=t("schedule_sm_chart"), n_programs=P),
+                key="schedule_sms", height=min(120 + 20 * max(plan.programs_per_sm, 1), 360))
+    st.markdown(t("schedule_sm_text", P=P, used=used_sms, sms=gpu.multiprocessor_count, per_sm=plan.programs_per_sm,
+                  waves=waves))
+with right:
+    per_program = pd.DataFrame({t("schedule_program"): np.arange(P), t("schedule_col_rows"): rows_per,
+                                t("schedule_col_which"): [", ".join(map(str, handled[p][:6])) +
+                                                          (" …" if len(handled[p]) > 6 else "") for p in range(P)]})
+    st.dataframe(per_program, hide_index=True, width="stretch", height=260)
+
+# -- num_stages: overlapping the next row's load with this row's math ---------------------------------
+st.subheader(t("schedule_pipe_title"))
+phases = ["load", "compute", "store"]
+phase_labels = [t(f"schedule_phase_{p}") for p in phases]
+lanes = []
+for label, s in ((t("schedule_pipe_serial"), 1), (t("schedule_pipe_staged", stages=stages), stages)):
+    for span in pipeline_timeline(PIPELINE_ITERATIONS, s, float(load)):
+        lanes.append({"lane": label, "label": f"{label} · {t('schedule_row_n', n=span.iteration)}",
+                      "iteration": span.iteration, "phase": phase_labels[phases.index(span.phase)],
+                      "start": span.start, "end": span.end})
+pipe = pd.DataFrame(lanes)
+left, right = st.columns([3, 2])
+with left:
+    charts.show(charts.gantt(pipe, x_title=t("schedule_time"), y_title=None, phase_title=t("schedule_phase"),
+                             title=t("schedule_pipe_chart"), phases=phase_labels,
+                             colors=[charts.PALETTE["blue"], charts.PALETTE["orange"], charts.PALETTE["green"]]),
+                key="schedule_pipeline", height=380)
+with right:
+    finish = pipe[pipe["phase"] == phase_labels[1]].groupby("lane", sort=False)["end"].max()
+    st.markdown(t("schedule_pipe_text", serial=finish.iloc[0], staged=finish.iloc[-1], stages=stages, load=load,
+                  n=PIPELINE_ITERATIONS))
+    code.kernel_panel("range", "num_stages", caption=t("kernel_caption"), max_height=240)
+
+state.sync()

@@ -1,0 +1,197 @@
+"""GPU & occupancy: a GPU's figures with their sources, the launch plan from the real compiled kernel,
+an occupancy calculator, what happens when a row no longer fits, and the compiled PTX / SASS."""
+import pandas as pd
+import streamlit as st
+
+import softmax_core as sc
+from explorer_ui import charts, code, data, layout
+from explorer_ui.i18n import bound, t
+from explorer_ui.urlstate import PageState
+from softmax_core.launch import occupancy
+
+MAX_N = 262_144
+MAX_REGS_PER_THREAD = 255          # NVIDIA's per-thread ceiling (AMD: 512 VGPRs); the x-axis of the calculator
+BLOCK_SWEEP = tuple(2 ** k for k in range(5, 17))   # 32 ... 65536: each one a real compile (cached on disk)
+ASM_PREVIEW_LINES = 400
+
+layout.setup_page("gpu")
+state = PageState("gpu")
+layout.intro("gpu")
+state.show_notes()
+
+kgpu = state.choice("gpu", data.default_gpu_key(), data.gpu_keys())
+kM = state.int("M", 4096, 1, 1_048_576)
+kN = state.int("N", 781, 1, MAX_N)
+kdtype = state.choice("dtype", "float32", data.DTYPE_NAMES)
+c1, c2, c3, c4 = st.columns([2, 1, 1, 1])
+gpu_key = c1.selectbox(t("gpu_choice"), data.gpu_keys(), key=kgpu, format_func=data.gpu_labeler())
+M = int(c2.number_input(t("rows_M"), 1, 1_048_576, step=1, key=kM))
+N = int(c3.number_input(t("cols_N"), 1, MAX_N, step=1, key=kN))
+dtype = c4.selectbox(t("dtype"), data.DTYPE_NAMES, key=kdtype)
+gpu = data.gpu_by_key(gpu_key)
+
+try:
+    with st.spinner(t("computing")):
+        plan = data.launch_plan(M, N, dtype, gpu_key)
+except Exception as err:
+    st.error(t("error_generic", error=err))
+    state.sync()
+    st.stop()
+
+# -- the GPU's figures, each with its source ----------------------------------------------------------
+FIGURES = (("name", gpu.name), ("arch", f"{gpu.arch} ({t('gpu_cc')} {gpu.compute_capability[0]}."
+                                        f"{gpu.compute_capability[1]})"),
+           ("multiprocessor_count", f"{gpu.multiprocessor_count:,}"), ("max_num_regs", f"{gpu.max_num_regs:,}"),
+           ("max_shared_mem", f"{gpu.max_shared_mem:,} B"), ("warp_size", str(gpu.warp_size)),
+           ("memory_bandwidth_gbps", f"{gpu.memory_bandwidth_gbps:,.0f} GB/s" if gpu.memory_bandwidth_gbps else "—"),
+           ("memory_gib", f"{gpu.memory_gib:,.0f} GiB" if gpu.memory_gib else "—"),
+           ("l2_mib", f"{gpu.l2_mib:,.0f} MiB" if gpu.l2_mib else "—"))
+left, right = st.columns([2, 3])
+with left:
+    st.subheader(t("gpu_props_title"))
+    props = pd.DataFrame({t("gpu_col_figure"): [t(f"gpu_fig_{k}") for k, _ in FIGURES],
+                          t("gpu_col_value"): [v for _, v in FIGURES],
+                          t("gpu_col_source"): [gpu.source.get(k, "—") for k, _ in FIGURES]})
+    st.dataframe(props, hide_index=True, width="stretch")
+    if gpu.vendor == "amd":
+        st.caption(t("gpu_amd_note", warp=gpu.warp_size))
+with right:
+    st.subheader(t("gpu_plan_title", M=M, N=N, dtype=dtype))
+    m = st.columns(3)
+    m[0].metric("BLOCK_SIZE", f"{plan.block_size:,}", help=t("gpu_help_block"))
+    m[1].metric("num_warps", plan.num_warps, help=t("gpu_help_warp", warp=gpu.warp_size))
+    m[2].metric("num_stages", plan.num_stages, help=t("gpu_help_stages"))
+    m = st.columns(3)
+    m[0].metric(t("gpu_n_regs"), plan.n_regs, help=t("gpu_help_regs"))
+    m[1].metric(t("gpu_shared"), f"{plan.shared_bytes:,} B", help=t("gpu_help_shared"))
+    m[2].metric(t("gpu_spills"), plan.n_spills, help=t("gpu_help_spills"))
+    m = st.columns(3)
+    m[0].metric(t("gpu_programs_per_sm"), plan.programs_per_sm, help=t("gpu_help_sm"))
+    m[1].metric(t("gpu_grid"), f"{plan.num_programs:,}")
+    m[2].metric(t("gpu_limiter"), t(f"limiter_{plan.limiter.replace(' ', '_')}"))
+    st.caption(t("gpu_resources_how", how=plan.resources_how))
+
+if plan.fits:
+    st.success(plan.explanation)
+else:
+    st.error(t("gpu_does_not_fit", explanation=plan.explanation))
+
+# -- the seed's arithmetic, with this plan's numbers, beside the code that does it ----------------------
+st.subheader(t("gpu_formula_title"))
+left, right = st.columns([2, 3])
+with left:
+    sram = (f"{gpu.max_shared_mem} // {plan.shared_bytes} = {plan.sram_occupancy}" if plan.sram_occupancy is not None
+            else t("gpu_no_shared"))
+    if gpu.vendor == "amd":
+        reg_line = f"{plan.occupancy_rule} = {plan.reg_occupancy}"
+    else:
+        reg_line = (f"{gpu.max_num_regs} // ({plan.n_regs} × {gpu.warp_size} × {plan.num_warps}) = "
+                    f"{plan.reg_occupancy}")
+    st.code(f"reg_occupancy   = {reg_line}\n"
+            f"sram_occupancy  = {sram}\n"
+            f"programs_per_sm = {plan.programs_per_sm}\n"
+            f"num_programs    = min({gpu.multiprocessor_count} × {plan.programs_per_sm}, {M}) = {plan.num_programs}",
+            language=None)
+    st.markdown(t("gpu_formula_text"))
+with right:
+    focus = {"registers": ("reg_occupancy = AMD_SIMDS" if gpu.vendor == "amd" else "reg_occupancy = gpu.max_num_regs",),
+             "shared memory": ("sram_occupancy = gpu.max_shared_mem",),
+             "rows": ("num_programs = min(full_grid, n_rows)",)}[plan.limiter]
+    code.source_panel(occupancy, focus + ("programs_per_sm = ",), caption=t("gpu_occupancy_caption"))
+
+# -- occupancy calculator ----------------------------------------------------------------------------
+st.subheader(t("gpu_calc_title"))
+kvary = state.choice("vary", "regs", ("regs", "block"))
+vary = st.radio(t("gpu_vary"), ("regs", "block"), key=kvary, horizontal=True,
+                format_func=lambda v, tr=bound(): tr(f"gpu_vary_{v}"))
+reg_label, sram_label, prog_label = t("gpu_line_regs"), t("gpu_line_sram"), t("gpu_line_programs")
+if vary == "regs":
+    kwhat = state.int("regs", plan.n_regs, 1, MAX_REGS_PER_THREAD)
+    what = st.slider(t("gpu_what_if_regs"), 1, MAX_REGS_PER_THREAD, key=kwhat, help=t("gpu_what_if_help"))
+    rows = []
+    for r in range(1, MAX_REGS_PER_THREAD + 1):
+        occ = occupancy(gpu, r, plan.shared_bytes, plan.num_warps, 10**9)
+        rows.append({"x": r, "programs": occ.reg_occupancy, "limit": reg_label})
+        if occ.sram_occupancy is not None:
+            rows.append({"x": r, "programs": occ.sram_occupancy, "limit": sram_label})
+        rows.append({"x": r, "programs": occ.programs_per_sm, "limit": prog_label})
+    curve = pd.DataFrame(rows)
+    hypo = data.what_if_plan(M, N, dtype, gpu_key, int(what), plan.shared_bytes, "what-if")
+    marker = pd.DataFrame([{"x": int(what), "programs": hypo.programs_per_sm, "label": t("gpu_marker_what_if")}])
+    x_title, scale = t("gpu_x_regs"), "linear"
+else:
+    with st.spinner(t("gpu_compiling_sweep", n=len(BLOCK_SWEEP))):
+        rows, failed = [], []
+        for b in BLOCK_SWEEP:
+            try:
+                p = data.launch_plan(M, b, dtype, gpu_key)
+            except Exception:
+                failed.append(b)
+                continue
+            rows.append({"x": b, "programs": p.reg_occupancy, "limit": reg_label, "n_regs": p.n_regs})
+            if p.sram_occupancy is not None:
+                rows.append({"x": b, "programs": p.sram_occupancy, "limit": sram_label, "n_regs": p.n_regs})
+            rows.append({"x": b, "programs": p.programs_per_sm, "limit": prog_label, "n_regs": p.n_regs})
+    curve = pd.DataFrame(rows)
+    marker = pd.DataFrame([{"x": plan.block_size, "programs": plan.programs_per_sm, "label": t("gpu_marker_plan")}])
+    x_title, scale = t("gpu_x_block"), "log"
+    if failed:
+        st.warning(t("gpu_sweep_failed", sizes=", ".join(map(str, failed))))
+left, right = st.columns([3, 2])
+with left:
+    charts.show(charts.occupancy_curve(curve, marker, x_title=x_title, y_title=t("gpu_y_programs"),
+                                       limit_title=t("gpu_limit"), title=t("gpu_calc_chart"), x_scale_type=scale),
+                key="gpu_calc", height=340)
+with right:
+    if vary == "regs":
+        st.markdown(t("gpu_what_if_text", regs=int(what), programs=hypo.programs_per_sm,
+                      limiter=t(f"limiter_{hypo.limiter.replace(' ', '_')}"), grid=hypo.num_programs,
+                      real=plan.n_regs))
+        table = curve[curve["limit"] == prog_label].set_index("x")["programs"]
+        steps = table[table.diff().fillna(1) != 0].reset_index()
+        st.dataframe(steps.rename(columns={"x": t("gpu_x_regs"), "programs": t("gpu_y_programs")}),
+                     hide_index=True, width="stretch", height=240)
+    else:
+        pivot = curve.pivot_table(index="x", columns="limit", values="programs").reset_index()
+        st.dataframe(pivot.rename(columns={"x": "BLOCK_SIZE"}), hide_index=True, width="stretch", height=300)
+    st.caption(t("gpu_calc_caption"))
+
+# -- when a row no longer fits ------------------------------------------------------------------------
+st.subheader(t("gpu_long_title"))
+tuned = None
+try:
+    with st.spinner(t("computing")):
+        tuned = data.softmax_plan(M, N, dtype, gpu_key)
+except Exception as err:
+    st.caption(t("error_generic", error=err))
+if plan.fits:
+    st.markdown(t("gpu_long_fits", N=N))
+else:
+    st.markdown(t("gpu_long_fails", shared=plan.shared_bytes, limit=gpu.max_shared_mem, N=N))
+if tuned is not None:
+    st.info(t("gpu_tuned_path", path=t(f"gpu_path_{tuned.path}"), reason=tuned.reason), icon="🧭")
+
+# -- compiled code -------------------------------------------------------------------------------------
+with st.expander(t("gpu_asm_title")):
+    kasm = state.bool("asm", False)
+    if st.toggle(t("gpu_asm_toggle"), key=kasm):
+        try:
+            with st.spinner(t("computing")):
+                asm = data.kernel_asm(plan.block_size, plan.num_warps, plan.num_stages, dtype, gpu_key)
+        except Exception as err:
+            asm = {}
+            st.error(t("error_generic", error=err))
+        if asm:
+            tabs = st.tabs([name.upper() for name in asm])
+            for tab, (name, text) in zip(tabs, asm.items()):
+                with tab:
+                    lines = text.splitlines()
+                    st.caption(t("gpu_asm_caption", shown=min(len(lines), ASM_PREVIEW_LINES), total=len(lines)))
+                    st.code("\n".join(lines[:ASM_PREVIEW_LINES]), language=None)
+                    st.download_button(t("gpu_asm_download", name=name.upper()), text,
+                                       file_name=f"seed_softmax_{plan.block_size}_{gpu.arch}.{name}",
+                                       key=f"gpu_asm_dl_{name}")
+        else:
+            st.caption(t("gpu_asm_none"))
+
+state.sync()

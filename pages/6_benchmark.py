@@ -1,0 +1,154 @@
+"""Benchmark: GB/s against a plain copy. Live on a GPU (softmax_core.bench.run_sweep); recorded runs with
+their provenance; and with no GPU a small live CPU comparison of the naive softmax against torch.softmax."""
+import pandas as pd
+import streamlit as st
+
+import softmax_core as sc
+from explorer_ui import charts, code, data, layout
+from explorer_ui.i18n import bound, t
+from explorer_ui.urlstate import PageState
+
+# N values offered for a live sweep: the harness's record sweep (powers of two plus the chapter's 781).
+CPU_PROVIDERS = ("copy", "naive", "torch")     # what a CPU can time honestly; kernels would run interpreted
+CPU_N_CHOICES = (128, 256, 512, 1024, 2048, 4096)
+
+layout.setup_page("bench")
+state = PageState("bench")
+layout.intro("bench")
+state.show_notes()
+layout.device_banner()
+
+bench = data.bench_module()
+if bench is None:
+    st.warning(t("bench_no_harness"))
+    st.stop()
+
+left, right = st.columns([3, 2])
+with left:
+    example = sc.bytes_moved(4096, 1024, 4, "forward")
+    st.markdown(t("bench_formula", example=layout.fmt_bytes(example)))
+with right:
+    code.kernel_panel("load", "store", caption=t("kernel_caption"), max_height=260)
+
+
+def show_run(run, prefix: str) -> None:
+    """Chart with the copy roofline, the table beside it, failures, provenance, CSV download."""
+    directions = [d for d in ("forward", "backward") if (run.frame["direction"] == d).any()] or ["forward"]
+    kdir = state.choice(f"{prefix}dir", directions[0], directions)
+    direction = st.radio(t("bench_direction"), directions, key=kdir, horizontal=True,
+                         format_func=lambda d, tr=bound(): tr(f"bench_dir_{d}"))
+    lines, roof = data.chart_frame(run, direction)
+    left, right = st.columns([3, 2])
+    with left:
+        if lines.empty and roof.empty:
+            st.info(t("bench_nothing_ok"))
+        else:
+            charts.show(charts.gbps_chart(lines, roof, x_title=t("cols_N"), y_title=t("bench_gbps"),
+                                          color_title=t("bench_provider"), title=t("bench_chart_title")),
+                        key=f"bench_chart_{prefix}", height=380)
+            st.caption(t("bench_chart_caption"))
+    with right:
+        part = run.frame[run.frame["direction"] == direction]
+        gb = part.pivot_table(index="N", columns="provider", values="gbps").round(0)
+        ratio = part[part["provider"] != "copy"].pivot_table(index="N", columns="provider", values="copy_ratio").round(2)
+        st.caption(t("bench_table_gbps"))
+        st.dataframe(gb, width="stretch")
+        if ratio.notna().any().any():
+            st.caption(t("bench_table_ratio"))
+            st.dataframe(ratio, width="stretch")
+    failed = run.frame[run.frame["status"] != "ok"]
+    if not failed.empty:
+        with st.expander(t("bench_failed", n=len(failed))):
+            st.dataframe(failed[["provider", "direction", "N", "status", "reason"]], hide_index=True, width="stretch")
+    with st.expander(t("bench_provenance")):
+        prov = {k: (", ".join(f"{a}: {b}" for a, b in v.items()) if isinstance(v, dict) else
+                    ", ".join(map(str, v)) if isinstance(v, list) else v) for k, v in run.provenance.items()}
+        st.dataframe(pd.DataFrame({t("bench_col_key"): list(prov), t("bench_col_value"): [str(v) for v in prov.values()]}),
+                     hide_index=True, width="stretch")
+    st.download_button(t("bench_csv"), run.frame.to_csv(index=False), file_name=f"softmax-benchmark-{prefix}.csv",
+                       mime="text/csv", key=f"bench_csv_{prefix}")
+
+
+# -- live: on a GPU, the full harness; on a CPU, naive vs torch with a wall clock ------------------------
+on_gpu = not sc.runtime.INTERPRETED
+if on_gpu:
+    st.subheader(t("bench_live_title"))
+    candidates = sorted(set(bench.FULL_SWEEP_N))
+    providers = bench.available_providers()
+    kM = state.int("M", bench.FULL_SWEEP_M, 1, 65_536)
+    kdtype = state.choice("dtype", "float32", data.DTYPE_NAMES)
+    klo = state.choice("Nlo", candidates[0], candidates)
+    khi = state.choice("Nhi", 16384 if 16384 in candidates else candidates[-1], candidates)
+    kprov = state.multi("providers", [p for p in ("copy", "ours", "as_taught", "torch", "naive") if p in providers],
+                        providers)
+    kdirs = state.multi("directions", ["forward"], ["forward", "backward"])
+    c1, c2, c3 = st.columns([1, 1, 3])
+    M = int(c1.number_input(t("rows_M"), 1, 65_536, step=1, key=kM))
+    dtype = c2.selectbox(t("dtype"), data.DTYPE_NAMES, key=kdtype)
+    with c3:
+        lo = st.select_slider(t("bench_N_from"), candidates, key=klo)
+        hi = st.select_slider(t("bench_N_to"), candidates, key=khi)
+    chosen = st.multiselect(t("bench_providers"), providers, key=kprov,
+                            format_func=lambda p: bench.PROVIDERS[p].label)
+    dirs = st.multiselect(t("bench_directions"), ["forward", "backward"], key=kdirs,
+                          format_func=lambda d, tr=bound(): tr(f"bench_dir_{d}"))
+    Ns = [n for n in candidates if min(lo, hi) <= n <= max(lo, hi)]
+    if st.button(t("bench_run"), key="bench_go", type="primary", disabled=not (chosen and dirs and Ns)):
+        waiting = st.empty()
+        bar = st.progress(0.0, text=t("bench_starting"))
+        run = bench.run_sweep(M, Ns, dtype, chosen, dirs,
+                              progress=lambda done, total, label: bar.progress(done / max(total, 1), text=label),
+                              on_wait=lambda: waiting.info(t("bench_waiting"), icon="⏳"),
+                              command="explorer app: Benchmark page")
+        waiting.empty()
+        st.session_state["bench_live_run"] = run
+    if "bench_live_run" in st.session_state:
+        show_run(st.session_state["bench_live_run"], "live")
+else:
+    st.subheader(t("bench_cpu_title"))
+    st.markdown(t("bench_cpu_intro"))
+    kcM = state.int("cpuM", 1024, 16, 2048)
+    kcN = state.choice("cpuN", 1024, CPU_N_CHOICES)
+    c1, c2 = st.columns(2)
+    cpu_M = c1.slider(t("rows_M"), 16, 2048, key=kcM)
+    cpu_N = c2.select_slider(t("bench_cpu_Nmax"), CPU_N_CHOICES, key=kcN)
+    Ns = [n for n in CPU_N_CHOICES if n <= cpu_N]
+    if st.button(t("bench_cpu_run"), key="bench_cpu_run", type="primary"):
+        bar = st.progress(0.0, text=t("bench_starting"))
+        waiting = st.empty()
+        timer = bench.WallClockTimer(warmup=3, max_repeats=15, budget_s=0.15)
+        st.session_state["bench_cpu_result"] = bench.run_sweep(
+            int(cpu_M), Ns, "float32", list(CPU_PROVIDERS), ["forward"], timer=timer,
+            progress=lambda done, total, label: bar.progress(done / max(total, 1), text=label),
+            on_wait=lambda: waiting.info(t("bench_waiting"), icon="⏳"), command="explorer app: CPU comparison")
+        waiting.empty()
+    cpu_run = st.session_state.get("bench_cpu_result")
+    if cpu_run is not None:
+        frame = cpu_run.frame[cpu_run.frame["status"] == "ok"]
+        naive = frame[frame["provider"] == "naive"].set_index("N")["ms_median"]
+        fused = frame[frame["provider"] == "torch"].set_index("N")["ms_median"]
+        both = naive.index.intersection(fused.index)
+        story = pd.DataFrame({
+            "N": both, t("bench_cpu_measured"): (naive[both] / fused[both]).round(2).values,
+            t("bench_cpu_predicted"): [round(sc.memory_traffic(int(cpu_run.provenance["M"]), int(n)).predicted_speedup, 2)
+                                       for n in both]})
+        show_run(cpu_run, "cpu")
+        st.markdown(t("bench_cpu_story"))
+        st.dataframe(story, hide_index=True, width="stretch")
+
+# -- recorded runs ----------------------------------------------------------------------------------------
+st.subheader(t("bench_recorded_title"))
+runs = data.recorded_runs()
+if not runs:
+    st.info(t("bench_no_recording", path=str(data.recorded_dir())), icon="🗄️")
+else:
+    labels = [r.label for r in runs]
+    krun = state.int("run", len(runs) - 1, 0, len(runs) - 1)
+    index = st.selectbox(t("bench_pick_run"), list(range(len(runs))), key=krun, format_func=lambda i: labels[i])
+    run = runs[index]
+    p = run.provenance
+    st.markdown(t("bench_recorded_on", gpu=p.get("gpu") or p.get("device", "?"), date=p.get("date", "?"),
+                  torch=p.get("torch", "?"), triton=p.get("triton", "?"), M=p.get("M", "?"), dtype=p.get("dtype", "?")))
+    show_run(run, "rec")
+
+state.sync()

@@ -1,0 +1,287 @@
+"""The app, driven headless with Streamlit's AppTest: every page runs, every widget at its minimum, a middle
+value and its maximum, the animations step both ways, the language switch, links with bad values, and
+the benchmark page with a recorded run. Each `at.run()` is one script run (one animation tick)."""
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from explorer_ui import code, layout
+from explorer_ui.strings import TEXT
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGE_FILES = [path for path, _, _ in layout.PAGES]
+
+
+def app_on(page: str, query: dict | None = None) -> AppTest:
+    """A fresh session that opens Home, then `page` (as a click in the sidebar would)."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.query_params.update(query or {})
+    at.run()
+    if page != "app.py":
+        at.switch_page(page).run()
+    assert_ok(at)
+    return at
+
+
+def assert_ok(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error or all("could not be computed" not in e.value for e in at.error), [e.value for e in at.error]
+
+
+WIDGET_KINDS = ("slider", "number_input", "selectbox", "radio", "toggle", "select_slider", "multiselect")
+
+
+def widget_keys(at: AppTest) -> set[str]:
+    return {w.key for kind in WIDGET_KINDS for w in getattr(at, kind) if w.key}
+
+
+def test_pages_folder_matches_the_navigation():
+    on_disk = {f"pages/{p.name}" for p in (ROOT / "pages").glob("*.py")}
+    assert on_disk == set(PAGE_FILES[1:])
+
+
+def test_home_and_every_page_run_at_defaults():
+    at = app_on("app.py")
+    assert at.title[0].value == "Fused Softmax Explorer"
+    assert any("×" in m.value for m in at.metric)          # the predicted speedup, computed
+    for page in PAGE_FILES[1:]:
+        at.switch_page(page).run()
+        assert_ok(at)
+        assert at.title, page
+
+
+# -- benchmark -------------------------------------------------------------------------------------------------
+@pytest.fixture
+def recorded_dir(tmp_path, monkeypatch):
+    from softmax_core import bench
+
+    rows = []
+    for n in (1024, 32768):
+        for provider, ms in (("copy", 0.02), ("as_taught", 0.025), ("torch", 0.04), ("naive", 0.1)):
+            fails = provider == "as_taught" and n == 32768
+            rows.append(dict(provider=provider, direction="forward", dtype="float32", M=4096, N=n,
+                             ms_median=float("nan") if fails else ms * n / 1024, ms_min=float("nan") if fails else ms,
+                             ms_max=float("nan") if fails else ms * 2, gbps=float("nan") if fails else 1000.0,
+                             copy_ratio=float("nan") if fails else 0.8, status="failed" if fails else "ok",
+                             reason="OutOfResources: shared memory" if fails else ""))
+    frame = pd.DataFrame(rows, columns=bench.COLUMNS)
+    provenance = {"gpu": "Test GPU 9000", "date": "2026-01-02T03:04:05+00:00", "torch": "x", "triton": "y",
+                  "M": 4096, "dtype": "float32", "command": "made by test_app"}
+    bench.save_run(bench.BenchmarkRun(frame, provenance), tmp_path, "test-run")
+    monkeypatch.setenv("SOFTMAX_EXPLORER_RECORDED_DIR", str(tmp_path))
+    return tmp_path
+
+
+# -- every widget at min, middle and max -------------------------------------------------------------------
+# widget key -> values to set, in order; after its values each widget goes back to where it was, so that
+# the combinations stay small. A test below checks that no widget on a page is left out.
+SWEEPS = {
+    "pages/2_memory_traffic.py": {
+        "memory_M": [1, 524_288, 1_048_576], "memory_N": [1, 524_288, 1_048_576],
+        "memory_dtype": ["float32", "float16", "bfloat16"], "memory_step": [0, 3, 5], "sidebar_lang": ["zh", "en"]},
+    "pages/3_padding_chain.py": {
+        "padding_N": [1, 1000, 16384], "padding_rows": [1, 4, 8], "padding_row": [0, 2, 3],
+        "padding_break": ["pad_zero", "no_store_mask", "all_neg_inf", "correct"],
+        "padding_zoom": [True, False], "padding_step": [0, 3, 6], "sidebar_lang": ["zh", "en"]},
+    "pages/4_row_schedule.py": {
+        "schedule_gpu": ["t4", "mi300x", "h200"], "schedule_N": [1, 8192, 16384], "schedule_rows": [1, 128, 256],
+        "schedule_auto": [False, True], "schedule_stages": [1, 4, 8], "schedule_load": [1, 5, 10],
+        "schedule_step": [0, 1, 3], "sidebar_lang": ["zh", "en"]},
+    "pages/5_gpu_occupancy.py": {
+        "gpu_gpu": ["t4", "mi300x", "h200"], "gpu_M": [1, 524_288, 1_048_576], "gpu_N": [1, 131_072, 262_144],
+        "gpu_dtype": ["float32", "float16", "bfloat16"], "gpu_vary": ["block", "regs"], "gpu_regs": [1, 128, 255],
+        "gpu_asm": [True, False], "sidebar_lang": ["zh", "en"]},
+    "pages/6_benchmark.py": {
+        "bench_cpuM": [16, 128, 2048], "bench_cpuN": [128, 1024, 4096], "bench_run": [0],
+        "bench_recdir": ["forward"], "sidebar_lang": ["zh", "en"]},
+}
+# widgets that only appear in some states, swept with that state set up first
+CONDITIONAL = {
+    "pages/4_row_schedule.py": ({"schedule_auto": False, "schedule_rows": 40}, {"schedule_P": [1, 20, 40]}),
+}
+
+
+def widget(at: AppTest, key: str):
+    for kind in WIDGET_KINDS:
+        found = [w for w in getattr(at, kind) if w.key == key]
+        if found:
+            return found[0]
+    raise AssertionError(f"no widget {key!r} on the page")
+
+
+def set_and_run(at: AppTest, key: str, value) -> None:
+    widget(at, key).set_value(value).run()
+    assert_ok(at)
+
+
+@pytest.mark.parametrize("page", list(SWEEPS))
+def test_every_widget_at_min_middle_and_max(page, recorded_dir):
+    at = app_on(page)
+    sweep = SWEEPS[page]
+    conditional = CONDITIONAL.get(page, ({}, {}))
+    assert widget_keys(at) <= set(sweep) | set(conditional[1]), widget_keys(at) - set(sweep)
+    for key, values in sweep.items():
+        before = widget(at, key).value
+        for value in values:
+            set_and_run(at, key, value)
+            assert widget(at, key).value == value
+        set_and_run(at, key, before)
+    for key, value in conditional[0].items():
+        set_and_run(at, key, value)
+    for key, values in conditional[1].items():
+        for value in values:
+            set_and_run(at, key, value)
+
+
+def test_padding_rows_shrinking_below_the_followed_row_is_clamped():
+    at = app_on("pages/3_padding_chain.py")
+    set_and_run(at, "padding_rows", 8)
+    set_and_run(at, "padding_row", 7)
+    set_and_run(at, "padding_rows", 2)
+    assert widget(at, "padding_row").value == 1
+
+
+# -- animation -----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("page, prefix", [("pages/2_memory_traffic.py", "memory"),
+                                          ("pages/3_padding_chain.py", "padding"),
+                                          ("pages/4_row_schedule.py", "schedule")])
+def test_animation_plays_forward_scrubs_back_and_stops_at_the_end(page, prefix):
+    at = app_on(page, {"rows": "20"} if prefix == "schedule" else None)
+    step = f"{prefix}_step"
+    assert widget(at, step).value == 0
+    at.button(key=f"{prefix}_play").click().run()
+    assert_ok(at)
+    assert widget(at, step).value == 1
+    at.run()                                                   # one tick
+    assert widget(at, step).value == 2 and at.query_params["step"] == "2"
+    set_and_run(at, step, 1)                                   # scrub back (and the next tick moves on)
+    assert widget(at, step).value in (1, 2)
+    last = int(at.slider(key=step).proto.max)
+    for _ in range(last + 2):
+        at.run()
+        assert_ok(at)
+    assert widget(at, step).value == last
+    assert at.button(key=f"{prefix}_play").label == "Play"     # stopped by itself at the last step
+
+
+def test_animation_frames_keep_the_chart_spec_fixed():
+    """Only data change between steps, so the browser updates the chart in place (no flicker)."""
+    at = app_on("pages/3_padding_chain.py")
+
+    def spec() -> str:
+        raw = at.get("arrow_vega_lite_chart")[0].proto.spec if at.get("arrow_vega_lite_chart") else \
+            at.get("vega_lite_chart")[0].proto.spec
+        return re.sub(r'"data-[0-9a-f]+"', '"data"', raw)
+
+    first = spec()
+    set_and_run(at, "padding_step", 3)
+    assert spec() == first
+
+
+# -- language ------------------------------------------------------------------------------------------------
+def test_language_switch_translates_labels_nav_and_title():
+    at = app_on("pages/3_padding_chain.py")
+    english = (at.title[0].value, widget(at, "padding_rows").label, [p.proto.label for p in at.get("page_link")])
+    set_and_run(at, "sidebar_lang", "zh")
+    chinese = (at.title[0].value, widget(at, "padding_rows").label, [p.proto.label for p in at.get("page_link")])
+    assert chinese[0] == TEXT["padding_title"]["zh"] != english[0]
+    assert chinese[1] == TEXT["padding_rows"]["zh"]
+    assert TEXT["nav_memory"]["zh"] in chinese[2] and TEXT["nav_memory"]["en"] in english[2]
+    assert at.query_params["lang"] == "zh"
+    at.switch_page("pages/5_gpu_occupancy.py").run()           # the choice follows the user to other pages
+    assert at.title[0].value == TEXT["gpu_title"]["zh"]
+
+
+def test_language_comes_from_the_link():
+    at = app_on("app.py", {"lang": "zh"})
+    assert at.title[0].value == TEXT["app_name"]["zh"]
+
+
+def test_every_text_key_exists_in_both_languages():
+    missing = {k for k, v in TEXT.items() if not (v.get("en") and v.get("zh"))}
+    assert not missing
+    used = set()
+    for path in [ROOT / "app.py", *(ROOT / "pages").glob("*.py"), *(ROOT / "explorer_ui").glob("*.py")]:
+        used |= set(re.findall(r'\b(?:t|tr)\(\s*"([a-z0-9_]+)"', path.read_text()))
+    used.discard("key")                                          # the parameter name in i18n.t itself
+    assert used - set(TEXT) == set()
+
+
+# -- URL state -----------------------------------------------------------------------------------------------
+def test_link_opens_the_page_in_that_state():
+    at = app_on("pages/3_padding_chain.py", {"N": "781", "step": "4", "break": "pad_zero"})
+    assert widget(at, "padding_N").value == 781 and widget(at, "padding_step").value == 4
+    assert widget(at, "padding_break").value == "pad_zero"
+    assert not at.info or all("link" not in i.value for i in at.info)
+
+
+def test_out_of_range_and_garbage_link_values_are_clamped_or_ignored_with_a_note():
+    at = app_on("pages/3_padding_chain.py", {"N": "999999", "rows": "abc", "break": "nonsense", "step": "-3"})
+    assert widget(at, "padding_N").value == 16384
+    assert widget(at, "padding_rows").value == 4
+    assert widget(at, "padding_break").value == "correct"
+    assert widget(at, "padding_step").value == 0
+    notes = " ".join(i.value for i in at.info)
+    assert "999999" in notes and "abc" in notes and "nonsense" in notes and "-3" in notes
+    assert at.query_params["N"] == "16384"                     # the URL now says what is shown
+
+
+def test_widget_changes_are_written_to_the_url():
+    at = app_on("pages/2_memory_traffic.py")
+    set_and_run(at, "memory_N", 2048)
+    assert at.query_params["N"] == "2048"
+
+
+def test_schedule_link_with_P_turns_the_plan_default_off():
+    at = app_on("pages/4_row_schedule.py", {"rows": "30", "P": "7"})
+    assert widget(at, "schedule_auto").value is False and widget(at, "schedule_P").value == 7
+
+
+def test_benchmark_page_shows_a_recorded_run_with_its_provenance(recorded_dir):
+    at = app_on("pages/6_benchmark.py")
+    text = " ".join(m.value for m in at.markdown)
+    assert "Test GPU 9000" in text and "2026-01-02" in text
+    assert at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart")
+    assert any(b.proto.label == "Download CSV" for b in at.get("download_button"))
+    set_and_run(at, "bench_run", 0)
+    # the memory page now puts the measured speedup beside the predicted one
+    at.switch_page("pages/2_memory_traffic.py").run()
+    assert_ok(at)
+    measured = [m.value for m in at.metric if m.label == TEXT["memory_measured"]["en"]]
+    assert measured and measured[0] != "—"
+    at.switch_page("app.py").run()
+    assert any("Test GPU 9000" in m.value for m in at.markdown)
+
+
+def test_benchmark_page_without_recordings_says_so(tmp_path, monkeypatch):
+    monkeypatch.setenv("SOFTMAX_EXPLORER_RECORDED_DIR", str(tmp_path / "empty"))
+    at = app_on("pages/6_benchmark.py")
+    assert any("No recorded benchmark run" in i.value for i in at.info)
+
+
+def test_cpu_comparison_runs_on_this_machine():
+    at = app_on("pages/6_benchmark.py", {"cpuM": "16", "cpuN": "256"})
+    at.button(key="bench_cpu_run").click().run()
+    assert_ok(at)
+    assert any(TEXT["bench_cpu_measured"]["en"] in df.value.columns for df in at.dataframe)
+
+
+# -- code beside the pictures ------------------------------------------------------------------------------------
+def test_every_kernel_anchor_finds_its_line():
+    lines = code.kernel_source()
+    for name, fragment in code.KERNEL_ANCHORS.items():
+        assert code.find_line(lines, fragment), name
+    assert not any("TRACE:" in line and line.strip().startswith("if") for line in lines)
+
+
+def test_occupancy_highlights_find_their_lines():
+    from softmax_core.launch import occupancy
+
+    lines = code._source_of(occupancy)
+    for fragment in ("reg_occupancy = AMD_SIMDS", "reg_occupancy = gpu.max_num_regs",
+                     "sram_occupancy = gpu.max_shared_mem", "num_programs = min(full_grid, n_rows)",
+                     "programs_per_sm = "):
+        assert code.find_line(lines, fragment), fragment
