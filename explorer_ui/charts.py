@@ -13,6 +13,9 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+# How a row looks in the schedule animation: handled in an earlier loop trip, in this one, or still to come.
+PHASE_ALPHA = {"done": 0.45, "now": 1.0, "later": 0.12}
+PHASE_TEXT_ALPHA = {"done": 0.7, "now": 1.0, "later": 0.3}
 PALETTE = {"blue": "#3b6fd4", "orange": "#f08c2e", "grey": "#9aa3b5", "light": "#d9dde6", "red": "#d43b3b",
            "green": "#2e9e5b", "purple": "#8a4fd4", "yellow": "#e0b400"}
 
@@ -45,7 +48,8 @@ def stacked_traffic(df: pd.DataFrame, *, x_title: str, y_title: str, color_title
     chart = alt.Chart(_data("traffic"), title=title).mark_bar(stroke="white", strokeWidth=0.5).encode(
         x=alt.X("mb:Q", stack="zero", title=x_title),
         y=alt.Y("impl:N", title=y_title, sort=None),
-        color=alt.Color("step:N", title=color_title, sort=steps, scale=alt.Scale(domain=steps, scheme="tableau10")),
+        color=alt.Color("step:N", title=color_title, sort=steps, scale=alt.Scale(domain=steps, scheme="tableau10"),
+                        legend=alt.Legend(orient="bottom", columns=3)),
         order=alt.Order("order:Q"),
         opacity=alt.condition("datum.active", alt.value(1.0), alt.value(0.22)),
         tooltip=[alt.Tooltip("impl:N", title=y_title), alt.Tooltip("step:N", title=color_title),
@@ -68,10 +72,11 @@ def speedup_lines(df: pd.DataFrame, *, x_title: str, y_title: str, color_title: 
 
 
 def lanes(df: pd.DataFrame, states: list[str], colors: list[str], *, x_title: str, y_title: str,
-          state_title: str, title: str, block_size: int) -> Figure:
+          state_title: str, title: str, block_size: int, first_lane: int = 0) -> Figure:
     """One row's lanes: values on top (finite ones), and a strip below with every lane's state, so that
     -inf and NaN lanes, which have no height, are still visible. Columns: lane, value, state, shown."""
-    x = alt.X("lane:Q", title=x_title, scale=alt.Scale(domain=[0, block_size], nice=False))
+    domain = [first_lane, block_size]
+    x = alt.X("lane:Q", title=x_title, scale=alt.Scale(domain=domain, nice=False))
     color = alt.Color("state:N", title=state_title, scale=alt.Scale(domain=states, range=colors),
                       legend=alt.Legend(orient="bottom", columns=3))
     tooltip = [alt.Tooltip("lane:Q"), alt.Tooltip("shown:N", title=y_title), alt.Tooltip("state:N", title=state_title)]
@@ -79,7 +84,7 @@ def lanes(df: pd.DataFrame, states: list[str], colors: list[str], *, x_title: st
         x=x, y=alt.Y("value:Q", title=y_title), color=color, tooltip=tooltip,
     ).transform_filter("isFinite(datum.value)").properties(height=230)
     strip = alt.Chart(_data("lanes")).mark_rect().encode(
-        x=alt.X("lane:Q", title=None, scale=alt.Scale(domain=[0, block_size], nice=False)),
+        x=alt.X("lane:Q", title=None, scale=alt.Scale(domain=domain, nice=False)),
         x2="lane_end:Q", color=color, tooltip=tooltip,
     ).properties(height=28)
     return Figure(alt.vconcat(values, strip, spacing=4).resolve_scale(color="shared"), {"lanes": df})
@@ -93,10 +98,10 @@ def memory_strip(df: pd.DataFrame, states: list[str], colors: list[str], *, x_ti
         x=alt.X("address:Q", title=x_title), x2="end:Q",
         y=alt.Y("band:N", title=None, axis=None),
         color=alt.Color("state:N", title=state_title, scale=alt.Scale(domain=states, range=colors),
-                        legend=alt.Legend(orient="bottom", columns=2)),
+                        legend=alt.Legend(orient="right")),
         tooltip=[alt.Tooltip("address:Q", format=","), alt.Tooltip("end:Q", format=","), "row:N",
                  alt.Tooltip("state:N", title=state_title)],
-    ).properties(height=60)
+    )
     return Figure(chart, {"memory": df})
 
 
@@ -104,33 +109,32 @@ def row_grid(df: pd.DataFrame, *, n_programs: int, program_title: str, title: st
     """Rows of the matrix as cells in reading order, coloured by the program that handled them; the
     current iteration's rows are solid, earlier ones faded, later ones pale. Columns: row, gx, gy,
     program, iteration, phase ('done' | 'now' | 'later')."""
+    df = df.assign(alpha=df["phase"].map(PHASE_ALPHA), text_alpha=df["phase"].map(PHASE_TEXT_ALPHA))
     cells = alt.Chart(_data("rows"), title=title).mark_rect(stroke="white", strokeWidth=1).encode(
         x=alt.X("gx:O", axis=None), y=alt.Y("gy:O", axis=None),
         color=alt.Color("program:Q", title=program_title,
-                        scale=alt.Scale(scheme="turbo", domain=[0, max(n_programs - 1, 1)])),
-        opacity=alt.Opacity("phase:N", scale=alt.Scale(domain=["done", "now", "later"], range=[0.45, 1.0, 0.1]),
-                            legend=None),
+                        scale=alt.Scale(scheme="sinebow", domain=[0, max(n_programs - 1, 1)])),
+        opacity=alt.Opacity("alpha:Q", scale=None),
         tooltip=["row:Q", "program:Q", "iteration:Q"],
     )
     if not labels:
         return Figure(cells, {"rows": df})
     text = alt.Chart(_data("rows")).mark_text(fontSize=9, color="black").encode(
         x=alt.X("gx:O", axis=None), y=alt.Y("gy:O", axis=None), text="row:Q",
-        opacity=alt.Opacity("phase:N", scale=alt.Scale(domain=["done", "now", "later"], range=[0.7, 1.0, 0.3]),
-                            legend=None))
+        opacity=alt.Opacity("text_alpha:Q", scale=None))
     return Figure(cells + text, {"rows": df})
 
 
 def program_grid(df: pd.DataFrame, *, x_title: str, y_title: str, program_title: str, title: str,
                  n_programs: int) -> Figure:
     """The same rows, arranged by who handled them: x = program, y = loop iteration. Columns as row_grid."""
+    df = df.assign(alpha=df["phase"].map(PHASE_ALPHA))
     chart = alt.Chart(_data("programs"), title=title).mark_rect(stroke="white", strokeWidth=0.5).encode(
         x=alt.X("program:O", title=x_title, axis=alt.Axis(labelOverlap=True)),
         y=alt.Y("iteration:O", title=y_title),
         color=alt.Color("program:Q", title=program_title, legend=None,
-                        scale=alt.Scale(scheme="turbo", domain=[0, max(n_programs - 1, 1)])),
-        opacity=alt.Opacity("phase:N", scale=alt.Scale(domain=["done", "now", "later"], range=[0.45, 1.0, 0.1]),
-                            legend=None),
+                        scale=alt.Scale(scheme="sinebow", domain=[0, max(n_programs - 1, 1)])),
+        opacity=alt.Opacity("alpha:Q", scale=None),
         tooltip=["row:Q", "program:Q", "iteration:Q"],
     )
     return Figure(chart, {"programs": df})
@@ -143,7 +147,7 @@ def sm_slots(df: pd.DataFrame, *, x_title: str, y_title: str, program_title: str
         x=alt.X("sm:O", title=x_title, axis=alt.Axis(labelOverlap=True)),
         y=alt.Y("slot:O", title=y_title),
         color=alt.Color("program:Q", title=program_title, legend=None,
-                        scale=alt.Scale(scheme="turbo", domain=[0, max(n_programs - 1, 1)])),
+                        scale=alt.Scale(scheme="sinebow", domain=[0, max(n_programs - 1, 1)])),
         opacity=alt.condition("datum.wave == 0", alt.value(1.0), alt.value(0.35)),
         tooltip=["sm:Q", "slot:Q", "program:Q", "wave:Q", "rows:N"],
     )
@@ -155,7 +159,7 @@ def gantt(df: pd.DataFrame, *, x_title: str, y_title: str, phase_title: str, tit
     """Schematic timelines. Columns: lane (facet label), iteration, phase, start, end."""
     chart = alt.Chart(_data("spans"), title=title).mark_bar(height=10, cornerRadius=2).encode(
         x=alt.X("start:Q", title=x_title), x2="end:Q",
-        y=alt.Y("label:N", title=y_title, sort=None),
+        y=alt.Y("label:N", title=y_title, sort=None, axis=alt.Axis(labelLimit=260)),
         color=alt.Color("phase:N", title=phase_title, scale=alt.Scale(domain=phases, range=colors)),
         tooltip=["lane:N", "iteration:Q", "phase:N", alt.Tooltip("start:Q", format=".1f"),
                  alt.Tooltip("end:Q", format=".1f")],
@@ -171,7 +175,7 @@ def occupancy_curve(df: pd.DataFrame, marker: pd.DataFrame, *, x_title: str, y_t
     lines = alt.Chart(_data("curve"), title=title).mark_line(interpolate="step-after", point=False).encode(
         x=alt.X("x:Q", title=x_title, scale=scale),
         y=alt.Y("programs:Q", title=y_title),
-        color=alt.Color("limit:N", title=limit_title),
+        color=alt.Color("limit:N", title=limit_title, legend=alt.Legend(orient="bottom")),
         strokeDash=alt.StrokeDash("limit:N", legend=None),
         tooltip=[alt.Tooltip("x:Q", title=x_title, format=","), alt.Tooltip("programs:Q", title=y_title),
                  alt.Tooltip("limit:N", title=limit_title)],
@@ -187,7 +191,9 @@ def gbps_chart(df: pd.DataFrame, roofline: pd.DataFrame | None, *, x_title: str,
     Columns: N, gbps, gbps_lo, gbps_hi, provider."""
     x = alt.X("N:Q", title=x_title, scale=alt.Scale(type="log", base=2))
     lines = alt.Chart(_data("gbps"), title=title).mark_line(point=True).encode(
-        x=x, y=alt.Y("gbps:Q", title=y_title), color=alt.Color("provider:N", title=color_title),
+        x=x, y=alt.Y("gbps:Q", title=y_title),
+        color=alt.Color("provider:N", title=color_title,
+                        legend=alt.Legend(orient="bottom", columns=2, labelLimit=320)),
         tooltip=[alt.Tooltip("provider:N", title=color_title), alt.Tooltip("N:Q", format=","),
                  alt.Tooltip("gbps:Q", format=",.0f", title=y_title), alt.Tooltip("ms:Q", format=".4f"),
                  alt.Tooltip("copy_ratio:Q", format=".2f")],

@@ -95,19 +95,28 @@ def kernel_lines(*anchors: str) -> list[int]:
 
 
 def render_code(lines: tuple[str, ...], highlighted: list[int], caption: str | None = None,
-                max_height: int = 560) -> None:
-    """Syntax-coloured code with the given lines highlighted (st.code cannot highlight a line)."""
-    formatter = HtmlFormatter(noclasses=True, hl_lines=highlighted, linenos="inline", style="default",
-                              hl_color="#ffe58a", nobackground=False)
+                max_height: int | None = None, context: int | None = None) -> None:
+    """Syntax-coloured code with the given lines highlighted (st.code cannot highlight a line).
+    With `context`, only the highlighted lines and that many lines around them are shown."""
+    first = 1
+    if context is not None and highlighted:
+        first = max(1, min(highlighted) - context)
+        last = min(len(lines), max(highlighted) + context)
+        lines = lines[first - 1: last]
+        highlighted = [n - first + 1 for n in highlighted]
+    formatter = HtmlFormatter(noclasses=True, hl_lines=highlighted, linenos="inline", linenostart=first,
+                              style="default", hl_color="#ffe58a", nobackground=False)
     body = highlight("\n".join(lines), PythonLexer(), formatter)
     head = f'<div style="font-size:0.8rem;color:#555;margin-bottom:0.2rem">{html.escape(caption)}</div>' \
         if caption else ""
-    st.html(f'{head}<div style="font-size:0.78rem;line-height:1.35;overflow:auto;max-height:{max_height}px;'
+    limit = f"max-height:{max_height}px;" if max_height else ""
+    st.html(f'{head}<div style="font-size:0.74rem;line-height:1.3;overflow:auto;{limit}'
             f'border:1px solid #e3e6ee;border-radius:6px;padding:0 0.3rem">{body}</div>')
 
 
-def kernel_panel(*anchors: str, caption: str | None = None, max_height: int = 560) -> None:
-    render_code(kernel_source(), kernel_lines(*anchors), caption, max_height)
+def kernel_panel(*anchors: str, caption: str | None = None, max_height: int | None = None,
+                 context: int | None = None) -> None:
+    render_code(kernel_source(), kernel_lines(*anchors), caption, max_height, context)
 
 
 def naive_panel(fragment: str | None, caption: str | None = None) -> None:
@@ -123,7 +132,7 @@ def _source_of(obj) -> tuple[str, ...]:
     return tuple(textwrap.dedent(inspect.getsource(obj)).splitlines())
 
 
-def source_panel(obj, fragments: tuple[str, ...], caption: str | None = None, max_height: int = 420) -> None:
+def source_panel(obj, fragments: tuple[str, ...], caption: str | None = None, max_height: int | None = None) -> None:
     """Any function's source (read with inspect) with the lines containing `fragments` highlighted."""
     lines = _source_of(obj)
     numbers = [n for n in (find_line(lines, f) for f in fragments) if n is not None]

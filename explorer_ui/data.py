@@ -153,6 +153,11 @@ def recorded_runs() -> list:
     return _recorded_runs(str(directory), _folder_stamp(directory))
 
 
+def run_day(run) -> str:
+    """The day a run was recorded (its provenance keeps the full ISO time)."""
+    return str(run.provenance.get("date", "?"))[:10]
+
+
 FUSED_PROVIDERS = ("as_taught", "ours")   # the chapter's kernel first: it is the one the pages explain
 
 
@@ -174,7 +179,7 @@ def measured_speedup(dtype: str, N: int, M: int | None = None) -> dict | None:
             row = both.iloc[(both["N"] - N).abs().argsort().iloc[0]]
             candidate = {"speedup": float(row["ms_median_naive"] / row["ms_median_fused"]), "N": int(row["N"]),
                          "M": int(row["M"]), "provider": fused_name,
-                         "gpu": str(run.provenance.get("gpu", "?")), "date": str(run.provenance.get("date", "?"))}
+                         "gpu": str(run.provenance.get("gpu", "?")), "date": run_day(run)}
             if best is None or abs(candidate["N"] - N) < abs(best["N"] - N):
                 best = candidate
             break
@@ -197,7 +202,7 @@ def speedup_table(dtype: str):
             rows = [{"N": int(r.N), "M": int(r.M),
                      "predicted": sc.memory_traffic(int(r.M), int(r.N), torch_dtype(dtype)).predicted_speedup,
                      "measured": float(r.ms_median_naive / r.ms_median_fused),
-                     "gpu": str(run.provenance.get("gpu", "?")), "date": str(run.provenance.get("date", "?"))}
+                     "gpu": str(run.provenance.get("gpu", "?")), "date": run_day(run)}
                     for r in both.sort_values("N").itertuples()]
             return pd.DataFrame(rows)
     return None

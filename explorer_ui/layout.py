@@ -90,6 +90,25 @@ def device_banner() -> None:
         st.info(t("banner_cpu", gpu=sc.default_gpu().name), icon="💻")
 
 
+def plan_explanation(plan) -> str:
+    """Why the plan launches what it launches: softmax_core's own sentence in English; in other languages
+    the same figures (all fields of the plan) in a translated sentence."""
+    if language() == "en":
+        return plan.explanation
+    gpu = plan.gpu
+    if not plan.fits:
+        if plan.sram_occupancy == 0:
+            return t("explain_no_fit_shared", shared=plan.shared_bytes, block=plan.block_size, gpu=gpu.name,
+                     limit=gpu.max_shared_mem)
+        return t("explain_no_fit_regs", regs=plan.n_regs, threads=gpu.warp_size * plan.num_warps,
+                 limit=gpu.max_num_regs)
+    sram = (t("explain_no_shared") if plan.sram_occupancy is None else
+            t("explain_shared", sram=plan.sram_occupancy, limit=gpu.max_shared_mem, shared=plan.shared_bytes))
+    why = t(f"explain_why_{plan.limiter.replace(' ', '_')}")
+    return t("explain_fits", reg=plan.reg_occupancy, sram=sram, per_sm=plan.programs_per_sm,
+             sms=gpu.multiprocessor_count, why=why, programs=plan.num_programs)
+
+
 def intro(page: str) -> None:
     """Title and the page's short explanation."""
     st.title(t(f"{page}_title"))
@@ -99,5 +118,5 @@ def intro(page: str) -> None:
 def fmt_bytes(n: float) -> str:
     for unit, size in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
         if abs(n) >= size:
-            return f"{n / size:,.2f} {unit}"
+            return f"{n / size:,.1f} {unit}"
     return f"{n:,.0f} B"

@@ -520,7 +520,27 @@ TEXT: dict[str, dict[str, str]] = {
         "zh": "N = {N:,} 时,一个 program 需要 **{shared:,} B** 共享内存,而 GPU 只有 {limit:,} B:本章的内核到此为止,"
               "抛出 OutOfResources。这么长的行只能分块(tile)处理。"},
     "gpu_tuned_path": {"en": "What `softmax_core.softmax` does for this shape — the **{path}** path: {reason}",
-                       "zh": "`softmax_core.softmax` 对这个形状的做法——**{path}** 路径:{reason}"},
+                       "zh": "`softmax_core.softmax` 对这个形状的做法——**{path}** 路径:每块 {block:,} 个值,"
+                             "{warps} 个 warp,{programs:,} 个 program。库给出的说明(英文):{reason}"},
+    "explain_fits": {
+        "en": "Registers allow {reg} programs per SM; {sram}. So {per_sm} per SM × {sms} SMs; {why}: {programs:,} programs.",
+        "zh": "寄存器允许每个 SM 放 {reg} 个 program;{sram}。所以每 SM {per_sm} 个 × {sms} 个 SM;{why}:共 {programs:,} 个 program。"},
+    "explain_shared": {"en": "shared memory allows {sram} ({limit:,} B // {shared:,} B)",
+                       "zh": "共享内存允许 {sram} 个({limit:,} B // {shared:,} B)"},
+    "explain_no_shared": {"en": "the kernel uses no shared memory, so it sets no limit",
+                          "zh": "内核不使用共享内存,所以共享内存不构成限制"},
+    "explain_why_rows": {"en": "there are fewer rows than program slots, so every row gets its own program",
+                         "zh": "行数少于 program 槽位,所以每行都有自己的 program"},
+    "explain_why_registers": {"en": "registers run out first", "zh": "寄存器先用完"},
+    "explain_why_shared_memory": {"en": "shared memory runs out first", "zh": "共享内存先用完"},
+    "explain_no_fit_shared": {
+        "en": "One program needs {shared:,} B of shared memory for a row padded to {block:,} values, but {gpu} offers "
+              "{limit:,} B: not even one program fits.",
+        "zh": "一个 program 要为补齐到 {block:,} 个值的一行准备 {shared:,} B 共享内存,而 {gpu} 只提供 {limit:,} B:"
+              "连一个 program 都放不下。"},
+    "explain_no_fit_regs": {
+        "en": "One program needs {regs} registers × {threads} threads, more than the {limit:,} registers of one SM.",
+        "zh": "一个 program 需要 {regs} 个寄存器 × {threads} 个线程,超过了一个 SM 的 {limit:,} 个寄存器。"},
     "gpu_path_rows": {"en": "whole rows", "zh": "整行"},
     "gpu_path_tiled": {"en": "tiled (online softmax)", "zh": "分块(在线 softmax)"},
     "gpu_asm_title": {"en": "Compiled code: PTX / SASS", "zh": "编译产物:PTX / SASS"},

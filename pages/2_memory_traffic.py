@@ -55,7 +55,7 @@ def render(step: int) -> None:
         if step < len(steps):
             code.naive_panel(steps[step].code, caption=t("memory_naive_caption"))
         else:
-            code.kernel_panel("load", "store", caption=t("kernel_caption"), max_height=320)
+            code.kernel_panel("load", "store", caption=t("kernel_caption"), context=1)
 
 
 player("memory", n_frames, render, format_step=frame_text)

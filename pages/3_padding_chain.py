@@ -67,7 +67,7 @@ def fmt(v: float) -> str:
         return "NaN"
     if np.isinf(v):
         return "−inf" if v < 0 else "+inf"
-    return "0" if v == 0 else f"{v:.5g}"
+    return "0" if v == 0 else f"{v:.4g}"
 
 
 def lane_states(values: np.ndarray, frame: str) -> list[str]:
@@ -96,7 +96,7 @@ def frame_facts(frame: str) -> dict:
     facts = dict(N=N, B=B, pad=n_pad, row=row, max=fmt(trace.row_max[row]), sum=fmt(trace.row_sum[row]),
                  real_max=fmt(trace.x[row].max()), pad_sum=fmt(float(exp[N:].sum())) if n_pad else "0",
                  out_sum=fmt(float(out[:N].sum())),
-                 err=fmt(float(np.nanmax(np.abs(trace.output[row] - trace.reference[row]))))
+                 err=f"{float(np.nanmax(np.abs(trace.output[row] - trace.reference[row]))):.1e}"
                  if not np.isnan(trace.reference[row]).all() else "NaN",
                  pad_value=fmt(trace.stage(row, trace_stage(frame))[N]) if n_pad else "—")
     if frame == "store":
@@ -140,7 +140,7 @@ def render(step: int) -> None:
     with left:
         charts.show(charts.lanes(df, labels, list(COLORS), x_title=t("padding_lane"), y_title=t("padding_value"),
                                  state_title=t("padding_state"), title=t("padding_chart_title", row=row),
-                                 block_size=B), key="padding_lanes")
+                                 block_size=B, first_lane=int(lo)), key="padding_lanes")
         m = st.columns(4)
         m[0].metric(t("padding_metric_max"), fmt(trace.row_max[row]) if step >= 1 else "—")
         m[1].metric(t("padding_metric_sum"), fmt(trace.row_sum[row]) if step >= 4 else "—")
@@ -153,7 +153,7 @@ def render(step: int) -> None:
             anchors = ("out_ptr", "store_unmasked")
         if frame == "load" and variant == "pad_zero":
             anchors = anchors + ("pad_value",)
-        code.kernel_panel(*anchors, caption=t("kernel_caption"), max_height=420)
+        code.kernel_panel(*anchors, caption=t("kernel_caption"))
         edge = [c for c in range(max(0, N - 3), min(B, N + 3))]
         near = pd.DataFrame({t("padding_lane"): edge,
                              t("padding_in_row"): ["✓" if c < N else "✗" for c in edge],
@@ -193,7 +193,7 @@ left, right = st.columns([3, 2])
 with left:
     charts.show(charts.memory_strip(segments, mem_labels, list(MEMORY_COLORS), x_title=t("padding_address"),
                                     state_title=t("padding_state"), title=t("padding_memory_chart")),
-                key="padding_memory", height=130)
+                key="padding_memory", height=175)
     wrong = trace.wrong_rows().tolist()
     oob = trace.out_of_bounds_writes
     if variant == "no_store_mask":

@@ -37,7 +37,7 @@ except Exception as err:
     st.stop()
 
 if not plan.fits:
-    st.warning(t("schedule_no_fit", explanation=plan.explanation))
+    st.warning(t("schedule_no_fit", explanation=layout.plan_explanation(plan)))
 # A link that names P means "this many programs", not the plan's number.
 kauto = state.bool("auto", "P" not in st.query_params)
 kP = state.int("P", max(plan.num_programs, 1), 1, n_rows)
@@ -108,11 +108,11 @@ def render(step: int) -> None:
                     key="schedule_grid", height=min(60 + 26 * (n_rows // GRID_WIDTH + 1), 480))
         charts.show(charts.program_grid(df, x_title=t("schedule_program"), y_title=t("schedule_iteration"),
                                         program_title=t("schedule_program"), title=t("schedule_by_program_title"),
-                                        n_programs=P), key="schedule_by_program", height=min(90 + 22 * K, 360))
+                                        n_programs=P), key="schedule_by_program", height=min(200 + 18 * K, 420))
     with right:
         anchors = ("program_id", "num_programs") if step == 0 else ("range", "row_ptr") \
             if step < n_frames - 1 else ("store",)
-        code.kernel_panel(*anchors, caption=t("kernel_caption"), max_height=380)
+        code.kernel_panel(*anchors, caption=t("kernel_caption"))
         if 0 < step < n_frames - 1:
             now = rows[trace.iteration == step - 1]
             table = pd.DataFrame({t("schedule_col_row"): now, t("schedule_program"): trace.program[now]})
@@ -136,7 +136,7 @@ left, right = st.columns([3, 2])
 with left:
     charts.show(charts.sm_slots(sm_df, x_title=t("schedule_sm"), y_title=t("schedule_slot"),
                                 program_title=t("schedule_program"), title=t("schedule_sm_chart"), n_programs=P),
-                key="schedule_sms", height=min(120 + 20 * max(plan.programs_per_sm, 1), 360))
+                key="schedule_sms", height=min(220 + 18 * max(plan.programs_per_sm, 1), 440))
     st.markdown(t("schedule_sm_text", P=P, used=used_sms, sms=gpu.multiprocessor_count, per_sm=plan.programs_per_sm,
                   waves=waves))
 with right:
@@ -152,7 +152,7 @@ phase_labels = [t(f"schedule_phase_{p}") for p in phases]
 lanes = []
 for label, s in ((t("schedule_pipe_serial"), 1), (t("schedule_pipe_staged", stages=stages), stages)):
     for span in pipeline_timeline(PIPELINE_ITERATIONS, s, float(load)):
-        lanes.append({"lane": label, "label": f"{label} · {t('schedule_row_n', n=span.iteration)}",
+        lanes.append({"lane": label, "label": f"{s} · {t('schedule_row_n', n=span.iteration)}",
                       "iteration": span.iteration, "phase": phase_labels[phases.index(span.phase)],
                       "start": span.start, "end": span.end})
 pipe = pd.DataFrame(lanes)
@@ -166,6 +166,6 @@ with right:
     finish = pipe[pipe["phase"] == phase_labels[1]].groupby("lane", sort=False)["end"].max()
     st.markdown(t("schedule_pipe_text", serial=finish.iloc[0], staged=finish.iloc[-1], stages=stages, load=load,
                   n=PIPELINE_ITERATIONS))
-    code.kernel_panel("range", "num_stages", caption=t("kernel_caption"), max_height=240)
+    code.kernel_panel("range", caption=t("kernel_caption"), context=3)
 
 state.sync()

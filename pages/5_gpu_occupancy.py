@@ -11,6 +11,7 @@ from softmax_core.launch import occupancy
 
 MAX_N = 262_144
 MAX_REGS_PER_THREAD = 255          # NVIDIA's per-thread ceiling (AMD: 512 VGPRs); the x-axis of the calculator
+CHART_MIN_REGS = 16                # below this the register line shoots up and flattens the rest of the chart
 BLOCK_SWEEP = tuple(2 ** k for k in range(5, 17))   # 32 ... 65536: each one a real compile (cached on disk)
 ASM_PREVIEW_LINES = 400
 
@@ -46,7 +47,7 @@ FIGURES = (("name", gpu.name), ("arch", f"{gpu.arch} ({t('gpu_cc')} {gpu.compute
            ("memory_bandwidth_gbps", f"{gpu.memory_bandwidth_gbps:,.0f} GB/s" if gpu.memory_bandwidth_gbps else "—"),
            ("memory_gib", f"{gpu.memory_gib:,.0f} GiB" if gpu.memory_gib else "—"),
            ("l2_mib", f"{gpu.l2_mib:,.0f} MiB" if gpu.l2_mib else "—"))
-left, right = st.columns([2, 3])
+left, right = st.columns([1, 1])
 with left:
     st.subheader(t("gpu_props_title"))
     props = pd.DataFrame({t("gpu_col_figure"): [t(f"gpu_fig_{k}") for k, _ in FIGURES],
@@ -71,10 +72,11 @@ with right:
     m[2].metric(t("gpu_limiter"), t(f"limiter_{plan.limiter.replace(' ', '_')}"))
     st.caption(t("gpu_resources_how", how=plan.resources_how))
 
+explanation = layout.plan_explanation(plan)
 if plan.fits:
-    st.success(plan.explanation)
+    st.success(explanation)
 else:
-    st.error(t("gpu_does_not_fit", explanation=plan.explanation))
+    st.error(t("gpu_does_not_fit", explanation=explanation))
 
 # -- the seed's arithmetic, with this plan's numbers, beside the code that does it ----------------------
 st.subheader(t("gpu_formula_title"))
@@ -91,7 +93,7 @@ with left:
             f"sram_occupancy  = {sram}\n"
             f"programs_per_sm = {plan.programs_per_sm}\n"
             f"num_programs    = min({gpu.multiprocessor_count} × {plan.programs_per_sm}, {M}) = {plan.num_programs}",
-            language=None)
+            language=None, wrap_lines=True)
     st.markdown(t("gpu_formula_text"))
 with right:
     focus = {"registers": ("reg_occupancy = AMD_SIMDS" if gpu.vendor == "amd" else "reg_occupancy = gpu.max_num_regs",),
@@ -109,7 +111,7 @@ if vary == "regs":
     kwhat = state.int("regs", plan.n_regs, 1, MAX_REGS_PER_THREAD)
     what = st.slider(t("gpu_what_if_regs"), 1, MAX_REGS_PER_THREAD, key=kwhat, help=t("gpu_what_if_help"))
     rows = []
-    for r in range(1, MAX_REGS_PER_THREAD + 1):
+    for r in range(min(CHART_MIN_REGS, int(what), plan.n_regs), MAX_REGS_PER_THREAD + 1):
         occ = occupancy(gpu, r, plan.shared_bytes, plan.num_warps, 10**9)
         rows.append({"x": r, "programs": occ.reg_occupancy, "limit": reg_label})
         if occ.sram_occupancy is not None:
@@ -169,7 +171,8 @@ if plan.fits:
 else:
     st.markdown(t("gpu_long_fails", shared=plan.shared_bytes, limit=gpu.max_shared_mem, N=N))
 if tuned is not None:
-    st.info(t("gpu_tuned_path", path=t(f"gpu_path_{tuned.path}"), reason=tuned.reason), icon="🧭")
+    st.info(t("gpu_tuned_path", path=t(f"gpu_path_{tuned.path}"), block=tuned.block_n, warps=tuned.num_warps,
+              programs=tuned.num_programs, reason=tuned.reason), icon="🧭")
 
 # -- compiled code -------------------------------------------------------------------------------------
 with st.expander(t("gpu_asm_title")):

@@ -28,7 +28,7 @@ with left:
     example = sc.bytes_moved(4096, 1024, 4, "forward")
     st.markdown(t("bench_formula", example=layout.fmt_bytes(example)))
 with right:
-    code.kernel_panel("load", "store", caption=t("kernel_caption"), max_height=260)
+    code.kernel_panel("load", "store", caption=t("kernel_caption"), context=1)
 
 
 def show_run(run, prefix: str) -> None:
@@ -143,11 +143,13 @@ if not runs:
     st.info(t("bench_no_recording", path=str(data.recorded_dir())), icon="🗄️")
 else:
     labels = [r.label for r in runs]
-    krun = state.int("run", len(runs) - 1, 0, len(runs) - 1)
+    # start on the newest float32 run: the chapter's dtype
+    float32 = [i for i, r in enumerate(runs) if r.provenance.get("dtype") == "float32"]
+    krun = state.int("run", float32[-1] if float32 else len(runs) - 1, 0, len(runs) - 1)
     index = st.selectbox(t("bench_pick_run"), list(range(len(runs))), key=krun, format_func=lambda i: labels[i])
     run = runs[index]
     p = run.provenance
-    st.markdown(t("bench_recorded_on", gpu=p.get("gpu") or p.get("device", "?"), date=p.get("date", "?"),
+    st.markdown(t("bench_recorded_on", gpu=p.get("gpu") or p.get("device", "?"), date=data.run_day(run),
                   torch=p.get("torch", "?"), triton=p.get("triton", "?"), M=p.get("M", "?"), dtype=p.get("dtype", "?")))
     show_run(run, "rec")
 
