@@ -125,3 +125,14 @@ def test_pipeline_overlaps_loads_only_with_stages():
         assert all(by[(j, "compute")].start >= by[(j, "load")].end for j in range(4))
     with pytest.raises(ValueError):
         pipeline_timeline(2, 0, 1)
+
+
+def test_traces_from_several_threads_at_once_agree():
+    """App sessions are threads of one process; interpreted launches must not trip over each other."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(4) as pool:
+        traces = list(pool.map(lambda seed: trace_rows(3, 100, gpu=H200, seed=seed % 2), range(8)))
+    for tr in traces:
+        assert tr.wrong_rows().size == 0
+    np.testing.assert_array_equal(traces[0].output, traces[2].output)
