@@ -475,9 +475,12 @@ TEXT: dict[str, dict[str, str]] = {
     "gpu_no_shared": {"en": "no limit (the kernel uses no shared memory)", "zh": "无限制(内核不使用共享内存)"},
     "gpu_formula_text": {
         "en": "Registers: each program needs n_regs × warp size × num_warps of them. Shared memory: each program needs "
-              "its buffer. The scarcer resource decides; and never launch more programs than rows.",
+              "its buffer. The scarcer resource decides; and never launch more programs than rows. In the kernel, "
+              "BLOCK_SIZE sets how many values a program holds, and the num_stages of its tl.range loop how many "
+              "rows it keeps in flight in shared memory.",
         "zh": "寄存器:每个 program 需要 n_regs × warp 大小 × num_warps 个。共享内存:每个 program 需要自己的缓冲区。"
-              "谁更紧缺谁说了算(木桶效应);program 数也不会超过行数。"},
+              "谁更紧缺谁说了算(木桶效应);program 数也不会超过行数。在内核里,BLOCK_SIZE 决定一个 program 持有多少个值,"
+              "tl.range 循环的 num_stages 决定它在共享内存里同时缓存几行。"},
     "gpu_occupancy_caption": {"en": "softmax_core/launch.py — occupancy(), the one place this formula lives",
                               "zh": "softmax_core/launch.py —— occupancy(),这个公式唯一的实现处"},
     "gpu_calc_title": {"en": "Occupancy calculator", "zh": "占用率计算器"},
@@ -593,6 +596,8 @@ TEXT: dict[str, dict[str, str]] = {
     "bench_waiting": {"en": "Another session's benchmark is using the GPU: waiting for it to finish, so that both get "
                             "honest timings…",
                       "zh": "另一个会话的基准测试正在使用 GPU:等它结束,这样双方的计时都准确……"},
+    "bench_waited": {"en": "This run waited {seconds:.1f} s for another session's benchmark to finish.",
+                     "zh": "本次运行等待了 {seconds:.1f} 秒,直到另一个会话的基准测试结束。"},
     "bench_cpu_title": {"en": "No GPU: the same story on this CPU", "zh": "没有 GPU:在这台 CPU 上看同样的道理"},
     "bench_cpu_intro": {
         "en": "A live GPU sweep needs a GPU. What this machine can show honestly is the memory-traffic story: the naive "

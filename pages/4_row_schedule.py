@@ -10,6 +10,9 @@ from explorer_ui.player import player
 from explorer_ui.urlstate import PageState
 from softmax_core.trace import MAX_TRACE_BLOCK, MAX_TRACE_ROWS, pipeline_timeline, program_placement
 
+# Rows traced per interaction: at the widest rows the interpreter needs a few ms per row, and a re-render
+# should stay under a second.
+MAX_ROWS = min(192, MAX_TRACE_ROWS)
 GRID_WIDTH = 16            # cells per line in the row grid
 PIPELINE_ITERATIONS = 6    # loop trips drawn in the num_stages picture
 FULL_SIZE_M = 4096         # the chapter's benchmark matrix height, for the "at full size" figures
@@ -21,11 +24,11 @@ state.show_notes()
 
 kgpu = state.choice("gpu", data.default_gpu_key(), data.gpu_keys())
 kN = state.int("N", 16384, 1, MAX_TRACE_BLOCK)
-krows = state.int("rows", 160, 1, MAX_TRACE_ROWS)
+krows = state.int("rows", 160, 1, MAX_ROWS)
 c1, c2, c3 = st.columns(3)
 gpu_key = c1.selectbox(t("gpu_choice"), data.gpu_keys(), key=kgpu, format_func=data.gpu_labeler())
 N = int(c2.number_input(t("cols_N"), 1, MAX_TRACE_BLOCK, step=1, key=kN, help=t("schedule_N_help")))
-n_rows = c3.slider(t("schedule_rows"), 1, MAX_TRACE_ROWS, key=krows)
+n_rows = c3.slider(t("schedule_rows"), 1, MAX_ROWS, key=krows)
 
 try:
     with st.spinner(t("computing")):

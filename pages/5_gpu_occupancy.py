@@ -95,6 +95,7 @@ with left:
             f"num_programs    = min({gpu.multiprocessor_count} × {plan.programs_per_sm}, {M}) = {plan.num_programs}",
             language=None, wrap_lines=True)
     st.markdown(t("gpu_formula_text"))
+    code.kernel_panel("block_size", "num_stages", "range", "load", caption=t("kernel_caption"), context=1)
 with right:
     focus = {"registers": ("reg_occupancy = AMD_SIMDS" if gpu.vendor == "amd" else "reg_occupancy = gpu.max_num_regs",),
              "shared memory": ("sram_occupancy = gpu.max_shared_mem",),

@@ -1,5 +1,7 @@
 """Benchmark: GB/s against a plain copy. Live on a GPU (softmax_core.bench.run_sweep); recorded runs with
 their provenance; and with no GPU a small live CPU comparison of the naive softmax against torch.softmax."""
+import time
+
 import pandas as pd
 import streamlit as st
 
@@ -69,6 +71,26 @@ def show_run(run, prefix: str) -> None:
                        mime="text/csv", key=f"bench_csv_{prefix}")
 
 
+def sweep_with_feedback(*args, **kwargs):
+    """run_sweep with a progress bar, and a message while another session's benchmark holds the lock
+    (the harness runs one benchmark at a time per server, so timings stay honest)."""
+    waiting = st.empty()
+    bar = st.progress(0.0, text=t("bench_starting"))
+    waited = []
+
+    def on_wait() -> None:
+        waited.append(time.monotonic())
+        waiting.info(t("bench_waiting"), icon="⏳")
+
+    run = bench.run_sweep(*args, progress=lambda done, total, label: bar.progress(done / max(total, 1), text=label),
+                          on_wait=on_wait, **kwargs)
+    if waited:
+        waiting.caption(t("bench_waited", seconds=time.monotonic() - waited[0]))
+    else:
+        waiting.empty()
+    return run
+
+
 # -- live: on a GPU, the full harness; on a CPU, naive vs torch with a wall clock ------------------------
 on_gpu = not sc.runtime.INTERPRETED
 if on_gpu:
@@ -94,14 +116,8 @@ if on_gpu:
                           format_func=lambda d, tr=bound(): tr(f"bench_dir_{d}"))
     Ns = [n for n in candidates if min(lo, hi) <= n <= max(lo, hi)]
     if st.button(t("bench_run"), key="bench_go", type="primary", disabled=not (chosen and dirs and Ns)):
-        waiting = st.empty()
-        bar = st.progress(0.0, text=t("bench_starting"))
-        run = bench.run_sweep(M, Ns, dtype, chosen, dirs,
-                              progress=lambda done, total, label: bar.progress(done / max(total, 1), text=label),
-                              on_wait=lambda: waiting.info(t("bench_waiting"), icon="⏳"),
-                              command="explorer app: Benchmark page")
-        waiting.empty()
-        st.session_state["bench_live_run"] = run
+        st.session_state["bench_live_run"] = sweep_with_feedback(M, Ns, dtype, chosen, dirs,
+                                                                 command="explorer app: Benchmark page")
     if "bench_live_run" in st.session_state:
         show_run(st.session_state["bench_live_run"], "live")
 else:
@@ -114,14 +130,10 @@ else:
     cpu_N = c2.select_slider(t("bench_cpu_Nmax"), CPU_N_CHOICES, key=kcN)
     Ns = [n for n in CPU_N_CHOICES if n <= cpu_N]
     if st.button(t("bench_cpu_run"), key="bench_cpu_run", type="primary"):
-        bar = st.progress(0.0, text=t("bench_starting"))
-        waiting = st.empty()
         timer = bench.WallClockTimer(warmup=3, max_repeats=15, budget_s=0.15)
-        st.session_state["bench_cpu_result"] = bench.run_sweep(
+        st.session_state["bench_cpu_result"] = sweep_with_feedback(
             int(cpu_M), Ns, "float32", list(CPU_PROVIDERS), ["forward"], timer=timer,
-            progress=lambda done, total, label: bar.progress(done / max(total, 1), text=label),
-            on_wait=lambda: waiting.info(t("bench_waiting"), icon="⏳"), command="explorer app: CPU comparison")
-        waiting.empty()
+            command="explorer app: CPU comparison")
     cpu_run = st.session_state.get("bench_cpu_result")
     if cpu_run is not None:
         frame = cpu_run.frame[cpu_run.frame["status"] == "ok"]

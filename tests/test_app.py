@@ -87,7 +87,7 @@ SWEEPS = {
         "padding_break": ["pad_zero", "no_store_mask", "all_neg_inf", "correct"],
         "padding_zoom": [True, False], "padding_step": [0, 3, 6], "sidebar_lang": ["zh", "en"]},
     "pages/4_row_schedule.py": {
-        "schedule_gpu": ["t4", "mi300x", "h200"], "schedule_N": [1, 8192, 16384], "schedule_rows": [1, 128, 256],
+        "schedule_gpu": ["t4", "mi300x", "h200"], "schedule_N": [1, 8192, 16384], "schedule_rows": [1, 96, 192],
         "schedule_auto": [False, True], "schedule_stages": [1, 4, 8], "schedule_load": [1, 5, 10],
         "schedule_step": [0, 1, 3], "sidebar_lang": ["zh", "en"]},
     "pages/5_gpu_occupancy.py": {
@@ -285,3 +285,36 @@ def test_occupancy_highlights_find_their_lines():
                      "sram_occupancy = gpu.max_shared_mem", "num_programs = min(full_grid, n_rows)",
                      "programs_per_sm = "):
         assert code.find_line(lines, fragment), fragment
+
+
+def test_live_sweep_on_a_gpu_machine(monkeypatch, recorded_dir):
+    """The GPU branch of the benchmark page, with the harness's sweep stood in for (no GPU here): the Run
+    button, the wait message when another session holds the GPU, progress, then chart, table and CSV."""
+    import softmax_core as sc
+    from softmax_core import bench
+
+    calls = []
+
+    def fake_sweep(M, Ns, dtype, providers, directions, progress=None, on_wait=None, **_):
+        calls.append((M, tuple(Ns), dtype, tuple(providers), tuple(directions)))
+        on_wait()
+        rows = []
+        for i, n in enumerate(Ns):
+            for p in providers:
+                rows.append(dict(provider=p, direction="forward", dtype=dtype, M=M, N=n, ms_median=0.1, ms_min=0.09,
+                                 ms_max=0.12, gbps=100.0 + i, copy_ratio=0.9, status="ok", reason=""))
+                progress(len(rows), len(Ns) * len(providers), f"{p} N={n}")
+        return bench.BenchmarkRun(pd.DataFrame(rows, columns=bench.COLUMNS), {"gpu": "Pretend GPU", "M": M})
+
+    monkeypatch.setattr(sc.runtime, "INTERPRETED", False)
+    monkeypatch.setattr(sc.runtime, "backend_description", lambda: "GPU: pretend")
+    monkeypatch.setattr(bench, "run_sweep", fake_sweep)
+    monkeypatch.setattr(bench, "available_providers", lambda: ["copy", "ours", "as_taught", "torch", "naive"])
+    at = app_on("pages/6_benchmark.py", {"Nlo": "1024", "Nhi": "4096", "providers": "copy,torch,bogus"})
+    assert widget(at, "bench_providers").value == ["copy", "torch"]
+    assert any("bogus" in i.value for i in at.info)              # the unknown provider in the link is named
+    at.button(key="bench_go").click().run()
+    assert_ok(at)
+    assert calls == [(4096, (1024, 2048, 4096), "float32", ("copy", "torch"), ("forward",))]
+    assert any("waited" in c.value for c in at.caption)
+    assert any(b.proto.label == "Download CSV" for b in at.get("download_button"))
