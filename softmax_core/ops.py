@@ -28,8 +28,7 @@ def check_input(x, dtypes=SUPPORTED_DTYPES) -> None:
     if x.dtype not in dtypes:
         names = ", ".join(str(d).replace("torch.", "") for d in dtypes)
         raise TypeError(f"softmax needs a floating-point tensor ({names}); got {str(x.dtype).replace('torch.', '')}")
-    expected = runtime.kernel_device()
-    if x.device.type != expected.type:
+    if x.device.type != runtime.KERNEL_DEVICE_TYPE:
         where = ("this machine has no GPU, so kernels run in Triton's interpreter on CPU tensors"
                  if runtime.INTERPRETED else "kernels run on the GPU; move the tensor with x.cuda()")
         raise ValueError(f"x is on {x.device}, but {where}")
@@ -138,14 +137,20 @@ def softmax(x: torch.Tensor, dim: int = -1, *, safe: bool = False) -> torch.Tens
     dim = dim % x.ndim
     if x.numel() == 0:
         return torch.empty_like(x)
-    moved = x.movedim(dim, -1)
-    n_cols = moved.shape[-1]
-    matrix = _rows_unit_stride(moved.reshape(-1, n_cols))   # a view when the layout allows, else a copy
+    # Bring the softmax dim last and flatten the rest into rows. Both are views when the layout allows,
+    # and both are skipped when there is nothing to do: for a small matrix their Python cost is larger
+    # than the kernel's run time.
+    last = dim == x.ndim - 1
+    moved = x if last else x.movedim(dim, -1)
+    matrix = moved if moved.ndim == 2 else moved.reshape(-1, moved.shape[-1])
+    matrix = _rows_unit_stride(matrix)
     if matrix.requires_grad and torch.is_grad_enabled():
         y = _SoftmaxFunction.apply(matrix, safe)
     else:  # no graph to record: skip autograd's bookkeeping, which costs more than a small kernel
         y = _launch_forward(matrix, cached_plan(*matrix.shape, matrix.dtype, "forward", safe), safe)
-    return y.reshape(moved.shape).movedim(-1, dim)
+    if moved.ndim != 2:
+        y = y.reshape(moved.shape)
+    return y if last else y.movedim(-1, dim)
 
 
 assert set(SOFTMAX_DTYPES) <= set(TRITON_POINTER_TYPE)

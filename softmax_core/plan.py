@@ -24,12 +24,18 @@ TILED_KERNEL = {"forward": "softmax_core.fused:softmax_tiled_kernel",
 # Each program should move enough bytes to hide DRAM latency: short rows are grouped until a
 # program loads about this much (the seed's one-row programs move only N x 4 bytes each).
 BYTES_PER_PROGRAM = 16 * 1024
-# Values each thread holds: few enough to stay in registers, enough for 16-byte vector loads.
-VALUES_PER_THREAD = 16
+PROGRAMS_PER_SM_TO_FILL = 2
+# Bytes of row each thread loads: four 16-byte vector loads (16 fp32 or 32 bf16 values). On the H200
+# (scripts/h200_tune.py, 2026-11-29) bf16 at N = 4096 ran 0.91x copy with 8 warps (32 values a thread)
+# and 0.74x with 16 warps (16 a thread): sizing by values, not bytes, gave half-precision rows too many warps.
+BYTES_PER_THREAD = 64
+# After the upcast every value is a float32 register. Beyond this many per thread the compiler runs out
+# of registers (one program per SM, or spills): bf16 N = 32768 held at 64 a thread ran 0.72x copy where
+# the tiled path ran 0.94x at the same row size in fp32.
+MAX_VALUES_PER_THREAD = 32
 # 16 warps, not the 32 a program may have: on the H200 (scripts/h200_tune.py, 2026-11-29) 32-warp programs
 # at N = 16384 ran 1-3% slower, and they leave a single program per SM.
 MIN_WARPS, MAX_WARPS = 4, 16
-MIN_PROGRAMS_PER_SM_FOR_ROWS = 1
 # Tiled path: values per tile and warps per program (best of 4096/8192/16384 x 8/16 on the H200).
 TILE_VALUES = 16384
 TILED_WARPS = 16
@@ -64,13 +70,23 @@ def _pow2_clamp(value: int, low: int, high: int) -> int:
     return max(low, min(high, triton.next_power_of_2(max(1, value))))
 
 
-def rows_config(n_cols: int, element_bytes: int) -> tuple[int, int, int]:
+def rows_config(n_cols: int, element_bytes: int, gpu: GpuSpec, n_rows: int) -> tuple[int, int, int]:
     """(ROWS, BLOCK_N, num_warps) for holding whole rows in registers."""
+    warp_size = gpu.warp_size
     block_n = triton.next_power_of_2(n_cols)
     rows = _pow2_clamp(BYTES_PER_PROGRAM // (block_n * element_bytes), 1, 64)
-    warps = _pow2_clamp(rows * block_n // (32 * VALUES_PER_THREAD), MIN_WARPS, MAX_WARPS)
-    warps = min(warps, max(1, rows * block_n // 32))   # never more threads than values
+    # ... but never so many rows per program that the grid leaves SMs idle: keep at least
+    # PROGRAMS_PER_SM_TO_FILL programs for every SM.
+    fill_limit = max(1, n_rows // (PROGRAMS_PER_SM_TO_FILL * gpu.multiprocessor_count))
+    rows = min(rows, 1 << (fill_limit.bit_length() - 1))
+    program_bytes = rows * block_n * element_bytes
+    warps = _pow2_clamp(program_bytes // (warp_size * BYTES_PER_THREAD), MIN_WARPS, MAX_WARPS)
+    warps = min(warps, max(1, rows * block_n // warp_size))   # never more threads than values
     return rows, block_n, warps
+
+
+def values_per_thread(rows: int, block_n: int, warps: int, warp_size: int = 32) -> int:
+    return rows * block_n // (warps * warp_size)
 
 
 def tiled_config(n_cols: int) -> tuple[int, int]:
@@ -95,31 +111,36 @@ def plan_softmax(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, g
     fp64 = dtype == torch.float64
     flags = {"FP64": fp64} if direction == "backward" else {"SAFE": safe, "FP64": fp64}
 
-    rows, block_n, warps = rows_config(n_cols, elt)
-    res = kernel_resources(_job(ROWS_KERNEL[direction], direction, dtype,
-                                {"ROWS": rows, "BLOCK_N": block_n, **flags}, warps, gpu))
-    n_blocks = triton.cdiv(n_rows, rows)
-    occ = occupancy(gpu, res.n_regs, res.shared_bytes, warps, n_blocks)
-    row_bytes = block_n * elt
-    if occ.programs_per_sm >= MIN_PROGRAMS_PER_SM_FOR_ROWS and res.n_spills == 0:
-        reason = (f"A row padded to {block_n:,} values ({row_bytes:,} B) fits in registers: {res.n_regs} "
-                  f"registers per thread, nothing spilled, {occ.programs_per_sm} program(s) per SM. "
-                  f"Each program holds {rows} row(s), reads them once and writes them once.")
-        return SoftmaxPlan(gpu, direction, n_rows, n_cols, dtype_name(dtype), "rows", rows, block_n, warps,
-                           n_blocks, "plain", res, occ, reason)
-
-    if occ.programs_per_sm == 0 and occ.sram_occupancy == 0:
-        why = (f"a row needs {res.shared_bytes:,} B of shared memory; this GPU has {gpu.max_shared_mem:,} B "
-               f"per SM")
-    elif occ.programs_per_sm == 0:
-        why = (f"a program holding the row needs {res.n_regs} registers x {warps * gpu.warp_size} threads, "
-               f"more than the {gpu.max_num_regs:,} of one SM")
-    elif res.n_spills:
-        why = (f"holding a {block_n:,}-value row needs more registers than a thread has: the compiler "
-               f"spilled {res.n_spills} of them to slow local memory")
+    rows, block_n, warps = rows_config(n_cols, elt, gpu, n_rows)
+    per_thread = values_per_thread(rows, block_n, warps, gpu.warp_size)
+    if per_thread > MAX_VALUES_PER_THREAD:
+        why = (f"even {warps * gpu.warp_size} threads would each hold {per_thread} values of a "
+               f"{block_n:,}-value row; past {MAX_VALUES_PER_THREAD} a thread runs out of registers")
     else:
-        why = (f"a program holding a {block_n:,}-value row uses {res.n_regs} registers x {warps * gpu.warp_size} "
-               f"threads, so only {occ.programs_per_sm} fits per SM, too few to overlap loads with arithmetic")
+        # Compile the whole-row kernel; if it does not fit or spills, try fewer rows per program first.
+        while True:
+            res = kernel_resources(_job(ROWS_KERNEL[direction], direction, dtype,
+                                        {"ROWS": rows, "BLOCK_N": block_n, **flags}, warps, gpu))
+            n_blocks = triton.cdiv(n_rows, rows)
+            occ = occupancy(gpu, res.n_regs, res.shared_bytes, warps, n_blocks)
+            if (occ.programs_per_sm > 0 and res.n_spills == 0) or rows == 1:
+                break
+            rows //= 2
+        if occ.programs_per_sm > 0 and res.n_spills == 0:
+            reason = (f"A row padded to {block_n:,} values ({block_n * elt:,} B) fits in registers: {res.n_regs} "
+                      f"registers per thread, nothing spilled, {occ.programs_per_sm} program(s) per SM. "
+                      f"Each program holds {rows} row(s), reads them once and writes them once.")
+            return SoftmaxPlan(gpu, direction, n_rows, n_cols, dtype_name(dtype), "rows", rows, block_n, warps,
+                               n_blocks, "plain", res, occ, reason)
+        if occ.sram_occupancy == 0:
+            why = (f"a row needs {res.shared_bytes:,} B of shared memory; this GPU has "
+                   f"{gpu.max_shared_mem:,} B per SM")
+        elif occ.programs_per_sm == 0:
+            why = (f"a program holding the row needs {res.n_regs} registers x {warps * gpu.warp_size} threads, "
+                   f"more than the {gpu.max_num_regs:,} of one SM")
+        else:
+            why = (f"holding a {block_n:,}-value row needs more registers than a thread has: the compiler "
+                   f"spilled {res.n_spills} of them to slow local memory")
     tile, tiled_warps = tiled_config(n_cols)
     tiled_res = kernel_resources(_job(TILED_KERNEL[direction], direction, dtype, {"TILE": tile, **flags},
                                       tiled_warps, gpu))

@@ -28,6 +28,7 @@ def _choose_interpreter() -> bool:
 
 
 INTERPRETED: bool = _choose_interpreter()
+KERNEL_DEVICE_TYPE = "cpu" if INTERPRETED else "cuda"
 
 
 def kernel_device():
