@@ -71,23 +71,26 @@ def speedup_lines(df: pd.DataFrame, *, x_title: str, y_title: str, color_title: 
     return Figure(base.mark_line(point=True), {"speedup": df})
 
 
-def lanes(df: pd.DataFrame, states: list[str], colors: list[str], *, x_title: str, y_title: str,
-          state_title: str, title: str, block_size: int, first_lane: int = 0) -> Figure:
-    """One row's lanes: values on top (finite ones), and a strip below with every lane's state, so that
-    -inf and NaN lanes, which have no height, are still visible. Columns: lane, value, state, shown."""
+def lanes(df: pd.DataFrame, strip: pd.DataFrame, states: list[str], colors: list[str], *, x_title: str,
+          y_title: str, state_title: str, title: str, block_size: int, first_lane: int = 0) -> Figure:
+    """One row's lanes: finite values as points on top, and below them a strip of every lane's state, so
+    that -inf and NaN lanes, which have no height, are still seen. `df`: lane, value, shown, state (one row
+    per lane). `strip`: lane, lane_end, state, lanes (one row per run of lanes in the same state)."""
     domain = [first_lane, block_size]
-    x = alt.X("lane:Q", title=x_title, scale=alt.Scale(domain=domain, nice=False))
     color = alt.Color("state:N", title=state_title, scale=alt.Scale(domain=states, range=colors),
                       legend=alt.Legend(orient="bottom", columns=3))
-    tooltip = [alt.Tooltip("lane:Q"), alt.Tooltip("shown:N", title=y_title), alt.Tooltip("state:N", title=state_title)]
     values = alt.Chart(_data("lanes"), title=title).mark_circle(size=14, opacity=0.85).encode(
-        x=x, y=alt.Y("value:Q", title=y_title), color=color, tooltip=tooltip,
+        x=alt.X("lane:Q", title=x_title, scale=alt.Scale(domain=domain, nice=False)),
+        y=alt.Y("value:Q", title=y_title), color=color,
+        tooltip=[alt.Tooltip("lane:Q"), alt.Tooltip("shown:N", title=y_title),
+                 alt.Tooltip("state:N", title=state_title)],
     ).transform_filter("isFinite(datum.value)").properties(height=230)
-    strip = alt.Chart(_data("lanes")).mark_rect().encode(
-        x=alt.X("lane:Q", title=None, scale=alt.Scale(domain=domain, nice=False)),
-        x2="lane_end:Q", color=color, tooltip=tooltip,
+    band = alt.Chart(_data("strip")).mark_rect().encode(
+        x=alt.X("lane:Q", title=None, scale=alt.Scale(domain=domain, nice=False)), x2="lane_end:Q", color=color,
+        tooltip=[alt.Tooltip("lanes:N", title=x_title), alt.Tooltip("state:N", title=state_title)],
     ).properties(height=28)
-    return Figure(alt.vconcat(values, strip, spacing=4).resolve_scale(color="shared"), {"lanes": df})
+    chart = alt.vconcat(values, band, spacing=4).resolve_scale(color="shared")
+    return Figure(chart, {"lanes": df, "strip": strip})
 
 
 def memory_strip(df: pd.DataFrame, states: list[str], colors: list[str], *, x_title: str, state_title: str,

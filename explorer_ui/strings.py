@@ -334,9 +334,9 @@ TEXT: dict[str, dict[str, str]] = {
     "schedule_N_help": {"en": "Row length: it sets the kernel's registers and shared memory, hence programs per SM.",
                         "zh": "行长:决定内核的寄存器和共享内存用量,从而决定每个 SM 能放几个 program。"},
     "schedule_rows": {"en": "Rows (traced)", "zh": "行数(追踪)"},
-    "schedule_no_fit": {"en": "The plan says this kernel does not fit: {explanation} The trace below still runs in the "
-                              "interpreter, which has no such limit.",
-                        "zh": "启动方案显示该内核放不下:{explanation} 下面的追踪仍可在解释器中运行,解释器没有这个限制。"},
+    "schedule_no_fit": {"en": "The seed's kernel cannot launch here: {explanation} Pick a shorter row or another GPU "
+                              "(the GPU & occupancy page explains why).",
+                        "zh": "本章的内核在这里无法启动:{explanation} 请选更短的行或换一块 GPU(原因见“GPU 与占用率”页)。"},
     "schedule_auto": {"en": "P from the plan", "zh": "P 取自启动方案"},
     "schedule_auto_help": {"en": "Off: choose the number of programs yourself.", "zh": "关闭后可以自己选择 program 数量。"},
     "schedule_P": {"en": "Programs P (num_programs)", "zh": "program 数 P(num_programs)"},

@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from explorer_ui import charts, code, data, layout
-from explorer_ui.i18n import bound, t
+from explorer_ui.i18n import bound, has, t
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState
 from softmax_core.trace import MAX_TRACE_BLOCK, VARIANTS
@@ -122,8 +122,6 @@ def frame_text(step: int) -> str:
         return text + " " + t(extra_key, **facts) + " " + where
     if n_pad == 0 and variant in ("pad_zero", "no_store_mask"):
         return text + " " + t("padding_no_padding", **facts)
-    from explorer_ui.i18n import has
-
     return text + (" " + t(extra_key, **facts) if has(extra_key) else "")
 
 
@@ -133,12 +131,16 @@ def render(step: int) -> None:
     states = lane_states(values, frame)
     labels = [t(f"padding_state_{s}") for s in STATES]
     label_of = dict(zip(STATES, labels))
-    df = pd.DataFrame({"lane": lanes_idx, "lane_end": lanes_idx + 1,
-                       "value": np.where(np.isfinite(values), values, np.nan),
-                       "shown": [fmt(v) for v in values], "state": [label_of[s] for s in states]})
+    shown_states = [label_of[s] for s in states]
+    df = pd.DataFrame({"lane": lanes_idx, "value": np.where(np.isfinite(values), values, np.nan),
+                       "shown": [fmt(v) for v in values], "state": shown_states})
+    # one rectangle per run of lanes in the same state keeps the strip light to draw
+    cuts = [0] + [i for i in range(1, len(states)) if states[i] != states[i - 1]] + [len(states)]
+    strip = pd.DataFrame([{"lane": int(lanes_idx[a]), "lane_end": int(lanes_idx[b - 1]) + 1, "state": shown_states[a],
+                           "lanes": f"{lanes_idx[a]}–{lanes_idx[b - 1]}"} for a, b in zip(cuts[:-1], cuts[1:])])
     left, right = st.columns([3, 2])
     with left:
-        charts.show(charts.lanes(df, labels, list(COLORS), x_title=t("padding_lane"), y_title=t("padding_value"),
+        charts.show(charts.lanes(df, strip, labels, list(COLORS), x_title=t("padding_lane"), y_title=t("padding_value"),
                                  state_title=t("padding_state"), title=t("padding_chart_title", row=row),
                                  block_size=B, first_lane=int(lo)), key="padding_lanes")
         m = st.columns(4)
@@ -208,7 +210,8 @@ with left:
 with right:
     per_row = pd.DataFrame({
         t("padding_col_row"): np.arange(n_rows), t("padding_col_program"): trace.program,
-        t("padding_metric_max"): [fmt(v) for v in trace.row_max], t("padding_metric_sum"): [fmt(v) for v in trace.row_sum],
+        t("padding_metric_max"): [fmt(v) for v in trace.row_max],
+        t("padding_metric_sum"): [fmt(v) for v in trace.row_sum],
         t("padding_metric_out_sum"): [fmt(float(np.sum(trace.output[r]))) for r in range(n_rows)],
         t("padding_col_ok"): ["✗" if r in wrong else "✓" for r in range(n_rows)]})
     st.dataframe(per_row, hide_index=True, width="stretch")

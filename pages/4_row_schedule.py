@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from explorer_ui import charts, code, data, layout
-from explorer_ui.i18n import bound, t
+from explorer_ui.i18n import t
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState
 from softmax_core.trace import MAX_TRACE_BLOCK, MAX_TRACE_ROWS, pipeline_timeline, program_placement
@@ -39,8 +39,10 @@ except Exception as err:
     state.sync()
     st.stop()
 
-if not plan.fits:
+if not plan.fits:     # the seed kernel cannot launch this row length on this GPU: nothing to schedule
     st.warning(t("schedule_no_fit", explanation=layout.plan_explanation(plan)))
+    state.sync()
+    st.stop()
 # A link that names P means "this many programs", not the plan's number.
 kauto = state.bool("auto", "P" not in st.query_params)
 kP = state.int("P", max(plan.num_programs, 1), 1, n_rows)
@@ -130,9 +132,14 @@ st.subheader(t("schedule_sm_title"))
 gpu = plan.gpu
 placed = program_placement(P, gpu.multiprocessor_count, plan.programs_per_sm)
 handled = {p: trace.rows_of_program(p) for p in range(P)}
+
+
+def row_list(rows_handled, limit: int) -> str:
+    return ", ".join(map(str, rows_handled[:limit])) + (" …" if len(rows_handled) > limit else "")
+
+
 sm_df = pd.DataFrame([{"sm": pl.sm, "slot": pl.slot, "program": pl.program, "wave": pl.wave,
-                       "rows": ", ".join(map(str, handled[pl.program][:8])) + (" …" if len(handled[pl.program]) > 8 else "")}
-                      for pl in placed])
+                       "rows": row_list(handled[pl.program], 8)} for pl in placed])
 used_sms = sm_df["sm"].nunique()
 waves = int(sm_df["wave"].max()) + 1
 left, right = st.columns([3, 2])
@@ -144,8 +151,7 @@ with left:
                   waves=waves))
 with right:
     per_program = pd.DataFrame({t("schedule_program"): np.arange(P), t("schedule_col_rows"): rows_per,
-                                t("schedule_col_which"): [", ".join(map(str, handled[p][:6])) +
-                                                          (" …" if len(handled[p]) > 6 else "") for p in range(P)]})
+                                t("schedule_col_which"): [row_list(handled[p], 6) for p in range(P)]})
     st.dataframe(per_program, hide_index=True, width="stretch", height=260)
 
 # -- num_stages: overlapping the next row's load with this row's math ---------------------------------

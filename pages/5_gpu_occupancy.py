@@ -3,7 +3,6 @@ an occupancy calculator, what happens when a row no longer fits, and the compile
 import pandas as pd
 import streamlit as st
 
-import softmax_core as sc
 from explorer_ui import charts, code, data, layout
 from explorer_ui.i18n import bound, t
 from explorer_ui.urlstate import PageState
@@ -176,26 +175,26 @@ if tuned is not None:
               programs=tuned.num_programs, reason=tuned.reason), icon="🧭")
 
 # -- compiled code -------------------------------------------------------------------------------------
-with st.expander(t("gpu_asm_title")):
-    kasm = state.bool("asm", False)
-    if st.toggle(t("gpu_asm_toggle"), key=kasm):
-        try:
-            with st.spinner(t("computing")):
-                asm = data.kernel_asm(plan.block_size, plan.num_warps, plan.num_stages, dtype, gpu_key)
-        except Exception as err:
-            asm = {}
-            st.error(t("error_generic", error=err))
-        if asm:
-            tabs = st.tabs([name.upper() for name in asm])
-            for tab, (name, text) in zip(tabs, asm.items()):
-                with tab:
-                    lines = text.splitlines()
-                    st.caption(t("gpu_asm_caption", shown=min(len(lines), ASM_PREVIEW_LINES), total=len(lines)))
-                    st.code("\n".join(lines[:ASM_PREVIEW_LINES]), language=None)
-                    st.download_button(t("gpu_asm_download", name=name.upper()), text,
-                                       file_name=f"seed_softmax_{plan.block_size}_{gpu.arch}.{name}",
-                                       key=f"gpu_asm_dl_{name}")
-        else:
-            st.caption(t("gpu_asm_none"))
+st.subheader(t("gpu_asm_title"))
+kasm = state.bool("asm", False)
+if st.toggle(t("gpu_asm_toggle"), key=kasm):
+    try:
+        with st.spinner(t("computing")):
+            asm = data.kernel_asm(plan.block_size, plan.num_warps, plan.num_stages, dtype, gpu_key)
+    except Exception as err:
+        asm = {}
+        st.error(t("error_generic", error=err))
+    if asm:
+        tabs = st.tabs([name.upper() for name in asm])
+        for tab, (name, text) in zip(tabs, asm.items()):
+            with tab:
+                lines = text.splitlines()
+                st.caption(t("gpu_asm_caption", shown=min(len(lines), ASM_PREVIEW_LINES), total=len(lines)))
+                st.code("\n".join(lines[:ASM_PREVIEW_LINES]), language=None, height=420)
+                st.download_button(t("gpu_asm_download", name=name.upper()), text,
+                                   file_name=f"seed_softmax_{plan.block_size}_{gpu.arch}.{name}",
+                                   key=f"gpu_asm_dl_{name}")
+    else:
+        st.caption(t("gpu_asm_none"))
 
 state.sync()

@@ -52,7 +52,8 @@ def show_run(run, prefix: str) -> None:
     with right:
         part = run.frame[run.frame["direction"] == direction]
         gb = part.pivot_table(index="N", columns="provider", values="gbps").round(0)
-        ratio = part[part["provider"] != "copy"].pivot_table(index="N", columns="provider", values="copy_ratio").round(2)
+        others = part[part["provider"] != "copy"]
+        ratio = others.pivot_table(index="N", columns="provider", values="copy_ratio").round(2)
         st.caption(t("bench_table_gbps"))
         st.dataframe(gb, width="stretch")
         if ratio.notna().any().any():
@@ -65,8 +66,8 @@ def show_run(run, prefix: str) -> None:
     with st.expander(t("bench_provenance")):
         prov = {k: (", ".join(f"{a}: {b}" for a, b in v.items()) if isinstance(v, dict) else
                     ", ".join(map(str, v)) if isinstance(v, list) else v) for k, v in run.provenance.items()}
-        st.dataframe(pd.DataFrame({t("bench_col_key"): list(prov), t("bench_col_value"): [str(v) for v in prov.values()]}),
-                     hide_index=True, width="stretch")
+        table = pd.DataFrame({t("bench_col_key"): list(prov), t("bench_col_value"): [str(v) for v in prov.values()]})
+        st.dataframe(table, hide_index=True, width="stretch")
     st.download_button(t("bench_csv"), run.frame.to_csv(index=False), file_name=f"softmax-benchmark-{prefix}.csv",
                        mime="text/csv", key=f"bench_csv_{prefix}")
 
@@ -140,10 +141,10 @@ else:
         naive = frame[frame["provider"] == "naive"].set_index("N")["ms_median"]
         fused = frame[frame["provider"] == "torch"].set_index("N")["ms_median"]
         both = naive.index.intersection(fused.index)
+        cpu_M_run = int(cpu_run.provenance["M"])
         story = pd.DataFrame({
             "N": both, t("bench_cpu_measured"): (naive[both] / fused[both]).round(2).values,
-            t("bench_cpu_predicted"): [round(sc.memory_traffic(int(cpu_run.provenance["M"]), int(n)).predicted_speedup, 2)
-                                       for n in both]})
+            t("bench_cpu_predicted"): [round(sc.memory_traffic(cpu_M_run, int(n)).predicted_speedup, 2) for n in both]})
         show_run(cpu_run, "cpu")
         st.markdown(t("bench_cpu_story"))
         st.dataframe(story, hide_index=True, width="stretch")
