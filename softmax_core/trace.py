@@ -155,11 +155,14 @@ class Trace:
         rows = np.flatnonzero(self.program == program)
         return rows[np.argsort(self.iteration[rows], kind="stable")]
 
-    def wrong_rows(self, tolerance: float = 1e-3) -> np.ndarray:
-        """Rows whose stored output differs from torch.softmax (NaN where torch has NaN counts as right)."""
-        out, ref = self.output, self.reference
-        same = np.isclose(out, ref, atol=tolerance, rtol=tolerance, equal_nan=True)
-        return np.flatnonzero(~same.all(axis=1))
+    def right_elements(self, rtol: float = 1e-3, atol: float = 1e-6) -> np.ndarray:
+        """(n_rows, n_cols) bool: the stored output equals torch.softmax's within the tolerance (a NaN where
+        torch also gives NaN counts as right). atol is tiny because probabilities themselves are small."""
+        return np.isclose(self.output, self.reference, rtol=rtol, atol=atol, equal_nan=True)
+
+    def wrong_rows(self, rtol: float = 1e-3, atol: float = 1e-6) -> np.ndarray:
+        """Rows with at least one stored output that differs from torch.softmax."""
+        return np.flatnonzero(~self.right_elements(rtol, atol).all(axis=1))
 
     @property
     def out_of_bounds_writes(self) -> np.ndarray:

@@ -60,6 +60,7 @@ def test_pad_zero_pollutes_the_sum():
     good = np.exp(tr.x[0] - tr.row_max[0]).sum()
     np.testing.assert_allclose(tr.row_sum[0], good + extra, rtol=1e-5)
     assert (tr.output.sum(axis=1) < 0.99).all() and tr.wrong_rows().tolist() == [0, 1]
+    assert not tr.right_elements().any()            # every probability of the row is too small
 
 
 def test_no_store_mask_writes_past_the_matrix():
@@ -92,7 +93,7 @@ def test_all_neg_inf_row_is_nan_like_torch():
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_half_precision_inputs(dtype):
     tr = trace_rows(2, 33, dtype=dtype, gpu=H200)
-    assert tr.plan.dtype == dtype and tr.wrong_rows(tolerance=1e-2).size == 0
+    assert tr.plan.dtype == dtype and tr.wrong_rows(rtol=2e-2, atol=1e-4).size == 0
 
 
 def test_bad_arguments_are_named():
