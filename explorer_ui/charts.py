@@ -49,7 +49,7 @@ def stacked_traffic(df: pd.DataFrame, *, x_title: str, y_title: str, color_title
         x=alt.X("mb:Q", stack="zero", title=x_title),
         y=alt.Y("impl:N", title=y_title, sort=None),
         color=alt.Color("step:N", title=color_title, sort=steps, scale=alt.Scale(domain=steps, scheme="tableau10"),
-                        legend=alt.Legend(orient="bottom", columns=3)),
+                        legend=alt.Legend(orient="right")),
         order=alt.Order("order:Q"),
         opacity=alt.condition("datum.active", alt.value(1.0), alt.value(0.22)),
         tooltip=[alt.Tooltip("impl:N", title=y_title), alt.Tooltip("step:N", title=color_title),

@@ -50,7 +50,7 @@ def render(step: int) -> None:
     with left:
         charts.show(charts.stacked_traffic(pd.DataFrame(rows), x_title=t("memory_x"), y_title=t("memory_y"),
                                            color_title=t("memory_color"), title=t("memory_chart_title"),
-                                           steps=step_names), key="memory_chart", height=230)
+                                           steps=step_names), key="memory_chart", height=260)
     with right:
         if step < len(steps):
             code.naive_panel(steps[step].code, caption=t("memory_naive_caption"))
@@ -65,12 +65,12 @@ table = pd.DataFrame([{t("memory_col_step"): step_names[i], t("memory_col_code")
                        t("memory_col_read"): s.elements_read, t("memory_col_written"): s.elements_written,
                        t("memory_col_bytes_read"): s.bytes_read, t("memory_col_bytes_written"): s.bytes_written}
                       for i, s in enumerate(steps + [traffic.fused])])
+st.dataframe(table, hide_index=True, width="stretch")
 left, right = st.columns([3, 2])
 with left:
-    st.dataframe(table, hide_index=True, width="stretch")
-with right:
     st.markdown(t("memory_formula", M=int(M), N=int(N), naive=traffic.naive_elements, fused=traffic.fused_elements,
                   elt=traffic.element_size))
+with right:
     a, b = st.columns(2)
     a.metric(t("memory_predicted"), f"{traffic.predicted_speedup:.2f}×", help=t("memory_predicted_help"))
     measured = data.measured_speedup(dtype, int(N))
@@ -93,7 +93,8 @@ if table is not None:
                                          color_title=t("memory_kind"), title=t("memory_curve_chart")),
                     key="memory_curve")
     with right:
-        st.dataframe(table.rename(columns={"predicted": t("memory_predicted"), "measured": t("memory_measured")}),
+        shown = table[["N", "M", "predicted", "measured"]].round(2)
+        st.dataframe(shown.rename(columns={"predicted": t("memory_predicted"), "measured": t("memory_measured")}),
                      hide_index=True, width="stretch")
     st.caption(t("memory_curve_caption", gpu=table["gpu"].iloc[0], date=table["date"].iloc[0],
                  M=int(table["M"].iloc[0])))
