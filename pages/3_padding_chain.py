@@ -116,12 +116,12 @@ def frame_text(step: int) -> str:
     facts = frame_facts(frame)
     text = t(f"padding_frame_{frame}", **facts)
     extra_key = f"padding_frame_{frame}_{variant}"
+    if n_pad == 0 and variant in ("pad_zero", "no_store_mask"):
+        return text + " " + t("padding_no_padding", **facts)
     if frame == "store" and variant == "no_store_mask":
         where = t("padding_stray_rows", **facts) if footprint.rows_hit() else ""
         where += t("padding_stray_past", **facts) if len(footprint.past_matrix) else ""
         return text + " " + t(extra_key, **facts) + " " + where
-    if n_pad == 0 and variant in ("pad_zero", "no_store_mask"):
-        return text + " " + t("padding_no_padding", **facts)
     return text + (" " + t(extra_key, **facts) if has(extra_key) else "")
 
 

@@ -63,7 +63,9 @@ st.markdown(t("schedule_plan", gpu=plan.gpu.name, sms=plan.gpu.multiprocessor_co
 
 try:
     with st.spinner(t("computing")):
-        trace = data.trace(n_rows, N, num_programs=P, num_stages=stages, dtype="float32", variant="correct", seed=0,
+        # which program takes which row does not depend on num_stages (that only overlaps work within a
+        # program), so the trace runs with the plan's and the slider redraws only the pipeline picture
+        trace = data.trace(n_rows, N, num_programs=P, num_stages=None, dtype="float32", variant="correct", seed=0,
                            poisoned_row=0, gpu_key=gpu_key, keep_stages=False)
 except Exception as err:
     st.error(t("error_generic", error=err))
