@@ -153,6 +153,15 @@ def recorded_runs() -> list:
     return _recorded_runs(str(directory), _folder_stamp(directory))
 
 
+LIVE_RUN_KEY = "bench_live_run"     # where the Benchmark page keeps this session's live GPU sweep
+
+
+def benchmark_runs() -> list:
+    """This session's live GPU sweep (if it ran one), then the recorded runs."""
+    live = st.session_state.get(LIVE_RUN_KEY)
+    return ([live] if live is not None else []) + recorded_runs()
+
+
 def run_day(run) -> str:
     """The day a run was recorded (its provenance keeps the full ISO time)."""
     return str(run.provenance.get("date", "?"))[:10]
@@ -165,7 +174,7 @@ def measured_speedup(dtype: str, N: int, M: int | None = None) -> dict | None:
     """Naive time / fused time from the recorded runs, at the recorded N closest to `N`, or None.
     Returns the figures and where they come from (GPU, date) for the page to print."""
     best = None
-    for run in recorded_runs():
+    for run in benchmark_runs():
         frame = run.frame
         ok = frame[(frame["status"] == "ok") & (frame["direction"] == "forward") & (frame["dtype"] == dtype)]
         if M is not None:
@@ -191,7 +200,7 @@ def speedup_table(dtype: str):
     of the first recorded run that timed both, or None. Columns: N, M, predicted, measured, gpu, date."""
     import pandas as pd
 
-    for run in recorded_runs():
+    for run in benchmark_runs():
         frame = run.frame
         ok = frame[(frame["status"] == "ok") & (frame["direction"] == "forward") & (frame["dtype"] == dtype)]
         naive = ok[ok["provider"] == "naive"]

@@ -117,10 +117,10 @@ if on_gpu:
                           format_func=lambda d, tr=bound(): tr(f"bench_dir_{d}"))
     Ns = [n for n in candidates if min(lo, hi) <= n <= max(lo, hi)]
     if st.button(t("bench_run"), key="bench_go", type="primary", disabled=not (chosen and dirs and Ns)):
-        st.session_state["bench_live_run"] = sweep_with_feedback(M, Ns, dtype, chosen, dirs,
-                                                                 command="explorer app: Benchmark page")
-    if "bench_live_run" in st.session_state:
-        show_run(st.session_state["bench_live_run"], "live")
+        st.session_state[data.LIVE_RUN_KEY] = sweep_with_feedback(M, Ns, dtype, chosen, dirs,
+                                                                  command="explorer app: Benchmark page")
+    if data.LIVE_RUN_KEY in st.session_state:
+        show_run(st.session_state[data.LIVE_RUN_KEY], "live")
 else:
     st.subheader(t("bench_cpu_title"))
     st.markdown(t("bench_cpu_intro"))

@@ -304,17 +304,20 @@ def test_live_sweep_on_a_gpu_machine(monkeypatch, recorded_dir):
                 rows.append(dict(provider=p, direction="forward", dtype=dtype, M=M, N=n, ms_median=0.1, ms_min=0.09,
                                  ms_max=0.12, gbps=100.0 + i, copy_ratio=0.9, status="ok", reason=""))
                 progress(len(rows), len(Ns) * len(providers), f"{p} N={n}")
-        return bench.BenchmarkRun(pd.DataFrame(rows, columns=bench.COLUMNS), {"gpu": "Pretend GPU", "M": M})
+        return bench.BenchmarkRun(pd.DataFrame(rows, columns=bench.COLUMNS),
+                                  {"gpu": "Pretend GPU", "M": M, "date": "2026-02-03"})
 
     monkeypatch.setattr(sc.runtime, "INTERPRETED", False)
     monkeypatch.setattr(sc.runtime, "backend_description", lambda: "GPU: pretend")
     monkeypatch.setattr(bench, "run_sweep", fake_sweep)
     monkeypatch.setattr(bench, "available_providers", lambda: ["copy", "ours", "as_taught", "torch", "naive"])
-    at = app_on("pages/6_benchmark.py", {"Nlo": "1024", "Nhi": "4096", "providers": "copy,torch,bogus"})
-    assert widget(at, "bench_providers").value == ["copy", "torch"]
+    at = app_on("pages/6_benchmark.py", {"Nlo": "1024", "Nhi": "4096", "providers": "naive,as_taught,bogus"})
+    assert widget(at, "bench_providers").value == ["naive", "as_taught"]
     assert any("bogus" in i.value for i in at.info)              # the unknown provider in the link is named
     at.button(key="bench_go").click().run()
     assert_ok(at)
-    assert calls == [(4096, (1024, 2048, 4096), "float32", ("copy", "torch"), ("forward",))]
+    assert calls == [(4096, (1024, 2048, 4096), "float32", ("naive", "as_taught"), ("forward",))]
     assert any("waited" in c.value for c in at.caption)
     assert any(b.proto.label == "Download CSV" for b in at.get("download_button"))
+    at.switch_page("pages/2_memory_traffic.py").run()            # the live run feeds "measured" there
+    assert any("Pretend GPU" in c.value for c in at.caption)
