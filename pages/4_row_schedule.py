@@ -12,8 +12,9 @@ from softmax_core.trace import MAX_TRACE_BLOCK, MAX_TRACE_ROWS, pipeline_timelin
 
 # Rows traced per interaction: at the widest rows the interpreter needs a few ms per row, and a re-render
 # should stay under a second.
-MAX_ROWS = min(192, MAX_TRACE_ROWS)
+MAX_ROWS = min(160, MAX_TRACE_ROWS)
 GRID_WIDTH = 16            # cells per line in the row grid
+SEED_CARD = "rtx4060ti"    # the chapter's own GPU: the default here when this machine has none
 PIPELINE_ITERATIONS = 6    # loop trips drawn in the num_stages picture
 FULL_SIZE_M = 4096         # the chapter's benchmark matrix height, for the "at full size" figures
 
@@ -22,11 +23,19 @@ state = PageState("schedule")
 layout.intro("schedule")
 state.show_notes()
 
-kgpu = state.choice("gpu", data.default_gpu_key(), data.gpu_keys())
+live = data.live_gpu()
+kgpu = state.choice("gpu", live.key if live else SEED_CARD, data.gpu_keys())
 kN = state.int("N", 16384, 1, MAX_TRACE_BLOCK)
-krows = state.int("rows", 160, 1, MAX_ROWS)
+# Default rows: half again as many as the GPU has program slots at this row length, so the strided walk
+# and its uneven tail show (slots = the plan's programs for a matrix with rows to spare).
+try:
+    slots = data.launch_plan(FULL_SIZE_M, st.session_state[kN], "float32", st.session_state[kgpu]).num_programs
+except Exception:
+    slots = MAX_ROWS
+krows = state.int("rows", min(MAX_ROWS, max(1, slots * 3 // 2)), 1, MAX_ROWS)
 c1, c2, c3 = st.columns(3)
-gpu_key = c1.selectbox(t("gpu_choice"), data.gpu_keys(), key=kgpu, format_func=data.gpu_labeler())
+gpu_key = c1.selectbox(t("gpu_choice"), data.gpu_keys(), key=kgpu, format_func=data.gpu_labeler(),
+                       help=None if live else t("schedule_gpu_help"))
 N = int(c2.number_input(t("cols_N"), 1, MAX_TRACE_BLOCK, step=1, key=kN, help=t("schedule_N_help")))
 n_rows = c3.slider(t("schedule_rows"), 1, MAX_ROWS, key=krows)
 

@@ -87,7 +87,7 @@ SWEEPS = {
         "padding_break": ["pad_zero", "no_store_mask", "all_neg_inf", "correct"],
         "padding_zoom": [True, False], "padding_step": [0, 3, 6], "sidebar_lang": ["zh", "en"]},
     "pages/4_row_schedule.py": {
-        "schedule_gpu": ["t4", "mi300x", "h200"], "schedule_N": [1, 8192, 16384], "schedule_rows": [1, 96, 192],
+        "schedule_gpu": ["t4", "mi300x", "h200"], "schedule_N": [1, 8192, 16384], "schedule_rows": [1, 80, 160],
         "schedule_auto": [False, True], "schedule_stages": [1, 4, 8], "schedule_load": [1, 5, 10],
         "schedule_step": [0, 1, 3], "sidebar_lang": ["zh", "en"]},
     "pages/5_gpu_occupancy.py": {
