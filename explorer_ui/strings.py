@@ -333,9 +333,9 @@ TEXT: dict[str, dict[str, str]] = {
               "(每个 program 写下了它处理了哪些行、在循环的第几次)。逐次走过循环,留意不均匀的尾部。"},
     "schedule_N_help": {"en": "Row length: it sets the kernel's registers and shared memory, hence programs per SM.",
                         "zh": "行长:决定内核的寄存器和共享内存用量,从而决定每个 SM 能放几个 program。"},
-    "schedule_gpu_help": {"en": "Starts on the RTX 4060 Ti, the card the chapter was written on: with few SMs, the "
-                                "strided walk shows with few rows.",
-                          "zh": "默认是本章作者使用的 RTX 4060 Ti:SM 少,用不多的行就能看出跨步遍历。"},
+    "schedule_gpu_help": {"en": "Starts on the RTX 4060 Ti, the card the chapter's author measured on: it has few "
+                                "SMs, so a few rows are enough to show the strided walk.",
+                          "zh": "默认是本章作者实测用的 RTX 4060 Ti:它的 SM 不多,几十行就能看出跨步遍历。"},
     "schedule_rows": {"en": "Rows (traced)", "zh": "行数(追踪)"},
     "schedule_no_fit": {"en": "The seed's kernel cannot launch here: {explanation} Pick a shorter row or another GPU "
                               "(the GPU & occupancy page explains why).",
