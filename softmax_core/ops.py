@@ -49,10 +49,11 @@ def launch_seed_kernel(x: torch.Tensor, y: torch.Tensor, plan: LaunchPlan, trace
     if not plan.fits:
         raise KernelDoesNotFit(plan.explanation)
     n_rows, n_cols = x.shape
-    seed_softmax_kernel[plan.grid](
-        x, y, x.stride(0), y.stride(0), n_rows, n_cols,
-        trace if trace is not None else y,
-        BLOCK_SIZE=plan.block_size, num_stages=plan.num_stages, num_warps=plan.num_warps, **flags)
+    with runtime.one_launch_at_a_time():
+        seed_softmax_kernel[plan.grid](
+            x, y, x.stride(0), y.stride(0), n_rows, n_cols,
+            trace if trace is not None else y,
+            BLOCK_SIZE=plan.block_size, num_stages=plan.num_stages, num_warps=plan.num_warps, **flags)
     return y
 
 
@@ -74,11 +75,13 @@ def _launch_forward(x: torch.Tensor, plan: SoftmaxPlan, safe: bool) -> torch.Ten
     n_rows, n_cols = x.shape
     y = torch.empty((n_rows, n_cols), dtype=x.dtype, device=x.device)
     common = dict(SAFE=safe, FP64=x.dtype == torch.float64, num_warps=plan.num_warps, num_stages=1)
-    if plan.path == "rows":
-        softmax_rows_kernel[plan.grid](x, y, x.stride(0), y.stride(0), n_rows, n_cols,
-                                       ROWS=plan.rows_per_program, BLOCK_N=plan.block_n, **common)
-    else:
-        softmax_tiled_kernel[plan.grid](x, y, x.stride(0), y.stride(0), n_rows, n_cols, TILE=plan.block_n, **common)
+    with runtime.one_launch_at_a_time():
+        if plan.path == "rows":
+            softmax_rows_kernel[plan.grid](x, y, x.stride(0), y.stride(0), n_rows, n_cols,
+                                           ROWS=plan.rows_per_program, BLOCK_N=plan.block_n, **common)
+        else:
+            softmax_tiled_kernel[plan.grid](x, y, x.stride(0), y.stride(0), n_rows, n_cols, TILE=plan.block_n,
+                                            **common)
     return y
 
 
@@ -87,10 +90,12 @@ def _launch_backward(y: torch.Tensor, dy: torch.Tensor, plan: SoftmaxPlan) -> to
     dx = torch.empty((n_rows, n_cols), dtype=y.dtype, device=y.device)
     args = (y, dy, dx, y.stride(0), dy.stride(0), dx.stride(0), n_rows, n_cols)
     common = dict(FP64=y.dtype == torch.float64, num_warps=plan.num_warps, num_stages=1)
-    if plan.path == "rows":
-        softmax_backward_rows_kernel[plan.grid](*args, ROWS=plan.rows_per_program, BLOCK_N=plan.block_n, **common)
-    else:
-        softmax_backward_tiled_kernel[plan.grid](*args, TILE=plan.block_n, **common)
+    with runtime.one_launch_at_a_time():
+        if plan.path == "rows":
+            softmax_backward_rows_kernel[plan.grid](*args, ROWS=plan.rows_per_program, BLOCK_N=plan.block_n,
+                                                    **common)
+        else:
+            softmax_backward_tiled_kernel[plan.grid](*args, TILE=plan.block_n, **common)
     return dx
 
 

@@ -6,7 +6,9 @@ variable TRITON_INTERPRET. So this module must be imported before any kernel is 
 """
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
 
 # A child process that only compiles kernels for a GPU target (see compile.py) must never interpret:
 # the interpreter patches triton's language layer and compiling breaks in the same process.
@@ -44,3 +46,14 @@ def backend_description() -> str:
     import torch
 
     return f"GPU: kernels are compiled by Triton for {torch.cuda.get_device_name()}"
+
+
+# Triton's interpreter swaps parts of triton.language for its own versions while a kernel runs and puts
+# them back afterwards: two kernels interpreted at once in two threads (two app sessions) would undo each
+# other's patches. So interpreted launches take turns; on a GPU they need no lock.
+_INTERPRETER_LOCK = threading.Lock()
+
+
+def one_launch_at_a_time():
+    """Wrap every kernel launch in this: a lock under the interpreter, nothing on a GPU."""
+    return _INTERPRETER_LOCK if INTERPRETED else contextlib.nullcontext()

@@ -20,9 +20,7 @@ live at the end; they are pictures of the hardware, not measurements, and say so
 """
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,16 +38,6 @@ MAX_TRACE_BLOCK = 16384       # the trace buffer holds 4 x BLOCK_SIZE floats per
 # Softmax outputs lie in [0, 1] (or are NaN), so a negative fill value marks "never written".
 UNWRITTEN = -1.0
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
-
-# Triton's interpreter swaps parts of triton.language for its own versions while a kernel runs and puts
-# them back afterwards: two kernels interpreted at once in two threads (two app sessions) would undo each
-# other's patches. So interpreted launches here take turns; on a GPU they need no lock.
-_INTERPRETER_LOCK = threading.Lock()
-
-
-def _one_at_a_time():
-    return _INTERPRETER_LOCK if runtime.INTERPRETED else contextlib.nullcontext()
-
 
 def _dtype(dtype) -> torch.dtype:
     if isinstance(dtype, str):
@@ -202,7 +190,7 @@ def trace_rows(n_rows: int, n_cols: int, *, num_programs: int | None = None, num
     row_words = len(TRACE_STAGES) * plan.block_size + len(TRACE_SCALARS)
     # every traced row is written in full by the program that handles it, so no fill is needed
     trace = torch.empty((n_rows * row_words,), dtype=torch.float32, device=x.device)
-    with _one_at_a_time(), np.errstate(invalid="ignore"):  # the all -inf row: -inf - (-inf) = NaN on purpose
+    with np.errstate(invalid="ignore"):  # the all -inf row: -inf - (-inf) = NaN on purpose
         launch_seed_kernel(x, y, plan, trace=trace, TRACE=True, **_flags(variant))
 
     per_row = trace.view(n_rows, row_words).cpu()
@@ -274,8 +262,7 @@ def store_footprint(n_rows: int, n_cols: int, row: int, *, store_masked: bool = 
     x = _input(n_rows, n_cols, dtype, 0, "correct", 0)[row: row + 1]
     guard = plan.block_size - n_cols + 8
     buffer, y = _guarded_output(n_rows, n_cols, guard, dtype)
-    with _one_at_a_time():
-        launch_seed_kernel(x, y[row: row + 1], plan, STORE_MASKED=store_masked)
+    launch_seed_kernel(x, y[row: row + 1], plan, STORE_MASKED=store_masked)
     written = np.flatnonzero(_as_numpy(buffer) != UNWRITTEN)
     return StoreFootprint(row, n_rows, n_cols, plan.block_size, store_masked, written)
 
