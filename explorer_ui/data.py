@@ -77,11 +77,8 @@ def what_if_plan(n_rows: int, n_cols: int, dtype: str, gpu_key: str, n_regs: int
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def softmax_plan(n_rows: int, n_cols: int, dtype: str, gpu_key: str):
-    """The tuned softmax's plan (rows in registers, or tiles for long rows), if the library has one."""
-    plan_softmax = getattr(sc, "plan_softmax", None)
-    if plan_softmax is None:
-        return None
-    return plan_softmax(n_rows, n_cols, torch_dtype(dtype), gpu_by_key(gpu_key))
+    """The tuned softmax's plan (rows in registers, or tiles for long rows)."""
+    return sc.plan_softmax(n_rows, n_cols, torch_dtype(dtype), gpu_by_key(gpu_key))
 
 
 @st.cache_data(show_spinner=False, max_entries=16)

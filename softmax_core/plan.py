@@ -55,8 +55,7 @@ class SoftmaxPlan:
     rows_per_program: int           # rows path: rows one block holds
     block_n: int                    # rows path: padded row width | tiled path: tile width
     num_warps: int
-    num_programs: int
-    grid_kind: str                  # "plain" (a program per block) | "persistent" (programs loop)
+    num_programs: int               # a grid smaller than the number of blocks makes the programs loop
     resources: KernelResources
     occupancy: Occupancy
     reason: str                     # why this path, in words
@@ -131,7 +130,7 @@ def plan_softmax(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, g
                       f"registers per thread, nothing spilled, {occ.programs_per_sm} program(s) per SM. "
                       f"Each program holds {rows} row(s), reads them once and writes them once.")
             return SoftmaxPlan(gpu, direction, n_rows, n_cols, dtype_name(dtype), "rows", rows, block_n, warps,
-                               n_blocks, "plain", res, occ, reason)
+                               n_blocks, res, occ, reason)
         if occ.sram_occupancy == 0:
             why = (f"a row needs {res.shared_bytes:,} B of shared memory; this GPU has "
                    f"{gpu.max_shared_mem:,} B per SM")
@@ -150,4 +149,4 @@ def plan_softmax(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, g
               f"a running max and sum, pass 2 writes the outputs, last tile first so it is still in L2. "
               f"One program per row; {occ_tiled.programs_per_sm} fit(s) on an SM at a time.")
     return SoftmaxPlan(gpu, direction, n_rows, n_cols, dtype_name(dtype), "tiled", 1, tile, tiled_warps,
-                       n_rows, "plain", tiled_res, occ_tiled, reason)
+                       n_rows, tiled_res, occ_tiled, reason)
