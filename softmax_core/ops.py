@@ -64,8 +64,7 @@ def seed_softmax(x: torch.Tensor, gpu: GpuSpec | None = None) -> torch.Tensor:
         raise ValueError(f"the seed's kernel takes a 2-D matrix, got a tensor of shape {tuple(x.shape)}")
     if x.numel() == 0:
         return torch.empty_like(x)
-    if x.stride(1) != 1:  # the kernel walks a row with unit steps; a row's stride is honoured
-        x = x.contiguous()
+    x = _rows_unit_stride(x)   # the kernel walks a row with unit steps; a row's stride is honoured
     y = torch.empty_like(x, memory_format=torch.contiguous_format)
     plan = plan_launch(x.shape[0], x.shape[1], x.dtype, gpu)
     return launch_seed_kernel(x, y, plan)
@@ -105,12 +104,16 @@ def cached_plan(n_rows: int, n_cols: int, dtype: torch.dtype, direction: str, sa
     return plan_softmax(n_rows, n_cols, dtype, default_gpu(), direction, safe)
 
 
+def _forward(x: torch.Tensor, safe: bool) -> torch.Tensor:
+    return _launch_forward(x, cached_plan(*x.shape, x.dtype, "forward", safe), safe)
+
+
 class _SoftmaxFunction(torch.autograd.Function):
     """Softmax over the last dim of a matrix whose rows are unit-stride; backward reuses forward's y."""
 
     @staticmethod
     def forward(ctx, x: torch.Tensor, safe: bool) -> torch.Tensor:
-        y = _launch_forward(x, cached_plan(*x.shape, x.dtype, "forward", safe), safe)
+        y = _forward(x, safe)
         ctx.save_for_backward(y)
         return y
 
@@ -152,7 +155,7 @@ def softmax(x: torch.Tensor, dim: int = -1, *, safe: bool = False) -> torch.Tens
     if matrix.requires_grad and torch.is_grad_enabled():
         y = _SoftmaxFunction.apply(matrix, safe)
     else:  # no graph to record: skip autograd's bookkeeping, which costs more than a small kernel
-        y = _launch_forward(matrix, cached_plan(*matrix.shape, matrix.dtype, "forward", safe), safe)
+        y = _forward(matrix, safe)
     if moved.ndim != 2:
         y = y.reshape(moved.shape)
     return y if last else y.movedim(-1, dim)
