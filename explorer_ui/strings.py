@@ -549,6 +549,7 @@ TEXT: dict[str, dict[str, str]] = {
         "zh": "一个 program 需要 {regs} 个寄存器 × {threads} 个线程,超过了一个 SM 的 {limit:,} 个寄存器。"},
     "gpu_path_rows": {"en": "whole rows", "zh": "整行"},
     "gpu_path_tiled": {"en": "tiled (online softmax)", "zh": "分块(在线 softmax)"},
+    "gpu_path_split": {"en": "split row (programs share a row)", "zh": "拆分行(多个 program 共享一行)"},
     "gpu_asm_title": {"en": "Compiled code: PTX / SASS", "zh": "编译产物:PTX / SASS"},
     "gpu_asm_toggle": {"en": "Compile and show this plan's kernel", "zh": "编译并显示该方案的内核"},
     "gpu_asm_caption": {"en": "First {shown:,} of {total:,} lines; download for the rest.", "zh": "前 {shown:,} 行,共 {total:,} 行;完整内容请下载。"},

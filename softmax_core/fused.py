@@ -8,6 +8,14 @@ Two shapes of work, chosen per row length by the plan (plan.py):
           max and sum (the online normaliser: when the max grows, the sum so far is rescaled by
           exp(old_max - new_max)). Pass 2 writes exp(x - max) / sum. Pass 2 walks the tiles in reverse,
           so the tiles pass 1 touched last are still in L2 and most of the second read never reaches DRAM.
+  split - a row too long for one program is shared by SPLIT programs that run at the same time, each holding
+          one CHUNK of it in registers. Each computes its chunk's (max, sum), publishes the pair, and waits
+          until its peers have published theirs; then every program combines the SPLIT pairs into the row's
+          (max, sum) and writes its chunk. The row is read once and written once, like the rows path,
+          however long it is. This needs every program of a row to be on the GPU at the same time (a
+          program waiting for a peer that never starts would wait forever), so the plan launches no more
+          programs than fit at once. Where they cannot all be resident (the interpreter runs programs one
+          after another), the same kernel runs as two launches: publish, then finish.
 Backward: dx = y * (dy - sum(dy * y)), with the same two shapes.
 
 All arithmetic is float32 (float64 for float64 input); loads upcast, stores round to the output's dtype.
@@ -110,6 +118,154 @@ def softmax_tiled_kernel(
             mask = cols < n_cols
             x = _acc(tl.load(x_row + cols, mask=mask, other=float("-inf"), eviction_policy="evict_first"), FP64)
             tl.store(y_row + cols, _exp(x - running_max, FP64) * inv_sum, mask=mask, eviction_policy="evict_first")
+
+
+# How programs that share a row meet. Each program owns one 64-bit slot per row in a buffer filled with
+# NOT_PUBLISHED before the launch; it publishes its partial result there with one atomic 64-bit write, and
+# reads its peers' slots until none is NOT_PUBLISHED. Value and "it is there" travel in the same word, so no
+# memory fence is needed: a fence would make the program wait for all its own loads and stores in flight
+# (measured on the H200: a counter bumped with "release" semantics cost more than the split path gained).
+# NOT_PUBLISHED is all ones; a published word never is, because its low half is the bits of a float32 sum
+# computed on the GPU (a NaN produced by arithmetic there is 0x7FFFFFFF, never 0xFFFFFFFF).
+NOT_PUBLISHED = -1
+# What a program reads for a peer that does not exist (SPLIT rounded up to PEERS, a power of two): the
+# forward's pair (max -inf, sum 0) and the backward's 0, both of which change nothing.
+NO_PEER_FORWARD = tl.constexpr(-(1 << 55))   # 0xFF80000000000000: high half -inf's bits, low half 0.0's
+NO_PEER_BACKWARD = tl.constexpr(0)
+
+
+@triton.jit
+def _pack(high, low):
+    """Two float32 in one int64: `high` in the upper 32 bits, `low` in the lower (zero-extended)."""
+    high_bits = high.to(tl.uint32, bitcast=True).to(tl.int64)
+    low_bits = low.to(tl.uint32, bitcast=True).to(tl.int64)
+    return (high_bits << 32) | low_bits
+
+
+@triton.jit
+def _unpack(word):
+    high = (word >> 32).to(tl.uint32).to(tl.float32, bitcast=True)
+    low = (word & 0xFFFFFFFF).to(tl.uint32).to(tl.float32, bitcast=True)
+    return high, low
+
+
+@triton.jit
+def _publish(slot, word, PHASE: tl.constexpr):
+    """One program's partial result for its peers: an atomic write by one thread in the one-launch form;
+    between two launches (PHASE 1, then 2) a plain store will do."""
+    if PHASE == 0:
+        tl.atomic_xchg(slot, word, sem="relaxed")
+    else:
+        tl.store(slot, word)
+
+
+@triton.jit
+def _gather(slots, is_peer, no_peer, PHASE: tl.constexpr):
+    """All slots of a row, once every peer has published (PHASE 0 waits; the two-launch form has them
+    already). Volatile loads go to L2 each time instead of a stale copy in L1."""
+    words = tl.load(slots, mask=is_peer, other=no_peer, volatile=True)
+    if PHASE == 0:
+        missing = tl.sum((words == -1).to(tl.int32), axis=0)     # -1: NOT_PUBLISHED
+        while missing > 0:
+            words = tl.load(slots, mask=is_peer, other=no_peer, volatile=True)
+            missing = tl.sum((words == -1).to(tl.int32), axis=0)
+    return words
+
+
+@triton.jit
+def softmax_split_kernel(
+    x_ptr, y_ptr,
+    x_row_stride, y_row_stride,
+    n_rows, n_cols,
+    slots_ptr,
+    SPLIT: tl.constexpr, PEERS: tl.constexpr, CHUNK: tl.constexpr, SAFE: tl.constexpr, PHASE: tl.constexpr,
+):
+    # PHASE 0: publish, wait for the peers, finish - one launch, one read of x (GPU only).
+    # PHASE 1 then PHASE 2: two launches, no waiting (the second reads x again). The interpreter runs
+    # programs one after another, so this is how the same arithmetic is tested on a CPU.
+    # Programs come in groups of SPLIT consecutive ids; a group walks rows strided by the number of groups,
+    # and program `part` of a group always holds columns [part * CHUNK, (part + 1) * CHUNK) of its row.
+    part = tl.program_id(0) % SPLIT
+    group = tl.program_id(0) // SPLIT
+    n_groups = tl.num_programs(0) // SPLIT
+    cols = part * CHUNK + tl.arange(0, CHUNK)
+    peers = tl.arange(0, PEERS)
+    # While a program waits for its peers its SM would idle, so it asks for its next row's chunk before
+    # waiting: DRAM keeps streaming while the group meets. (A row past the end loads nothing: its
+    # columns are masked by a width of 0.)
+    x_next = tl.load(x_ptr + tl.cast(group, tl.int64) * x_row_stride + cols,
+                     mask=cols < tl.where(group < n_rows, n_cols, 0), other=float("-inf"),
+                     eviction_policy="evict_first")
+    for row in tl.range(group, n_rows, n_groups):
+        row64 = tl.cast(row, tl.int64)
+        # The chunk stays in registers in its own dtype (two bf16 values share a register, so a program
+        # can hold twice the chunk); exp is computed twice instead of keeping float32 numerators.
+        x = x_next
+        # This chunk's own max and sum. A chunk of only -inf (padding past the row's end, or masked
+        # values) shifts by 0 instead, so that its sum is a clean 0 rather than NaN.
+        chunk_max = tl.max(x, axis=0).to(tl.float32)
+        chunk_shift = tl.where(chunk_max == float("-inf"), 0.0, chunk_max)
+        row_slots = slots_ptr + row64 * SPLIT
+        if PHASE != 2:
+            chunk_sum = tl.sum(tl.exp2((x.to(tl.float32) - chunk_shift) * 1.4426950408889634), axis=0)
+            _publish(row_slots + part, _pack(chunk_shift, chunk_sum), PHASE)
+        next_row = row + n_groups
+        x_next = tl.load(x_ptr + tl.cast(next_row, tl.int64) * x_row_stride + cols,
+                         mask=cols < tl.where(next_row < n_rows, n_cols, 0), other=float("-inf"),
+                         eviction_policy="evict_first")
+        if PHASE != 1:
+            # Every program combines the same SPLIT pairs the same way, so all agree on the row's (max, sum).
+            shifts, sums = _unpack(_gather(row_slots + peers, peers < SPLIT, NO_PEER_FORWARD, PHASE))
+            row_shift = tl.max(shifts, axis=0)
+            if SAFE:
+                row_shift = tl.where(row_shift == float("-inf"), 0.0, row_shift)
+            # A peer whose chunk was all -inf adds exactly 0 (its shift of 0 may sit far above the row's).
+            scaled = tl.where(sums == 0.0, 0.0, sums * tl.exp2((shifts - row_shift) * 1.4426950408889634))
+            row_sum = tl.sum(scaled, axis=0)
+            inv_sum = 1.0 / row_sum
+            if SAFE:
+                inv_sum = tl.where(row_sum == 0.0, 0.0, inv_sum)
+            y = tl.exp2((x.to(tl.float32) - row_shift) * 1.4426950408889634) * inv_sum
+            tl.store(y_ptr + row64 * y_row_stride + cols, y, mask=cols < n_cols, eviction_policy="evict_first")
+
+
+@triton.jit
+def softmax_backward_split_kernel(
+    y_ptr, dy_ptr, dx_ptr,
+    y_row_stride, dy_row_stride, dx_row_stride,
+    n_rows, n_cols,
+    slots_ptr,
+    SPLIT: tl.constexpr, PEERS: tl.constexpr, CHUNK: tl.constexpr, PHASE: tl.constexpr,
+):
+    # The backward needs one number per row, sum(dy * y): each program publishes its chunk's share
+    # (in the low half of its slot; the high half is 0). PHASE and the early loads as in the forward.
+    part = tl.program_id(0) % SPLIT
+    group = tl.program_id(0) // SPLIT
+    n_groups = tl.num_programs(0) // SPLIT
+    cols = part * CHUNK + tl.arange(0, CHUNK)
+    peers = tl.arange(0, PEERS)
+    first = tl.cast(group, tl.int64)
+    first_ok = cols < tl.where(group < n_rows, n_cols, 0)
+    y_next = tl.load(y_ptr + first * y_row_stride + cols, mask=first_ok, other=0.0, eviction_policy="evict_first")
+    dy_next = tl.load(dy_ptr + first * dy_row_stride + cols, mask=first_ok, other=0.0, eviction_policy="evict_first")
+    for row in tl.range(group, n_rows, n_groups):
+        row64 = tl.cast(row, tl.int64)
+        y = y_next            # kept in their own dtype, as in the forward
+        dy = dy_next
+        row_slots = slots_ptr + row64 * SPLIT
+        if PHASE != 2:
+            dot_part = tl.sum(y.to(tl.float32) * dy.to(tl.float32), axis=0)
+            _publish(row_slots + part, _pack(tl.full((), 0.0, tl.float32), dot_part), PHASE)
+        next64 = tl.cast(row + n_groups, tl.int64)
+        next_ok = cols < tl.where(row + n_groups < n_rows, n_cols, 0)
+        y_next = tl.load(y_ptr + next64 * y_row_stride + cols, mask=next_ok, other=0.0, eviction_policy="evict_first")
+        dy_next = tl.load(dy_ptr + next64 * dy_row_stride + cols, mask=next_ok, other=0.0,
+                          eviction_policy="evict_first")
+        if PHASE != 1:
+            _, dots = _unpack(_gather(row_slots + peers, peers < SPLIT, NO_PEER_BACKWARD, PHASE))
+            dot = tl.sum(dots, axis=0)
+            dx = y.to(tl.float32) * (dy.to(tl.float32) - dot)
+            tl.store(dx_ptr + row64 * dx_row_stride + cols, dx, mask=cols < n_cols, eviction_policy="evict_first")
 
 
 @triton.jit

@@ -4,10 +4,11 @@ from __future__ import annotations
 from functools import lru_cache
 
 import torch
+import triton
 
 from . import runtime
-from .fused import (softmax_backward_rows_kernel, softmax_backward_tiled_kernel, softmax_rows_kernel,
-                    softmax_tiled_kernel)
+from .fused import (NOT_PUBLISHED, softmax_backward_rows_kernel, softmax_backward_split_kernel,
+                    softmax_backward_tiled_kernel, softmax_rows_kernel, softmax_split_kernel, softmax_tiled_kernel)
 from .gpu import GpuSpec, default_gpu
 from .kernels import seed_softmax_kernel
 from .launch import TRITON_POINTER_TYPE, LaunchPlan, plan_launch
@@ -70,9 +71,29 @@ def seed_softmax(x: torch.Tensor, gpu: GpuSpec | None = None) -> torch.Tensor:
     return launch_seed_kernel(x, y, plan)
 
 
+def split_phases() -> tuple[int, ...]:
+    """The split kernels' PHASE per launch: one launch whose programs wait for each other on a GPU; under
+    the interpreter, which runs programs one at a time, a publishing launch and then a finishing one."""
+    return (1, 2) if runtime.INTERPRETED else (0,)
+
+
+def _split_slots(plan: SoftmaxPlan, device) -> torch.Tensor:
+    """One 64-bit slot per program per row, where programs sharing a row publish their partial results."""
+    return torch.full((plan.n_rows * plan.split,), NOT_PUBLISHED, dtype=torch.int64, device=device)
+
+
 def _launch_forward(x: torch.Tensor, plan: SoftmaxPlan, safe: bool) -> torch.Tensor:
     n_rows, n_cols = x.shape
     y = torch.empty((n_rows, n_cols), dtype=x.dtype, device=x.device)
+    if plan.path == "split":
+        slots = _split_slots(plan, x.device)
+        with runtime.one_launch_at_a_time():
+            for phase in split_phases():
+                softmax_split_kernel[plan.grid](x, y, x.stride(0), y.stride(0), n_rows, n_cols, slots,
+                                                SPLIT=plan.split, PEERS=triton.next_power_of_2(plan.split),
+                                                CHUNK=plan.block_n, SAFE=safe, PHASE=phase,
+                                                num_warps=plan.num_warps, num_stages=1)
+        return y
     common = dict(SAFE=safe, FP64=x.dtype == torch.float64, num_warps=plan.num_warps, num_stages=1)
     with runtime.one_launch_at_a_time():
         if plan.path == "rows":
@@ -88,6 +109,15 @@ def _launch_backward(y: torch.Tensor, dy: torch.Tensor, plan: SoftmaxPlan) -> to
     n_rows, n_cols = y.shape
     dx = torch.empty((n_rows, n_cols), dtype=y.dtype, device=y.device)
     args = (y, dy, dx, y.stride(0), dy.stride(0), dx.stride(0), n_rows, n_cols)
+    if plan.path == "split":
+        slots = _split_slots(plan, y.device)
+        with runtime.one_launch_at_a_time():
+            for phase in split_phases():
+                softmax_backward_split_kernel[plan.grid](*args, slots, SPLIT=plan.split,
+                                                         PEERS=triton.next_power_of_2(plan.split),
+                                                         CHUNK=plan.block_n, PHASE=phase,
+                                                         num_warps=plan.num_warps, num_stages=1)
+        return dx
     common = dict(FP64=y.dtype == torch.float64, num_warps=plan.num_warps, num_stages=1)
     with runtime.one_launch_at_a_time():
         if plan.path == "rows":

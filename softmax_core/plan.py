@@ -20,6 +20,8 @@ ROWS_KERNEL = {"forward": "softmax_core.fused:softmax_rows_kernel",
                "backward": "softmax_core.fused:softmax_backward_rows_kernel"}
 TILED_KERNEL = {"forward": "softmax_core.fused:softmax_tiled_kernel",
                 "backward": "softmax_core.fused:softmax_backward_tiled_kernel"}
+SPLIT_KERNEL = {"forward": "softmax_core.fused:softmax_split_kernel",
+                "backward": "softmax_core.fused:softmax_backward_split_kernel"}
 
 # Each program should move enough bytes to hide DRAM latency: short rows are grouped until a
 # program loads about this much (the seed's one-row programs move only N x 4 bytes each).
@@ -39,6 +41,29 @@ MIN_WARPS, MAX_WARPS = 4, 16
 # Tiled path: values per tile and warps per program (best of 4096/8192/16384 x 8/16 on the H200).
 TILE_VALUES = 16384
 TILED_WARPS = 16
+# Which long-row path, measured on the H200 (scripts/h200_split_tune.py, 2026-11-29,
+# assets/benchmarks/tuning/h200-split-tune-20261129-*.csv; docs/performance.md has the table):
+# - float32 rows of 16 KB (N = 4096) and more run 4-8% faster through the tiled kernel than held whole
+#   (0.96-1.00x copy against 0.91-0.94x), even where they would fit in registers;
+# - the tiled kernel's second pass must find the row still in L2: up to 128 KB rows (132 programs in flight
+#   x 128 KB = 17 MB) it does (0.86-0.98x); from 256 KB rows (34 MB in flight) it mostly doesn't (0.70-0.80x);
+# - there the split path reads each row once and runs 0.86-0.94x for float32. For bf16 it measured
+#   0.62-0.74x, below the tiled path, so 2-byte types stay tiled. The backward (two tensors in) takes the
+#   split path as soon as whole float32 rows no longer fit: 0.80-0.86x against the tiled 0.61-0.89x.
+TILED_FROM_ROW_BYTES = 16 * 1024        # float32 forward
+SPLIT_FROM_ROW_BYTES = 256 * 1024       # float32 forward
+SPLIT_DTYPES = (torch.float32,)
+# Split path shape: chunks of at least this many values, at most this many programs per row (more meet
+# more often: at N = 262144 a 32-way split ran 0.94x, a 64-way one 0.87x), and up to 64 values a thread.
+SPLIT_MIN_CHUNK = 4096
+MAX_SPLIT = {"forward": 32, "backward": 64}
+SPLIT_VALUES_PER_THREAD = 64
+# Registers are handed out to a warp in steps of 8 per thread, and an SM runs at most this many warps
+# (64 on sm_80 / sm_90 / sm_100; 48 on sm_86 / sm_89). The split path counts resident programs with both,
+# because its programs wait for each other: the grid must never be larger than what runs at once.
+REGISTER_STEP = 8
+MAX_WARPS_PER_SM = {(8, 0): 64, (9, 0): 64, (10, 0): 64}
+DEFAULT_MAX_WARPS_PER_SM = 48
 # Tiled path grid: one program per row. A persistent grid sized so that the rows in flight fit in L2
 # won only at fp32 N = 65536-131072 (by 1-5%) and lost elsewhere (by up to 6%) on the H200; see
 # docs/performance.md.
@@ -51,14 +76,16 @@ class SoftmaxPlan:
     n_rows: int
     n_cols: int
     dtype: str
-    path: str                       # "rows": whole rows in registers | "tiled": two passes over tiles
+    path: str                       # "rows": whole rows in registers | "split": a row shared by `split`
+                                    # programs that run at once | "tiled": two passes over tiles
     rows_per_program: int           # rows path: rows one block holds
-    block_n: int                    # rows path: padded row width | tiled path: tile width
+    block_n: int                    # rows path: padded row width | split: chunk width | tiled: tile width
     num_warps: int
     num_programs: int               # a grid smaller than the number of blocks makes the programs loop
     resources: KernelResources
     occupancy: Occupancy
     reason: str                     # why this path, in words
+    split: int = 1                  # split path: programs per row (num_programs is a multiple of it)
 
     @property
     def grid(self) -> tuple[int]:
@@ -92,13 +119,37 @@ def tiled_config(n_cols: int) -> tuple[int, int]:
     return min(triton.next_power_of_2(n_cols), TILE_VALUES), TILED_WARPS
 
 
+def split_config(n_cols: int, gpu: GpuSpec, direction: str = "forward",
+                 chunk: int | None = None) -> tuple[int, int, int]:
+    """(SPLIT, CHUNK, num_warps): chunks of SPLIT_MIN_CHUNK values or more (a power of two: the kernel's
+    tl.arange needs it), as many as the row needs, at most about MAX_SPLIT[direction] programs per row."""
+    if chunk is None:
+        chunk = max(SPLIT_MIN_CHUNK, triton.next_power_of_2(triton.cdiv(n_cols, MAX_SPLIT[direction])))
+    chunk = min(chunk, triton.next_power_of_2(n_cols))
+    split = triton.cdiv(n_cols, chunk)
+    warps = _pow2_clamp(chunk // (gpu.warp_size * SPLIT_VALUES_PER_THREAD), MIN_WARPS, MAX_WARPS)
+    return split, chunk, warps
+
+
+def resident_programs_per_sm(gpu: GpuSpec, res: KernelResources, num_warps: int) -> int:
+    """Programs of this kernel that surely run on one SM at once: `occupancy` with registers rounded up to
+    the allocation step, and never more warps than an SM holds."""
+    n_regs = -(-res.n_regs // REGISTER_STEP) * REGISTER_STEP
+    per_sm = occupancy(gpu, n_regs, res.shared_bytes, num_warps, 1).programs_per_sm
+    max_warps = MAX_WARPS_PER_SM.get(tuple(gpu.compute_capability), DEFAULT_MAX_WARPS_PER_SM)
+    return min(per_sm, max_warps // num_warps)
+
+
 def _job(kernel: str, direction: str, dtype: torch.dtype, constexprs: dict, num_warps: int,
          gpu: GpuSpec) -> CompileJob:
     ptr = TRITON_POINTER_TYPE[dtype]
     pointers = ("x_ptr", "y_ptr") if direction == "forward" else ("y_ptr", "dy_ptr", "dx_ptr")
     strides = tuple(p.replace("_ptr", "_row_stride") for p in pointers)
     signature = tuple((p, ptr) for p in pointers) + tuple((s, "i64") for s in strides) + (
-        ("n_rows", "i32"), ("n_cols", "i32")) + tuple((name, "constexpr") for name in constexprs)
+        ("n_rows", "i32"), ("n_cols", "i32"))
+    if kernel in SPLIT_KERNEL.values():
+        signature += (("slots_ptr", "*i64"),)
+    signature += tuple((name, "constexpr") for name in constexprs)
     return CompileJob(kernel, signature, tuple(constexprs.items()), num_warps, 1, gpu.compile_target,
                       on_device=gpu.live)
 
@@ -110,9 +161,14 @@ def plan_softmax(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, g
     fp64 = dtype == torch.float64
     flags = {"FP64": fp64} if direction == "backward" else {"SAFE": safe, "FP64": fp64}
 
+    row_bytes = n_cols * elt
+    float32_forward = direction == "forward" and dtype == torch.float32
     rows, block_n, warps = rows_config(n_cols, elt, gpu, n_rows)
     per_thread = values_per_thread(rows, block_n, warps, gpu.warp_size)
-    if per_thread > MAX_VALUES_PER_THREAD:
+    if float32_forward and row_bytes >= TILED_FROM_ROW_BYTES:
+        why = (f"a float32 row of {row_bytes:,} B runs faster read twice (the second time from L2) than "
+               f"held whole in registers (measured on the H200 from 16 KB rows on)")
+    elif per_thread > MAX_VALUES_PER_THREAD:
         why = (f"even {warps * gpu.warp_size} threads would each hold {per_thread} values of a "
                f"{block_n:,}-value row; past {MAX_VALUES_PER_THREAD} a thread runs out of registers")
     else:
@@ -140,6 +196,14 @@ def plan_softmax(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, g
         else:
             why = (f"holding a {block_n:,}-value row needs more registers than a thread has: the compiler "
                    f"spilled {res.n_spills} of them to slow local memory")
+    wants_split = dtype in SPLIT_DTYPES and (direction == "backward" or row_bytes >= SPLIT_FROM_ROW_BYTES)
+    if gpu.vendor == "nvidia" and wants_split:
+        if float32_forward:
+            why = (f"a {row_bytes:,} B row is too long for the tiled path: with a row per program in flight on "
+                   f"every SM, its second pass would no longer find the row in L2")
+        split_plan = _plan_split(n_rows, n_cols, dtype, gpu, direction, flags, why)
+        if split_plan is not None:
+            return split_plan
     tile, tiled_warps = tiled_config(n_cols)
     tiled_res = kernel_resources(_job(TILED_KERNEL[direction], direction, dtype, {"TILE": tile, **flags},
                                       tiled_warps, gpu))
@@ -150,3 +214,26 @@ def plan_softmax(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, g
               f"One program per row; {occ_tiled.programs_per_sm} fit(s) on an SM at a time.")
     return SoftmaxPlan(gpu, direction, n_rows, n_cols, dtype_name(dtype), "tiled", 1, tile, tiled_warps,
                        n_rows, tiled_res, occ_tiled, reason)
+
+
+def _plan_split(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec, direction: str, flags: dict,
+                why: str, chunk: int | None = None, num_warps: int | None = None) -> SoftmaxPlan | None:
+    """The split path, or None when a row needs more programs than the GPU runs at once (or the chunk
+    spills). `chunk` and `num_warps` override the shape for the tuning sweep (scripts/h200_split_tune.py)."""
+    split, chunk, warps = split_config(n_cols, gpu, direction, chunk)
+    warps = num_warps or warps
+    constexprs = {"SPLIT": split, "PEERS": triton.next_power_of_2(split), "CHUNK": chunk,
+                  **{k: v for k, v in flags.items() if k != "FP64"}, "PHASE": 0}
+    res = kernel_resources(_job(SPLIT_KERNEL[direction], direction, dtype, constexprs, warps, gpu))
+    per_sm = resident_programs_per_sm(gpu, res, warps)
+    groups = min(n_rows, gpu.multiprocessor_count * per_sm // split)
+    if groups == 0 or res.n_spills > 0:
+        return None
+    occ = occupancy(gpu, res.n_regs, res.shared_bytes, warps, groups * split)
+    reason = (f"{why}, so {split} programs share each row, {chunk:,} values each ({res.n_regs} registers per "
+              f"thread, {per_sm} program(s) per SM). Each publishes its chunk's (max, sum) and waits for the "
+              f"other {split - 1}; then all of them know the row's (max, sum) and write their chunk. The row is "
+              f"read once and written once. The grid is {groups} groups x {split} = {groups * split} programs, "
+              f"no more than run at once, since a program waiting for a peer that never starts waits forever.")
+    return SoftmaxPlan(gpu, direction, n_rows, n_cols, dtype_name(dtype), "split", 1, chunk, warps,
+                       groups * split, res, occ, reason, split)

@@ -1,10 +1,12 @@
 """softmax_core.softmax as a drop-in for torch.softmax: any rank and dim, long rows, autograd, edge cases."""
+import dataclasses
+
 import pytest
 import torch
 
 import softmax_core as sc
 from conftest import TOLERANCE, reference_softmax
-from softmax_core.ops import cached_plan
+from softmax_core.ops import _launch_backward, _launch_forward, cached_plan
 
 INF, NAN = float("inf"), float("nan")
 
@@ -38,12 +40,44 @@ def test_dtypes_keep_their_type(dtype, device):
     assert_like_torch(y, x)
 
 
-@pytest.mark.parametrize("n_cols, dtype", [(70_000, torch.float32), (70_001, torch.bfloat16)])
-def test_long_rows_take_the_tiled_path_and_match(n_cols, dtype, device):
+@pytest.mark.parametrize("n_cols, dtype, path", [(70_000, torch.float32, "split"), (20_000, torch.float32, "tiled"),
+                                                  (70_001, torch.bfloat16, "tiled")])
+def test_long_rows_take_the_planned_path_and_match(n_cols, dtype, path, device):
     plan = cached_plan(3, n_cols, dtype, "forward", False)
-    assert plan.path == "tiled" and "tiles of" in plan.reason
+    assert plan.path == path
+    if path == "split":
+        assert plan.split > 1 and plan.split * plan.block_n >= n_cols > (plan.split - 1) * plan.block_n
+        assert plan.num_programs % plan.split == 0 and "share each row" in plan.reason
     x = (torch.randn(3, n_cols) * 5).to(dtype).to(device)
     assert_like_torch(sc.softmax(x), x)
+
+
+def test_float64_long_rows_take_the_tiled_path():
+    plan = cached_plan(3, 70_000, torch.float64, "forward", False)
+    assert plan.path == "tiled" and "tiles of" in plan.reason
+
+
+def tiled_plan(n_rows, n_cols, direction="forward", safe=False):
+    """The tiled path forced for a float32 matrix (the plan picks it for float64, or when a row needs more
+    programs than run at once), so the two long-row paths are both tested on the same inputs."""
+    plan = cached_plan(n_rows, n_cols, torch.float32, direction, safe)
+    return dataclasses.replace(plan, path="tiled", block_n=16384, num_warps=16, num_programs=n_rows, split=1)
+
+
+def long_row_paths(x, safe=False):
+    """softmax of a long-row float32 matrix by the split path (the plan's) and by the tiled path."""
+    return {"split": sc.softmax(x, safe=safe), "tiled": _launch_forward(x, tiled_plan(*x.shape, safe=safe), safe)}
+
+
+def test_split_path_with_more_rows_than_groups(device):
+    x = torch.randn(40, 20_000, device=device) * 3
+    plan = cached_plan(40, 20_000, torch.float32, "forward", False)
+    plan = dataclasses.replace(plan, path="split", split=4, block_n=8192, num_programs=3 * 4)  # 3 groups, 40 rows
+    assert_like_torch(_launch_forward(x, plan, False), x)
+    dy = torch.randn_like(x)
+    y = torch.softmax(x, -1)
+    torch.testing.assert_close(_launch_backward(y, dy, dataclasses.replace(plan, direction="backward")),
+                               torch._softmax_backward_data(dy, y, -1, x.dtype), atol=1e-6, rtol=1e-4)
 
 
 def test_short_rows_take_the_rows_path():
@@ -56,12 +90,12 @@ def test_an_all_neg_inf_tile_inside_a_valid_row_is_harmless(device):
     x = torch.randn(2, n, device=device)
     x[:, : n - 100] = -INF            # the first tiles see only -inf; the real values come last
     x[1, 5] = 3.0                     # and here one finite value sits in the first tile
-    y = sc.softmax(x)
-    assert not y.isnan().any()
-    assert_like_torch(y, x)
+    for path, y in long_row_paths(x).items():
+        assert not y.isnan().any(), path
+        assert_like_torch(y, x)
 
 
-@pytest.mark.parametrize("n_cols", [5, 70_000])   # rows path and tiled path
+@pytest.mark.parametrize("n_cols", [5, 70_000])   # rows path; split and tiled paths
 def test_special_values_like_torch(n_cols, device):
     x = torch.randn(6, n_cols, device=device)
     x[0] = -INF                        # all -inf: NaN row, as torch
@@ -69,7 +103,12 @@ def test_special_values_like_torch(n_cols, device):
     x[2, 1] = INF                      # +inf: as torch (NaN row)
     x[3, 2] = -INF                     # a single -inf is just a zero
     x[4] *= 1e4                        # large magnitudes
-    assert_like_torch(sc.softmax(x), x)
+    if n_cols < 1000:
+        assert_like_torch(sc.softmax(x), x)
+    else:
+        x[5, :50_000] = -1e4               # a whole chunk far below the row's max: its share underflows to 0
+        for y in long_row_paths(x).values():
+            assert_like_torch(y, x)
 
 
 def test_large_half_precision_magnitudes(device):
@@ -91,9 +130,10 @@ def test_empty_dims(shape, device):
 def test_safe_option_gives_zeros_for_fully_masked_rows(n_cols, device):
     x = torch.randn(3, n_cols, device=device)
     x[1] = -INF
-    y = sc.softmax(x, safe=True)
-    assert torch.equal(y[1], torch.zeros(n_cols, device=device))
-    assert_like_torch(y[[0, 2]], x[[0, 2]])
+    ys = long_row_paths(x, safe=True) if n_cols > 1000 else {"rows": sc.softmax(x, safe=True)}
+    for y in ys.values():
+        assert torch.equal(y[1], torch.zeros(n_cols, device=device))
+        assert_like_torch(y[[0, 2]], x[[0, 2]])
     assert sc.softmax(x)[1].isnan().all()          # off by default
 
 
@@ -119,6 +159,10 @@ def test_gradients_match_torch_float32(shape, device):
     (ours,) = torch.autograd.grad(sc.softmax(x), x, dy)
     (theirs,) = torch.autograd.grad(torch.softmax(x, -1), x, dy)
     torch.testing.assert_close(ours, theirs, atol=1e-6, rtol=1e-4)
+    if shape[1] > 1000:   # the same by the tiled backward
+        y = torch.softmax(x.detach(), -1)
+        tiled = _launch_backward(y, dy, tiled_plan(*shape, "backward"))
+        torch.testing.assert_close(tiled, theirs, atol=1e-6, rtol=1e-4)
 
 
 @pytest.mark.parametrize("bad, error, words", [
@@ -160,7 +204,19 @@ def test_int64_offsets_beyond_2_to_the_31_elements():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("n_cols", [781, 4096, 65536])
+@pytest.mark.parametrize("n_rows, n_cols", [(1, 262144), (5000, 65536), (3000, 100_003)])
+def test_split_path_on_gpu_one_launch(n_rows, n_cols):
+    """The one-launch split path: one row over many programs, more rows than groups, an odd width."""
+    plan = cached_plan(n_rows, n_cols, torch.float32, "forward", False)
+    assert plan.path == "split"
+    x = torch.randn(n_rows, n_cols, device="cuda") * 4
+    x[0, : n_cols // 2] = -INF
+    for _ in range(3):   # the arrival counters start from zero every call
+        assert_like_torch(sc.softmax(x), x)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n_cols", [781, 4096, 65536, 100_003])
 def test_gpu_gradients_match_torch(n_cols):
     x = torch.randn(256, n_cols, device="cuda", requires_grad=True)
     dy = torch.randn_like(x)
