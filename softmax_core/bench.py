@@ -396,6 +396,17 @@ def _git_commit() -> str | None:
         return None
 
 
+def source_digest() -> str:
+    """A fingerprint of the library's code (softmax_core/*.py): it names the code that ran even where the
+    checkout's git metadata is missing or stale (a copied working tree on a GPU machine)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
 def provenance(M: int, Ns: Sequence[int], dtype: str, providers: Sequence[str], directions: Sequence[str],
                timer: Timer, command: str, seed: int) -> dict:
     """Where and how a run was measured. No host name: runs are committed to a public repository."""
@@ -416,6 +427,7 @@ def provenance(M: int, Ns: Sequence[int], dtype: str, providers: Sequence[str], 
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "command": command,
         "git_commit": _git_commit(),
+        "source_digest": source_digest(),
         "M": M,
         "dtype": dtype,
         "Ns": list(Ns),

@@ -9,6 +9,8 @@ import json
 import threading
 
 import pandas as pd
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -149,6 +151,24 @@ def test_provenance_says_where_and_how():
     assert p["torch"] == torch.__version__ and p["M"] == 2 and p["Ns"] == [8] and p["dtype"] == "bfloat16"
     assert p["command"] == "python -m softmax_core --benchmark"
     assert p["date"].endswith("+00:00")
+    assert p["source_digest"] == bench.source_digest() and len(p["source_digest"]) == 12
+
+
+def test_source_digest_follows_the_code(tmp_path, monkeypatch):
+    """The digest names the code that ran: it changes when a library file changes."""
+    import shutil
+    copy = tmp_path / "softmax_core"
+    shutil.copytree(Path(bench.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(bench, "__file__", str(copy / "bench.py"))
+    before = bench.source_digest()
+    (copy / "plan.py").write_text((copy / "plan.py").read_text() + "\n# changed\n")
+    assert bench.source_digest() != before
+
+
+def test_provenance_device_without_gpu():
+    run = bench.run_sweep(2, [8], "float32", ["torch"], directions=("forward",),
+                          timer=fixed_timer((1.0, 1.0, 1.0)), command="x")
+    p = run.provenance
     if not torch.cuda.is_available():
         assert p["gpu"] is None and "interpreter" in p["device"]
 

@@ -1,0 +1,70 @@
+"""CPU cost of one softmax call on small matrices, where it decides the speed: calls issued back to back
+without waiting for the GPU, for our softmax (compiled-kernel shortcut, then Triton's JIT path), the seed's
+wrapper, and torch. Not a test: run it on a GPU machine.
+
+    PYTHONPATH=. python scripts/measure_launch_overhead.py [OUT.csv]
+"""
+from __future__ import annotations
+
+import csv
+import sys
+import time
+
+import torch
+import triton
+
+import softmax_core as sc
+from softmax_core import ops
+
+CALLS = 3000
+
+
+def per_call_us(fn) -> float:
+    fn()
+    torch.cuda.synchronize()
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        for _ in range(CALLS):
+            fn()
+        torch.cuda.synchronize()
+        best = min(best, (time.perf_counter() - start) / CALLS * 1e6)
+    return best
+
+
+def jit_path(x):
+    """Our kernels launched through Triton's JIT every time (what the launcher skips)."""
+    plan = ops.cached_plan(*x.shape, x.dtype, "forward", False)
+    y = torch.empty_like(x)
+    kernel = ops.LAUNCHERS["forward"][plan.path].kernel
+    kernel[plan.grid](x, y, x.stride(0), y.stride(0), *x.shape, **ops._shape_constexprs(plan),
+                      SAFE=False, FP64=False, num_warps=plan.num_warps, num_stages=1)
+    return y
+
+
+def main(out: str | None) -> None:
+    if "--with-liger" in sys.argv:   # does merely importing a peer's Triton kernels change launch costs?
+        import liger_kernel.ops.softmax  # noqa: F401
+    rows = []
+    for dtype in (torch.float32, torch.bfloat16):
+        for n in (256, 781, 1024, 2048):
+            x = torch.randn(4096, n, device="cuda", dtype=dtype)
+            gpu_us = triton.testing.do_bench(lambda: sc.softmax(x), warmup=10, rep=40) * 1e3
+            for name, fn in (("ours", lambda: sc.softmax(x)), ("ours via JIT", lambda: jit_path(x)),
+                             ("as taught", lambda: sc.seed_softmax(x)), ("torch", lambda: torch.softmax(x, -1))):
+                us = per_call_us(fn)
+                rows.append(dict(dtype=str(dtype)[6:], N=n, provider=name, us_per_call=round(us, 2),
+                                 ours_do_bench_us=round(gpu_us, 2)))
+                print(f"{str(dtype)[6:]:9s} N={n:5d} {name:13s} {us:6.1f} us/call (ours by do_bench {gpu_us:.1f} us)",
+                      flush=True)
+    print("fast launches:", {k: v.fast_launches for k, v in ops.LAUNCHERS["forward"].items()})
+    if out:
+        with open(out, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+
+
+if __name__ == "__main__":
+    paths = [a for a in sys.argv[1:] if not a.startswith("--")]
+    main(paths[0] if paths else None)
