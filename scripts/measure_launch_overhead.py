@@ -1,6 +1,10 @@
 """CPU cost of one softmax call on small matrices, where it decides the speed: calls issued back to back
-without waiting for the GPU, for our softmax (compiled-kernel shortcut, then Triton's JIT path), the seed's
-wrapper, and torch. Not a test: run it on a GPU machine.
+without waiting for the GPU, for our softmax, our kernel launched bare through Triton's JIT (no wrapper),
+the seed's wrapper, and torch. Not a test: run it on a GPU machine.
+
+The recorded run (assets/benchmarks/tuning/h200-launch-overhead-20261129.csv) was made at commit 69c0de7,
+where "ours" went through a launcher that cached the compiled kernel per specialisation and skipped the
+JIT's binding; it saved nothing measurable, and was removed.
 
     PYTHONPATH=. python scripts/measure_launch_overhead.py [OUT.csv]
 """
@@ -33,12 +37,12 @@ def per_call_us(fn) -> float:
 
 
 def jit_path(x):
-    """Our kernels launched through Triton's JIT every time (what the launcher skips)."""
+    """Our rows kernel launched bare through Triton's JIT: the launch without our wrapper's Python."""
     plan = ops.cached_plan(*x.shape, x.dtype, "forward", False)
     y = torch.empty_like(x)
-    kernel = ops.LAUNCHERS["forward"][plan.path].kernel
-    kernel[plan.grid](x, y, x.stride(0), y.stride(0), *x.shape, **ops._shape_constexprs(plan),
-                      SAFE=False, FP64=False, num_warps=plan.num_warps, num_stages=1)
+    ops.softmax_rows_kernel[plan.grid](x, y, x.stride(0), y.stride(0), *x.shape, ROWS=plan.rows_per_program,
+                                       BLOCK_N=plan.block_n, SAFE=False, FP64=False, num_warps=plan.num_warps,
+                                       num_stages=1)
     return y
 
 
@@ -57,7 +61,6 @@ def main(out: str | None) -> None:
                                  ours_do_bench_us=round(gpu_us, 2)))
                 print(f"{str(dtype)[6:]:9s} N={n:5d} {name:13s} {us:6.1f} us/call (ours by do_bench {gpu_us:.1f} us)",
                       flush=True)
-    print("fast launches:", {k: v.fast_launches for k, v in ops.LAUNCHERS["forward"].items()})
     if out:
         with open(out, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(rows[0]))

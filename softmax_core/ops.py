@@ -12,7 +12,6 @@ from .fused import (NOT_PUBLISHED, softmax_backward_rows_kernel, softmax_backwar
 from .gpu import GpuSpec, default_gpu
 from .kernels import seed_softmax_kernel
 from .launch import TRITON_POINTER_TYPE, LaunchPlan, plan_launch
-from .launcher import Launcher
 from .plan import SoftmaxPlan, plan_softmax
 
 SUPPORTED_DTYPES = (torch.float32, torch.float16, torch.bfloat16)      # the seed's kernel
@@ -83,51 +82,49 @@ def _split_slots(plan: SoftmaxPlan, device) -> torch.Tensor:
     return torch.full((plan.n_rows * plan.split,), NOT_PUBLISHED, dtype=torch.int64, device=device)
 
 
-# One launcher per tuned kernel: it remembers the compiled kernel per specialisation (launcher.py).
-LAUNCHERS = {
-    "forward": {"rows": Launcher(softmax_rows_kernel), "tiled": Launcher(softmax_tiled_kernel),
-                "split": Launcher(softmax_split_kernel)},
-    "backward": {"rows": Launcher(softmax_backward_rows_kernel), "tiled": Launcher(softmax_backward_tiled_kernel),
-                 "split": Launcher(softmax_backward_split_kernel)},
-}
-
-
-def _shape_constexprs(plan: SoftmaxPlan) -> dict:
-    """The compile-time shape of the plan's kernel."""
-    if plan.path == "rows":
-        return {"ROWS": plan.rows_per_program, "BLOCK_N": plan.block_n}
-    if plan.path == "tiled":
-        return {"TILE": plan.block_n}
-    return {"SPLIT": plan.split, "PEERS": triton.next_power_of_2(plan.split), "CHUNK": plan.block_n}
-
-
-def _launch(plan: SoftmaxPlan, args: tuple, flags: dict, device) -> None:
-    """Launch the plan's kernel on `args` (tensors, strides, sizes) with its switches `flags`."""
-    launcher = LAUNCHERS[plan.direction][plan.path]
-    shape = _shape_constexprs(plan)
-    if plan.path != "split":
-        launcher(plan.grid, args, {**shape, **flags}, plan.num_warps)
-        return
-    # The split kernels compute in float32 only (no FP64 switch) and take the slots where peers meet.
-    slots = _split_slots(plan, device)
-    flags = {k: v for k, v in flags.items() if k != "FP64"}
-    for phase in split_phases():
-        launcher(plan.grid, args + (slots,), {**shape, **flags, "PHASE": phase}, plan.num_warps)
-
-
 def _launch_forward(x: torch.Tensor, plan: SoftmaxPlan, safe: bool) -> torch.Tensor:
     n_rows, n_cols = x.shape
     y = torch.empty((n_rows, n_cols), dtype=x.dtype, device=x.device)
-    _launch(plan, (x, y, x.stride(0), y.stride(0), n_rows, n_cols),
-            {"SAFE": safe, "FP64": x.dtype == torch.float64}, x.device)
+    if plan.path == "split":
+        slots = _split_slots(plan, x.device)
+        with runtime.one_launch_at_a_time():
+            for phase in split_phases():
+                softmax_split_kernel[plan.grid](x, y, x.stride(0), y.stride(0), n_rows, n_cols, slots,
+                                                SPLIT=plan.split, PEERS=triton.next_power_of_2(plan.split),
+                                                CHUNK=plan.block_n, SAFE=safe, PHASE=phase,
+                                                num_warps=plan.num_warps, num_stages=1)
+        return y
+    common = dict(SAFE=safe, FP64=x.dtype == torch.float64, num_warps=plan.num_warps, num_stages=1)
+    with runtime.one_launch_at_a_time():
+        if plan.path == "rows":
+            softmax_rows_kernel[plan.grid](x, y, x.stride(0), y.stride(0), n_rows, n_cols,
+                                           ROWS=plan.rows_per_program, BLOCK_N=plan.block_n, **common)
+        else:
+            softmax_tiled_kernel[plan.grid](x, y, x.stride(0), y.stride(0), n_rows, n_cols, TILE=plan.block_n,
+                                            **common)
     return y
 
 
 def _launch_backward(y: torch.Tensor, dy: torch.Tensor, plan: SoftmaxPlan) -> torch.Tensor:
     n_rows, n_cols = y.shape
     dx = torch.empty((n_rows, n_cols), dtype=y.dtype, device=y.device)
-    _launch(plan, (y, dy, dx, y.stride(0), dy.stride(0), dx.stride(0), n_rows, n_cols),
-            {"FP64": y.dtype == torch.float64}, y.device)
+    args = (y, dy, dx, y.stride(0), dy.stride(0), dx.stride(0), n_rows, n_cols)
+    if plan.path == "split":
+        slots = _split_slots(plan, y.device)
+        with runtime.one_launch_at_a_time():
+            for phase in split_phases():
+                softmax_backward_split_kernel[plan.grid](*args, slots, SPLIT=plan.split,
+                                                         PEERS=triton.next_power_of_2(plan.split),
+                                                         CHUNK=plan.block_n, PHASE=phase,
+                                                         num_warps=plan.num_warps, num_stages=1)
+        return dx
+    common = dict(FP64=y.dtype == torch.float64, num_warps=plan.num_warps, num_stages=1)
+    with runtime.one_launch_at_a_time():
+        if plan.path == "rows":
+            softmax_backward_rows_kernel[plan.grid](*args, ROWS=plan.rows_per_program, BLOCK_N=plan.block_n,
+                                                    **common)
+        else:
+            softmax_backward_tiled_kernel[plan.grid](*args, TILE=plan.block_n, **common)
     return dx
 
 

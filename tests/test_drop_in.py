@@ -224,27 +224,3 @@ def test_gpu_gradients_match_torch(n_cols):
     (theirs,) = torch.autograd.grad(torch.softmax(x, -1), x, dy)
     torch.testing.assert_close(ours, theirs, atol=1e-6, rtol=1e-4)
 
-
-def test_launcher_keys_follow_what_triton_specialises_on():
-    from softmax_core.launcher import _specialisation
-    base = torch.zeros(64)
-    assert _specialisation(base) != _specialisation(base[1:])          # 4 bytes off a 16-byte boundary
-    assert _specialisation(base) == _specialisation(torch.ones(64))
-    assert _specialisation(base) != _specialisation(base.double())
-    assert _specialisation(1) != _specialisation(17) != _specialisation(32)
-    assert _specialisation(17) == _specialisation(33)
-    assert _specialisation(2**31) != _specialisation(2**31 - 16)       # 64-bit integers compile differently
-    assert _specialisation(True) != _specialisation(1)
-
-
-@pytest.mark.gpu
-def test_launcher_shortcut_matches_and_respects_alignment():
-    from softmax_core import ops
-    base = torch.randn(300, 1025, device="cuda")
-    aligned, offset = base[:, :1024], base[:, 1:]      # the second starts 4 bytes in: not 16-byte aligned
-    launcher = ops.LAUNCHERS["forward"]["rows"]
-    for x in (aligned, offset, aligned, offset):
-        before = launcher.fast_launches
-        for _ in range(2):
-            assert_like_torch(sc.softmax(x), x)
-        assert launcher.fast_launches > before          # the second call at least took the shortcut
