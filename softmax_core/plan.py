@@ -48,7 +48,7 @@ TILED_WARPS = 16
 # - the tiled kernel's second pass must find the row still in L2: up to 128 KB rows (132 programs in flight
 #   x 128 KB = 17 MB) it does (0.86-0.98x); from 256 KB rows (34 MB in flight) it mostly doesn't (0.70-0.80x);
 # - there the split path reads each row once and runs 0.86-0.94x for float32. For bf16 it measured
-#   0.62-0.74x, below the tiled path, so 2-byte types stay tiled. The backward (two tensors in) takes the
+#   0.64-0.74x, below the tiled path, so 2-byte types stay tiled. The backward (two tensors in) takes the
 #   split path as soon as whole float32 rows no longer fit: 0.80-0.86x against the tiled 0.61-0.89x.
 TILED_FROM_ROW_BYTES = 16 * 1024        # float32 forward
 SPLIT_FROM_ROW_BYTES = 256 * 1024       # float32 forward

@@ -1,0 +1,94 @@
+"""Write the recorded-run tables of docs/performance.md from the CSV + JSON files in assets/benchmarks/,
+so that no figure in that document is typed by hand.
+
+    python scripts/performance_tables.py            # print the tables
+    python scripts/performance_tables.py --write    # replace them in docs/performance.md
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "assets" / "benchmarks"
+DOC = ROOT / "docs" / "performance.md"
+BEGIN, END = "<!-- tables:begin -->", "<!-- tables:end -->"
+# Each version's record: (label, float32 run, bfloat16 run). The last one is the current record.
+VERSIONS = [
+    ("v3", "history/nvidia-h200-full-float32-20261129T1459", "history/nvidia-h200-full-bfloat16-20261129T1500"),
+    ("v4", "history/nvidia-h200-full-float32-20261129T1523", "history/nvidia-h200-full-bfloat16-20261129T1524"),
+    ("v5 (1st run)", "history/nvidia-h200-full-float32-20261129T1725",
+     "history/nvidia-h200-full-bfloat16-20261129T1726"),
+    ("v5", "nvidia-h200-full-float32-20261129T1733", "nvidia-h200-full-bfloat16-20261129T1735"),
+]
+PEERS = ["as_taught", "torch", "torch_compile", "liger", "naive"]
+
+
+def load(stem: str) -> tuple[pd.DataFrame, dict]:
+    return pd.read_csv(BENCH / f"{stem}.csv"), json.loads((BENCH / f"{stem}.json").read_text())
+
+
+def ratio(df: pd.DataFrame, provider: str, direction: str = "forward") -> pd.Series:
+    rows = df[(df.provider == provider) & (df.direction == direction) & (df.status == "ok")]
+    return rows.set_index("N")["copy_ratio"]
+
+
+def fmt(value, digits=2) -> str:
+    return "fails" if pd.isna(value) else f"{value:.{digits}f}"
+
+
+def by_version() -> str:
+    columns = {}
+    for label, f32, b16 in VERSIONS:
+        columns[f"fp32 {label}"] = ratio(load(f32)[0], "ours")
+        columns[f"bf16 {label}"] = ratio(load(b16)[0], "ours")
+    table = pd.DataFrame(columns)
+    lines = ["### ours ÷ copy by version (forward, same-run copy)", "",
+             "| N | " + " | ".join(table.columns) + " |", "|---" * (len(table.columns) + 1) + "|"]
+    lines += [f"| {n} | " + " | ".join(fmt(v) for v in row) + " |" for n, row in table.iterrows()]
+    return "\n".join(lines)
+
+
+def record(stem: str) -> str:
+    df, prov = load(stem)
+    present = [p for p in PEERS if p in set(df.provider)]
+    fwd = df[df.direction == "forward"]
+    gbps = fwd.pivot_table(index="N", columns="provider", values="gbps")
+    ms = fwd.pivot_table(index="N", columns="provider", values="ms_median")
+    header = (f"### {prov['dtype']}, M = {prov['M']} — `{stem.split('/')[-1]}.csv`\n\n"
+              f"{prov['gpu']}, driver {prov['driver']}, torch {prov['torch']}, triton {prov['triton']}, "
+              f"{prov['date']}, source digest {prov.get('source_digest', '—')}, `{prov['command']}`\n")
+    cols = ["floor µs (copy)", "copy GB/s", "ours"] + present + ["ours/copy", "best peer/copy"]
+    lines = [header, "| N | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    for n in gbps.index:
+        peers = [gbps.loc[n].get(p) for p in present if p != "naive"]
+        best_peer = max((v for v in peers if not pd.isna(v)), default=float("nan"))
+        cells = [f"{ms.loc[n, 'copy'] * 1e3:.1f}", f"{gbps.loc[n, 'copy']:,.0f}", f"{gbps.loc[n, 'ours']:,.0f}"]
+        cells += ["fails" if pd.isna(gbps.loc[n].get(p)) else f"{gbps.loc[n, p]:,.0f}" for p in present]
+        cells += [fmt(gbps.loc[n, "ours"] / gbps.loc[n, "copy"]), fmt(best_peer / gbps.loc[n, "copy"])]
+        lines.append(f"| {n} | " + " | ".join(cells) + " |")
+    bwd = {p: ratio(df, p, "backward") for p in ["ours", "torch", "torch_compile", "liger"] if p in set(df.provider)}
+    table = pd.DataFrame(bwd)
+    lines += ["", "Backward (through autograd), ratio to a 2-read-1-write copy of the same bytes:", "",
+              "| N | " + " | ".join(table.columns) + " |", "|---" * (len(table.columns) + 1) + "|"]
+    lines += [f"| {n} | " + " | ".join(fmt(v) for v in row) + " |" for n, row in table.iterrows()]
+    return "\n".join(lines)
+
+
+def tables() -> str:
+    _, f32, b16 = VERSIONS[-1]
+    return "\n\n".join([by_version(), record(b16), record(f32)])
+
+
+if __name__ == "__main__":
+    text = tables()
+    if "--write" in sys.argv:
+        doc = DOC.read_text()
+        start, end = doc.index(BEGIN) + len(BEGIN), doc.index(END)
+        DOC.write_text(doc[:start] + "\n\n" + text + "\n\n" + doc[end:])
+        print(f"wrote the tables into {DOC.relative_to(ROOT)}")
+    else:
+        print(text)
