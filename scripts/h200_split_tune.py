@@ -5,18 +5,18 @@ warps and grid, against copy and the other paths in the same run. Writes a CSV. 
 """
 from __future__ import annotations
 
-import csv
 import dataclasses
 import sys
 import time
 
+import pandas as pd
 import torch
 import triton
 
 from softmax_core.gpu import default_gpu
 from softmax_core.memory import bytes_moved
 from softmax_core.ops import _launch_backward, _launch_forward, cached_plan
-from softmax_core.plan import _plan_split, plan_softmax
+from softmax_core.plan import _plan_split
 
 M = 4096
 NS = [16384, 32768, 65536, 131072, 262144]
@@ -48,6 +48,22 @@ def as_tiled(plan):
                                num_warps=16, num_programs=plan.n_rows, split=1, rows_per_program=1)
 
 
+def try_candidates(record, prefix, direction, n, dtype, launch, reference, tol, nbytes, base):
+    """The plan's choice, every split variant, and the tiled path, each checked against `reference`, then timed."""
+    default = cached_plan(M, n, dtype, direction, False)
+    candidates = [("default", default)] + [("split", p) for p in split_variants(n, dtype, direction)]
+    if default.path != "tiled":
+        candidates.append(("tiled", as_tiled(default)))
+    for kind, plan in candidates:
+        try:
+            out = launch(plan)
+            torch.cuda.synchronize()
+            ok = torch.allclose(out.float(), reference, atol=tol, rtol=tol)
+            record(prefix + kind, plan, bench(lambda: launch(plan)), nbytes, ok, base=base)
+        except Exception as exc:
+            print("variant failed", n, plan.path, plan.split, plan.block_n, plan.num_warps, repr(exc)[:200], flush=True)
+
+
 def main(out_path: str) -> None:
     rows_out = []
     for dtype in (torch.float32, torch.bfloat16):
@@ -71,19 +87,8 @@ def main(out_path: str) -> None:
 
             record("copy", None, copy_ms, fwd_bytes)
             record("torch", None, bench(lambda: torch.softmax(x, -1)), fwd_bytes)
-            default = cached_plan(M, n, dtype, "forward", False)
-            tiled = plan_softmax(M, n, dtype, direction="forward")
-            candidates = [("default", default)] + [("split", p) for p in split_variants(n, dtype, "forward")]
-            if default.path != "tiled":
-                candidates.append(("tiled", as_tiled(default)))
-            for kind, plan in candidates:
-                try:
-                    y = _launch_forward(x, plan, False)
-                    torch.cuda.synchronize()
-                    ok = torch.allclose(y.float(), ref, atol=tol, rtol=tol)
-                    record(kind, plan, bench(lambda: _launch_forward(x, plan, False)), fwd_bytes, ok)
-                except Exception as exc:
-                    print("variant failed", n, plan.path, plan.split, plan.block_n, plan.num_warps, repr(exc)[:200], flush=True)
+            try_candidates(record, "", "forward", n, dtype, lambda plan: _launch_forward(x, plan, False), ref, tol,
+                           fwd_bytes, copy_gbps)
             dy = torch.randn_like(x)
             y = torch.softmax(x, -1)
             dx_ref = torch._softmax_backward_data(dy, y, -1, dtype).float()
@@ -92,24 +97,11 @@ def main(out_path: str) -> None:
             bcopy_gbps = bwd_bytes / bcopy * 1e-6
             record("bwd-copy", None, bcopy, bwd_bytes, base=bcopy_gbps)
             record("bwd-torch", None, bench(lambda: torch._softmax_backward_data(dy, y, -1, dtype)), bwd_bytes, base=bcopy_gbps)
-            bdefault = cached_plan(M, n, dtype, "backward", False)
-            bcands = [("bwd-default", bdefault)] + [("bwd-split", p) for p in split_variants(n, dtype, "backward")]
-            if bdefault.path != "tiled":
-                bcands.append(("bwd-tiled", as_tiled(bdefault)))
-            for kind, plan in bcands:
-                try:
-                    dx = _launch_backward(y, dy, plan)
-                    torch.cuda.synchronize()
-                    ok = torch.allclose(dx.float(), dx_ref, atol=tol, rtol=tol)
-                    record(kind, plan, bench(lambda: _launch_backward(y, dy, plan)), bwd_bytes, ok, base=bcopy_gbps)
-                except Exception as exc:
-                    print("variant failed", n, plan.path, plan.split, plan.block_n, plan.num_warps, repr(exc)[:200], flush=True)
+            try_candidates(record, "bwd-", "backward", n, dtype, lambda plan: _launch_backward(y, dy, plan), dx_ref,
+                           tol, bwd_bytes, bcopy_gbps)
             del x, y, dy, y_copy, out3, ref, dx_ref
             torch.cuda.empty_cache()
-    with open(out_path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows_out[0]))
-        w.writeheader()
-        w.writerows(rows_out)
+    pd.DataFrame(rows_out).to_csv(out_path, index=False)
 
 
 if __name__ == "__main__":
