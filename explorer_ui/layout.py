@@ -12,7 +12,7 @@ import streamlit as st
 
 import softmax_core as sc
 
-from . import data
+from . import data, prewarm
 from .i18n import LANGUAGES, language, set_language, t
 
 # (script path relative to app.py, translation key of its label, icon)
@@ -28,6 +28,7 @@ PAGES = (
 
 def setup_page(page: str) -> None:
     """Call first on every page: `page` is the nav key's suffix ("home", "memory", ...)."""
+    prewarm.start_once()      # the server's first page run starts compiling what later pages ask for
     _init_language()
     icon = next((i for _, key, i in PAGES if key == f"nav_{page}"), "⚡")
     st.set_page_config(page_title=f"{t(f'nav_{page}')} · {t('app_name')}", page_icon=icon, layout="wide",

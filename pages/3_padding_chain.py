@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explorer_ui import charts, code, data, layout
+from explorer_ui import charts, code, data, defaults, layout
 from explorer_ui.i18n import bound, has, t
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState
@@ -27,7 +27,7 @@ state = PageState("padding")
 layout.intro("padding")
 state.show_notes()
 
-kN = state.int("N", 781, 1, MAX_TRACE_BLOCK)
+kN = state.int("N", defaults.CHAPTER_N, 1, MAX_TRACE_BLOCK)
 krows = state.int("rows", 4, 1, 8)
 kvariant = state.choice("break", "correct", VARIANTS)
 kzoom = state.bool("zoom", False)

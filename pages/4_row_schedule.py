@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explorer_ui import charts, code, data, layout
+from explorer_ui import charts, code, data, defaults, layout
 from explorer_ui.i18n import t
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState
@@ -14,9 +14,9 @@ from softmax_core.trace import MAX_TRACE_BLOCK, MAX_TRACE_ROWS, pipeline_timelin
 # should stay under a second.
 MAX_ROWS = min(160, MAX_TRACE_ROWS)
 GRID_WIDTH = 16            # cells per line in the row grid
-SEED_CARD = "rtx4060ti"    # the chapter's own GPU: the default here when this machine has none
+SEED_CARD = defaults.SCHEDULE_GPU    # the chapter's own GPU: the default here when this machine has none
 PIPELINE_ITERATIONS = 6    # loop trips drawn in the num_stages picture
-FULL_SIZE_M = 4096         # the chapter's benchmark matrix height, for the "at full size" figures
+FULL_SIZE_M = defaults.CHAPTER_M    # the chapter's benchmark matrix height, for the "at full size" figures
 
 layout.setup_page("schedule")
 state = PageState("schedule")
@@ -25,7 +25,7 @@ state.show_notes()
 
 live = data.live_gpu()
 kgpu = state.choice("gpu", live.key if live else SEED_CARD, data.gpu_keys())
-kN = state.int("N", 16384, 1, MAX_TRACE_BLOCK)
+kN = state.int("N", defaults.SCHEDULE_N, 1, MAX_TRACE_BLOCK)
 # Default rows: half again as many as the GPU has program slots at this row length, so the strided walk
 # and its uneven tail show (slots = the plan's programs for a matrix with rows to spare).
 try:

@@ -3,7 +3,7 @@ an occupancy calculator, what happens when a row no longer fits, and the compile
 import pandas as pd
 import streamlit as st
 
-from explorer_ui import charts, code, data, layout
+from explorer_ui import charts, code, data, defaults, layout
 from explorer_ui.i18n import bound, t
 from explorer_ui.urlstate import PageState
 from softmax_core.launch import occupancy
@@ -11,7 +11,7 @@ from softmax_core.launch import occupancy
 MAX_N = 262_144
 MAX_REGS_PER_THREAD = 255          # NVIDIA's per-thread ceiling (AMD: 512 VGPRs); the x-axis of the calculator
 CHART_MIN_REGS = 16                # below this the register line shoots up and flattens the rest of the chart
-BLOCK_SWEEP = tuple(2 ** k for k in range(5, 17))   # 32 ... 65536: each one a real compile (cached on disk)
+BLOCK_SWEEP = defaults.BLOCK_SWEEP   # 32 ... 65536: each one a real compile (cached on disk, pre-warmed)
 ASM_PREVIEW_LINES = 400
 
 layout.setup_page("gpu")
@@ -20,9 +20,9 @@ layout.intro("gpu")
 state.show_notes()
 
 kgpu = state.choice("gpu", data.default_gpu_key(), data.gpu_keys())
-kM = state.int("M", 4096, 1, 1_048_576)
-kN = state.int("N", 781, 1, MAX_N)
-kdtype = state.choice("dtype", "float32", data.DTYPE_NAMES)
+kM = state.int("M", defaults.CHAPTER_M, 1, 1_048_576)
+kN = state.int("N", defaults.CHAPTER_N, 1, MAX_N)
+kdtype = state.choice("dtype", defaults.DTYPE, data.DTYPE_NAMES)
 c1, c2, c3, c4 = st.columns([2, 1, 1, 1])
 gpu_key = c1.selectbox(t("gpu_choice"), data.gpu_keys(), key=kgpu, format_func=data.gpu_labeler())
 M = int(c2.number_input(t("rows_M"), 1, 1_048_576, step=1, key=kM))

@@ -10,8 +10,10 @@
 2. Interactions: on every page, each slider is moved one step (arrow key, always in the same direction, so
    each value is new and nothing is answered from Streamlit's cache), `--reps` times per slider; pages with no
    slider get their number inputs' "+" and their toggles instead. Time = from the key press to the end of the
-   re-run it causes, in the page's own clock. That server runs with `--server.fileWatcherType none`, so that
-   files edited by others meanwhile don't trigger module reloads; start-up uses the plain command.
+   re-run it causes, in the page's own clock. That server starts from empty compile caches of its own (the
+   first class on a fresh clone; the app's background pre-warm, explorer_ui/prewarm.py, is on as in class)
+   and runs with `--server.fileWatcherType none` on its command line, so that files edited by others
+   meanwhile don't trigger module reloads; start-up uses the plain command.
 
 Targets (issue "Classroom-ready"): first page < 6 s, every interaction < 1 s. Prints a table; with
 --write-docs also replaces the measurements section of docs/classroom.md. Not a test: CI times nothing.
@@ -133,9 +135,11 @@ def wait_done(page) -> float | None:
 
 def measure_interactions(browser, reps: int, cache_root: Path) -> list[dict]:
     """One session: Home, then each page through the sidebar (first visit on this server: nothing cached),
-    moving each of its widgets `reps` times; then every page once more through the sidebar."""
+    moving each of its widgets `reps` times; then every page once more through the sidebar. The compile
+    caches start empty, as on a fresh clone (the start-up servers' pre-warms may have filled the others)."""
     rows = []
-    env_cache = {"SOFTMAX_EXPLORER_CACHE": str(cache_root / "explorer"), "TRITON_CACHE_DIR": str(cache_root / "triton")}
+    fresh = cache_root / "interactions"
+    env_cache = {"SOFTMAX_EXPLORER_CACHE": str(fresh / "explorer"), "TRITON_CACHE_DIR": str(fresh / "triton")}
     pages = kit.app_pages()
     with kit.StreamlitServer(log_path=cache_root / "interactions.log", env=env_cache,
                              extra_args=kit.NO_FILE_WATCHER) as server:
@@ -180,7 +184,19 @@ def measure_interactions(browser, reps: int, cache_root: Path) -> list[dict]:
     return rows
 
 
-def report(startup: list[dict], interactions: list[dict], reps: int, info: dict) -> str:
+def prewarm_summary(cache_root: Path) -> str:
+    """What the interactions server's background pre-warm (explorer_ui/prewarm.py) got done, from its log."""
+    log = cache_root / "interactions" / "explorer" / "prewarm.log"
+    if not log.exists():
+        return "The server started no pre-warm (SOFTMAX_EXPLORER_PREWARM=0?)."
+    lines = [line.strip() for line in log.read_text(errors="replace").splitlines() if line.strip()]
+    done = [line for line in lines if line.endswith(": ok")]
+    if lines and " done in " in lines[-1]:
+        return f"Its background pre-warm (explorer_ui/prewarm.py, from empty caches): {lines[-1]}."
+    return f"Its background pre-warm (explorer_ui/prewarm.py, from empty caches) had done {len(done)} items when the server stopped."
+
+
+def report(startup: list[dict], interactions: list[dict], reps: int, info: dict, prewarm: str = "") -> str:
     lines = [BEGIN, "", f"Measured {info['date']} with `{info['command']}`.", "",
              f"Machine: {info['machine']}. Versions: "
              + ", ".join(f"{k} {v}" for k, v in info["versions"].items()) + ".", "",
@@ -194,6 +210,8 @@ def report(startup: list[dict], interactions: list[dict], reps: int, info: dict)
         lines += ["", "Problems during start-up: " + "; ".join(sorted(set(problems)))]
     lines += ["", f"### Interactions: one step of a widget to the end of its re-run (target < "
               f"{INTERACTION_TARGET_MS:.0f} ms; {reps} moves each, every value new)", "",
+              "A fresh server with empty compile caches. " + prewarm if prewarm else
+              "A fresh server with empty compile caches.", "",
               "| page | widget | median | max | |", "|---|---|---|---|---|"]
     for r in interactions:
         t = r["times_ms"]
@@ -222,8 +240,9 @@ def main() -> int:
         startup = measure_startup(browser, args.reps, Path(tmp))
         print("interactions:", flush=True)
         interactions = measure_interactions(browser, args.reps, Path(tmp))
+        prewarm = prewarm_summary(Path(tmp))
         browser.close()
-    section = report(startup, interactions, args.reps, info)
+    section = report(startup, interactions, args.reps, info, prewarm)
     print(section)
     if args.write_docs:
         kit.replace_docs_section(DOCS, BEGIN, END, section)

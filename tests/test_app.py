@@ -321,3 +321,56 @@ def test_live_sweep_on_a_gpu_machine(monkeypatch, recorded_dir):
     assert any(b.proto.label == "Download CSV" for b in at.get("download_button"))
     at.switch_page("pages/2_memory_traffic.py").run()            # the live run feeds "measured" there
     assert any("Pretend GPU" in c.value for c in at.caption)
+
+
+# -- pre-warm (explorer_ui/prewarm.py; off in the other tests, see conftest.py) ---------------------------------
+def test_prewarm_starts_once_per_server_and_not_when_switched_off(monkeypatch):
+    from explorer_ui import prewarm
+
+    launched = []
+    monkeypatch.setattr(prewarm, "_started", False)
+    monkeypatch.setattr(prewarm, "_process", None)
+    monkeypatch.setattr(prewarm, "launch", lambda defaults_only=False: launched.append(defaults_only) or "child")
+    monkeypatch.setenv(prewarm.ENV, "0")
+    app_on("app.py")
+    assert launched == []
+    monkeypatch.setenv(prewarm.ENV, "1")
+    app_on("app.py")
+    app_on("pages/2_memory_traffic.py")                         # a second session: nothing new starts
+    assert launched == [False]
+
+
+def test_prewarm_compiles_what_the_pages_ask_for(tmp_path, monkeypatch):
+    """The pre-warm's child fills an empty disk cache; then the padding, schedule and GPU pages at their
+    defaults (and the GPU page's BLOCK_SIZE sweep and compiled code) find every plan there: no compile."""
+    import streamlit as st
+
+    from explorer_ui import prewarm
+    from softmax_core import compile as sc_compile
+    from softmax_core import launch
+
+    monkeypatch.setenv("SOFTMAX_EXPLORER_CACHE", str(tmp_path))
+    child = prewarm.launch(defaults_only=True)
+    assert child.wait(timeout=600) == 0, prewarm.log_path().read_text()
+    report = prewarm.log_path().read_text()
+    assert "failed" not in report and " done in " in report, report
+    assert list((tmp_path / "compile").glob("*.json"))
+
+    # Forget what this process already knows, so that only the pre-warm's files can answer.
+    monkeypatch.setattr(sc_compile, "_memory", {})
+    launch._plan_launch.cache_clear()
+    st.cache_data.clear()
+    compiled = []
+
+    def no_compile(job, want_asm=False):
+        compiled.append((job, want_asm))
+        raise RuntimeError(f"compiled although the pre-warm should have: {job}")
+
+    monkeypatch.setattr(sc_compile._child, "request", no_compile)
+    monkeypatch.setattr(sc_compile, "compile_for_target", no_compile)
+    for page in ("pages/3_padding_chain.py", "pages/4_row_schedule.py", "pages/5_gpu_occupancy.py"):
+        at = app_on(page)                   # each in a new session: links from one page don't carry over
+    set_and_run(at, "gpu_vary", "block")
+    set_and_run(at, "gpu_asm", True)
+    assert not at.warning, [w.value for w in at.warning]      # no BLOCK_SIZE of the sweep failed
+    assert compiled == []

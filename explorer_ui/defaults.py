@@ -1,0 +1,19 @@
+"""The values the pages start from, in one place: the pages use them, and the pre-warm (prewarm.py)
+compiles for exactly them, so a page opened at its defaults finds every plan already compiled.
+
+Plain constants: the pre-warm's child process imports this without Streamlit.
+"""
+from __future__ import annotations
+
+# The chapter's own sizes: its benchmark has M = 4096 rows, its test N = 781 columns.
+CHAPTER_M = 4096
+CHAPTER_N = 781
+DTYPE = "float32"
+
+# The occupancy chart's "vary BLOCK_SIZE" sweep: 32 ... 65536, each one a real compile.
+BLOCK_SWEEP = tuple(2 ** k for k in range(5, 17))
+
+# The row-schedule page starts on the chapter's RTX 4060 Ti (when this machine has no GPU), with rows long
+# enough that only a few programs fit on an SM.
+SCHEDULE_GPU = "rtx4060ti"
+SCHEDULE_N = 16384

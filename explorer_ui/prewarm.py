@@ -1,0 +1,163 @@
+"""Pre-warm: on a server's first page run, compile in the background what the pages will ask for.
+
+Launch plans read registers and shared memory from the real compiled kernel (softmax_core.compile), and
+the results are cached on disk. On a fresh machine nothing is cached yet, so the first visit of the padding
+page waited about 2 s (starting the offline compiler, then one compile) and the occupancy chart's first
+BLOCK_SIZE sweep about 3.7 s (twelve compiles, up to 1.5 s each for the widest rows). Compiling those once,
+before a student asks, turns each wait into a disk read.
+
+The work runs in a process of its own (`python -m explorer_ui.prewarm`), at the lowest CPU priority:
+- it shares nothing with the server's sessions: not the interpreter lock, not the server's offline-compiler
+  child, so a student's own request never queues behind it (a compile it has not reached yet is simply
+  done twice, and both write the same file);
+- at nice 19 it gets the CPU only when the server and the browsers leave some, so it does not slow the
+  page being rendered;
+- it exits when done: a few seconds of imports when the disk cache is already warm.
+
+SOFTMAX_EXPLORER_PREWARM=0 turns it off (the test suite does, see tests/conftest.py). This module imports
+nothing heavy at the top: the server imports it on every page, the child imports it before anything else.
+"""
+from __future__ import annotations
+
+import argparse
+import atexit
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from . import defaults
+
+ENV = "SOFTMAX_EXPLORER_PREWARM"
+ROOT = Path(__file__).resolve().parent.parent
+LOG_NAME = "prewarm.log"
+
+_lock = threading.Lock()
+_started = False
+_process: subprocess.Popen | None = None
+
+
+def enabled() -> bool:
+    return os.environ.get(ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def start_once() -> subprocess.Popen | None:
+    """Start the pre-warm the first time any page runs in this server process; later calls do nothing.
+    Every session runs pages in its own thread, hence the lock."""
+    global _started, _process
+    if _started or not enabled():
+        return _process
+    with _lock:
+        if not _started:
+            _started = True
+            try:
+                _process = launch()
+            except OSError:      # no pre-warm is only slower, never broken
+                _process = None
+    return _process
+
+
+def log_path() -> Path:
+    from softmax_core.compile import cache_dir
+
+    return cache_dir().parent / LOG_NAME
+
+
+def launch(defaults_only: bool = False) -> subprocess.Popen:
+    """Start `python -m explorer_ui.prewarm` (its report goes to prewarm.log beside the compile cache)."""
+    from softmax_core import runtime
+
+    env = dict(os.environ)
+    if runtime.INTERPRETED:
+        # Compile in that process directly, like the offline-compiler child: no interpreter there.
+        env.pop("TRITON_INTERPRET", None)
+        env[runtime.OFFLINE_COMPILER_ENV] = "1"
+    command = [sys.executable, "-m", "explorer_ui.prewarm"] + (["--defaults-only"] if defaults_only else [])
+    with open(log_path(), "w") as log:
+        proc = subprocess.Popen(command, cwd=str(ROOT), env=env, stdin=subprocess.DEVNULL, stdout=log,
+                                stderr=subprocess.STDOUT)
+    atexit.register(_stop, proc)      # a server that exits first takes its pre-warm with it
+    return proc
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.kill()
+
+
+# -- the child's side ------------------------------------------------------------------------------------
+
+
+def work_items(defaults_only: bool = False) -> list[tuple[str, object]]:
+    """(what, call) in the order a class needs them: each page's defaults first (padding chain, occupancy,
+    row schedule, the BLOCK_SIZE sweep, the compiled code), then the same for every GPU of the catalog, so
+    that switching the GPU on those pages is quick too."""
+    import torch
+
+    import softmax_core as sc
+    from softmax_core.compile import kernel_resources
+    from softmax_core.launch import seed_compile_job
+
+    dtype = getattr(torch, defaults.DTYPE)
+    M, N = defaults.CHAPTER_M, defaults.CHAPTER_N
+    live = sc.current_gpu(0)
+    home = sc.default_gpu()
+    schedule_gpu = live or sc.catalog_gpu(defaults.SCHEDULE_GPU)
+
+    def plan(n_cols: int, gpu):
+        return lambda: sc.plan_launch(M, n_cols, dtype, gpu)
+
+    def tuned(gpu):
+        return lambda: sc.plan_softmax(M, N, dtype, gpu)
+
+    def asm(gpu):
+        def compile_with_asm():
+            p = sc.plan_launch(M, N, dtype, gpu)
+            kernel_resources(seed_compile_job(p.block_size, p.num_warps, p.num_stages, dtype, gpu), want_asm=True)
+        return compile_with_asm
+
+    items = [(f"plan {M}x{N} on {home.key} (padding chain, GPU page)", plan(N, home)),
+             (f"tuned plan {M}x{N} on {home.key} (GPU page)", tuned(home)),
+             (f"plan {M}x{defaults.SCHEDULE_N} on {schedule_gpu.key} (row schedule)",
+              plan(defaults.SCHEDULE_N, schedule_gpu))]
+    items += [(f"plan {M}x{b} on {home.key} (BLOCK_SIZE sweep)", plan(b, home)) for b in defaults.BLOCK_SWEEP]
+    items.append((f"PTX/SASS of the {M}x{N} plan on {home.key} (GPU page)", asm(home)))
+    if defaults_only:
+        return items
+    others = [g for g in sc.gpu_catalog() if g != home]
+    for gpu in others:
+        items += [(f"plan {M}x{N} on {gpu.key}", plan(N, gpu)), (f"tuned plan {M}x{N} on {gpu.key}", tuned(gpu)),
+                  (f"plan {M}x{defaults.SCHEDULE_N} on {gpu.key}", plan(defaults.SCHEDULE_N, gpu))]
+    for gpu in others:
+        items += [(f"plan {M}x{b} on {gpu.key} (BLOCK_SIZE sweep)", plan(b, gpu)) for b in defaults.BLOCK_SWEEP]
+    return items
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="Compile what the explorer's pages ask for into the disk cache.")
+    ap.add_argument("--defaults-only", action="store_true", help="only each page's defaults, not every GPU")
+    args = ap.parse_args(argv)
+    try:
+        os.nice(19)               # first, before the imports: they are most of a warm run's work
+    except (AttributeError, OSError):
+        pass
+    started = time.perf_counter()
+    items = work_items(args.defaults_only)
+    failed = 0
+    for what, call in items:
+        t0 = time.perf_counter()
+        try:
+            call()
+            status = "ok"
+        except Exception as exc:   # a plan that cannot compile here is its page's to explain, not ours
+            failed += 1
+            status = f"failed: {type(exc).__name__}: {exc}"
+        print(f"{time.perf_counter() - t0:6.2f} s  {what}: {status}", flush=True)
+    print(f"{len(items) - failed} of {len(items)} done in {time.perf_counter() - started:.1f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
