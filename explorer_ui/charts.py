@@ -7,6 +7,7 @@ only swaps the data — no rebuild, no flicker. Every chart has tooltips; pages 
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import altair as alt
@@ -26,8 +27,26 @@ class Figure:
     datasets: dict                    # name -> DataFrame
 
 
+# Specs already checked against the Vega-Lite schema in this process (their JSON text, data left out).
+# Checking is most of the cost of turning a chart into a spec, and an animation asks for the same spec
+# every frame: each distinct one is checked the first time it is drawn, then trusted.
+_VALIDATED: dict[str, None] = {}
+_VALIDATED_MAX = 1024
+
+
+def _spec(chart: alt.TopLevelMixin) -> dict:
+    spec = chart.to_dict(validate=False)
+    text = json.dumps(spec, sort_keys=True, default=str)
+    if text not in _VALIDATED:
+        chart.to_dict()                         # raises on an invalid spec, as an unchecked one would in the browser
+        if len(_VALIDATED) >= _VALIDATED_MAX:
+            _VALIDATED.clear()
+        _VALIDATED[text] = None
+    return spec
+
+
 def show(fig: Figure, key: str, height: int | None = None) -> None:
-    spec = fig.chart.to_dict()
+    spec = _spec(fig.chart)
     view = spec.get("config", {}).get("view", {})
     for default in ("continuousWidth", "continuousHeight"):   # altair's theme defaults; Streamlit sizes charts
         view.pop(default, None)

@@ -98,6 +98,15 @@ def render_code(lines: tuple[str, ...], highlighted: list[int], caption: str | N
                 max_height: int | None = None, context: int | None = None) -> None:
     """Syntax-coloured code with the given lines highlighted (st.code cannot highlight a line).
     With `context`, only the highlighted lines and that many lines around them are shown."""
+    st.html(_code_html(tuple(lines), tuple(highlighted), caption, max_height, context))
+
+
+# An animation redraws its code panel every frame with one of a handful of highlights; colouring the code
+# (Pygments) took about a fifth of a frame's time, so each panel's HTML is made once.
+@lru_cache(maxsize=256)
+def _code_html(lines: tuple[str, ...], highlighted: tuple[int, ...], caption: str | None, max_height: int | None,
+               context: int | None) -> str:
+    highlighted = list(highlighted)
     first = 1
     if context is not None and highlighted:
         first = max(1, min(highlighted) - context)
@@ -110,7 +119,7 @@ def render_code(lines: tuple[str, ...], highlighted: list[int], caption: str | N
     head = f'<div style="font-size:0.8rem;color:#555;margin-bottom:0.2rem">{html.escape(caption)}</div>' \
         if caption else ""
     limit = f"max-height:{max_height}px;" if max_height else ""
-    st.html(f'{head}<div style="font-size:0.74rem;line-height:1.3;overflow:auto;{limit}'
+    return (f'{head}<div style="font-size:0.74rem;line-height:1.3;overflow:auto;{limit}'
             f'border:1px solid #e3e6ee;border-radius:6px;padding:0 0.3rem">{body}</div>')
 
 

@@ -1,12 +1,27 @@
-"""Step-by-step animation: a Play/Pause button, a step slider, and a fragment that redraws one frame.
+"""Step-by-step animation: a Play/Pause button, a step slider and one frame, all inside one fragment.
 
-The frame runs inside `st.fragment(run_every=...)`, so while playing only the fragment reruns (the rest of
-the page stays put) and the charts it draws keep their spec: only their data change, which the browser
-applies in place, without flicker. The button sits outside the fragment: its callback flips the state
-and the full rerun that follows re-evaluates `run_every` (a running timer cannot be stopped from inside).
+While playing, a fragment run draws a frame, waits, and reruns itself (`st.rerun(scope="fragment")`): the
+server paces the animation, one frame after the other in the same script run loop. Only the fragment is
+redrawn (the rest of the page stays put), and the charts keep their spec while their data change, so the
+browser updates them in place, without flicker.
+
+Why not `st.fragment(run_every=...)` (this player's first version, see docs/classroom.md): that timer lives
+in the browser and sends a rerun every interval whether or not the server has drawn the last one. With
+twenty students playing on two cores the server fell behind, the requests queued up behind each other and
+behind the Play/Pause clicks, and Streamlit 1.67 then dropped messages between runs: Pause clicks whose
+redrawn button never arrived, and pages left blank by "Bad delta path index". Here nothing queues: the next
+frame is asked for only once the last one is drawn, a click waits for at most one pause, and the pause
+grows with the time a frame took, so under load the animation slows down instead of piling up.
+
+The button is inside the fragment, so Play and Pause rerun only the fragment. A full run of the page (any
+other widget, the language, coming back to the page) cannot keep the loop going (Streamlit refuses a
+fragment-scoped rerun there), so it pauses the animation: the button then says Play, never a Pause that
+nothing follows.
 """
 from __future__ import annotations
 
+import itertools
+import time
 from typing import Callable
 
 import streamlit as st
@@ -14,6 +29,9 @@ import streamlit as st
 from .i18n import t
 
 DEFAULT_INTERVAL_S = 0.9
+# The pause after a frame is at least as long as the frame took to draw: a busy server spends at most half
+# of each student's animation drawing it.
+MIN_PAUSE_S = 0.05
 
 
 def _toggle(playing_key: str, step_key: str, last: int) -> None:
@@ -21,6 +39,16 @@ def _toggle(playing_key: str, step_key: str, last: int) -> None:
     if playing and st.session_state.get(step_key, 0) >= last:
         st.session_state[step_key] = 0          # Play at the end starts over
     st.session_state[playing_key] = playing
+
+
+def next_frame(step: int, last: int) -> tuple[int, bool]:
+    """The step a playing animation shows next, and whether it still plays after showing it."""
+    step = min(step + 1, last)
+    return step, step < last
+
+
+def pause_after(frame_s: float, interval: float) -> float:
+    return max(interval - frame_s, frame_s, MIN_PAUSE_S)
 
 
 def player(prefix: str, n_steps: int, render: Callable[[int], None], *, label: str | None = None,
@@ -35,18 +63,23 @@ def player(prefix: str, n_steps: int, render: Callable[[int], None], *, label: s
     if st.session_state.get(step_key, 0) > last:
         st.session_state[step_key] = last
     st.session_state.setdefault(step_key, 0)
-    playing = bool(st.session_state.get(playing_key, False)) and last > 0
-    st.button(t("pause") if playing else t("play"), key=f"{prefix}_play", icon="⏸️" if playing else "▶️",
-              on_click=_toggle, args=(playing_key, step_key, last), disabled=last == 0)
+    # Streamlit calls `frame` once inline in the page's full run, then again for each fragment rerun: the
+    # first call of this closure is the full run.
+    calls = itertools.count()
 
-    @st.fragment(run_every=interval if playing else None)
+    @st.fragment
     def frame() -> None:
-        if st.session_state.get(playing_key) and last > 0:
-            nxt = st.session_state.get(step_key, 0) + 1
-            if nxt > last:
-                st.session_state[playing_key] = False
-                st.rerun()                      # a full rerun: the timer stops, the button says Play
-            st.session_state[step_key] = nxt    # before the slider is created
+        full_run = next(calls) == 0
+        playing = bool(st.session_state.get(playing_key)) and last > 0
+        if playing and full_run:
+            playing = False                     # a full run pauses (see the module's docstring)
+        if playing:
+            step, playing = next_frame(st.session_state.get(step_key, 0), last)
+            st.session_state[step_key] = step   # before the slider is created
+        st.session_state[playing_key] = playing
+        started = time.monotonic()
+        st.button(t("pause") if playing else t("play"), key=f"{prefix}_play", icon="⏸️" if playing else "▶️",
+                  on_click=_toggle, args=(playing_key, step_key, last), disabled=last == 0)
         if last > 0:
             step = st.slider(label or t("step"), 0, last, key=step_key, format=None)
         else:
@@ -56,5 +89,8 @@ def player(prefix: str, n_steps: int, render: Callable[[int], None], *, label: s
         if st.query_params.get("step") != str(step):
             st.query_params["step"] = str(step)
         render(step)
+        if playing:
+            time.sleep(pause_after(time.monotonic() - started, interval))
+            st.rerun(scope="fragment")          # the next frame, in this same run loop
 
     frame()

@@ -31,8 +31,9 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 # When a source file changes under a running server, Streamlit evicts the app's modules from sys.modules at
 # the next run of any session, and another session importing them at that moment fails (seen:
-# "KeyError: 'softmax_core'" while files were being edited). A classroom's files don't change; tests and
-# measurements run beside people editing, so they switch the watcher off.
+# "KeyError: 'softmax_core'" while files were being edited). .streamlit/config.toml switches the watcher off
+# for a class; tests and measurements run beside people editing, so they say so on the command line too, and
+# stay safe should someone turn it back on in the config while developing.
 NO_FILE_WATCHER = ("--server.fileWatcherType", "none")
 LOCAL_SCHEMES = {"data", "blob", "about"}
 

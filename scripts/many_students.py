@@ -1,9 +1,9 @@
 """A class at once: N students (default 20) on one `streamlit run app.py` server on 127.0.0.1.
 
-    python scripts/many_students.py [--students 20] [--stagger 0.25] [--write-docs]
+    python scripts/many_students.py [--students 20] [--stagger 0.25] [--play] [--write-docs]
 
-The server is the classroom command plus `--server.fileWatcherType none` (nothing is edited during a class;
-while this runs beside other work, an edited file must not disturb it). One Chromium, one browser context per student (its own cookies and Streamlit session), all driven at the same
+The server is the classroom command, with `--server.fileWatcherType none` repeated on the command line (the
+config already says so; while this runs beside other work, an edited file must not disturb it). One Chromium, one browser context per student (its own cookies and Streamlit session), all driven at the same
 time from one asyncio loop. Each student opens the app at a page of a seeded shuffled tour (half with a
 Chinese browser locale), then visits every other page through the sidebar's links, as a student clicks; with
 --play, on the animated pages they also press Play, let two frames go by and press Pause. Every stop is checked: rendered, no

@@ -145,26 +145,39 @@ def test_padding_rows_shrinking_below_the_followed_row_is_clamped():
 
 
 # -- animation -----------------------------------------------------------------------------------------------
+# AppTest runs whole pages only, never a fragment on its own, so it cannot play an animation (each frame is a
+# fragment run, explorer_ui/player.py): it checks what a full run does. Playing, pausing and stopping at the
+# end are checked in a real browser (tests/test_browser.py).
 @pytest.mark.parametrize("page, prefix", [("pages/2_memory_traffic.py", "memory"),
                                           ("pages/3_padding_chain.py", "padding"),
                                           ("pages/4_row_schedule.py", "schedule")])
-def test_animation_plays_forward_scrubs_back_and_stops_at_the_end(page, prefix):
+def test_animation_scrubs_and_a_full_run_pauses_it(page, prefix):
     at = app_on(page, {"rows": "20"} if prefix == "schedule" else None)
-    step = f"{prefix}_step"
-    assert widget(at, step).value == 0
-    at.button(key=f"{prefix}_play").click().run()
+    step, play = f"{prefix}_step", f"{prefix}_play"
+    assert widget(at, step).value == 0 and at.button(key=play).label == "Play"
+    set_and_run(at, step, 2)
+    assert at.query_params["step"] == "2"
+    at.session_state[f"{prefix}_playing"] = True               # as if playing when another widget changes
+    at.run()
     assert_ok(at)
-    assert widget(at, step).value == 1
-    at.run()                                                   # one tick
-    assert widget(at, step).value == 2 and at.query_params["step"] == "2"
-    set_and_run(at, step, 1)                                   # scrub back (and the next tick moves on)
-    assert widget(at, step).value in (1, 2)
+    assert at.button(key=play).label == "Play" and widget(at, step).value == 2
+    assert at.session_state[f"{prefix}_playing"] is False
     last = int(at.slider(key=step).proto.max)
-    for _ in range(last + 2):
-        at.run()
-        assert_ok(at)
-    assert widget(at, step).value == last
-    assert at.button(key=f"{prefix}_play").label == "Play"     # stopped by itself at the last step
+    set_and_run(at, step, last)
+    at.button(key=play).click().run()                           # Play at the last step starts over
+    assert_ok(at)
+    assert widget(at, step).value == 0
+
+
+def test_player_steps_stop_at_the_last_frame_and_the_pause_grows_with_the_frame():
+    from explorer_ui.player import MIN_PAUSE_S, next_frame, pause_after
+
+    assert next_frame(0, 6) == (1, True)
+    assert next_frame(5, 6) == (6, False)                       # the last frame is shown, then it stops
+    assert next_frame(6, 6) == (6, False)
+    assert pause_after(0.1, 0.9) == pytest.approx(0.8)          # a frame every 0.9 s on an idle server
+    assert pause_after(2.0, 0.9) == 2.0                         # under load: slower, never queued up
+    assert pause_after(0.9, 0.9) == 0.9 and pause_after(0.0, 0.01) == MIN_PAUSE_S
 
 
 def test_animation_frames_keep_the_chart_spec_fixed():

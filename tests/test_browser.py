@@ -140,6 +140,61 @@ def test_page_renders_offline_and_animations_play(browser, server, app_page):
         context.close()
 
 
+def _open(browser, server, label: str):
+    context = browser.new_context(viewport=VIEWPORT, locale="en-US")
+    page = context.new_page()
+    watch = kit.PageWatch().attach(page)
+    app_page = next(p for p in PAGES if p.label == label)
+    page.goto(app_page.url(server.base))
+    wait_rendered(page, app_page.script)
+    return context, page, watch
+
+
+def wait_label(page, key: str, label: str, timeout_ms: int = ADVANCE_TIMEOUT_MS, *, equal: bool = True) -> None:
+    """Wait until the button with key `key` says `label` (or, with equal=False, something else)."""
+    page.wait_for_function("([sel, label, equal]) => { const b = document.querySelector(sel);"
+                           " return !!b && (b.innerText === label) === equal; }",
+                           arg=[f'[data-testid="stMain"] .st-key-{key} button', label, equal], timeout=timeout_ms)
+
+
+def test_animation_plays_to_its_last_frame_and_stops_by_itself(browser, server):
+    context, page, watch = _open(browser, server, "memory_traffic")
+    try:
+        button = page.locator('[data-testid="stMain"] .st-key-memory_play button')
+        slider = page.locator('[data-testid="stMain"] .st-key-memory_step input[type=range]')
+        idle = button.inner_text()
+        last = slider.get_attribute("max")
+        button.click()
+        wait_label(page, "memory_play", idle, equal=False)         # playing: the button says Pause
+        wait_label(page, "memory_play", idle, timeout_ms=60_000)   # six frames, 0.9 s apart, then Play again
+        wait_rendered(page, "the memory page after its animation")
+        assert slider.input_value() == last
+        assert exception_texts(page) == [] and watch.problems() == [], watch.problems()
+    finally:
+        context.close()
+
+
+def test_changing_a_setting_while_playing_pauses_the_animation(browser, server):
+    """A widget outside the animation reruns the whole page; the animation pauses (the button says Play)
+    instead of showing a Pause that nothing follows."""
+    context, page, watch = _open(browser, server, "padding_chain")
+    try:
+        button = page.locator('[data-testid="stMain"] .st-key-padding_play button')
+        idle = button.inner_text()
+        button.click()
+        wait_label(page, "padding_play", idle, equal=False)
+        page.locator('[data-testid="stMain"] label:has([role="switch"])').first.click()   # "zoom"
+        wait_label(page, "padding_play", idle)
+        wait_rendered(page, "the padding page after the zoom switch")
+        steps = '[data-testid="stMain"] .st-key-padding_step input[type=range]'
+        stopped_at = step_values(page, steps)
+        time.sleep(2.0)
+        assert step_values(page, steps) == stopped_at, "the step kept moving after a full run"
+        assert exception_texts(page) == [] and watch.problems() == [], watch.problems()
+    finally:
+        context.close()
+
+
 def test_several_students_at_once(browser, server):
     """STUDENTS sessions at once, each on its own shuffled tour: the first page by its URL, the others
     through the sidebar's links (as a student clicks), every stop of the tour requested at the same time."""
