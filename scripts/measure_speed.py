@@ -192,8 +192,8 @@ def prewarm_summary(cache_root: Path) -> str:
     lines = [line.strip() for line in log.read_text(errors="replace").splitlines() if line.strip()]
     done = [line for line in lines if line.endswith(": ok")]
     if lines and " done in " in lines[-1]:
-        return f"Its background pre-warm (explorer_ui/prewarm.py, from empty caches): {lines[-1]}."
-    return f"Its background pre-warm (explorer_ui/prewarm.py, from empty caches) had done {len(done)} items when the server stopped."
+        return f"Its background pre-warm (explorer_ui/prewarm.py): {lines[-1]}."
+    return f"Its background pre-warm (explorer_ui/prewarm.py) had done {len(done)} items when the server stopped."
 
 
 def report(startup: list[dict], interactions: list[dict], reps: int, info: dict, prewarm: str = "") -> str:
