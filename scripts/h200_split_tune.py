@@ -6,6 +6,7 @@ warps and grid, against copy and the other paths in the same run. Writes a CSV. 
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 import time
 
@@ -18,8 +19,20 @@ from softmax_core.memory import bytes_moved
 from softmax_core.ops import _launch_backward, _launch_forward, cached_plan
 from softmax_core.plan import _plan_split
 
+
+
+def _env_list(name: str, default, cast=int):
+    value = os.environ.get(name)
+    return [cast(v) for v in value.split(",")] if value else list(default)
+
+
+# Narrower sweeps from the environment, e.g. SPLIT_TUNE_NS=65536,262144 SPLIT_TUNE_WARPS=1,2,4
+# SPLIT_TUNE_DTYPES=bfloat16 SPLIT_TUNE_CHUNKS=4096,8192.
 M = 4096
-NS = [16384, 32768, 65536, 131072, 262144]
+NS = _env_list("SPLIT_TUNE_NS", (16384, 32768, 65536, 131072, 262144))
+WARPS = _env_list("SPLIT_TUNE_WARPS", (4, 8))
+CHUNKS = _env_list("SPLIT_TUNE_CHUNKS", (2048, 4096, 8192, 16384))
+DTYPES = [getattr(torch, d) for d in _env_list("SPLIT_TUNE_DTYPES", ("float32", "bfloat16"), str)]
 
 
 def bench(fn) -> float:
@@ -31,8 +44,8 @@ def split_variants(n: int, dtype: torch.dtype, direction: str):
     elt = torch.empty((), dtype=dtype).element_size()
     flags = {"SAFE": False} if direction == "forward" else {}
     seen = set()
-    for max_chunk in (2048, 4096, 8192, 16384):
-        for warps in (4, 8):
+    for max_chunk in CHUNKS:
+        for warps in WARPS:
             per_thread = min(max_chunk, triton.next_power_of_2(n)) // (warps * 32)
             if not 8 <= per_thread <= 64 * 4 // elt:
                 continue
@@ -66,7 +79,7 @@ def try_candidates(record, prefix, direction, n, dtype, launch, reference, tol, 
 
 def main(out_path: str) -> None:
     rows_out = []
-    for dtype in (torch.float32, torch.bfloat16):
+    for dtype in DTYPES:
         for n in NS:
             x = torch.randn(M, n, device="cuda", dtype=dtype)
             fwd_bytes, bwd_bytes = bytes_moved(M, n, x.element_size()), bytes_moved(M, n, x.element_size(), "backward")
