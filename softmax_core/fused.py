@@ -11,12 +11,13 @@ Two shapes of work, chosen per row length by the plan (plan.py):
   split - a row too long for one program is shared by SPLIT programs that run at the same time, each holding
           one CHUNK of it in registers. Each computes its chunk's (max, sum), publishes the pair, and waits
           until its peers have published theirs; then every program combines the SPLIT pairs into the row's
-          (max, sum) and writes its chunk. The row is read once and written once, like the rows path,
-          however long it is. This needs every program of a row to be on the GPU at the same time (a
-          program waiting for a peer that never starts would wait forever), so the plan launches no more
-          programs than fit at once. Where they cannot all be resident (the interpreter runs programs one
-          after another), the same kernel runs as two launches: publish, then finish.
-Backward: dx = y * (dy - sum(dy * y)), with the same two shapes.
+          (max, sum) and writes its chunk. The row is read once and written once, like the rows path.
+          This needs every program of a row to be on the GPU at the same time (a program waiting for a
+          peer that never starts would wait forever), so the plan launches no more programs than fit at
+          once, and a row too long for that (beyond about 512K float32 values) goes back to tiles. Where
+          programs cannot all be resident (the interpreter runs them one after another), the same kernel
+          runs as two launches: publish, then finish.
+Backward: dx = y * (dy - sum(dy * y)), with the same three shapes.
 
 All arithmetic is float32 (float64 for float64 input); loads upcast, stores round to the output's dtype.
 Row indices are widened to int64 before they meet a stride, so M x N may exceed 2**31 elements.
@@ -202,25 +203,29 @@ def softmax_split_kernel(
         # can hold twice the chunk); exp is computed twice instead of keeping float32 numerators.
         x = x_next
         # This chunk's own max and sum. A chunk of only -inf (padding past the row's end, or masked
-        # values) shifts by 0 instead, so that its sum is a clean 0 rather than NaN.
+        # values) sums relative to 0 instead, so that its sum is a clean 0 rather than NaN; it still
+        # publishes its max, -inf, so that it cannot lift the row's max (a published 0 would, and a row
+        # whose real values all sit below about -88 would then underflow to 0 / 0).
         chunk_max = tl.max(x, axis=0).to(tl.float32)
         chunk_shift = tl.where(chunk_max == float("-inf"), 0.0, chunk_max)
         row_slots = slots_ptr + row64 * SPLIT
         if PHASE != 2:
             chunk_sum = tl.sum(tl.exp2((x.to(tl.float32) - chunk_shift) * 1.4426950408889634), axis=0)
-            _publish(row_slots + part, _pack(chunk_shift, chunk_sum), PHASE)
+            _publish(row_slots + part, _pack(chunk_max, chunk_sum), PHASE)
         next_row = row + n_groups
         x_next = tl.load(x_ptr + tl.cast(next_row, tl.int64) * x_row_stride + cols,
                          mask=cols < tl.where(next_row < n_rows, n_cols, 0), other=float("-inf"),
                          eviction_policy="evict_first")
         if PHASE != 1:
             # Every program combines the same SPLIT pairs the same way, so all agree on the row's (max, sum).
-            shifts, sums = _unpack(_gather(row_slots + peers, peers < SPLIT, NO_PEER_FORWARD, PHASE))
-            row_shift = tl.max(shifts, axis=0)
+            maxes, sums = _unpack(_gather(row_slots + peers, peers < SPLIT, NO_PEER_FORWARD, PHASE))
+            row_max = tl.max(maxes, axis=0)
+            # A row of only -inf: NaN like torch, or zeros with SAFE (shift by 0, and 1/0 becomes 0 below).
+            row_shift = row_max
             if SAFE:
-                row_shift = tl.where(row_shift == float("-inf"), 0.0, row_shift)
-            # A peer whose chunk was all -inf adds exactly 0 (its shift of 0 may sit far above the row's).
-            scaled = tl.where(sums == 0.0, 0.0, sums * tl.exp2((shifts - row_shift) * 1.4426950408889634))
+                row_shift = tl.where(row_max == float("-inf"), 0.0, row_max)
+            # A peer whose chunk was all -inf adds exactly 0 (-inf - (-inf) would be NaN without the guard).
+            scaled = tl.where(sums == 0.0, 0.0, sums * tl.exp2((maxes - row_shift) * 1.4426950408889634))
             row_sum = tl.sum(scaled, axis=0)
             inv_sum = 1.0 / row_sum
             if SAFE:

@@ -43,13 +43,15 @@ TILE_VALUES = 16384
 TILED_WARPS = 16
 # Which long-row path, measured on the H200 (scripts/h200_split_tune.py, 2026-11-29,
 # assets/benchmarks/tuning/h200-split-tune-20261129-*.csv; docs/performance.md has the table):
-# - float32 rows of 16 KB (N = 4096) and more run 4-8% faster through the tiled kernel than held whole
-#   (0.96-1.00x copy against 0.91-0.94x), even where they would fit in registers;
+# - float32 rows of 16 KB (N = 4096) and more run 5-9% faster through the tiled kernel than held whole
+#   (0.96-1.00x copy against 0.91-0.94x at 16-64 KB), even where they would fit in registers;
 # - the tiled kernel's second pass must find the row still in L2: up to 128 KB rows (132 programs in flight
-#   x 128 KB = 17 MB) it does (0.86-0.98x); from 256 KB rows (34 MB in flight) it mostly doesn't (0.70-0.80x);
-# - there the split path reads each row once and runs 0.86-0.94x for float32. For bf16 it measured
-#   0.64-0.74x, below the tiled path, so 2-byte types stay tiled. The backward (two tensors in) takes the
-#   split path as soon as whole float32 rows no longer fit: 0.80-0.86x against the tiled 0.61-0.89x.
+#   x 128 KB = 17 MB) it does (0.86-0.98x); from 256 KB rows (34 MB in flight) it mostly doesn't (0.67-0.89x,
+#   0.80 or less in all sweeps but one);
+# - there the split path reads each row once and runs 0.83-0.98x for float32. For bf16 it measured
+#   0.64-0.80x, below the tiled path, so 2-byte types stay tiled. The backward (two tensors in) takes the
+#   split path as soon as whole float32 rows no longer fit: 0.80-0.87x against the tiled 0.61-0.89x (the
+#   tiled path was ahead at N = 32768 only: 0.89 against 0.86-0.87).
 TILED_FROM_ROW_BYTES = 16 * 1024        # float32 forward
 SPLIT_FROM_ROW_BYTES = 256 * 1024       # float32 forward
 SPLIT_DTYPES = (torch.float32,)
@@ -59,10 +61,10 @@ SPLIT_MIN_CHUNK = 4096
 MAX_SPLIT = {"forward": 32, "backward": 64}
 SPLIT_VALUES_PER_THREAD = 64
 # Registers are handed out to a warp in steps of 8 per thread, and an SM runs at most this many warps
-# (64 on sm_80 / sm_90 / sm_100; 48 on sm_86 / sm_89). The split path counts resident programs with both,
+# (64 on sm_70 / sm_80 / sm_90 / sm_100; 32 on sm_75; 48 on sm_86 / sm_89). The split path counts resident programs with both,
 # because its programs wait for each other: the grid must never be larger than what runs at once.
 REGISTER_STEP = 8
-MAX_WARPS_PER_SM = {(8, 0): 64, (9, 0): 64, (10, 0): 64}
+MAX_WARPS_PER_SM = {(7, 0): 64, (7, 5): 32, (8, 0): 64, (9, 0): 64, (10, 0): 64}
 DEFAULT_MAX_WARPS_PER_SM = 48
 # Tiled path grid: one program per row. A persistent grid sized so that the rows in flight fit in L2
 # won only at fp32 N = 65536-131072 (by 1-5%) and lost elsewhere (by up to 6%) on the H200; see
@@ -199,11 +201,13 @@ def plan_softmax(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, g
     wants_split = dtype in SPLIT_DTYPES and (direction == "backward" or row_bytes >= SPLIT_FROM_ROW_BYTES)
     if gpu.vendor == "nvidia" and wants_split:
         if float32_forward:
-            why = (f"a {row_bytes:,} B row is too long for the tiled path: with a row per program in flight on "
-                   f"every SM, its second pass would no longer find the row in L2")
+            why = (f"a {row_bytes:,} B row is long enough that, with a row per program in flight on every SM, "
+                   f"a second pass would no longer find it in L2")
         split_plan = _plan_split(n_rows, n_cols, dtype, gpu, direction, flags, why)
         if split_plan is not None:
             return split_plan
+        why += ("; sharing the row between programs that run at once cannot take it here either (the "
+                "programs would spill registers, or more of them would have to run at once than fit)")
     tile, tiled_warps = tiled_config(n_cols)
     tiled_res = kernel_resources(_job(TILED_KERNEL[direction], direction, dtype, {"TILE": tile, **flags},
                                       tiled_warps, gpu))
@@ -230,10 +234,14 @@ def _plan_split(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec, dire
     if groups == 0 or res.n_spills > 0:
         return None
     occ = occupancy(gpu, res.n_regs, res.shared_bytes, warps, groups * split)
+    if direction == "forward":
+        exchange = ("its chunk's (max, sum)", "the row's (max, sum)", "x is read once and y written once")
+    else:
+        exchange = ("its chunk's share of sum(y * dy)", "the whole sum", "y and dy are read once and dx written once")
     reason = (f"{why}, so {split} programs share each row, {chunk:,} values each ({res.n_regs} registers per "
-              f"thread, {per_sm} program(s) per SM). Each publishes its chunk's (max, sum) and waits for the "
-              f"other {split - 1}; then all of them know the row's (max, sum) and write their chunk. The row is "
-              f"read once and written once. The grid is {groups} groups x {split} = {groups * split} programs, "
-              f"no more than run at once, since a program waiting for a peer that never starts waits forever.")
+              f"thread, {per_sm} program(s) per SM). Each publishes {exchange[0]} and waits for the other "
+              f"{split - 1}; then all of them know {exchange[1]} and write their chunk: {exchange[2]}. The grid "
+              f"is {groups} groups x {split} = {groups * split} programs, no more than run at once, since a "
+              f"program waiting for a peer that never starts waits forever.")
     return SoftmaxPlan(gpu, direction, n_rows, n_cols, dtype_name(dtype), "split", 1, chunk, warps,
                        groups * split, res, occ, reason, split)

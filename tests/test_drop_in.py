@@ -95,6 +95,34 @@ def test_an_all_neg_inf_tile_inside_a_valid_row_is_harmless(device):
         assert_like_torch(y, x)
 
 
+@pytest.mark.parametrize("safe", [False, True])
+def test_whole_neg_inf_chunks_beside_values_far_below_zero(safe, device):
+    """Chunks of only -inf must not lift the row's max: real values below about -88 would underflow to 0 / 0."""
+    n = 70_000
+    x = torch.full((3, n), -1000.0, device=device)
+    x[:, : n - 100] = -INF                   # the first chunks see only -inf
+    x[:, -100:] += torch.randn(3, 100, device=device)
+    x[1, 5] = -95.0                          # one value in an otherwise empty first chunk
+    x[2] = -INF                              # and a row of nothing but -inf
+    for path, y in long_row_paths(x, safe).items():
+        if safe:
+            assert torch.equal(y[2], torch.zeros(n, device=device)), path
+        assert_like_torch(y[:2], x[:2])
+
+
+def test_split_path_honours_the_row_stride(device):
+    big = torch.randn(3, 80_000, device=device) * 3
+    x = big[:, :70_000]                      # rows 80,000 apart, 70,000 long
+    assert cached_plan(3, 70_000, torch.float32, "forward", False).path == "split"
+    for y in long_row_paths(x).values():
+        assert_like_torch(y, x)
+    xg = x.clone().requires_grad_()
+    dy = torch.randn(3, 80_000, device=device)[:, :70_000]
+    (ours,) = torch.autograd.grad(sc.softmax(x.requires_grad_()), x, dy)
+    (theirs,) = torch.autograd.grad(torch.softmax(xg, -1), xg, dy)
+    torch.testing.assert_close(ours, theirs, atol=1e-6, rtol=1e-4)
+
+
 @pytest.mark.parametrize("n_cols", [5, 70_000])   # rows path; split and tiled paths
 def test_special_values_like_torch(n_cols, device):
     x = torch.randn(6, n_cols, device=device)
@@ -211,7 +239,7 @@ def test_split_path_on_gpu_one_launch(n_rows, n_cols):
     assert plan.path == "split"
     x = torch.randn(n_rows, n_cols, device="cuda") * 4
     x[0, : n_cols // 2] = -INF
-    for _ in range(3):   # the arrival counters start from zero every call
+    for _ in range(3):   # the slots start from "not published" every call
         assert_like_torch(sc.softmax(x), x)
 
 
