@@ -4,7 +4,6 @@ from __future__ import annotations
 from functools import lru_cache
 
 import torch
-import triton
 
 from . import runtime
 from .fused import (NOT_PUBLISHED, softmax_backward_rows_kernel, softmax_backward_split_kernel,
@@ -90,7 +89,7 @@ def _launch_forward(x: torch.Tensor, plan: SoftmaxPlan, safe: bool) -> torch.Ten
         with runtime.one_launch_at_a_time():
             for phase in split_phases():
                 softmax_split_kernel[plan.grid](x, y, x.stride(0), y.stride(0), n_rows, n_cols, slots,
-                                                SPLIT=plan.split, PEERS=triton.next_power_of_2(plan.split),
+                                                SPLIT=plan.split, PEERS=plan.peers,
                                                 CHUNK=plan.block_n, SAFE=safe, PHASE=phase,
                                                 num_warps=plan.num_warps, num_stages=1)
         return y
@@ -114,7 +113,7 @@ def _launch_backward(y: torch.Tensor, dy: torch.Tensor, plan: SoftmaxPlan) -> to
         with runtime.one_launch_at_a_time():
             for phase in split_phases():
                 softmax_backward_split_kernel[plan.grid](*args, slots, SPLIT=plan.split,
-                                                         PEERS=triton.next_power_of_2(plan.split),
+                                                         PEERS=plan.peers,
                                                          CHUNK=plan.block_n, PHASE=phase,
                                                          num_warps=plan.num_warps, num_stages=1)
         return dx

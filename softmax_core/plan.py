@@ -93,6 +93,11 @@ class SoftmaxPlan:
     def grid(self) -> tuple[int]:
         return (self.num_programs,)
 
+    @property
+    def peers(self) -> int:
+        """Split path: programs per row rounded up to a power of two (the kernel's tl.arange needs one)."""
+        return triton.next_power_of_2(self.split)
+
 
 def _pow2_clamp(value: int, low: int, high: int) -> int:
     return max(low, min(high, triton.next_power_of_2(max(1, value))))
