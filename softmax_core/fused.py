@@ -29,12 +29,9 @@ from . import runtime  # noqa: F401  (must come first: it picks the interpreter 
 import triton
 import triton.language as tl
 
-LOG2E = 1.4426950408889634  # exp(x) = exp2(x * log2(e)); exp2 is the GPU's native instruction
-
-
 @triton.jit
 def _exp(x, FP64: tl.constexpr):
-    # float32: exp2 with the log2(e) scale is one fast instruction. float64 keeps the exact exp.
+    # float32: exp(x) = exp2(x * log2(e)), and exp2 is the GPU's native instruction. float64 keeps the exact exp.
     if FP64:
         return tl.exp(x)
     else:
@@ -210,7 +207,7 @@ def softmax_split_kernel(
         chunk_shift = tl.where(chunk_max == float("-inf"), 0.0, chunk_max)
         row_slots = slots_ptr + row64 * SPLIT
         if PHASE != 2:
-            chunk_sum = tl.sum(tl.exp2((x.to(tl.float32) - chunk_shift) * 1.4426950408889634), axis=0)
+            chunk_sum = tl.sum(_exp(x.to(tl.float32) - chunk_shift, False), axis=0)
             _publish(row_slots + part, _pack(chunk_max, chunk_sum), PHASE)
         next_row = row + n_groups
         x_next = tl.load(x_ptr + tl.cast(next_row, tl.int64) * x_row_stride + cols,
@@ -225,12 +222,12 @@ def softmax_split_kernel(
             if SAFE:
                 row_shift = tl.where(row_max == float("-inf"), 0.0, row_max)
             # A peer whose chunk was all -inf adds exactly 0 (-inf - (-inf) would be NaN without the guard).
-            scaled = tl.where(sums == 0.0, 0.0, sums * tl.exp2((maxes - row_shift) * 1.4426950408889634))
+            scaled = tl.where(sums == 0.0, 0.0, sums * _exp(maxes - row_shift, False))
             row_sum = tl.sum(scaled, axis=0)
             inv_sum = 1.0 / row_sum
             if SAFE:
                 inv_sum = tl.where(row_sum == 0.0, 0.0, inv_sum)
-            y = tl.exp2((x.to(tl.float32) - row_shift) * 1.4426950408889634) * inv_sum
+            y = _exp(x.to(tl.float32) - row_shift, False) * inv_sum
             tl.store(y_ptr + row64 * y_row_stride + cols, y, mask=cols < n_cols, eviction_policy="evict_first")
 
 
