@@ -16,11 +16,11 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
-from softmax_core import kernels, ops
+from softmax_core import tutorial_kernel, launchers
 
 # anchor name -> a fragment that appears on exactly the line it names (the first match wins)
 KERNEL_ANCHORS = {
-    "signature": "def seed_softmax_kernel(",
+    "signature": "def tutorial_softmax_kernel(",
     "program_id": "row_start = tl.program_id(0)",
     "num_programs": "row_step = tl.num_programs(0)",
     "range": "in tl.range(",
@@ -65,14 +65,14 @@ def _without_trace_block(lines: list[str]) -> list[str]:
 
 @lru_cache(maxsize=1)
 def kernel_source() -> tuple[str, ...]:
-    fn = kernels.seed_softmax_kernel
+    fn = tutorial_kernel.tutorial_softmax_kernel
     src = textwrap.dedent(inspect.getsource(getattr(fn, "fn", fn)))
     return tuple(_without_trace_block(src.splitlines()))
 
 
 @lru_cache(maxsize=1)
 def naive_source() -> tuple[str, ...]:
-    return tuple(textwrap.dedent(inspect.getsource(ops.naive_softmax)).splitlines())
+    return tuple(textwrap.dedent(inspect.getsource(launchers.naive_softmax)).splitlines())
 
 
 def find_line(lines: tuple[str, ...], fragment: str) -> int | None:

@@ -85,9 +85,9 @@ def softmax_plan(n_rows: int, n_cols: int, dtype: str, gpu_key: str):
 def kernel_asm(block_size: int, num_warps: int, num_stages: int, dtype: str, gpu_key: str) -> dict:
     """The compiled seed kernel's PTX and SASS (NVIDIA) or AMDGCN (AMD) for a plan's specialisation."""
     from softmax_core.compile import kernel_resources
-    from softmax_core.launch import seed_compile_job
+    from softmax_core.tutorial_plan import tutorial_compile_job
 
-    job = seed_compile_job(block_size, num_warps, num_stages, torch_dtype(dtype), gpu_by_key(gpu_key))
+    job = tutorial_compile_job(block_size, num_warps, num_stages, torch_dtype(dtype), gpu_by_key(gpu_key))
     return dict(kernel_resources(job, want_asm=True).asm)
 
 

@@ -98,7 +98,7 @@ def work_items(defaults_only: bool = False) -> list[tuple[str, object]]:
 
     import softmax_core as sc
     from softmax_core.compile import kernel_resources
-    from softmax_core.launch import seed_compile_job
+    from softmax_core.tutorial_plan import tutorial_compile_job
 
     dtype = getattr(torch, defaults.DTYPE)
     M, N = defaults.CHAPTER_M, defaults.CHAPTER_N
@@ -115,7 +115,7 @@ def work_items(defaults_only: bool = False) -> list[tuple[str, object]]:
     def asm(gpu):
         def compile_with_asm():
             p = sc.plan_launch(M, N, dtype, gpu)
-            kernel_resources(seed_compile_job(p.block_size, p.num_warps, p.num_stages, dtype, gpu), want_asm=True)
+            kernel_resources(tutorial_compile_job(p.block_size, p.num_warps, p.num_stages, dtype, gpu), want_asm=True)
         return compile_with_asm
 
     items = [(f"plan {M}x{N} on {home.key} (padding chain, GPU page)", plan(N, home)),

@@ -62,7 +62,7 @@ TEXT: dict[str, dict[str, str]] = {
     "gpu_catalog": {"en": "catalog", "zh": "目录"},
     "rows_M": {"en": "Rows M", "zh": "行数 M"},
     "cols_N": {"en": "Columns N", "zh": "列数 N"},
-    "kernel_caption": {"en": "softmax_core/kernels.py — the kernel that ran", "zh": "softmax_core/kernels.py —— 实际运行的内核"},
+    "kernel_caption": {"en": "softmax_core/tutorial_kernel.py — the kernel that ran", "zh": "softmax_core/tutorial_kernel.py —— 实际运行的内核"},
     "table_caption": {"en": "The numbers behind the picture", "zh": "图背后的数字"},
     "error_generic": {"en": "This combination could not be computed: {error}", "zh": "无法计算这个组合:{error}"},
 
@@ -125,8 +125,8 @@ TEXT: dict[str, dict[str, str]] = {
     "memory_y": {"en": "implementation", "zh": "实现"},
     "memory_color": {"en": "kernel", "zh": "内核"},
     "memory_chart_title": {"en": "Bytes read + written, per kernel", "zh": "每个内核读写的字节数"},
-    "memory_naive_caption": {"en": "softmax_core/ops.py — naive_softmax, one kernel per line",
-                             "zh": "softmax_core/ops.py —— naive_softmax,每行一个内核"},
+    "memory_naive_caption": {"en": "softmax_core/launchers.py — naive_softmax, one kernel per line",
+                             "zh": "softmax_core/launchers.py —— naive_softmax,每行一个内核"},
     "memory_totals_title": {"en": "The whole account", "zh": "完整账目"},
     "memory_col_step": {"en": "kernel", "zh": "内核"},
     "memory_col_code": {"en": "code", "zh": "代码"},
@@ -484,8 +484,8 @@ TEXT: dict[str, dict[str, str]] = {
         "zh": "寄存器:每个 program 需要 n_regs × warp 大小 × num_warps 个。共享内存:每个 program 需要自己的缓冲区。"
               "谁更紧缺谁说了算(木桶效应);program 数也不会超过行数。在内核里,BLOCK_SIZE 决定一个 program 持有多少个值,"
               "tl.range 循环的 num_stages 决定它在共享内存里同时缓存几行。"},
-    "gpu_occupancy_caption": {"en": "softmax_core/launch.py — occupancy(), the one place this formula lives",
-                              "zh": "softmax_core/launch.py —— occupancy(),这个公式唯一的实现处"},
+    "gpu_occupancy_caption": {"en": "softmax_core/tutorial_plan.py — occupancy(), the one place this formula lives",
+                              "zh": "softmax_core/tutorial_plan.py —— occupancy(),这个公式唯一的实现处"},
     "gpu_calc_title": {"en": "Occupancy calculator", "zh": "占用率计算器"},
     "gpu_vary": {"en": "Vary", "zh": "改变"},
     "gpu_vary_regs": {"en": "registers per thread", "zh": "每线程寄存器数"},

@@ -6,7 +6,7 @@ import streamlit as st
 from explorer_ui import charts, code, data, defaults, layout
 from explorer_ui.i18n import bound, t
 from explorer_ui.urlstate import PageState
-from softmax_core.launch import occupancy
+from softmax_core.tutorial_plan import occupancy
 
 MAX_N = 262_144
 MAX_REGS_PER_THREAD = 255          # NVIDIA's per-thread ceiling (AMD: 512 VGPRs); the x-axis of the calculator

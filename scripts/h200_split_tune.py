@@ -16,8 +16,8 @@ import triton
 
 from softmax_core.gpu import default_gpu
 from softmax_core.memory import bytes_moved
-from softmax_core.ops import _launch_backward, _launch_forward, cached_plan
-from softmax_core.plan import _plan_split
+from softmax_core.launchers import _launch_backward, _launch_forward, cached_plan
+from softmax_core.tuned_plan import _plan_split
 
 
 

@@ -15,7 +15,7 @@ import triton
 
 import softmax_core as sc
 from softmax_core.memory import bytes_moved
-from softmax_core.ops import _launch_backward, _launch_forward, cached_plan
+from softmax_core.launchers import _launch_backward, _launch_forward, cached_plan
 
 M = 4096
 NS = [256, 1024, 4096, 16384, 32768, 65536, 131072, 262144]
@@ -66,7 +66,7 @@ def main(out_path: str, quick: bool) -> None:
             record("copy", "copy", copy_ms, fwd_bytes)
             record("torch", "torch.softmax", bench(lambda: torch.softmax(x, -1)), fwd_bytes)
             try:
-                record("seed", "as taught", bench(lambda: sc.seed_softmax(x)), fwd_bytes)
+                record("seed", "as taught", bench(lambda: sc.tutorial_softmax(x)), fwd_bytes)
             except Exception as exc:  # the seed's OutOfResources is data
                 rows_out.append(dict(dtype=str(dtype)[6:], N=n, kind="seed", variant=type(exc).__name__, ms=None,
                                      gbps=None, copy_ratio=None, ok=False))

@@ -18,7 +18,7 @@ import torch
 import triton
 
 import softmax_core as sc
-from softmax_core import ops
+from softmax_core import launchers
 
 CALLS = 3000
 
@@ -38,9 +38,9 @@ def per_call_us(fn) -> float:
 
 def jit_path(x):
     """Our rows kernel launched bare through Triton's JIT: the launch without our wrapper's Python."""
-    plan = ops.cached_plan(*x.shape, x.dtype, "forward", False)
+    plan = launchers.cached_plan(*x.shape, x.dtype, "forward", False)
     y = torch.empty_like(x)
-    ops.softmax_rows_kernel[plan.grid](x, y, x.stride(0), y.stride(0), *x.shape, ROWS=plan.rows_per_program,
+    launchers.softmax_rows_kernel[plan.grid](x, y, x.stride(0), y.stride(0), *x.shape, ROWS=plan.rows_per_program,
                                        BLOCK_N=plan.block_n, SAFE=False, FP64=False, num_warps=plan.num_warps,
                                        num_stages=1)
     return y
@@ -55,7 +55,7 @@ def main(out: str | None) -> None:
             x = torch.randn(4096, n, device="cuda", dtype=dtype)
             gpu_us = triton.testing.do_bench(lambda: sc.softmax(x), warmup=10, rep=40) * 1e3
             for name, fn in (("ours", lambda: sc.softmax(x)), ("ours via JIT", lambda: jit_path(x)),
-                             ("as taught", lambda: sc.seed_softmax(x)), ("torch", lambda: torch.softmax(x, -1))):
+                             ("as taught", lambda: sc.tutorial_softmax(x)), ("torch", lambda: torch.softmax(x, -1))):
                 us = per_call_us(fn)
                 rows.append(dict(dtype=str(dtype)[6:], N=n, provider=name, us_per_call=round(us, 2),
                                  ours_do_bench_us=round(gpu_us, 2)))

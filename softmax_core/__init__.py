@@ -4,14 +4,14 @@ No UI lives here: the Streamlit app renders what these functions compute.
 """
 from . import runtime  # noqa: F401  first: chooses GPU or interpreter before any kernel is defined
 from .gpu import GpuSpec, catalog_gpu, current_gpu, default_gpu, gpu_catalog
-from .launch import LaunchPlan, Occupancy, occupancy, plan_launch
+from .tutorial_plan import LaunchPlan, Occupancy, occupancy, plan_launch
 from .memory import MemoryStep, MemoryTraffic, bytes_moved, memory_traffic
-from .ops import KernelDoesNotFit, naive_softmax, seed_softmax, softmax
-from .plan import SoftmaxPlan, plan_softmax
+from .launchers import KernelDoesNotFit, naive_softmax, tutorial_softmax, softmax
+from .tuned_plan import SoftmaxPlan, plan_softmax
 
 __all__ = [
     "GpuSpec", "catalog_gpu", "current_gpu", "default_gpu", "gpu_catalog",
     "LaunchPlan", "Occupancy", "occupancy", "plan_launch",
     "MemoryStep", "MemoryTraffic", "bytes_moved", "memory_traffic",
-    "KernelDoesNotFit", "naive_softmax", "seed_softmax", "softmax", "SoftmaxPlan", "plan_softmax",
+    "KernelDoesNotFit", "naive_softmax", "tutorial_softmax", "softmax", "SoftmaxPlan", "plan_softmax",
 ]

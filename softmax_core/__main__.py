@@ -13,13 +13,13 @@ import torch
 from . import bench, runtime
 from .bench import PROVIDERS
 from .gpu import catalog_gpu, default_gpu
-from .launch import plan_launch
-from .ops import softmax
+from .tutorial_plan import plan_launch
+from .launchers import softmax
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
 
-def seed_check(rows: int = 1823, cols: int = 781, atol: float = 1e-3, rtol: float = 1e-3) -> bool:
+def tutorial_check(rows: int = 1823, cols: int = 781, atol: float = 1e-3, rtol: float = 1e-3) -> bool:
     """The chapter's unit test: an irregular shape so that padding and masking are exercised."""
     torch.manual_seed(0)
     x = torch.randn(rows, cols, device=runtime.kernel_device())
@@ -54,7 +54,7 @@ def _csv_list(text: str | None, cast=str) -> list | None:
 def run_benchmark(args: argparse.Namespace, argv: list[str]) -> int:
     """Run the chosen sweep once per dtype, print each table, save each run as CSV + JSON in --out."""
     if args.sweep == "seed":  # the chapter's benchmark, plus the copy roofline so ratios can be read off
-        M, sizes, dtypes = bench.SEED_SWEEP_M, bench.SEED_SWEEP_N, ["float32"]
+        M, sizes, dtypes = bench.TUTORIAL_SWEEP_M, bench.TUTORIAL_SWEEP_N, ["float32"]
         providers, directions = ["copy", "as_taught", "ours", "torch"], ["forward"]
     else:
         M, sizes, dtypes = bench.FULL_SWEEP_M, bench.FULL_SWEEP_N, bench.FULL_SWEEP_DTYPES
@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
                   "timings say nothing about a GPU). Recorded H200 runs are in assets/benchmarks/.")
             return 2
         return run_benchmark(args, argv if argv is not None else sys.argv[1:])
-    return 0 if seed_check() else 1
+    return 0 if tutorial_check() else 1
 
 
 if __name__ == "__main__":

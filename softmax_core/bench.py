@@ -33,7 +33,7 @@ from typing import Callable, Iterator, Sequence
 import pandas as pd
 import torch
 
-from . import ops, runtime
+from . import launchers, runtime
 from .gpu import ASSETS
 from .memory import PASS_TENSORS, bytes_moved
 
@@ -44,8 +44,8 @@ STATUSES = ("ok", "failed", "skipped")  # skipped: the provider has no such pass
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
 # The seed chapter's sweep: one M, N = 256 ... 12672 in steps of 128, float32, forward.
-SEED_SWEEP_M = 4096
-SEED_SWEEP_N = [128 * i for i in range(2, 100)]
+TUTORIAL_SWEEP_M = 4096
+TUTORIAL_SWEEP_N = [128 * i for i in range(2, 100)]
 
 # The project's record sweep (issue 4's targets). Powers of two so BLOCK_SIZE = N and nothing is padded,
 # plus 781, the chapter's odd width where masking matters. 256-1024 is launch-bound territory; 2048-16384 is
@@ -131,7 +131,7 @@ def _torch_compile_unavailable() -> str | None:
 
 @functools.cache
 def _liger_forward() -> Forward:
-    from liger_kernel.ops.softmax import LigerSoftmaxFunction
+    from liger_kernel.launchers.softmax import LigerSoftmaxFunction
     return LigerSoftmaxFunction.apply
 
 
@@ -155,15 +155,15 @@ def _optional_peer(loader: Callable[[], Forward], package: str) -> Callable[[], 
 def _registry() -> dict[str, Provider]:
     providers = [
         Provider("copy", "copy (roofline)", lambda x: torch.empty_like(x).copy_(x), _copy_backward, roofline=True),
-        # ops.softmax is looked up at call time, so the harness measures whatever `softmax` is now.
-        Provider("ours", "ours (softmax_core.softmax)", lambda x: ops.softmax(x),
-                 autograd_backward(lambda x: ops.softmax(x))),
-        Provider("as_taught", "seed kernel, as taught", lambda x: ops.seed_softmax(x),
+        # launchers.softmax is looked up at call time, so the harness measures whatever `softmax` is now.
+        Provider("ours", "ours (softmax_core.softmax)", lambda x: launchers.softmax(x),
+                 autograd_backward(lambda x: launchers.softmax(x))),
+        Provider("as_taught", "seed kernel, as taught", lambda x: launchers.tutorial_softmax(x),
                  no_backward_reason="the chapter's kernel has no backward pass"),
         Provider("torch", "torch.softmax", _softmax_last_dim, autograd_backward(_softmax_last_dim)),
         Provider("torch_compile", "torch.compile(torch.softmax)", lambda x: _compiled_softmax()(x),
                  autograd_backward(lambda x: _compiled_softmax()(x)), _torch_compile_unavailable),
-        Provider("naive", "naive (five torch ops)", ops.naive_softmax, autograd_backward(ops.naive_softmax)),
+        Provider("naive", "naive (five torch ops)", launchers.naive_softmax, autograd_backward(launchers.naive_softmax)),
         Provider("liger", "Liger-Kernel softmax", lambda x: _liger_forward()(x),
                  autograd_backward(lambda x: _liger_forward()(x)), _optional_peer(_liger_forward, "liger_kernel")),
         Provider("quack", "QuACK softmax", lambda x: _quack_forward()(x),

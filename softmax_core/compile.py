@@ -37,7 +37,7 @@ RESOURCE_READER_VERSION = 2
 class CompileJob:
     """One kernel specialisation, for one GPU architecture."""
 
-    kernel: str                      # "module:function", e.g. "softmax_core.kernels:seed_softmax_kernel"
+    kernel: str                      # "module:function", e.g. "softmax_core.tutorial_kernel:tutorial_softmax_kernel"
     signature: tuple                 # ((arg name, triton type), ...) with "constexpr" for constexprs
     constexprs: tuple                # ((name, value), ...)
     num_warps: int

@@ -1,6 +1,6 @@
 """Replaying the seed kernel: what each row looked like at every stage, and who handled it.
 
-The explorer app never re-computes softmax to draw it. It runs the real kernel (`kernels.py`) with its
+The explorer app never re-computes softmax to draw it. It runs the real kernel (`tutorial_kernel.py`) with its
 TRACE switch on, which makes every program also write what it saw — the loaded row, row − max, exp, the
 output, and the scalars (program, loop iteration, max, sum) — into a side buffer. Here that buffer is
 unpacked into plain numpy arrays inside frozen dataclasses, so a UI can cache and draw them.
@@ -28,9 +28,9 @@ import torch
 
 from . import runtime
 from .gpu import GpuSpec, default_gpu
-from .kernels import TRACE_SCALARS, TRACE_STAGES
-from .launch import LaunchPlan, plan_launch
-from .ops import launch_seed_kernel
+from .tutorial_kernel import TRACE_SCALARS, TRACE_STAGES
+from .tutorial_plan import LaunchPlan, plan_launch
+from .launchers import launch_tutorial_kernel
 
 VARIANTS = ("correct", "pad_zero", "no_store_mask", "all_neg_inf")
 MAX_TRACE_ROWS = 256          # ~3 ms per row in the interpreter: 256 rows stay under a second
@@ -191,7 +191,7 @@ def trace_rows(n_rows: int, n_cols: int, *, num_programs: int | None = None, num
     # every traced row is written in full by the program that handles it, so no fill is needed
     trace = torch.empty((n_rows * row_words,), dtype=torch.float32, device=x.device)
     with np.errstate(invalid="ignore"):  # the all -inf row: -inf - (-inf) = NaN on purpose
-        launch_seed_kernel(x, y, plan, trace=trace, TRACE=True, **_flags(variant))
+        launch_tutorial_kernel(x, y, plan, trace=trace, TRACE=True, **_flags(variant))
 
     per_row = trace.view(n_rows, row_words).cpu()
     scalars = per_row[:, -len(TRACE_SCALARS):].numpy()
@@ -262,7 +262,7 @@ def store_footprint(n_rows: int, n_cols: int, row: int, *, store_masked: bool = 
     x = _input(n_rows, n_cols, dtype, 0, "correct", 0)[row: row + 1]
     guard = plan.block_size - n_cols + 8
     buffer, y = _guarded_output(n_rows, n_cols, guard, dtype)
-    launch_seed_kernel(x, y[row: row + 1], plan, STORE_MASKED=store_masked)
+    launch_tutorial_kernel(x, y[row: row + 1], plan, STORE_MASKED=store_masked)
     written = np.flatnonzero(_as_numpy(buffer) != UNWRITTEN)
     return StoreFootprint(row, n_rows, n_cols, plan.block_size, store_masked, written)
 

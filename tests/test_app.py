@@ -291,7 +291,7 @@ def test_every_kernel_anchor_finds_its_line():
 
 
 def test_occupancy_highlights_find_their_lines():
-    from softmax_core.launch import occupancy
+    from softmax_core.tutorial_plan import occupancy
 
     lines = code._source_of(occupancy)
     for fragment in ("reg_occupancy = AMD_SIMDS", "reg_occupancy = gpu.max_num_regs",
@@ -360,7 +360,7 @@ def test_prewarm_compiles_what_the_pages_ask_for(tmp_path, monkeypatch):
 
     from explorer_ui import prewarm
     from softmax_core import compile as sc_compile
-    from softmax_core import launch
+    from softmax_core import tutorial_plan
 
     monkeypatch.setenv("SOFTMAX_EXPLORER_CACHE", str(tmp_path))
     child = prewarm.launch(defaults_only=True)
@@ -371,7 +371,7 @@ def test_prewarm_compiles_what_the_pages_ask_for(tmp_path, monkeypatch):
 
     # Forget what this process already knows, so that only the pre-warm's files can answer.
     monkeypatch.setattr(sc_compile, "_memory", {})
-    launch._plan_launch.cache_clear()
+    tutorial_plan._plan_launch.cache_clear()
     st.cache_data.clear()
     compiled = []
 

@@ -161,7 +161,7 @@ def test_source_digest_follows_the_code(tmp_path, monkeypatch):
     shutil.copytree(Path(bench.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.setattr(bench, "__file__", str(copy / "bench.py"))
     before = bench.source_digest()
-    (copy / "plan.py").write_text((copy / "plan.py").read_text() + "\n# changed\n")
+    (copy / "tuned_plan.py").write_text((copy / "tuned_plan.py").read_text() + "\n# changed\n")
     assert bench.source_digest() != before
 
 

@@ -3,7 +3,7 @@ import torch
 
 import softmax_core as sc
 from softmax_core import compile as kc
-from softmax_core.launch import seed_compile_job
+from softmax_core.tutorial_plan import tutorial_compile_job
 
 
 @pytest.fixture
@@ -17,7 +17,7 @@ def empty_cache(tmp_path, monkeypatch):
 @pytest.mark.parametrize("gpu_key", ["a100-80gb", "h200"])   # sm_80 and sm_90
 def test_offline_compile_reports_real_registers(gpu_key, empty_cache):
     gpu = sc.catalog_gpu(gpu_key)
-    job = seed_compile_job(1024, 4, 4, torch.float32, gpu)
+    job = tutorial_compile_job(1024, 4, 4, torch.float32, gpu)
     res = kc.kernel_resources(job)
     assert res.n_regs > 0 and res.shared_bytes > 0
     assert "cuobjdump" in res.how and f"sm_{gpu.compile_target[1]}" in res.how
@@ -26,20 +26,20 @@ def test_offline_compile_reports_real_registers(gpu_key, empty_cache):
 
 def test_wider_rows_cost_more_shared_memory(empty_cache):
     gpu = sc.catalog_gpu("h200")
-    small = kc.kernel_resources(seed_compile_job(1024, 4, 4, torch.float32, gpu))
-    large = kc.kernel_resources(seed_compile_job(4096, 16, 4, torch.float32, gpu))
+    small = kc.kernel_resources(tutorial_compile_job(1024, 4, 4, torch.float32, gpu))
+    large = kc.kernel_resources(tutorial_compile_job(4096, 16, 4, torch.float32, gpu))
     assert large.shared_bytes > small.shared_bytes
 
 
 def test_assembly_on_request():
-    res = kc.kernel_resources(seed_compile_job(1024, 4, 4, torch.float32, sc.catalog_gpu("h200")), want_asm=True)
-    assert ".target sm_90" in res.asm["ptx"] and "seed_softmax_kernel" in res.asm["ptx"]
+    res = kc.kernel_resources(tutorial_compile_job(1024, 4, 4, torch.float32, sc.catalog_gpu("h200")), want_asm=True)
+    assert ".target sm_90" in res.asm["ptx"] and "tutorial_softmax_kernel" in res.asm["ptx"]
     assert "EXIT" in res.asm["sass"]
 
 
 def test_compile_errors_are_reported(empty_cache):
-    job = seed_compile_job(1024, 4, 4, torch.float32, sc.catalog_gpu("h200"))
-    broken = kc.CompileJob("softmax_core.kernels:no_such_kernel", job.signature, job.constexprs, 4, 4,
+    job = tutorial_compile_job(1024, 4, 4, torch.float32, sc.catalog_gpu("h200"))
+    broken = kc.CompileJob("softmax_core.tutorial_kernel:no_such_kernel", job.signature, job.constexprs, 4, 4,
                            job.target)
     with pytest.raises((RuntimeError, AttributeError), match="no_such_kernel"):
         kc.kernel_resources(broken)

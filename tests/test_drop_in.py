@@ -6,7 +6,7 @@ import torch
 
 import softmax_core as sc
 from conftest import TOLERANCE, reference_softmax
-from softmax_core.ops import _launch_backward, _launch_forward, cached_plan
+from softmax_core.launchers import _launch_backward, _launch_forward, cached_plan
 
 INF, NAN = float("inf"), float("nan")
 

@@ -5,7 +5,7 @@ import torch
 
 import softmax_core as sc
 from softmax_core.compile import KernelResources
-from softmax_core.launch import occupancy, seed_num_stages, seed_num_warps
+from softmax_core.tutorial_plan import occupancy, tutorial_num_stages, tutorial_num_warps
 
 
 def fake(n_regs, shared, spills=0):
@@ -60,7 +60,7 @@ def test_a_program_that_does_not_fit_is_explained(gpu):
     assert not plan.fits and plan.programs_per_sm == 0
     assert "393,280" in plan.explanation and "OutOfResources" in plan.explanation
     with pytest.raises(sc.KernelDoesNotFit, match="393,280"):
-        sc.ops.launch_seed_kernel(torch.ones(1, 1), torch.ones(1, 1), plan)
+        sc.launchers.launch_tutorial_kernel(torch.ones(1, 1), torch.ones(1, 1), plan)
 
 
 def test_amd_rule_uses_wavefronts_of_64():
@@ -71,8 +71,8 @@ def test_amd_rule_uses_wavefronts_of_64():
 
 
 def test_heuristic_tables():
-    assert [seed_num_warps(b) for b in (1, 1024, 2048, 4096, 65536)] == [4, 4, 8, 16, 16]
-    assert seed_num_stages(sc.catalog_gpu("h200")) == 4 and seed_num_stages(sc.catalog_gpu("l4")) == 2
+    assert [tutorial_num_warps(b) for b in (1, 1024, 2048, 4096, 65536)] == [4, 4, 8, 16, 16]
+    assert tutorial_num_stages(sc.catalog_gpu("h200")) == 4 and tutorial_num_stages(sc.catalog_gpu("l4")) == 2
 
 
 @pytest.mark.parametrize("rows, cols", [(0, 5), (5, 0), (-1, 3), (2.5, 3)])

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 import softmax_core as sc
-from softmax_core.kernels import TRACE_STAGES
+from softmax_core.tutorial_kernel import TRACE_STAGES
 from softmax_core.trace import (MAX_TRACE_ROWS, VARIANTS, pipeline_timeline, program_placement, store_footprint,
                                 trace_rows)
 

@@ -1,4 +1,4 @@
-"""Launch plans for the tuned kernels (fused.py): which path, how many rows per program, how many warps.
+"""Launch plans for the tuned kernels (tuned_kernels.py): which path, how many rows per program, how many warps.
 
 The path is chosen from the compiled kernel's real resource needs, not from a row length written down
 somewhere: we compile the kernel that would hold a whole row (block) in registers, and if not even one
@@ -14,14 +14,14 @@ import triton
 
 from .compile import CompileJob, KernelResources, kernel_resources
 from .gpu import GpuSpec, default_gpu
-from .launch import TRITON_POINTER_TYPE, Occupancy, dtype_name, occupancy
+from .tutorial_plan import TRITON_POINTER_TYPE, Occupancy, dtype_name, occupancy
 
-ROWS_KERNEL = {"forward": "softmax_core.fused:softmax_rows_kernel",
-               "backward": "softmax_core.fused:softmax_backward_rows_kernel"}
-TILED_KERNEL = {"forward": "softmax_core.fused:softmax_tiled_kernel",
-                "backward": "softmax_core.fused:softmax_backward_tiled_kernel"}
-SPLIT_KERNEL = {"forward": "softmax_core.fused:softmax_split_kernel",
-                "backward": "softmax_core.fused:softmax_backward_split_kernel"}
+ROWS_KERNEL = {"forward": "softmax_core.tuned_kernels:softmax_rows_kernel",
+               "backward": "softmax_core.tuned_kernels:softmax_backward_rows_kernel"}
+TILED_KERNEL = {"forward": "softmax_core.tuned_kernels:softmax_tiled_kernel",
+                "backward": "softmax_core.tuned_kernels:softmax_backward_tiled_kernel"}
+SPLIT_KERNEL = {"forward": "softmax_core.tuned_kernels:softmax_split_kernel",
+                "backward": "softmax_core.tuned_kernels:softmax_backward_split_kernel"}
 
 # Each program should move enough bytes to hide DRAM latency: short rows are grouped until a
 # program loads about this much (the seed's one-row programs move only N x 4 bytes each).

@@ -22,7 +22,7 @@ TRACE_SCALARS = ("program", "iteration", "row_max", "row_sum")
 
 
 @triton.jit
-def seed_softmax_kernel(
+def tutorial_softmax_kernel(
     input_ptr, output_ptr,                 # pointers to the first element of x and y
     input_row_stride, output_row_stride,   # elements to skip to reach the next row (strided views work)
     n_rows, n_cols,                        # matrix shape

@@ -15,15 +15,15 @@ import triton
 from .compile import CompileJob, KernelResources, kernel_resources
 from .gpu import GpuSpec, default_gpu
 
-SEED_KERNEL = "softmax_core.kernels:seed_softmax_kernel"
+TUTORIAL_KERNEL = "softmax_core.tutorial_kernel:tutorial_softmax_kernel"
 
 # The seed's heuristics, as ordered tables: the first row whose threshold BLOCK_SIZE reaches wins.
 # Wider rows get more warps, so that each thread holds a bounded number of the row's values.
-SEED_NUM_WARPS = ((4096, 16), (2048, 8), (0, 4))
+TUTORIAL_NUM_WARPS = ((4096, 16), (2048, 8), (0, 4))
 # More pipeline stages keep more rows in flight but each stage buffers a row in shared memory;
 # the seed affords 4 only on GPUs with more than 200,000 B of shared memory per SM.
-SEED_STAGES_SHARED_THRESHOLD = 200_000
-SEED_NUM_STAGES = (4, 2)
+TUTORIAL_STAGES_SHARED_THRESHOLD = 200_000
+TUTORIAL_NUM_STAGES = (4, 2)
 
 # AMD CDNA: a compute unit has 4 SIMDs, each runs at most 8 wavefronts (CDNA3), and a wavefront's
 # vector registers come from its SIMD's file of 512 per lane.
@@ -34,13 +34,13 @@ TRITON_POINTER_TYPE = {torch.float32: "*fp32", torch.float16: "*fp16", torch.bfl
                        torch.float64: "*fp64"}
 
 
-def seed_num_warps(block_size: int) -> int:
-    return next(warps for threshold, warps in SEED_NUM_WARPS if block_size >= threshold)
+def tutorial_num_warps(block_size: int) -> int:
+    return next(warps for threshold, warps in TUTORIAL_NUM_WARPS if block_size >= threshold)
 
 
-def seed_num_stages(gpu: GpuSpec) -> int:
-    large, small = SEED_NUM_STAGES
-    return large if gpu.max_shared_mem > SEED_STAGES_SHARED_THRESHOLD else small
+def tutorial_num_stages(gpu: GpuSpec) -> int:
+    large, small = TUTORIAL_NUM_STAGES
+    return large if gpu.max_shared_mem > TUTORIAL_STAGES_SHARED_THRESHOLD else small
 
 
 @dataclass(frozen=True)
@@ -118,7 +118,7 @@ def dtype_name(dtype) -> str:
     return str(dtype).replace("torch.", "")
 
 
-def seed_compile_job(block_size: int, num_warps: int, num_stages: int, dtype: torch.dtype, gpu: GpuSpec,
+def tutorial_compile_job(block_size: int, num_warps: int, num_stages: int, dtype: torch.dtype, gpu: GpuSpec,
                      **flags) -> CompileJob:
     """The seed kernel's specialisation for one row width and dtype, for `gpu`."""
     ptr = TRITON_POINTER_TYPE[dtype]
@@ -129,7 +129,7 @@ def seed_compile_job(block_size: int, num_warps: int, num_stages: int, dtype: to
     constexprs = (("BLOCK_SIZE", block_size), ("num_stages", num_stages), ("TRACE", flags.get("TRACE", False)),
                   ("PAD_VALUE", flags.get("PAD_VALUE", float("-inf"))),
                   ("STORE_MASKED", flags.get("STORE_MASKED", True)))
-    return CompileJob(SEED_KERNEL, signature, constexprs, num_warps, num_stages, gpu.compile_target,
+    return CompileJob(TUTORIAL_KERNEL, signature, constexprs, num_warps, num_stages, gpu.compile_target,
                       on_device=gpu.live)
 
 
@@ -155,10 +155,10 @@ def _plan_launch(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec,
     """Plans are pure values: the same question gets the same (cached) answer, so a wrapper that
     plans on every call, as the seed's does, costs nothing after the first."""
     block_size = triton.next_power_of_2(n_cols)
-    num_warps = seed_num_warps(block_size)
-    num_stages = seed_num_stages(gpu)
+    num_warps = tutorial_num_warps(block_size)
+    num_stages = tutorial_num_stages(gpu)
     if resources is None:
-        resources = kernel_resources(seed_compile_job(block_size, num_warps, num_stages, dtype, gpu))
+        resources = kernel_resources(tutorial_compile_job(block_size, num_warps, num_stages, dtype, gpu))
     occ = occupancy(gpu, resources.n_regs, resources.shared_bytes, num_warps, n_rows)
     fits = occ.programs_per_sm > 0
     explanation = _explain(gpu, block_size, num_warps, resources, occ, fits)

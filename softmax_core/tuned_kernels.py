@@ -1,6 +1,6 @@
 """The tuned kernels behind `softmax_core.softmax`: the seed's idea, taken further.
 
-Two shapes of work, chosen per row length by the plan (plan.py):
+Two shapes of work, chosen per row length by the plan (tuned_plan.py):
   rows  - a [ROWS, BLOCK_N] block: each program holds ROWS whole rows in registers, reads them once
           and writes them once. ROWS > 1 for short rows, so that one program still moves enough bytes
           to hide DRAM latency (the seed's one-row programs are latency-bound below N = 1K).

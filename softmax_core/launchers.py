@@ -6,12 +6,12 @@ from functools import lru_cache
 import torch
 
 from . import runtime
-from .fused import (NOT_PUBLISHED, softmax_backward_rows_kernel, softmax_backward_split_kernel,
+from .tuned_kernels import (NOT_PUBLISHED, softmax_backward_rows_kernel, softmax_backward_split_kernel,
                     softmax_backward_tiled_kernel, softmax_rows_kernel, softmax_split_kernel, softmax_tiled_kernel)
 from .gpu import GpuSpec, default_gpu
-from .kernels import seed_softmax_kernel
-from .launch import TRITON_POINTER_TYPE, LaunchPlan, plan_launch
-from .plan import SoftmaxPlan, plan_softmax
+from .tutorial_kernel import tutorial_softmax_kernel
+from .tutorial_plan import TRITON_POINTER_TYPE, LaunchPlan, plan_launch
+from .tuned_plan import SoftmaxPlan, plan_softmax
 
 SUPPORTED_DTYPES = (torch.float32, torch.float16, torch.bfloat16)      # the seed's kernel
 SOFTMAX_DTYPES = SUPPORTED_DTYPES + (torch.float64,)                   # the tuned kernels
@@ -43,21 +43,21 @@ def naive_softmax(x: torch.Tensor) -> torch.Tensor:
     return numerator / denominator[:, None]   # read MN + M, write MN
 
 
-def launch_seed_kernel(x: torch.Tensor, y: torch.Tensor, plan: LaunchPlan, trace: torch.Tensor | None = None,
+def launch_tutorial_kernel(x: torch.Tensor, y: torch.Tensor, plan: LaunchPlan, trace: torch.Tensor | None = None,
                        **flags) -> torch.Tensor:
     """Run the seed kernel on the plan's persistent grid. `flags` are the kernel's teaching switches."""
     if not plan.fits:
         raise KernelDoesNotFit(plan.explanation)
     n_rows, n_cols = x.shape
     with runtime.one_launch_at_a_time():
-        seed_softmax_kernel[plan.grid](
+        tutorial_softmax_kernel[plan.grid](
             x, y, x.stride(0), y.stride(0), n_rows, n_cols,
             trace if trace is not None else y,
             BLOCK_SIZE=plan.block_size, num_stages=plan.num_stages, num_warps=plan.num_warps, **flags)
     return y
 
 
-def seed_softmax(x: torch.Tensor, gpu: GpuSpec | None = None) -> torch.Tensor:
+def tutorial_softmax(x: torch.Tensor, gpu: GpuSpec | None = None) -> torch.Tensor:
     """The chapter's wrapper: plan from the compiled kernel's resources, then launch. 2-D input only."""
     check_input(x)
     if x.ndim != 2:
@@ -67,7 +67,7 @@ def seed_softmax(x: torch.Tensor, gpu: GpuSpec | None = None) -> torch.Tensor:
     x = _rows_unit_stride(x)   # the kernel walks a row with unit steps; a row's stride is honoured
     y = torch.empty_like(x, memory_format=torch.contiguous_format)
     plan = plan_launch(x.shape[0], x.shape[1], x.dtype, gpu)
-    return launch_seed_kernel(x, y, plan)
+    return launch_tutorial_kernel(x, y, plan)
 
 
 def split_phases() -> tuple[int, ...]:
