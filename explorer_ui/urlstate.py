@@ -147,8 +147,8 @@ class PageState:
     def _render_notes(self) -> None:
         with getattr(self, "_notes_box", None) or st.container():
             for note in st.session_state[self._notes_key].values():
-                key = "url_clamped" if note.clamped else "url_ignored"
-                st.info(t(key, name=note.name, raw=note.raw, used=note.used), icon="🔗")
+                figures = dict(name=note.name, raw=note.raw, used=note.used)
+                st.info(t("url_clamped", **figures) if note.clamped else t("url_ignored", **figures), icon="🔗")
 
     def sync(self) -> None:
         """Show the URL notes, and write every declared input's current value to the URL."""

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explorer_ui import charts, code, data, defaults, layout
+from explorer_ui import charts, code, data, defaults, launch_facts, layout, schedule
 from explorer_ui.i18n import t
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState
@@ -67,7 +67,7 @@ stages = c3.slider(t("schedule_stages"), 1, 8, key=kstages, help=t("schedule_sta
 load = c4.slider(t("schedule_load"), 1, 10, key=kload, help=t("schedule_load_help"))
 
 st.markdown(t("schedule_plan", gpu=plan.gpu.name, sms=plan.gpu.multiprocessor_count, per_sm=plan.programs_per_sm,
-              limiter=t(f"limiter_{plan.limiter.replace(' ', '_')}"), planned=plan.num_programs, rows=n_rows,
+              limiter=t(launch_facts.limiter_key(plan.limiter)), planned=plan.num_programs, rows=n_rows,
               M=FULL_SIZE_M, full=full.num_programs, per_program=full.rows_per_program))
 
 try:
@@ -88,15 +88,6 @@ rows = np.arange(n_rows)
 rows_per = np.bincount(trace.program, minlength=P)      # recorded: how many rows each program handled
 
 
-def phase_of(step: int) -> np.ndarray:
-    if step == 0:
-        return np.full(n_rows, "later", dtype=object)
-    if step == n_frames - 1:
-        return np.full(n_rows, "done", dtype=object)
-    it = step - 1
-    return np.where(trace.iteration < it, "done", np.where(trace.iteration == it, "now", "later"))
-
-
 def frame_text(step: int) -> str:
     if step == 0:
         return t("schedule_frame_launch", P=P)
@@ -114,7 +105,7 @@ def frame_text(step: int) -> str:
 
 
 def render(step: int) -> None:
-    phase = phase_of(step)
+    phase = schedule.phase_of(step, n_frames, trace.iteration)
     df = pd.DataFrame({"row": rows, "gx": rows % GRID_WIDTH, "gy": rows // GRID_WIDTH, "program": trace.program,
                        "iteration": trace.iteration, "phase": phase})
     left, right = st.columns([3, 2])
@@ -145,12 +136,8 @@ placed = program_placement(P, gpu.multiprocessor_count, plan.programs_per_sm)
 handled = {p: trace.rows_of_program(p) for p in range(P)}
 
 
-def row_list(rows_handled, limit: int) -> str:
-    return ", ".join(map(str, rows_handled[:limit])) + (" …" if len(rows_handled) > limit else "")
-
-
 sm_df = pd.DataFrame([{"sm": pl.sm, "slot": pl.slot, "program": pl.program, "wave": pl.wave,
-                       "rows": row_list(handled[pl.program], 8)} for pl in placed])
+                       "rows": schedule.row_list(handled[pl.program], 8)} for pl in placed])
 used_sms = sm_df["sm"].nunique()
 waves = int(sm_df["wave"].max()) + 1
 left, right = st.columns([3, 2])
@@ -162,18 +149,17 @@ with left:
                   waves=waves))
 with right:
     per_program = pd.DataFrame({t("schedule_program"): np.arange(P), t("schedule_col_rows"): rows_per,
-                                t("schedule_col_which"): [row_list(handled[p], 6) for p in range(P)]})
+                                t("schedule_col_which"): [schedule.row_list(handled[p], 6) for p in range(P)]})
     st.dataframe(per_program, hide_index=True, width="stretch", height=260)
 
 # -- num_stages: overlapping the next row's load with this row's math ---------------------------------
 st.subheader(t("schedule_pipe_title"))
-phases = ["load", "compute", "store"]
-phase_labels = [t(f"schedule_phase_{p}") for p in phases]
+phase_labels = [t(f"schedule_phase_{p}") for p in schedule.PIPELINE_PHASES]
 lanes = []
 for label, s in ((t("schedule_pipe_serial"), 1), (t("schedule_pipe_staged", stages=stages), stages)):
     for span in pipeline_timeline(PIPELINE_ITERATIONS, s, float(load)):
         lanes.append({"lane": label, "label": f"{s} · {t('schedule_row_n', n=span.iteration)}",
-                      "iteration": span.iteration, "phase": phase_labels[phases.index(span.phase)],
+                      "iteration": span.iteration, "phase": phase_labels[schedule.PIPELINE_PHASES.index(span.phase)],
                       "start": span.start, "end": span.end})
 pipe = pd.DataFrame(lanes)
 left, right = st.columns([3, 2])

@@ -3,7 +3,7 @@ an occupancy calculator, what happens when a row no longer fits, and the compile
 import pandas as pd
 import streamlit as st
 
-from explorer_ui import charts, code, data, defaults, layout
+from explorer_ui import charts, code, data, defaults, launch_facts, layout
 from explorer_ui.i18n import bound, t
 from explorer_ui.urlstate import PageState
 from softmax_core.tutorial_plan import occupancy
@@ -39,13 +39,7 @@ except Exception as err:
     st.stop()
 
 # -- the GPU's figures, each with its source ----------------------------------------------------------
-FIGURES = (("name", gpu.name), ("arch", f"{gpu.arch} ({t('gpu_cc')} {gpu.compute_capability[0]}."
-                                        f"{gpu.compute_capability[1]})"),
-           ("multiprocessor_count", f"{gpu.multiprocessor_count:,}"), ("max_num_regs", f"{gpu.max_num_regs:,}"),
-           ("max_shared_mem", f"{gpu.max_shared_mem:,} B"), ("warp_size", str(gpu.warp_size)),
-           ("memory_bandwidth_gbps", f"{gpu.memory_bandwidth_gbps:,.0f} GB/s" if gpu.memory_bandwidth_gbps else "—"),
-           ("memory_gib", f"{gpu.memory_gib:,.0f} GiB" if gpu.memory_gib else "—"),
-           ("l2_mib", f"{gpu.l2_mib:,.0f} MiB" if gpu.l2_mib else "—"))
+FIGURES = launch_facts.gpu_figures(gpu, t("gpu_cc"))
 left, right = st.columns([1, 1])
 with left:
     st.subheader(t("gpu_props_title"))
@@ -68,7 +62,7 @@ with right:
     m = st.columns(3)
     m[0].metric(t("gpu_programs_per_sm"), plan.programs_per_sm, help=t("gpu_help_sm"))
     m[1].metric(t("gpu_grid"), f"{plan.num_programs:,}")
-    m[2].metric(t("gpu_limiter"), t(f"limiter_{plan.limiter.replace(' ', '_')}"))
+    m[2].metric(t("gpu_limiter"), t(launch_facts.limiter_key(plan.limiter)))
     st.caption(t("gpu_resources_how", how=plan.resources_how))
 
 explanation = layout.plan_explanation(plan)
@@ -103,21 +97,16 @@ with right:
 
 # -- occupancy calculator ----------------------------------------------------------------------------
 st.subheader(t("gpu_calc_title"))
-kvary = state.choice("vary", "regs", ("regs", "block"))
-vary = st.radio(t("gpu_vary"), ("regs", "block"), key=kvary, horizontal=True,
+kvary = state.choice("vary", "regs", launch_facts.VARY)
+vary = st.radio(t("gpu_vary"), launch_facts.VARY, key=kvary, horizontal=True,
                 format_func=lambda v, tr=bound(): tr(f"gpu_vary_{v}"))
 reg_label, sram_label, prog_label = t("gpu_line_regs"), t("gpu_line_sram"), t("gpu_line_programs")
 if vary == "regs":
     kwhat = state.int("regs", plan.n_regs, 1, MAX_REGS_PER_THREAD)
     what = st.slider(t("gpu_what_if_regs"), 1, MAX_REGS_PER_THREAD, key=kwhat, help=t("gpu_what_if_help"))
-    rows = []
-    for r in range(min(CHART_MIN_REGS, int(what), plan.n_regs), MAX_REGS_PER_THREAD + 1):
-        occ = occupancy(gpu, r, plan.shared_bytes, plan.num_warps, 10**9)
-        rows.append({"x": r, "programs": occ.reg_occupancy, "limit": reg_label})
-        if occ.sram_occupancy is not None:
-            rows.append({"x": r, "programs": occ.sram_occupancy, "limit": sram_label})
-        rows.append({"x": r, "programs": occ.programs_per_sm, "limit": prog_label})
-    curve = pd.DataFrame(rows)
+    regs = range(min(CHART_MIN_REGS, int(what), plan.n_regs), MAX_REGS_PER_THREAD + 1)
+    curve = pd.DataFrame(launch_facts.register_curve(gpu, plan.shared_bytes, plan.num_warps, regs))
+    curve["limit"] = curve["limit"].map({"registers": reg_label, "shared memory": sram_label, "programs": prog_label})
     hypo = data.what_if_plan(M, N, dtype, gpu_key, int(what), plan.shared_bytes, "what-if")
     marker = pd.DataFrame([{"x": int(what), "programs": hypo.programs_per_sm, "label": t("gpu_marker_what_if")}])
     x_title, scale = t("gpu_x_regs"), "linear"
@@ -147,7 +136,7 @@ with left:
 with right:
     if vary == "regs":
         st.markdown(t("gpu_what_if_text", regs=int(what), programs=hypo.programs_per_sm,
-                      limiter=t(f"limiter_{hypo.limiter.replace(' ', '_')}"), grid=hypo.num_programs,
+                      limiter=t(launch_facts.limiter_key(hypo.limiter)), grid=hypo.num_programs,
                       real=plan.n_regs))
         table = curve[curve["limit"] == prog_label].set_index("x")["programs"]
         steps = table[table.diff().fillna(1) != 0].reset_index()
