@@ -26,6 +26,10 @@ def torch_dtype(name: str) -> torch.dtype:
     return sc_trace.DTYPES[name]
 
 
+def element_size(name: str) -> int:
+    return torch.empty((), dtype=torch_dtype(name)).element_size()
+
+
 @st.cache_resource(show_spinner=False)
 def live_gpu() -> sc.GpuSpec | None:
     """This machine's GPU as the seed reads it (triton's driver), or None. Probed once per server."""
@@ -222,8 +226,7 @@ def chart_frame(run, direction: str):
     part = frame[(frame["direction"] == direction) & (frame["status"] == "ok")].copy()
     if part.empty:
         return part, part
-    elt = {name: torch.empty((), dtype=torch_dtype(name)).element_size() for name in DTYPE_NAMES}
-    nbytes = [sc.bytes_moved(int(m), int(n), elt[d], direction) for m, n, d in zip(part["M"], part["N"], part["dtype"])]
+    nbytes = [sc.bytes_moved(int(m), int(n), element_size(d), direction) for m, n, d in zip(part["M"], part["N"], part["dtype"])]
     part["gbps_lo"] = [bench.gbps(b, ms) for b, ms in zip(nbytes, part["ms_max"])]
     part["gbps_hi"] = [bench.gbps(b, ms) for b, ms in zip(nbytes, part["ms_min"])]
     part["ms"] = part["ms_median"]

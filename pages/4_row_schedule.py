@@ -4,11 +4,13 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+import softmax_core as sc
 from explorer_ui import charts, code, data, defaults, launch_facts, layout, schedule
 from explorer_ui.i18n import t
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState
 from softmax_core.trace import MAX_TRACE_BLOCK, MAX_TRACE_ROWS, pipeline_timeline, program_placement
+from softmax_core.tutorial_plan import TUTORIAL_NUM_STAGES
 
 # Rows traced per interaction: at the widest rows the interpreter needs a few ms per row, and a re-render
 # should stay under a second.
@@ -35,7 +37,7 @@ except Exception:
 krows = state.int("rows", min(MAX_ROWS, max(1, slots * 3 // 2)), 1, MAX_ROWS)
 c1, c2, c3 = st.columns(3)
 gpu_key = c1.selectbox(t("gpu_choice"), data.gpu_keys(), key=kgpu, format_func=data.gpu_labeler(),
-                       help=None if live else t("schedule_gpu_help"))
+                       help=None if live else t("schedule_gpu_help", gpu=sc.catalog_gpu(SEED_CARD).name))
 N = int(c2.number_input(t("cols_N"), 1, MAX_TRACE_BLOCK, step=1, key=kN, help=t("schedule_N_help")))
 n_rows = c3.slider(t("schedule_rows"), 1, MAX_ROWS, key=krows)
 
@@ -171,6 +173,7 @@ with left:
 with right:
     finish = pipe[pipe["phase"] == phase_labels[1]].groupby("lane", sort=False)["end"].max()
     st.markdown(t("schedule_pipe_text", serial=finish.iloc[0], staged=finish.iloc[-1], stages=stages, load=load,
+                  large=TUTORIAL_NUM_STAGES[0],
                   n=PIPELINE_ITERATIONS))
     code.kernel_panel("range", caption=t("kernel_caption"), context=3)
 

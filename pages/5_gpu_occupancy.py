@@ -6,7 +6,7 @@ import streamlit as st
 from explorer_ui import charts, code, data, defaults, launch_facts, layout
 from explorer_ui.i18n import bound, t
 from explorer_ui.urlstate import PageState
-from softmax_core.tutorial_plan import occupancy
+from softmax_core.tutorial_plan import TUTORIAL_NUM_STAGES, TUTORIAL_STAGES_SHARED_THRESHOLD, occupancy
 
 MAX_N = 262_144
 MAX_REGS_PER_THREAD = 255          # NVIDIA's per-thread ceiling (AMD: 512 VGPRs); the x-axis of the calculator
@@ -54,7 +54,8 @@ with right:
     m = st.columns(3)
     m[0].metric("BLOCK_SIZE", f"{plan.block_size:,}", help=t("gpu_help_block"))
     m[1].metric("num_warps", plan.num_warps, help=t("gpu_help_warp", warp=gpu.warp_size))
-    m[2].metric("num_stages", plan.num_stages, help=t("gpu_help_stages"))
+    m[2].metric("num_stages", plan.num_stages, help=t("gpu_help_stages", threshold=TUTORIAL_STAGES_SHARED_THRESHOLD,
+                                                      large=TUTORIAL_NUM_STAGES[0], small=TUTORIAL_NUM_STAGES[1]))
     m = st.columns(3)
     m[0].metric(t("gpu_n_regs"), plan.n_regs, help=t("gpu_help_regs"))
     m[1].metric(t("gpu_shared"), f"{plan.shared_bytes:,} B", help=t("gpu_help_shared"))

@@ -6,13 +6,14 @@ import pandas as pd
 import streamlit as st
 
 import softmax_core as sc
-from explorer_ui import charts, code, data, layout
+from explorer_ui import charts, code, data, defaults, layout
 from explorer_ui.i18n import bound, t
 from explorer_ui.urlstate import PageState
 
 # N values offered for a live sweep: the harness's record sweep (powers of two plus the chapter's 781).
 CPU_PROVIDERS = ("copy", "naive", "torch")     # what a CPU can time honestly; kernels would run interpreted
 CPU_N_CHOICES = (128, 256, 512, 1024, 2048, 4096)
+FORMULA_N = 1024        # the byte-count example: the chapter's M rows of this many columns
 
 layout.setup_page("bench")
 state = PageState("bench")
@@ -27,8 +28,9 @@ if bench is None:
 
 left, right = st.columns([3, 2])
 with left:
-    example = sc.bytes_moved(4096, 1024, 4, "forward")
-    st.markdown(t("bench_formula", example=layout.fmt_bytes(example)))
+    example = sc.bytes_moved(defaults.CHAPTER_M, FORMULA_N, data.element_size(defaults.DTYPE), "forward")
+    st.markdown(t("bench_formula", M=defaults.CHAPTER_M, N=FORMULA_N, dtype=defaults.DTYPE,
+                  example=layout.fmt_bytes(example)))
 with right:
     code.kernel_panel("load", "store", caption=t("kernel_caption"), context=1)
 
