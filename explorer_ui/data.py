@@ -32,7 +32,7 @@ def element_size(name: str) -> int:
 
 @st.cache_resource(show_spinner=False)
 def live_gpu() -> sc.GpuSpec | None:
-    """This machine's GPU as the seed reads it (triton's driver), or None. Probed once per server."""
+    """This machine's GPU as the tutorial reads it (triton's driver), or None. Probed once per server."""
     try:
         return sc.current_gpu(0)
     except Exception:  # a broken driver is reported as "no GPU", not as a crashed page
@@ -65,7 +65,7 @@ def gpu_labeler():
 
 @st.cache_data(show_spinner=False, max_entries=512)
 def launch_plan(n_rows: int, n_cols: int, dtype: str, gpu_key: str) -> sc.LaunchPlan:
-    """The seed kernel's plan, with n_regs / shared bytes from the real compiled kernel."""
+    """The tutorial kernel's plan, with n_regs / shared bytes from the real compiled kernel."""
     return sc.plan_launch(n_rows, n_cols, torch_dtype(dtype), gpu_by_key(gpu_key))
 
 
@@ -87,7 +87,7 @@ def softmax_plan(n_rows: int, n_cols: int, dtype: str, gpu_key: str):
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def kernel_asm(block_size: int, num_warps: int, num_stages: int, dtype: str, gpu_key: str) -> dict:
-    """The compiled seed kernel's PTX and SASS (NVIDIA) or AMDGCN (AMD) for a plan's specialisation."""
+    """The compiled tutorial kernel's PTX and SASS (NVIDIA) or AMDGCN (AMD) for a plan's specialisation."""
     from softmax_core.compile import kernel_resources
     from softmax_core.tutorial_plan import tutorial_compile_job
 

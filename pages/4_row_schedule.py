@@ -16,7 +16,6 @@ from softmax_core.tutorial_plan import TUTORIAL_NUM_STAGES
 # should stay under a second.
 MAX_ROWS = min(160, MAX_TRACE_ROWS)
 GRID_WIDTH = 16            # cells per line in the row grid
-SEED_CARD = defaults.SCHEDULE_GPU    # the chapter's own GPU: the default here when this machine has none
 PIPELINE_ITERATIONS = 6    # loop trips drawn in the num_stages picture
 FULL_SIZE_M = defaults.CHAPTER_M    # the chapter's benchmark matrix height, for the "at full size" figures
 
@@ -26,31 +25,31 @@ layout.intro("schedule")
 state.show_notes()
 
 live = data.live_gpu()
-kgpu = state.choice("gpu", live.key if live else SEED_CARD, data.gpu_keys())
+kgpu = state.choice("gpu", live.key if live else defaults.SCHEDULE_GPU, data.gpu_keys())
 kN = state.int("N", defaults.SCHEDULE_N, 1, MAX_TRACE_BLOCK)
 # Default rows: half again as many as the GPU has program slots at this row length, so the strided walk
 # and its uneven tail show (slots = the plan's programs for a matrix with rows to spare).
 try:
-    slots = data.launch_plan(FULL_SIZE_M, st.session_state[kN], "float32", st.session_state[kgpu]).num_programs
+    slots = data.launch_plan(FULL_SIZE_M, st.session_state[kN], defaults.DTYPE, st.session_state[kgpu]).num_programs
 except Exception:
     slots = MAX_ROWS
 krows = state.int("rows", min(MAX_ROWS, max(1, slots * 3 // 2)), 1, MAX_ROWS)
 c1, c2, c3 = st.columns(3)
 gpu_key = c1.selectbox(t("gpu_choice"), data.gpu_keys(), key=kgpu, format_func=data.gpu_labeler(),
-                       help=None if live else t("schedule_gpu_help", gpu=sc.catalog_gpu(SEED_CARD).name))
+                       help=None if live else t("schedule_gpu_help", gpu=sc.catalog_gpu(defaults.SCHEDULE_GPU).name))
 N = int(c2.number_input(t("cols_N"), 1, MAX_TRACE_BLOCK, step=1, key=kN, help=t("schedule_N_help")))
 n_rows = c3.slider(t("schedule_rows"), 1, MAX_ROWS, key=krows)
 
 try:
     with st.spinner(t("computing")):
-        plan = data.launch_plan(n_rows, N, "float32", gpu_key)
-        full = data.launch_plan(FULL_SIZE_M, N, "float32", gpu_key)
+        plan = data.launch_plan(n_rows, N, defaults.DTYPE, gpu_key)
+        full = data.launch_plan(FULL_SIZE_M, N, defaults.DTYPE, gpu_key)
 except Exception as err:
     st.error(t("error_generic", error=err))
     state.sync()
     st.stop()
 
-if not plan.fits:     # the seed kernel cannot launch this row length on this GPU: nothing to schedule
+if not plan.fits:     # the tutorial kernel cannot launch this row length on this GPU: nothing to schedule
     st.warning(t("schedule_no_fit", explanation=layout.plan_explanation(plan)))
     state.sync()
     st.stop()
@@ -76,7 +75,7 @@ try:
     with st.spinner(t("computing")):
         # which program takes which row does not depend on num_stages (that only overlaps work within a
         # program), so the trace runs with the plan's and the slider redraws only the pipeline picture
-        trace = data.trace(n_rows, N, num_programs=P, num_stages=None, dtype="float32", variant="correct", seed=0,
+        trace = data.trace(n_rows, N, num_programs=P, num_stages=None, dtype=defaults.DTYPE, variant="correct", seed=0,
                            poisoned_row=0, gpu_key=gpu_key, keep_stages=False)
 except Exception as err:
     st.error(t("error_generic", error=err))

@@ -72,7 +72,7 @@ if plan.fits:
 else:
     st.error(t("gpu_does_not_fit", explanation=explanation))
 
-# -- the seed's arithmetic, with this plan's numbers, beside the code that does it ----------------------
+# -- the tutorial's arithmetic, with this plan's numbers, beside the code that does it ----------------------
 st.subheader(t("gpu_formula_title"))
 left, right = st.columns([2, 3])
 with left:
@@ -182,7 +182,7 @@ if st.toggle(t("gpu_asm_toggle"), key=kasm):
                 st.caption(t("gpu_asm_caption", shown=min(len(lines), ASM_PREVIEW_LINES), total=len(lines)))
                 st.code("\n".join(lines[:ASM_PREVIEW_LINES]), language=None, height=420)
                 st.download_button(t("gpu_asm_download", name=name.upper()), text,
-                                   file_name=f"seed_softmax_{plan.block_size}_{gpu.arch}.{name}",
+                                   file_name=f"tutorial_softmax_{plan.block_size}_{gpu.arch}.{name}",
                                    key=f"gpu_asm_dl_{name}")
     else:
         st.caption(t("gpu_asm_none"))

@@ -101,7 +101,7 @@ if on_gpu:
     candidates = sorted(set(bench.FULL_SWEEP_N))
     providers = bench.available_providers()
     kM = state.int("M", bench.FULL_SWEEP_M, 1, 65_536)
-    kdtype = state.choice("dtype", "float32", data.DTYPE_NAMES)
+    kdtype = state.choice("dtype", defaults.DTYPE, data.DTYPE_NAMES)
     klo = state.choice("Nlo", candidates[0], candidates)
     khi = state.choice("Nhi", 16384 if 16384 in candidates else candidates[-1], candidates)
     kprov = state.multi("providers", [p for p in ("copy", "ours", "as_taught", "torch", "naive") if p in providers],
@@ -135,7 +135,7 @@ else:
     if st.button(t("bench_cpu_run"), key="bench_cpu_run", type="primary"):
         timer = bench.WallClockTimer(warmup=3, max_repeats=15, budget_s=0.15)
         st.session_state["bench_cpu_result"] = sweep_with_feedback(
-            int(cpu_M), Ns, "float32", list(CPU_PROVIDERS), ["forward"], timer=timer,
+            int(cpu_M), Ns, defaults.DTYPE, list(CPU_PROVIDERS), ["forward"], timer=timer,
             command="explorer app: CPU comparison")
     cpu_run = st.session_state.get("bench_cpu_result")
     if cpu_run is not None:
@@ -158,9 +158,9 @@ if not runs:
     st.info(t("bench_no_recording", path=str(data.recorded_dir())), icon="🗄️")
 else:
     labels = [r.label for r in runs]
-    # start on the newest float32 run: the chapter's dtype
-    float32 = [i for i, r in enumerate(runs) if r.provenance.get("dtype") == "float32"]
-    krun = state.int("run", float32[-1] if float32 else len(runs) - 1, 0, len(runs) - 1)
+    # start on the newest run in the chapter's dtype
+    chapter_dtype = [i for i, r in enumerate(runs) if r.provenance.get("dtype") == defaults.DTYPE]
+    krun = state.int("run", chapter_dtype[-1] if chapter_dtype else len(runs) - 1, 0, len(runs) - 1)
     index = st.selectbox(t("bench_pick_run"), list(range(len(runs))), key=krun, format_func=lambda i: labels[i])
     run = runs[index]
     p = run.provenance
