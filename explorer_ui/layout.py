@@ -12,7 +12,7 @@ import streamlit as st
 
 import softmax_core as sc
 
-from . import data, prewarm
+from . import data, prewarm, urlstate
 from .i18n import LANGUAGES, language, set_language, t
 
 # (script path relative to app.py, translation key of its label, icon)
@@ -40,7 +40,7 @@ def _init_language() -> None:
     """Language: kept in session state across pages; first from ?lang=, else the browser's locale."""
     if "lang" in st.session_state:
         return
-    raw = st.query_params.get("lang")
+    raw = urlstate.url_value("lang")
     if raw in LANGUAGES:
         set_language(raw)
         return
@@ -77,8 +77,7 @@ def _sidebar() -> None:
                        f"streamlit {st.__version__} · altair {altair.__version__} · "
                        f"Python {platform.python_version()}")
             st.caption(sc.runtime.backend_description())
-    if st.query_params.get("lang") != language():
-        st.query_params["lang"] = language()
+    urlstate.write("lang", language())
 
 
 def device_banner() -> None:

@@ -26,6 +26,7 @@ from typing import Callable
 
 import streamlit as st
 
+from . import urlstate
 from .i18n import t
 
 DEFAULT_INTERVAL_S = 0.9
@@ -86,8 +87,7 @@ def player(prefix: str, n_steps: int, render: Callable[[int], None], *, label: s
             step = 0
         if format_step is not None:
             st.markdown(format_step(step))
-        if st.query_params.get("step") != str(step):
-            st.query_params["step"] = str(step)
+        urlstate.write("step", step)       # a fragment run ends before the page's sync(): write it here
         render(step)
         if playing:
             time.sleep(pause_after(time.monotonic() - started, interval))

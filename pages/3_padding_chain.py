@@ -22,16 +22,16 @@ state = PageState("padding")
 layout.intro("padding")
 state.show_notes()
 
-kN = state.int("N", defaults.CHAPTER_N, 1, MAX_TRACE_BLOCK)
-krows = state.int("rows", 4, 1, 8)
-kvariant = state.choice("break", "correct", VARIANTS)
-kzoom = state.bool("zoom", False)
+kN = state.int_key("N", defaults.CHAPTER_N, 1, MAX_TRACE_BLOCK)
+krows = state.int_key("rows", 4, 1, 8)
+kvariant = state.choice_key("break", "correct", VARIANTS)
+kzoom = state.bool_key("zoom", False)
 c1, c2, c3 = st.columns([1, 1, 2])
 N = int(c1.number_input(t("cols_N"), 1, MAX_TRACE_BLOCK, step=1, key=kN, help=t("padding_N_help")))
 n_rows = c2.slider(t("padding_rows"), 1, 8, key=krows, help=t("padding_rows_help"))
 variant = c3.radio(t("padding_break"), VARIANTS, key=kvariant, horizontal=True,
                    format_func=lambda v, tr=bound(): tr(f"padding_variant_{v}"))
-krow = state.int("row", 0, 0, n_rows - 1)
+krow = state.int_key("row", 0, 0, n_rows - 1)
 c1, c2 = st.columns([2, 2])
 with c1:
     row = st.slider(t("padding_row"), 0, n_rows - 1, key=krow) if n_rows > 1 else 0
@@ -54,7 +54,7 @@ n_pad = B - N
 st.markdown(t("padding_block", N=N, B=B, pad=n_pad, programs=trace.num_programs, gpu=trace.plan.gpu.name))
 lo = max(0, N - 48) if zoom else 0
 lanes_idx = np.arange(lo, B)
-state.int("step", 0, 0, len(FRAMES) - 1)
+state.int_key("step", 0, 0, len(FRAMES) - 1)
 
 
 def frame_text(step: int) -> str:

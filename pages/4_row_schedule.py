@@ -8,7 +8,7 @@ import softmax_core as sc
 from explorer_ui import charts, code, data, defaults, launch_facts, layout, schedule
 from explorer_ui.i18n import t
 from explorer_ui.player import player
-from explorer_ui.urlstate import PageState
+from explorer_ui.urlstate import PageState, in_url
 from softmax_core.trace import MAX_TRACE_BLOCK, MAX_TRACE_ROWS, pipeline_timeline, program_placement
 from softmax_core.tutorial_plan import TUTORIAL_NUM_STAGES
 
@@ -25,15 +25,15 @@ layout.intro("schedule")
 state.show_notes()
 
 live = data.live_gpu()
-kgpu = state.choice("gpu", live.key if live else defaults.SCHEDULE_GPU, data.gpu_keys())
-kN = state.int("N", defaults.SCHEDULE_N, 1, MAX_TRACE_BLOCK)
+kgpu = state.choice_key("gpu", live.key if live else defaults.SCHEDULE_GPU, data.gpu_keys())
+kN = state.int_key("N", defaults.SCHEDULE_N, 1, MAX_TRACE_BLOCK)
 # Default rows: half again as many as the GPU has program slots at this row length, so the strided walk
 # and its uneven tail show (slots = the plan's programs for a matrix with rows to spare).
 try:
     slots = data.launch_plan(FULL_SIZE_M, st.session_state[kN], defaults.DTYPE, st.session_state[kgpu]).num_programs
 except Exception:
     slots = MAX_ROWS
-krows = state.int("rows", min(MAX_ROWS, max(1, slots * 3 // 2)), 1, MAX_ROWS)
+krows = state.int_key("rows", min(MAX_ROWS, max(1, slots * 3 // 2)), 1, MAX_ROWS)
 c1, c2, c3 = st.columns(3)
 gpu_key = c1.selectbox(t("gpu_choice"), data.gpu_keys(), key=kgpu, format_func=data.gpu_labeler(),
                        help=None if live else t("schedule_gpu_help", gpu=sc.catalog_gpu(defaults.SCHEDULE_GPU).name))
@@ -54,10 +54,10 @@ if not plan.fits:     # the tutorial kernel cannot launch this row length on thi
     state.sync()
     st.stop()
 # A link that names P means "this many programs", not the plan's number.
-kauto = state.bool("auto", "P" not in st.query_params)
-kP = state.int("P", max(plan.num_programs, 1), 1, n_rows)
-kstages = state.int("stages", plan.num_stages, 1, 8)
-kload = state.int("load", 3, 1, 10)
+kauto = state.bool_key("auto", not in_url("P"))
+kP = state.int_key("P", max(plan.num_programs, 1), 1, n_rows)
+kstages = state.int_key("stages", plan.num_stages, 1, 8)
+kload = state.int_key("load", 3, 1, 10)
 c1, c2, c3, c4 = st.columns([1, 2, 1, 1])
 with c1:
     auto = st.toggle(t("schedule_auto"), key=kauto, help=t("schedule_auto_help"))
@@ -84,7 +84,7 @@ except Exception as err:
 
 K = trace.n_iterations
 n_frames = K + 2                   # launch, one frame per loop iteration, done
-state.int("step", 0, 0, n_frames - 1)
+state.int_key("step", 0, 0, n_frames - 1)
 rows = np.arange(n_rows)
 rows_per = np.bincount(trace.program, minlength=P)      # recorded: how many rows each program handled
 

@@ -19,10 +19,10 @@ state = PageState("gpu")
 layout.intro("gpu")
 state.show_notes()
 
-kgpu = state.choice("gpu", data.default_gpu_key(), data.gpu_keys())
-kM = state.int("M", defaults.CHAPTER_M, 1, 1_048_576)
-kN = state.int("N", defaults.CHAPTER_N, 1, MAX_N)
-kdtype = state.choice("dtype", defaults.DTYPE, data.DTYPE_NAMES)
+kgpu = state.choice_key("gpu", data.default_gpu_key(), data.gpu_keys())
+kM = state.int_key("M", defaults.CHAPTER_M, 1, 1_048_576)
+kN = state.int_key("N", defaults.CHAPTER_N, 1, MAX_N)
+kdtype = state.choice_key("dtype", defaults.DTYPE, data.DTYPE_NAMES)
 c1, c2, c3, c4 = st.columns([2, 1, 1, 1])
 gpu_key = c1.selectbox(t("gpu_choice"), data.gpu_keys(), key=kgpu, format_func=data.gpu_labeler())
 M = int(c2.number_input(t("rows_M"), 1, 1_048_576, step=1, key=kM))
@@ -98,12 +98,12 @@ with right:
 
 # -- occupancy calculator ----------------------------------------------------------------------------
 st.subheader(t("gpu_calc_title"))
-kvary = state.choice("vary", "regs", launch_facts.VARY)
+kvary = state.choice_key("vary", "regs", launch_facts.VARY)
 vary = st.radio(t("gpu_vary"), launch_facts.VARY, key=kvary, horizontal=True,
                 format_func=lambda v, tr=bound(): tr(f"gpu_vary_{v}"))
 reg_label, sram_label, prog_label = t("gpu_line_regs"), t("gpu_line_sram"), t("gpu_line_programs")
 if vary == "regs":
-    kwhat = state.int("regs", plan.n_regs, 1, MAX_REGS_PER_THREAD)
+    kwhat = state.int_key("regs", plan.n_regs, 1, MAX_REGS_PER_THREAD)
     what = st.slider(t("gpu_what_if_regs"), 1, MAX_REGS_PER_THREAD, key=kwhat, help=t("gpu_what_if_help"))
     regs = range(min(CHART_MIN_REGS, int(what), plan.n_regs), MAX_REGS_PER_THREAD + 1)
     curve = pd.DataFrame(launch_facts.register_curve(gpu, plan.shared_bytes, plan.num_warps, regs))
@@ -166,7 +166,7 @@ if tuned is not None:
 
 # -- compiled code -------------------------------------------------------------------------------------
 st.subheader(t("gpu_asm_title"))
-kasm = state.bool("asm", False)
+kasm = state.bool_key("asm", False)
 if st.toggle(t("gpu_asm_toggle"), key=kasm):
     try:
         with st.spinner(t("computing")):

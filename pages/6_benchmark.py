@@ -38,7 +38,7 @@ with right:
 def show_run(run, prefix: str) -> None:
     """Chart with the copy roofline, the table beside it, failures, provenance, CSV download."""
     directions = [d for d in ("forward", "backward") if (run.frame["direction"] == d).any()] or ["forward"]
-    kdir = state.choice(f"{prefix}dir", directions[0], directions)
+    kdir = state.choice_key(f"{prefix}dir", directions[0], directions)
     direction = st.radio(t("bench_direction"), directions, key=kdir, horizontal=True,
                          format_func=lambda d, tr=bound(): tr(f"bench_dir_{d}"))
     lines, roof = data.chart_frame(run, direction)
@@ -100,13 +100,13 @@ if on_gpu:
     st.subheader(t("bench_live_title"))
     candidates = sorted(set(bench.FULL_SWEEP_N))
     providers = bench.available_providers()
-    kM = state.int("M", bench.FULL_SWEEP_M, 1, 65_536)
-    kdtype = state.choice("dtype", defaults.DTYPE, data.DTYPE_NAMES)
-    klo = state.choice("Nlo", candidates[0], candidates)
-    khi = state.choice("Nhi", 16384 if 16384 in candidates else candidates[-1], candidates)
-    kprov = state.multi("providers", [p for p in ("copy", "ours", "as_taught", "torch", "naive") if p in providers],
+    kM = state.int_key("M", bench.FULL_SWEEP_M, 1, 65_536)
+    kdtype = state.choice_key("dtype", defaults.DTYPE, data.DTYPE_NAMES)
+    klo = state.choice_key("Nlo", candidates[0], candidates)
+    khi = state.choice_key("Nhi", 16384 if 16384 in candidates else candidates[-1], candidates)
+    kprov = state.multi_key("providers", [p for p in ("copy", "ours", "as_taught", "torch", "naive") if p in providers],
                         providers)
-    kdirs = state.multi("directions", ["forward"], ["forward", "backward"])
+    kdirs = state.multi_key("directions", ["forward"], ["forward", "backward"])
     c1, c2, c3 = st.columns([1, 1, 3])
     M = int(c1.number_input(t("rows_M"), 1, 65_536, step=1, key=kM))
     dtype = c2.selectbox(t("dtype"), data.DTYPE_NAMES, key=kdtype)
@@ -126,8 +126,8 @@ if on_gpu:
 else:
     st.subheader(t("bench_cpu_title"))
     st.markdown(t("bench_cpu_intro"))
-    kcM = state.int("cpuM", 1024, 16, 2048)
-    kcN = state.choice("cpuN", 1024, CPU_N_CHOICES)
+    kcM = state.int_key("cpuM", 1024, 16, 2048)
+    kcN = state.choice_key("cpuN", 1024, CPU_N_CHOICES)
     c1, c2 = st.columns(2)
     cpu_M = c1.slider(t("rows_M"), 16, 2048, key=kcM)
     cpu_N = c2.select_slider(t("bench_cpu_Nmax"), CPU_N_CHOICES, key=kcN)
@@ -160,7 +160,7 @@ else:
     labels = [r.label for r in runs]
     # start on the newest run in the chapter's dtype
     chapter_dtype = [i for i, r in enumerate(runs) if r.provenance.get("dtype") == defaults.DTYPE]
-    krun = state.int("run", chapter_dtype[-1] if chapter_dtype else len(runs) - 1, 0, len(runs) - 1)
+    krun = state.int_key("run", chapter_dtype[-1] if chapter_dtype else len(runs) - 1, 0, len(runs) - 1)
     index = st.selectbox(t("bench_pick_run"), list(range(len(runs))), key=krun, format_func=lambda i: labels[i])
     run = runs[index]
     p = run.provenance
