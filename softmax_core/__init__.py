@@ -8,10 +8,12 @@ from .tutorial_plan import LaunchPlan, Occupancy, occupancy, plan_launch
 from .memory import MemoryStep, MemoryTraffic, bytes_moved, memory_traffic
 from .launchers import KernelDoesNotFit, naive_softmax, tutorial_softmax, softmax
 from .tuned_plan import SoftmaxPlan, plan_softmax
+from .reasons import PlanReason, ReasonCode
 
 __all__ = [
     "GpuSpec", "catalog_gpu", "current_gpu", "default_gpu", "gpu_catalog",
     "LaunchPlan", "Occupancy", "occupancy", "plan_launch",
     "MemoryStep", "MemoryTraffic", "bytes_moved", "memory_traffic",
     "KernelDoesNotFit", "naive_softmax", "tutorial_softmax", "softmax", "SoftmaxPlan", "plan_softmax",
+    "PlanReason", "ReasonCode",
 ]

@@ -15,6 +15,7 @@ from .bench import PROVIDERS
 from .gpu import catalog_gpu, default_gpu
 from .tutorial_plan import plan_launch
 from .launchers import softmax
+from .reason_text import describe
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
@@ -44,7 +45,7 @@ def describe_plan(rows: int, cols: int, dtype: str, gpu_key: str | None) -> None
         print(f"  {name:16s} {getattr(plan, name)}")
     print(f"  resources from   {plan.resources_how}")
     print(f"  occupancy rule   {plan.occupancy_rule}")
-    print(f"  {plan.explanation}")
+    print(f"  {describe(plan.reason)}")
 
 
 def _csv_list(text: str | None, cast=str) -> list | None:

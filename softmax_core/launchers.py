@@ -9,6 +9,7 @@ from . import runtime
 from .tuned_kernels import (NOT_PUBLISHED, softmax_backward_rows_kernel, softmax_backward_split_kernel,
                     softmax_backward_tiled_kernel, softmax_rows_kernel, softmax_split_kernel, softmax_tiled_kernel)
 from .gpu import GpuSpec, default_gpu
+from .reason_text import describe
 from .tutorial_kernel import tutorial_softmax_kernel
 from .tutorial_plan import TRITON_POINTER_TYPE, LaunchPlan, plan_launch
 from .tuned_plan import SoftmaxPlan, plan_softmax
@@ -47,7 +48,7 @@ def launch_tutorial_kernel(x: torch.Tensor, y: torch.Tensor, plan: LaunchPlan, t
                        **flags) -> torch.Tensor:
     """Run the seed kernel on the plan's persistent grid. `flags` are the kernel's teaching switches."""
     if not plan.fits:
-        raise KernelDoesNotFit(plan.explanation)
+        raise KernelDoesNotFit(describe(plan.reason))
     n_rows, n_cols = x.shape
     with runtime.one_launch_at_a_time():
         tutorial_softmax_kernel[plan.grid](

@@ -14,6 +14,7 @@ import triton
 
 from .compile import CompileJob, KernelResources, kernel_resources
 from .gpu import GpuSpec, default_gpu
+from .reasons import PlanReason, ReasonCode
 
 TUTORIAL_KERNEL = "softmax_core.tutorial_kernel:tutorial_softmax_kernel"
 
@@ -103,7 +104,7 @@ class LaunchPlan:
     occupancy_rule: str
     resources_how: str              # where n_regs and shared_bytes came from
     fits: bool                      # False: not even one program fits on an SM
-    explanation: str
+    reason: PlanReason              # why this grid (or why none fits), as a code and its figures
 
     @property
     def grid(self) -> tuple[int, int, int]:
@@ -161,27 +162,24 @@ def _plan_launch(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec,
         resources = kernel_resources(tutorial_compile_job(block_size, num_warps, num_stages, dtype, gpu))
     occ = occupancy(gpu, resources.n_regs, resources.shared_bytes, num_warps, n_rows)
     fits = occ.programs_per_sm > 0
-    explanation = _explain(gpu, block_size, num_warps, resources, occ, fits)
+    reason = _reason(gpu, block_size, num_warps, resources, occ, fits)
     return LaunchPlan(gpu=gpu, n_rows=n_rows, n_cols=n_cols, dtype=dtype_name(dtype), block_size=block_size,
                       num_warps=num_warps, num_stages=num_stages, n_regs=resources.n_regs,
                       n_spills=resources.n_spills, shared_bytes=resources.shared_bytes,
                       reg_occupancy=occ.reg_occupancy, sram_occupancy=occ.sram_occupancy,
                       programs_per_sm=occ.programs_per_sm, num_programs=occ.num_programs, limiter=occ.limiter,
-                      occupancy_rule=occ.rule, resources_how=resources.how, fits=fits, explanation=explanation)
+                      occupancy_rule=occ.rule, resources_how=resources.how, fits=fits, reason=reason)
 
 
-def _explain(gpu: GpuSpec, block_size: int, num_warps: int, res: KernelResources, occ: Occupancy,
-             fits: bool) -> str:
+def _reason(gpu: GpuSpec, block_size: int, num_warps: int, res: KernelResources, occ: Occupancy,
+            fits: bool) -> PlanReason:
     if not fits:
         if occ.sram_occupancy == 0:
-            return (f"One program needs {res.shared_bytes:,} B of shared memory for a row padded to "
-                    f"{block_size:,} values, but {gpu.name} offers {gpu.max_shared_mem:,} B: not even one "
-                    f"program fits (Triton raises OutOfResources). The row must be processed in tiles.")
-        return (f"One program needs {res.n_regs} registers x {gpu.warp_size * num_warps} threads, more than "
-                f"the {gpu.max_num_regs:,} registers of one SM: not even one program fits.")
-    sram = ("it uses no shared memory, so shared memory sets no limit" if occ.sram_occupancy is None
-            else f"shared memory allows {occ.sram_occupancy} ({gpu.max_shared_mem:,} B // {res.shared_bytes:,} B)")
-    why = {"rows": "there are fewer rows than program slots, so every row gets its own program",
-           "registers": "registers run out first", "shared memory": "shared memory runs out first"}[occ.limiter]
-    return (f"Registers allow {occ.reg_occupancy} programs per SM; {sram}. So {occ.programs_per_sm} per SM x "
-            f"{gpu.multiprocessor_count} SMs; {why}: {occ.num_programs:,} programs.")
+            return PlanReason.of(ReasonCode.TUTORIAL_OVER_SHARED_MEMORY, shared_bytes=res.shared_bytes,
+                                 block_size=block_size, gpu=gpu.name, max_shared_mem=gpu.max_shared_mem)
+        return PlanReason.of(ReasonCode.TUTORIAL_OVER_REGISTERS, n_regs=res.n_regs,
+                             threads=gpu.warp_size * num_warps, max_num_regs=gpu.max_num_regs)
+    return PlanReason.of(ReasonCode.TUTORIAL_FITS, reg_occupancy=occ.reg_occupancy,
+                         sram_occupancy=occ.sram_occupancy, shared_bytes=res.shared_bytes,
+                         max_shared_mem=gpu.max_shared_mem, programs_per_sm=occ.programs_per_sm,
+                         sms=gpu.multiprocessor_count, limiter=occ.limiter, num_programs=occ.num_programs)

@@ -5,6 +5,7 @@ import torch
 
 import softmax_core as sc
 from softmax_core.compile import KernelResources
+from softmax_core.reason_text import describe
 from softmax_core.tutorial_plan import occupancy, tutorial_num_stages, tutorial_num_warps
 
 
@@ -52,13 +53,16 @@ def test_limiter_names_the_scarcer_resource(gpu):
 def test_no_shared_memory_is_not_a_division_by_zero(gpu):
     plan = sc.plan_launch(4096, 128, torch.float32, gpu, resources=fake(32, 0))
     assert plan.sram_occupancy is None and plan.programs_per_sm == plan.reg_occupancy > 0
-    assert "no shared memory" in plan.explanation
+    assert plan.reason.code == sc.ReasonCode.TUTORIAL_FITS and plan.reason.values["sram_occupancy"] is None
+    assert "no shared memory" in describe(plan.reason)
 
 
 def test_a_program_that_does_not_fit_is_explained(gpu):
     plan = sc.plan_launch(4096, 32768, torch.float32, gpu, resources=fake(128, 393280))
     assert not plan.fits and plan.programs_per_sm == 0
-    assert "393,280" in plan.explanation and "OutOfResources" in plan.explanation
+    assert plan.reason.code == sc.ReasonCode.TUTORIAL_OVER_SHARED_MEMORY
+    assert plan.reason.values["shared_bytes"] == 393280
+    assert "393,280" in describe(plan.reason) and "OutOfResources" in describe(plan.reason)
     with pytest.raises(sc.KernelDoesNotFit, match="393,280"):
         sc.launchers.launch_tutorial_kernel(torch.ones(1, 1), torch.ones(1, 1), plan)
 
