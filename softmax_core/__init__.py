@@ -1,4 +1,4 @@
-"""softmax_core: the fused softmax of the seed chapter, its launch plan, and the facts around it.
+"""softmax_core: the tutorial's fused softmax and the project's tuned one, their launch plans, and the facts around it.
 
 No UI lives here: the Streamlit app renders what these functions compute.
 """

@@ -25,7 +25,7 @@ SPLIT_KERNEL = {"forward": "softmax_core.tuned_kernels:softmax_split_kernel",
                 "backward": "softmax_core.tuned_kernels:softmax_backward_split_kernel"}
 
 # Each program should move enough bytes to hide DRAM latency: short rows are grouped until a
-# program loads about this much (the seed's one-row programs move only N x 4 bytes each).
+# program loads about this much (the tutorial's one-row programs move only N x 4 bytes each).
 BYTES_PER_PROGRAM = 16 * 1024
 PROGRAMS_PER_SM_TO_FILL = 2
 # Bytes of row each thread loads: four 16-byte vector loads (16 fp32 or 32 bf16 values). On the H200

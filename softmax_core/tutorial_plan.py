@@ -1,6 +1,6 @@
 """The occupancy-aware launch plan: how many programs to launch, and why.
 
-The seed's wrapper asks the compiler what one program costs (registers, shared memory), asks the GPU
+The tutorial's wrapper asks the compiler what one program costs (registers, shared memory), asks the GPU
 what one SM has, and launches as many persistent programs as fit at once on every SM. This module is
 that reasoning as a pure function of a `GpuSpec` and the kernel's real resources.
 """
@@ -18,11 +18,11 @@ from .reasons import PlanReason, ReasonCode
 
 TUTORIAL_KERNEL = "softmax_core.tutorial_kernel:tutorial_softmax_kernel"
 
-# The seed's heuristics, as ordered tables: the first row whose threshold BLOCK_SIZE reaches wins.
+# The tutorial's heuristics, as ordered tables: the first row whose threshold BLOCK_SIZE reaches wins.
 # Wider rows get more warps, so that each thread holds a bounded number of the row's values.
 TUTORIAL_NUM_WARPS = ((4096, 16), (2048, 8), (0, 4))
 # More pipeline stages keep more rows in flight but each stage buffers a row in shared memory;
-# the seed affords 4 only on GPUs with more than 200,000 B of shared memory per SM.
+# the tutorial affords 4 only on GPUs with more than 200,000 B of shared memory per SM.
 TUTORIAL_STAGES_SHARED_THRESHOLD = 200_000
 TUTORIAL_NUM_STAGES = (4, 2)
 
@@ -57,7 +57,7 @@ class Occupancy:
 
 
 def occupancy(gpu: GpuSpec, n_regs: int, shared_bytes: int, num_warps: int, n_rows: int) -> Occupancy:
-    """The seed's occupancy arithmetic (NVIDIA), or the CDNA wavefront rule on AMD. Defined only here."""
+    """The tutorial's occupancy arithmetic (NVIDIA), or the CDNA wavefront rule on AMD. Defined only here."""
     if n_regs <= 0:
         raise ValueError(f"n_regs must be positive, got {n_regs}")
     if gpu.vendor == "amd":
@@ -70,7 +70,7 @@ def occupancy(gpu: GpuSpec, n_regs: int, shared_bytes: int, num_warps: int, n_ro
         reg_occupancy = gpu.max_num_regs // (n_regs * gpu.warp_size * num_warps)
         rule = (f"NVIDIA: {gpu.max_num_regs} registers // ({n_regs} per thread x {gpu.warp_size} threads x "
                 f"{num_warps} warps)")
-    # A kernel that keeps nothing in shared memory is not limited by it (the seed would divide by zero).
+    # A kernel that keeps nothing in shared memory is not limited by it (the tutorial's would divide by zero).
     sram_occupancy = gpu.max_shared_mem // shared_bytes if shared_bytes > 0 else None
     programs_per_sm = reg_occupancy if sram_occupancy is None else min(reg_occupancy, sram_occupancy)
     full_grid = gpu.multiprocessor_count * programs_per_sm
@@ -121,7 +121,7 @@ def dtype_name(dtype) -> str:
 
 def tutorial_compile_job(block_size: int, num_warps: int, num_stages: int, dtype: torch.dtype, gpu: GpuSpec,
                      **flags) -> CompileJob:
-    """The seed kernel's specialisation for one row width and dtype, for `gpu`."""
+    """The tutorial kernel's specialisation for one row width and dtype, for `gpu`."""
     ptr = TRITON_POINTER_TYPE[dtype]
     signature = (("input_ptr", ptr), ("output_ptr", ptr), ("input_row_stride", "i32"),
                  ("output_row_stride", "i32"), ("n_rows", "i32"), ("n_cols", "i32"), ("trace_ptr", "*fp32"),
@@ -142,7 +142,7 @@ def _check_shape(n_rows: int, n_cols: int) -> None:
 
 def plan_launch(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, gpu: GpuSpec | None = None,
                 *, resources: KernelResources | None = None) -> LaunchPlan:
-    """Plan the seed kernel's launch for an n_rows x n_cols matrix on `gpu` (default: this machine's GPU,
+    """Plan the tutorial kernel's launch for an n_rows x n_cols matrix on `gpu` (default: this machine's GPU,
     else the catalog's H200). `resources` skips the compile (for what-if questions and tests)."""
     _check_shape(n_rows, n_cols)
     if dtype not in TRITON_POINTER_TYPE:
@@ -154,7 +154,7 @@ def plan_launch(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, gp
 def _plan_launch(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec,
                  resources: KernelResources | None) -> LaunchPlan:
     """Plans are pure values: the same question gets the same (cached) answer, so a wrapper that
-    plans on every call, as the seed's does, costs nothing after the first."""
+    plans on every call, as the tutorial's does, costs nothing after the first."""
     block_size = triton.next_power_of_2(n_cols)
     num_warps = tutorial_num_warps(block_size)
     num_stages = tutorial_num_stages(gpu)

@@ -18,10 +18,10 @@ def gpu():
     return sc.catalog_gpu("rtx4060ti")
 
 
-def test_seed_worked_example():
-    """65536 // (32 * 32 * 8) = 8 programs per SM, as the chapter computes."""
-    seed_card = dataclasses.replace(sc.catalog_gpu("rtx4060ti"), max_num_regs=65536, warp_size=32)
-    occ = occupancy(seed_card, n_regs=32, shared_bytes=1, num_warps=8, n_rows=10**6)
+def test_tutorial_worked_example():
+    """65536 // (32 * 32 * 8) = 8 programs per SM, as the tutorial computes."""
+    tutorial_card = dataclasses.replace(sc.catalog_gpu("rtx4060ti"), max_num_regs=65536, warp_size=32)
+    occ = occupancy(tutorial_card, n_regs=32, shared_bytes=1, num_warps=8, n_rows=10**6)
     assert occ.reg_occupancy == 8
 
 
@@ -91,7 +91,7 @@ def test_plan_rejects_integer_dtype():
 
 
 def test_real_plan_for_the_h200_uses_the_compiled_kernel():
-    """The seed's own measurement: a 32768-wide fp32 row needs 393,280 B, more than the H200 has."""
+    """The tutorial's own measurement: a 32768-wide fp32 row needs 393,280 B, more than the H200 has."""
     h200 = sc.catalog_gpu("h200")
     small = sc.plan_launch(4096, 1024, torch.float32, h200)
     assert small.n_regs > 0 and small.shared_bytes > 0 and small.fits
