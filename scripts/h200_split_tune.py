@@ -17,7 +17,7 @@ import triton
 from softmax_core.gpu import default_gpu
 from softmax_core.memory import bytes_moved
 from softmax_core.launchers import _launch_backward, _launch_forward, cached_plan
-from softmax_core.tuned_plan import _plan_split
+from softmax_core.tuned_plan import plan_split
 
 
 
@@ -49,7 +49,7 @@ def split_variants(n: int, dtype: torch.dtype, direction: str):
             per_thread = min(max_chunk, triton.next_power_of_2(n)) // (warps * 32)
             if not 8 <= per_thread <= 64 * 4 // elt:
                 continue
-            plan = _plan_split(M, n, dtype, gpu, direction, flags, "tuning", max_chunk, warps)
+            plan = plan_split(M, n, dtype, gpu, direction, flags, None, max_chunk, warps)
             if plan is None or (plan.split, plan.block_n, warps) in seen:
                 continue
             seen.add((plan.split, plan.block_n, warps))

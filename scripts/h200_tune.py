@@ -66,9 +66,9 @@ def main(out_path: str, quick: bool) -> None:
             record("copy", "copy", copy_ms, fwd_bytes)
             record("torch", "torch.softmax", bench(lambda: torch.softmax(x, -1)), fwd_bytes)
             try:
-                record("seed", "as taught", bench(lambda: sc.tutorial_softmax(x)), fwd_bytes)
-            except Exception as exc:  # the seed's OutOfResources is data
-                rows_out.append(dict(dtype=str(dtype)[6:], N=n, kind="seed", variant=type(exc).__name__, ms=None,
+                record("tutorial", "tutorial", bench(lambda: sc.tutorial_softmax(x)), fwd_bytes)
+            except Exception as exc:  # the tutorial's OutOfResources is data
+                rows_out.append(dict(dtype=str(dtype)[6:], N=n, kind="tutorial", variant=type(exc).__name__, ms=None,
                                      gbps=None, copy_ratio=None, ok=False))
             plan = cached_plan(M, n, dtype, "forward", False)
             for v in forward_variants(plan):

@@ -1,6 +1,6 @@
 """CPU cost of one softmax call on small matrices, where it decides the speed: calls issued back to back
 without waiting for the GPU, for our softmax, our kernel launched bare through Triton's JIT (no wrapper),
-the seed's wrapper, and torch. Not a test: run it on a GPU machine.
+the tutorial's wrapper, and torch. Not a test: run it on a GPU machine.
 
 The recorded run (assets/benchmarks/tuning/h200-launch-overhead-20261129.csv) was made at commit 69c0de7,
 where "ours" went through a launcher that cached the compiled kernel per specialisation and skipped the
@@ -55,7 +55,7 @@ def main(out: str | None) -> None:
             x = torch.randn(4096, n, device="cuda", dtype=dtype)
             gpu_us = triton.testing.do_bench(lambda: sc.softmax(x), warmup=10, rep=40) * 1e3
             for name, fn in (("ours", lambda: sc.softmax(x)), ("ours via JIT", lambda: jit_path(x)),
-                             ("as taught", lambda: sc.tutorial_softmax(x)), ("torch", lambda: torch.softmax(x, -1))):
+                             ("tutorial", lambda: sc.tutorial_softmax(x)), ("torch", lambda: torch.softmax(x, -1))):
                 us = per_call_us(fn)
                 rows.append(dict(dtype=str(dtype)[6:], N=n, provider=name, us_per_call=round(us, 2),
                                  ours_do_bench_us=round(gpu_us, 2)))

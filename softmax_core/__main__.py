@@ -1,4 +1,4 @@
-"""Command line: `python -m softmax_core` runs the seed's check; `--benchmark` runs a benchmark sweep.
+"""Command line: `python -m softmax_core` runs the tutorial's check; `--benchmark` runs a benchmark sweep.
 
 Needs neither streamlit nor altair, so it runs on a bare GPU machine.
 """
@@ -15,12 +15,13 @@ from .bench import PROVIDERS
 from .gpu import catalog_gpu, default_gpu
 from .tutorial_plan import plan_launch
 from .launchers import softmax
+from .reason_text import describe
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
 
 def tutorial_check(rows: int = 1823, cols: int = 781, atol: float = 1e-3, rtol: float = 1e-3) -> bool:
-    """The chapter's unit test: an irregular shape so that padding and masking are exercised."""
+    """The tutorial's unit test: an irregular shape so that padding and masking are exercised."""
     torch.manual_seed(0)
     x = torch.randn(rows, cols, device=runtime.kernel_device())
     y = softmax(x)
@@ -44,7 +45,7 @@ def describe_plan(rows: int, cols: int, dtype: str, gpu_key: str | None) -> None
         print(f"  {name:16s} {getattr(plan, name)}")
     print(f"  resources from   {plan.resources_how}")
     print(f"  occupancy rule   {plan.occupancy_rule}")
-    print(f"  {plan.explanation}")
+    print(f"  {describe(plan.reason)}")
 
 
 def _csv_list(text: str | None, cast=str) -> list | None:
@@ -53,9 +54,9 @@ def _csv_list(text: str | None, cast=str) -> list | None:
 
 def run_benchmark(args: argparse.Namespace, argv: list[str]) -> int:
     """Run the chosen sweep once per dtype, print each table, save each run as CSV + JSON in --out."""
-    if args.sweep == "seed":  # the chapter's benchmark, plus the copy roofline so ratios can be read off
+    if args.sweep == "tutorial":  # the tutorial's benchmark, plus the copy roofline so ratios can be read off
         M, sizes, dtypes = bench.TUTORIAL_SWEEP_M, bench.TUTORIAL_SWEEP_N, ["float32"]
-        providers, directions = ["copy", "as_taught", "ours", "torch"], ["forward"]
+        providers, directions = ["copy", "tutorial", "ours", "torch"], ["forward"]
     else:
         M, sizes, dtypes = bench.FULL_SWEEP_M, bench.FULL_SWEEP_N, bench.FULL_SWEEP_DTYPES
         providers, directions = bench.available_providers(), ["forward", "backward"]
@@ -77,7 +78,7 @@ def run_benchmark(args: argparse.Namespace, argv: list[str]) -> int:
         run = bench.run_sweep(M, sizes, dtype, providers, directions, timer=timer,
                               progress=bench.text_progress(), command=command)
         print(bench.format_table(run), flush=True)
-        if args.sweep == "seed" and len(dtypes) == 1:
+        if args.sweep == "tutorial" and len(dtypes) == 1:
             stem = "softmax-benchmark"
         else:
             gpu = "".join(c if c.isalnum() else "-" for c in (run.provenance["gpu"] or "gpu").lower()).strip("-")
@@ -91,8 +92,8 @@ def run_benchmark(args: argparse.Namespace, argv: list[str]) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m softmax_core", description=__doc__)
     parser.add_argument("--benchmark", action="store_true", help="run a benchmark sweep (needs a GPU)")
-    parser.add_argument("--sweep", choices=("seed", "full"), default="seed",
-                        help="seed: the chapter's sweep (M=4096, N=256..12672, fp32, forward); "
+    parser.add_argument("--sweep", choices=("tutorial", "full"), default="tutorial",
+                        help="tutorial: the tutorial's sweep (M=4096, N=256..12672, fp32, forward); "
                              "full: the project's record sweep (fp32 + bf16, N=256..262144, forward + backward)")
     parser.add_argument("--out", default=".", help="directory where --benchmark writes <name>.csv and <name>.json")
     parser.add_argument("--providers", help="comma-separated subset of: " + ", ".join(PROVIDERS))

@@ -1,9 +1,9 @@
 """The benchmark harness: who is fast at which row length, measured honestly and saved with its provenance.
 
-A *provider* is one way of computing softmax (ours, the chapter's kernel, torch, ...) or the copy roofline.
+A *provider* is one way of computing softmax (the tuned `softmax`, the tutorial's kernel, torch, ...) or the copy roofline.
 `run_sweep` walks N for one M and dtype; for every (N, direction, provider) it first checks the answer
 against torch in float32, then times it. A provider that raises or is wrong is recorded as "failed" with
-its reason: the seed kernel's OutOfResources at long rows is a result worth showing, not a crash.
+its reason: the tutorial kernel's OutOfResources at long rows is a result worth showing, not a crash.
 Statuses: "ok" (checked, then timed), "failed" (raised or wrong; `reason` says which), "skipped" (the
 provider has no such pass, or cannot run on this machine; `reason` says why).
 
@@ -40,16 +40,17 @@ from .memory import PASS_TENSORS, bytes_moved
 RECORDED_DIR = ASSETS / "benchmarks"
 COLUMNS = ["provider", "direction", "dtype", "M", "N", "ms_median", "ms_min", "ms_max", "gbps", "copy_ratio",
            "status", "reason"]
-STATUSES = ("ok", "failed", "skipped")  # skipped: the provider has no such pass, or can't run on this machine
+# Providers recorded under an earlier name: loading a recorded run gives them their current one.
+RENAMED_PROVIDERS = {"as_taught": "tutorial"}
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
-# The seed chapter's sweep: one M, N = 256 ... 12672 in steps of 128, float32, forward.
+# The tutorial's sweep: one M, N = 256 ... 12672 in steps of 128, float32, forward.
 TUTORIAL_SWEEP_M = 4096
 TUTORIAL_SWEEP_N = [128 * i for i in range(2, 100)]
 
 # The project's record sweep (issue 4's targets). Powers of two so BLOCK_SIZE = N and nothing is padded,
-# plus 781, the chapter's odd width where masking matters. 256-1024 is launch-bound territory; 2048-16384 is
-# where a whole row fits one program; from 32768 (fp32) the seed kernel runs out of shared memory and long
+# plus 781, the tutorial's odd width where masking matters. 256-1024 is launch-bound territory; 2048-16384 is
+# where a whole row fits one program; from 32768 (fp32) the tutorial kernel runs out of shared memory and long
 # rows need tiles; 262144 is the longest row the targets name (4096 x 262144 fp32 = 4 GiB per tensor).
 FULL_SWEEP_M = 4096
 FULL_SWEEP_N = [256, 512, 781, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144]
@@ -158,8 +159,8 @@ def _registry() -> dict[str, Provider]:
         # launchers.softmax is looked up at call time, so the harness measures whatever `softmax` is now.
         Provider("ours", "ours (softmax_core.softmax)", lambda x: launchers.softmax(x),
                  autograd_backward(lambda x: launchers.softmax(x))),
-        Provider("as_taught", "seed kernel, as taught", lambda x: launchers.tutorial_softmax(x),
-                 no_backward_reason="the chapter's kernel has no backward pass"),
+        Provider("tutorial", "tutorial kernel (softmax_core.tutorial_softmax)", lambda x: launchers.tutorial_softmax(x),
+                 no_backward_reason="the tutorial's kernel has no backward pass"),
         Provider("torch", "torch.softmax", _softmax_last_dim, autograd_backward(_softmax_last_dim)),
         Provider("torch_compile", "torch.compile(torch.softmax)", lambda x: _compiled_softmax()(x),
                  autograd_backward(lambda x: _compiled_softmax()(x)), _torch_compile_unavailable),
@@ -497,6 +498,11 @@ def load_run(json_path: str | Path) -> BenchmarkRun:
     info = json.loads(json_path.read_text())
     frame = pd.read_csv(json_path.parent / info["csv"])
     frame["reason"] = frame["reason"].fillna("").astype(str)
+    frame["provider"] = frame["provider"].replace(RENAMED_PROVIDERS)
+    if "providers" in info:
+        info["providers"] = {RENAMED_PROVIDERS.get(name, name): label for name, label in info["providers"].items()}
+    if "unavailable" in info:
+        info["unavailable"] = {RENAMED_PROVIDERS.get(name, name): why for name, why in info["unavailable"].items()}
     return BenchmarkRun(frame[COLUMNS], info)
 
 

@@ -1,4 +1,4 @@
-"""Launching the kernels from PyTorch: input checks, the seed's wrapper, and the public `softmax`."""
+"""Launching the kernels from PyTorch: input checks, the tutorial's wrapper, and the public `softmax`."""
 from __future__ import annotations
 
 from functools import lru_cache
@@ -9,11 +9,12 @@ from . import runtime
 from .tuned_kernels import (NOT_PUBLISHED, softmax_backward_rows_kernel, softmax_backward_split_kernel,
                     softmax_backward_tiled_kernel, softmax_rows_kernel, softmax_split_kernel, softmax_tiled_kernel)
 from .gpu import GpuSpec, default_gpu
+from .reason_text import describe
 from .tutorial_kernel import tutorial_softmax_kernel
 from .tutorial_plan import TRITON_POINTER_TYPE, LaunchPlan, plan_launch
 from .tuned_plan import SoftmaxPlan, plan_softmax
 
-SUPPORTED_DTYPES = (torch.float32, torch.float16, torch.bfloat16)      # the seed's kernel
+SUPPORTED_DTYPES = (torch.float32, torch.float16, torch.bfloat16)      # the tutorial's kernel
 SOFTMAX_DTYPES = SUPPORTED_DTYPES + (torch.float64,)                   # the tuned kernels
 
 
@@ -35,7 +36,7 @@ def check_input(x, dtypes=SUPPORTED_DTYPES) -> None:
 
 
 def naive_softmax(x: torch.Tensor) -> torch.Tensor:
-    """The seed's five-kernel softmax; each line is one trip through DRAM (see memory.py)."""
+    """The tutorial's five-kernel softmax; each line is one trip through DRAM (see memory.py)."""
     x_max = x.max(dim=1)[0]                   # read MN, write M
     z = x - x_max[:, None]                    # read MN + M, write MN
     numerator = torch.exp(z)                  # read MN, write MN
@@ -45,9 +46,9 @@ def naive_softmax(x: torch.Tensor) -> torch.Tensor:
 
 def launch_tutorial_kernel(x: torch.Tensor, y: torch.Tensor, plan: LaunchPlan, trace: torch.Tensor | None = None,
                        **flags) -> torch.Tensor:
-    """Run the seed kernel on the plan's persistent grid. `flags` are the kernel's teaching switches."""
+    """Run the tutorial kernel on the plan's persistent grid. `flags` are the kernel's teaching switches."""
     if not plan.fits:
-        raise KernelDoesNotFit(plan.explanation)
+        raise KernelDoesNotFit(describe(plan.reason))
     n_rows, n_cols = x.shape
     with runtime.one_launch_at_a_time():
         tutorial_softmax_kernel[plan.grid](
@@ -58,10 +59,10 @@ def launch_tutorial_kernel(x: torch.Tensor, y: torch.Tensor, plan: LaunchPlan, t
 
 
 def tutorial_softmax(x: torch.Tensor, gpu: GpuSpec | None = None) -> torch.Tensor:
-    """The chapter's wrapper: plan from the compiled kernel's resources, then launch. 2-D input only."""
+    """The tutorial's wrapper: plan from the compiled kernel's resources, then launch. 2-D input only."""
     check_input(x)
     if x.ndim != 2:
-        raise ValueError(f"the seed's kernel takes a 2-D matrix, got a tensor of shape {tuple(x.shape)}")
+        raise ValueError(f"the tutorial's kernel takes a 2-D matrix, got a tensor of shape {tuple(x.shape)}")
     if x.numel() == 0:
         return torch.empty_like(x)
     x = _rows_unit_stride(x)   # the kernel walks a row with unit steps; a row's stride is honoured

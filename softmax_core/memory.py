@@ -1,7 +1,7 @@
 """Counting memory traffic: why fusing softmax into one kernel is ~4x faster.
 
 Every step of the naive softmax is a separate kernel, and each one reads its input from DRAM and writes
-its output back. The fused kernel reads x once and writes y once. These counts are the seed's, step by
+its output back. The fused kernel reads x once and writes y once. These counts are the tutorial's, step by
 step; `bytes_moved` is the single definition of "bytes" that benchmarks and charts use.
 """
 from __future__ import annotations
@@ -65,7 +65,7 @@ def element_size(dtype) -> int:
 
 
 def memory_traffic(M: int, N: int, dtype=torch.float32) -> MemoryTraffic:
-    """The seed's accounting for an M x N softmax, naive (five kernels) and fused (one)."""
+    """The tutorial's accounting for an M x N softmax, naive (five kernels) and fused (one)."""
     if M < 0 or N < 0:
         raise ValueError(f"M and N must be non-negative, got {M} x {N}")
     size = element_size(dtype)

@@ -1,4 +1,4 @@
-"""Replaying the seed kernel: what each row looked like at every stage, and who handled it.
+"""Replaying the tutorial kernel: what each row looked like at every stage, and who handled it.
 
 The explorer app never re-computes softmax to draw it. It runs the real kernel (`tutorial_kernel.py`) with its
 TRACE switch on, which makes every program also write what it saw — the loaded row, row − max, exp, the
@@ -83,7 +83,7 @@ def _as_numpy(t: torch.Tensor) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class Trace:
-    """One launch of the seed kernel with TRACE on. Row r of the matrix is row r of every array."""
+    """One launch of the tutorial kernel with TRACE on. Row r of the matrix is row r of every array."""
 
     plan: LaunchPlan              # the plan it ran on (num_programs may have been overridden)
     variant: str
@@ -161,10 +161,10 @@ class Trace:
 def trace_rows(n_rows: int, n_cols: int, *, num_programs: int | None = None, num_stages: int | None = None,
                dtype="float32", variant: str = "correct", seed: int = 0, poisoned_row: int = 0,
                gpu: GpuSpec | None = None, keep_stages: bool = True) -> Trace:
-    """Run the seed kernel with TRACE on over an n_rows x n_cols random matrix and unpack what it recorded.
+    """Run the tutorial kernel with TRACE on over an n_rows x n_cols random matrix and unpack what it recorded.
 
     num_programs / num_stages default to the launch plan for `gpu` (this machine's GPU, else the H200).
-    Raises KernelDoesNotFit when not even one program fits on the GPU (the seed's OutOfResources).
+    Raises KernelDoesNotFit when not even one program fits on the GPU (the tutorial's OutOfResources).
     """
     _check(n_rows, n_cols, variant)
     dtype = _dtype(dtype)

@@ -1,9 +1,9 @@
-"""The tuned kernels behind `softmax_core.softmax`: the seed's idea, taken further.
+"""The tuned kernels behind `softmax_core.softmax`: the tutorial's idea, taken further.
 
 Two shapes of work, chosen per row length by the plan (tuned_plan.py):
   rows  - a [ROWS, BLOCK_N] block: each program holds ROWS whole rows in registers, reads them once
           and writes them once. ROWS > 1 for short rows, so that one program still moves enough bytes
-          to hide DRAM latency (the seed's one-row programs are latency-bound below N = 1K).
+          to hide DRAM latency (the tutorial's one-row programs are latency-bound below N = 1K).
   tiled - a row too wide to hold at once is walked in TILE-wide tiles, twice. Pass 1 keeps a running
           max and sum (the online normaliser: when the max grows, the sum so far is rescaled by
           exp(old_max - new_max)). Pass 2 writes exp(x - max) / sum. Pass 2 walks the tiles in reverse,

@@ -14,6 +14,7 @@ import triton
 
 from .compile import CompileJob, KernelResources, kernel_resources
 from .gpu import GpuSpec, default_gpu
+from .reasons import PlanReason, ReasonCode
 from .tutorial_plan import TRITON_POINTER_TYPE, Occupancy, dtype_name, occupancy
 
 ROWS_KERNEL = {"forward": "softmax_core.tuned_kernels:softmax_rows_kernel",
@@ -24,7 +25,7 @@ SPLIT_KERNEL = {"forward": "softmax_core.tuned_kernels:softmax_split_kernel",
                 "backward": "softmax_core.tuned_kernels:softmax_backward_split_kernel"}
 
 # Each program should move enough bytes to hide DRAM latency: short rows are grouped until a
-# program loads about this much (the seed's one-row programs move only N x 4 bytes each).
+# program loads about this much (the tutorial's one-row programs move only N x 4 bytes each).
 BYTES_PER_PROGRAM = 16 * 1024
 PROGRAMS_PER_SM_TO_FILL = 2
 # Bytes of row each thread loads: four 16-byte vector loads (16 fp32 or 32 bf16 values). On the H200
@@ -86,7 +87,7 @@ class SoftmaxPlan:
     num_programs: int               # a grid smaller than the number of blocks makes the programs loop
     resources: KernelResources
     occupancy: Occupancy
-    reason: str                     # why this path, in words
+    reason: PlanReason              # why this path: a code and its figures (reasons.py)
     split: int = 1                  # split path: programs per row (num_programs is a multiple of it)
 
     @property
@@ -161,8 +162,15 @@ def _job(kernel: str, direction: str, dtype: torch.dtype, constexprs: dict, num_
                       on_device=gpu.live)
 
 
+PATHS = ("rows", "tiled", "split")
+
+
 def plan_softmax(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, gpu: GpuSpec | None = None,
-                 direction: str = "forward", safe: bool = False) -> SoftmaxPlan:
+                 direction: str = "forward", safe: bool = False, *, path: str | None = None) -> SoftmaxPlan:
+    """The plan for an n_rows x n_cols softmax on `gpu`. `path` forces "rows", "tiled" or "split" (for
+    tests and tuning sweeps); a forced path that cannot run here raises ValueError."""
+    if path is not None and path not in PATHS:
+        raise ValueError(f"path must be one of {', '.join(PATHS)}, got {path!r}")
     gpu = gpu or default_gpu()
     elt = torch.empty((), dtype=dtype).element_size()
     fp64 = dtype == torch.float64
@@ -172,12 +180,14 @@ def plan_softmax(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, g
     float32_forward = direction == "forward" and dtype == torch.float32
     rows, block_n, warps = rows_config(n_cols, elt, gpu, n_rows)
     per_thread = values_per_thread(rows, block_n, warps, gpu.warp_size)
-    if float32_forward and row_bytes >= TILED_FROM_ROW_BYTES:
-        why = (f"a float32 row of {row_bytes:,} B runs faster read twice (the second time from L2) than "
-               f"held whole in registers (measured on the H200 from 16 KB rows on)")
-    elif per_thread > MAX_VALUES_PER_THREAD:
-        why = (f"even {warps * gpu.warp_size} threads would each hold {per_thread} values of a "
-               f"{block_n:,}-value row; past {MAX_VALUES_PER_THREAD} a thread runs out of registers")
+    why: dict = {"why": ReasonCode.FORCED}
+    if path in ("tiled", "split"):
+        pass
+    elif path is None and float32_forward and row_bytes >= TILED_FROM_ROW_BYTES:
+        why = {"why": ReasonCode.READ_TWICE_FASTER, "row_bytes": row_bytes}
+    elif path is None and per_thread > MAX_VALUES_PER_THREAD:
+        why = {"why": ReasonCode.TOO_MANY_VALUES_PER_THREAD, "threads": warps * gpu.warp_size,
+               "values_per_thread": per_thread, "block_n": block_n, "max_values_per_thread": MAX_VALUES_PER_THREAD}
     else:
         # Compile the whole-row kernel; if it does not fit or spills, try fewer rows per program first.
         while True:
@@ -188,47 +198,51 @@ def plan_softmax(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, g
             if (occ.programs_per_sm > 0 and res.n_spills == 0) or rows == 1:
                 break
             rows //= 2
-        if occ.programs_per_sm > 0 and res.n_spills == 0:
-            reason = (f"A row padded to {block_n:,} values ({block_n * elt:,} B) fits in registers: {res.n_regs} "
-                      f"registers per thread, nothing spilled, {occ.programs_per_sm} program(s) per SM. "
-                      f"Each program holds {rows} row(s), reads them once and writes them once.")
+        fits = occ.programs_per_sm > 0
+        if (fits and res.n_spills == 0) or (fits and path == "rows"):
+            reason = PlanReason.of(ReasonCode.ROWS, why=ReasonCode.FORCED if path else ReasonCode.FITS_IN_REGISTERS,
+                                   rows=rows, block_n=block_n, block_bytes=block_n * elt, n_regs=res.n_regs,
+                                   n_spills=res.n_spills, programs_per_sm=occ.programs_per_sm)
             return SoftmaxPlan(gpu, direction, n_rows, n_cols, dtype_name(dtype), "rows", rows, block_n, warps,
                                n_blocks, res, occ, reason)
+        if path == "rows":
+            raise ValueError(f"path='rows': not even one program holding a {block_n:,}-value row fits on an SM")
         if occ.sram_occupancy == 0:
-            why = (f"a row needs {res.shared_bytes:,} B of shared memory; this GPU has "
-                   f"{gpu.max_shared_mem:,} B per SM")
+            why = {"why": ReasonCode.ROW_OVER_SHARED_MEMORY, "row_shared_bytes": res.shared_bytes,
+                   "max_shared_mem": gpu.max_shared_mem}
         elif occ.programs_per_sm == 0:
-            why = (f"a program holding the row needs {res.n_regs} registers x {warps * gpu.warp_size} threads, "
-                   f"more than the {gpu.max_num_regs:,} of one SM")
+            why = {"why": ReasonCode.ROW_OVER_REGISTERS, "row_n_regs": res.n_regs,
+                   "threads": warps * gpu.warp_size, "max_num_regs": gpu.max_num_regs}
         else:
-            why = (f"holding a {block_n:,}-value row needs more registers than a thread has: the compiler "
-                   f"spilled {res.n_spills} of them to slow local memory")
+            why = {"why": ReasonCode.ROW_SPILLS, "block_n": block_n, "row_n_spills": res.n_spills}
     wants_split = dtype in SPLIT_DTYPES and (direction == "backward" or row_bytes >= SPLIT_FROM_ROW_BYTES)
-    if gpu.vendor == "nvidia" and wants_split:
-        if float32_forward:
-            why = (f"a {row_bytes:,} B row is long enough that, with a row per program in flight on every SM, "
-                   f"a second pass would no longer find it in L2")
-        split_plan = _plan_split(n_rows, n_cols, dtype, gpu, direction, flags, why)
+    split_declined = False
+    if path == "split" or (path is None and gpu.vendor == "nvidia" and wants_split):
+        if path is None and float32_forward:
+            why = {"why": ReasonCode.ROW_PAST_L2, "row_bytes": row_bytes}
+        split_plan = plan_split(n_rows, n_cols, dtype, gpu, direction, flags, why)
         if split_plan is not None:
             return split_plan
-        why += ("; sharing the row between programs that run at once cannot take it here either (the "
-                "programs would spill registers, or more of them would have to run at once than fit)")
+        if path == "split":
+            raise ValueError("path='split': the row's programs would spill registers, or more of them would "
+                             "have to run at once than fit on this GPU")
+        split_declined = True
     tile, tiled_warps = tiled_config(n_cols)
     tiled_res = kernel_resources(_job(TILED_KERNEL[direction], direction, dtype, {"TILE": tile, **flags},
                                       tiled_warps, gpu))
     occ_tiled = occupancy(gpu, tiled_res.n_regs, tiled_res.shared_bytes, tiled_warps, n_rows)
-    n_tiles = triton.cdiv(n_cols, tile)
-    reason = (f"{why}, so the row is processed in tiles of {tile:,} values ({n_tiles} per row): pass 1 keeps "
-              f"a running max and sum, pass 2 writes the outputs, last tile first so it is still in L2. "
-              f"One program per row; {occ_tiled.programs_per_sm} fit(s) on an SM at a time.")
+    reason = PlanReason.of(ReasonCode.TILED, **why, split_declined=split_declined, tile=tile,
+                           n_tiles=triton.cdiv(n_cols, tile), programs_per_sm=occ_tiled.programs_per_sm)
     return SoftmaxPlan(gpu, direction, n_rows, n_cols, dtype_name(dtype), "tiled", 1, tile, tiled_warps,
                        n_rows, tiled_res, occ_tiled, reason)
 
 
-def _plan_split(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec, direction: str, flags: dict,
-                why: str, chunk: int | None = None, num_warps: int | None = None) -> SoftmaxPlan | None:
+def plan_split(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec, direction: str, flags: dict,
+               why: dict | None = None, chunk: int | None = None,
+               num_warps: int | None = None) -> SoftmaxPlan | None:
     """The split path, or None when a row needs more programs than the GPU runs at once (or the chunk
-    spills). `chunk` and `num_warps` override the shape for the tuning sweep (scripts/h200_split_tune.py)."""
+    spills). `why` holds the reason's why code and its figures (default: forced); `chunk` and `num_warps`
+    override the shape for the tuning sweep (scripts/h200_split_tune.py)."""
     split, chunk, warps = split_config(n_cols, gpu, direction, chunk)
     warps = num_warps or warps
     constexprs = {"SPLIT": split, "PEERS": triton.next_power_of_2(split), "CHUNK": chunk,
@@ -239,14 +253,8 @@ def _plan_split(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec, dire
     if groups == 0 or res.n_spills > 0:
         return None
     occ = occupancy(gpu, res.n_regs, res.shared_bytes, warps, groups * split)
-    if direction == "forward":
-        exchange = ("its chunk's (max, sum)", "the row's (max, sum)", "x is read once and y written once")
-    else:
-        exchange = ("its chunk's share of sum(y * dy)", "the whole sum", "y and dy are read once and dx written once")
-    reason = (f"{why}, so {split} programs share each row, {chunk:,} values each ({res.n_regs} registers per "
-              f"thread, {per_sm} program(s) per SM). Each publishes {exchange[0]} and waits for the other "
-              f"{split - 1}; then all of them know {exchange[1]} and write their chunk: {exchange[2]}. The grid "
-              f"is {groups} groups x {split} = {groups * split} programs, no more than run at once, since a "
-              f"program waiting for a peer that never starts waits forever.")
+    reason = PlanReason.of(ReasonCode.SPLIT, **(why or {"why": ReasonCode.FORCED}), direction=direction,
+                           split=split, chunk=chunk, n_regs=res.n_regs, programs_per_sm=per_sm, groups=groups,
+                           num_programs=groups * split)
     return SoftmaxPlan(gpu, direction, n_rows, n_cols, dtype_name(dtype), "split", 1, chunk, warps,
                        groups * split, res, occ, reason, split)

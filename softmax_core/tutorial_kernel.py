@@ -1,10 +1,10 @@
-"""The seed's fused softmax kernel: the one this project teaches with.
+"""The tutorial's fused softmax kernel: the one this project teaches with.
 
 One program owns whole rows. It loads a row into on-chip memory once, does max -> subtract -> exp ->
 sum -> divide there, and writes the row once: 2·M·N memory operations instead of the naive 8·M·N + 4·M.
 
 Two groups of compile-time switches ride along for the explorer app; with their defaults the kernel
-compiles to exactly the seed's kernel (a `tl.constexpr` that is False removes its code entirely):
+compiles to exactly the tutorial's kernel (a `tl.constexpr` that is False removes its code entirely):
   TRACE        also writes every intermediate of every row, and which program handled it, to `trace_ptr`
   PAD_VALUE    what masked lanes are filled with; -inf is the right answer, 0.0 shows why
   STORE_MASKED whether the store is masked; False shows where the padded lanes would land

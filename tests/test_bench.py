@@ -57,15 +57,15 @@ def test_copy_ratio_is_missing_without_a_copy_at_that_size():
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_every_cpu_provider_computes_softmax(dtype):
-    names = ["copy", "torch", "naive", "as_taught", "ours"]
+    names = ["copy", "torch", "naive", "tutorial", "ours"]
     run = bench.run_sweep(4, [33], dtype, names, timer=fixed_timer((1.0, 1.0, 1.0)), command="pytest")
     f = run.frame.set_index(["provider", "direction"])
     for name in names:
         assert f.loc[(name, "forward"), "status"] == "ok", f.loc[(name, "forward"), "reason"]
     for name in ["copy", "torch", "naive", "ours"]:
         assert f.loc[(name, "backward"), "status"] == "ok", f.loc[(name, "backward"), "reason"]
-    assert f.loc[("as_taught", "backward"), "status"] == "skipped"
-    assert "no backward" in f.loc[("as_taught", "backward"), "reason"]
+    assert f.loc[("tutorial", "backward"), "status"] == "skipped"
+    assert "no backward" in f.loc[("tutorial", "backward"), "reason"]
 
 
 def test_failures_are_recorded_and_the_sweep_goes_on(monkeypatch):
@@ -123,7 +123,7 @@ def test_progress_counts_every_measurement():
 
 
 def test_save_and_load_round_trip(tmp_path):
-    run = bench.run_sweep(4, [16, 33], "float32", ["copy", "torch", "as_taught"],
+    run = bench.run_sweep(4, [16, 33], "float32", ["copy", "torch", "tutorial"],
                           timer=fixed_timer((1.0, 0.5, 2.0), (3.0, 2.0, 4.0)), command="pytest")
     csv_path, json_path = bench.save_run(run, tmp_path / "runs", "cpu-test")
     assert csv_path.name == "cpu-test.csv" and json.loads(json_path.read_text())["csv"] == "cpu-test.csv"
@@ -207,9 +207,18 @@ def test_one_benchmark_at_a_time():
 
 
 def test_providers_say_whether_they_can_run():
-    assert {"copy", "ours", "as_taught", "torch", "torch_compile", "naive", "liger", "quack"} <= set(bench.PROVIDERS)
-    for name in ["copy", "ours", "as_taught", "torch", "naive"]:
+    assert {"copy", "ours", "tutorial", "torch", "torch_compile", "naive", "liger", "quack"} <= set(bench.PROVIDERS)
+    for name in ["copy", "ours", "tutorial", "torch", "naive"]:
         assert bench.PROVIDERS[name].available() == (True, "")
     for name in ["liger", "quack"]:
         ok, why = bench.PROVIDERS[name].available()
         assert ok or why
+
+
+def test_recorded_runs_use_the_current_provider_names():
+    """The recorded files say "as_taught"; loading them gives the tutorial provider's current name."""
+    runs = bench.load_recorded_runs()
+    assert runs
+    for run in runs:
+        assert "tutorial" in set(run.frame.provider) and "as_taught" not in set(run.frame.provider)
+        assert "tutorial" in run.provenance["providers"] and "as_taught" not in run.provenance["providers"]

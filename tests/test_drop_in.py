@@ -47,21 +47,20 @@ def test_long_rows_take_the_planned_path_and_match(n_cols, dtype, path, device):
     assert plan.path == path
     if path == "split":
         assert plan.split > 1 and plan.split * plan.block_n >= n_cols > (plan.split - 1) * plan.block_n
-        assert plan.num_programs % plan.split == 0 and "share each row" in plan.reason
+        assert plan.num_programs % plan.split == 0 and plan.reason.code == sc.ReasonCode.SPLIT
     x = (torch.randn(3, n_cols) * 5).to(dtype).to(device)
     assert_like_torch(sc.softmax(x), x)
 
 
 def test_float64_long_rows_take_the_tiled_path():
     plan = cached_plan(3, 70_000, torch.float64, "forward", False)
-    assert plan.path == "tiled" and "tiles of" in plan.reason
+    assert plan.path == "tiled" and plan.reason.code == sc.ReasonCode.TILED
 
 
 def tiled_plan(n_rows, n_cols, direction="forward", safe=False):
     """The tiled path forced for a float32 matrix (the plan picks it for float64, or when a row needs more
     programs than run at once), so the two long-row paths are both tested on the same inputs."""
-    plan = cached_plan(n_rows, n_cols, torch.float32, direction, safe)
-    return dataclasses.replace(plan, path="tiled", block_n=16384, num_warps=16, num_programs=n_rows, split=1)
+    return sc.plan_softmax(n_rows, n_cols, torch.float32, sc.default_gpu(), direction, safe, path="tiled")
 
 
 def long_row_paths(x, safe=False):
