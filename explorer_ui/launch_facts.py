@@ -3,12 +3,13 @@ names of the limits a launch plan can hit. Pure functions of softmax_core's GPU 
 from __future__ import annotations
 
 from softmax_core.gpu import GpuSpec
+from softmax_core.reasons import WHY_CODES
 from softmax_core.tutorial_plan import occupancy
 
 # What can cap the programs per SM (softmax_core.tutorial_plan.Occupancy.limiter).
 LIMITERS = ("registers", "shared memory", "rows")
-# The tuned softmax's paths (softmax_core.tuned_plan.SoftmaxPlan.path).
-TUNED_PATHS = ("rows", "tiled", "split")
+# The tuned softmax's paths (softmax_core.tuned_plan.SoftmaxPlan.path): the reason codes that carry a `why`.
+TUNED_PATHS = tuple(code.value for code in WHY_CODES)
 # The GpuSpec fields the figures table lists, in order (each with its source).
 GPU_FIGURES = ("name", "arch", "multiprocessor_count", "max_num_regs", "max_shared_mem", "warp_size",
                "memory_bandwidth_gbps", "memory_gib", "l2_mib")

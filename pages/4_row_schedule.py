@@ -7,6 +7,7 @@ import streamlit as st
 import softmax_core as sc
 from explorer_ui import charts, code, data, defaults, launch_facts, layout, schedule
 from explorer_ui.i18n import t
+from explorer_ui.plan_reasons import render_reason
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState, in_url
 from softmax_core.trace import MAX_TRACE_BLOCK, MAX_TRACE_ROWS, pipeline_timeline, program_placement
@@ -50,7 +51,7 @@ except Exception as err:
     st.stop()
 
 if not plan.fits:     # the tutorial kernel cannot launch this row length on this GPU: nothing to schedule
-    st.warning(t("schedule_no_fit", explanation=layout.plan_explanation(plan)))
+    st.warning(t("schedule_no_fit", explanation=render_reason(plan.reason)))
     state.sync()
     st.stop()
 # A link that names P means "this many programs", not the plan's number.

@@ -5,6 +5,7 @@ import streamlit as st
 
 from explorer_ui import charts, code, data, defaults, launch_facts, layout
 from explorer_ui.i18n import bound, t
+from explorer_ui.plan_reasons import render_reason
 from explorer_ui.urlstate import PageState
 from softmax_core.tutorial_plan import TUTORIAL_NUM_STAGES, TUTORIAL_STAGES_SHARED_THRESHOLD, occupancy
 
@@ -66,7 +67,7 @@ with right:
     m[2].metric(t("gpu_limiter"), t(launch_facts.limiter_key(plan.limiter)))
     st.caption(t("gpu_resources_how", how=plan.resources_how))
 
-explanation = layout.plan_explanation(plan)
+explanation = render_reason(plan.reason)
 if plan.fits:
     st.success(explanation)
 else:
@@ -161,8 +162,7 @@ if plan.fits:
 else:
     st.markdown(t("gpu_long_fails", shared=plan.shared_bytes, limit=gpu.max_shared_mem, N=N))
 if tuned is not None:
-    st.info(t("gpu_tuned_path", path=t(f"gpu_path_{tuned.path}"), block=tuned.block_n, warps=tuned.num_warps,
-              programs=tuned.num_programs, reason=layout.plan_explanation(tuned)), icon="🧭")
+    st.info(t("gpu_tuned_path", path=t(f"gpu_path_{tuned.path}"), reason=render_reason(tuned.reason)), icon="🧭")
 
 # -- compiled code -------------------------------------------------------------------------------------
 st.subheader(t("gpu_asm_title"))

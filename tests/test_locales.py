@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import softmax_core as sc
-from explorer_ui import i18n, launch_facts, layout, padding, schedule
+from explorer_ui import i18n, launch_facts, layout, padding, plan_reasons, schedule
 from softmax_core.memory import PASS_TENSORS
 from softmax_core.trace import VARIANTS
 
@@ -40,7 +40,12 @@ def families() -> dict[str, tuple[set[str], bool]]:
         "padding_mem_*": ({f"padding_mem_{s}" for s in padding.MEMORY_STATES}, True),
         "schedule_phase_*": ({f"schedule_phase_{p}" for p in schedule.PIPELINE_PHASES}, True),
         "limiter_*": ({launch_facts.limiter_key(limiter) for limiter in launch_facts.LIMITERS}, True),
-        "explain_why_*": ({f"explain_why_{x.replace(' ', '_')}" for x in launch_facts.LIMITERS}, True),
+        "reason_limiter_*": ({f"reason_limiter_{x.replace(' ', '_')}" for x in launch_facts.LIMITERS}, True),
+        "reason_*": ({f"reason_{c.value}" for c in plan_reasons.TUTORIAL_CODES + plan_reasons.PATH_CODES}, True),
+        "reason_why_*": ({f"reason_why_{c.value}" for c in plan_reasons.WHY}, True),
+        "reason_split_publish_*": ({f"reason_split_publish_{d}" for d in plan_reasons.SPLIT_DIRECTIONS}, True),
+        "reason_split_total_*": ({f"reason_split_total_{d}" for d in plan_reasons.SPLIT_DIRECTIONS}, True),
+        "reason_split_traffic_*": ({f"reason_split_traffic_{d}" for d in plan_reasons.SPLIT_DIRECTIONS}, True),
         "gpu_fig_*": ({f"gpu_fig_{f}" for f in launch_facts.GPU_FIGURES}, True),
         "gpu_vary_*": ({f"gpu_vary_{v}" for v in launch_facts.VARY}, True),
         "gpu_path_*": ({f"gpu_path_{p}" for p in launch_facts.TUNED_PATHS}, True),

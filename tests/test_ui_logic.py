@@ -135,3 +135,51 @@ def test_urlstate_is_the_only_module_that_touches_the_url():
     code = [root / "app.py", *(root / "pages").glob("*.py"), *(root / "explorer_ui").glob("*.py")]
     touching = {p.name for p in code if "query_params" in p.read_text(encoding="utf-8")}
     assert touching == {"urlstate.py"}
+
+
+# -- plan reasons ----------------------------------------------------------------------------------------------
+def every_reason():
+    """One PlanReason of every code (and, for tuned paths, every `why`), with made-up figures of each kind."""
+    from softmax_core.reasons import FIGURES, WHY_CODES, PlanReason, ReasonCode
+
+    special = {"gpu": "Test GPU", "split_declined": True, "direction": "backward", "limiter": "shared memory",
+               "sram_occupancy": 3}
+
+    def figures(code):
+        return {name: special.get(name, 1000 + i) for i, name in enumerate(FIGURES[code]) if name != "why"}
+
+    reasons = [PlanReason.of(code, **figures(code)) for code in
+               (ReasonCode.TUTORIAL_FITS, ReasonCode.TUTORIAL_OVER_SHARED_MEMORY, ReasonCode.TUTORIAL_OVER_REGISTERS)]
+    reasons.append(PlanReason.of(ReasonCode.TUTORIAL_FITS, **{**figures(ReasonCode.TUTORIAL_FITS),
+                                                               "sram_occupancy": None, "limiter": "rows"}))
+    for path, whys in WHY_CODES.items():
+        for why in whys:
+            reasons.append(PlanReason.of(path, why=why.value, **figures(path), **figures(why)))
+    reasons.append(PlanReason.of(ReasonCode.SPLIT, why="forced", **{**figures(ReasonCode.SPLIT),
+                                                                   "direction": "forward"}))
+    reasons.append(PlanReason.of(ReasonCode.ROWS, why="forced", **{**figures(ReasonCode.ROWS), "n_spills": 0}))
+    return reasons
+
+
+def test_render_reason_in_english_says_what_the_library_says():
+    from explorer_ui.i18n import text_in
+    from explorer_ui.plan_reasons import render_reason
+    from softmax_core.reason_text import describe
+
+    for reason in every_reason():
+        ours = render_reason(reason, lambda key, **v: text_in("en", key, **v))
+        # the one difference: the app's text names no GPU of its own for where a figure was measured
+        assert ours == describe(reason).replace("measured on the H200,", "measured,"), reason
+
+
+def test_render_reason_in_chinese_shows_the_same_figures_as_in_english():
+    import re
+
+    from explorer_ui.i18n import text_in
+    from explorer_ui.plan_reasons import render_reason
+
+    for reason in every_reason():
+        en, zh = (render_reason(reason, lambda key, lang=lang, **v: text_in(lang, key, **v)) for lang in ("en", "zh"))
+        figures = r"\d[\d,]{2,}"          # the made-up figures are all 1,000 and up
+        assert sorted(re.findall(figures, zh)) == sorted(re.findall(figures, en)), (en, zh)
+        assert not re.search(r"[A-Za-z]{3,} [a-z]{3,} [a-z]{3,}", zh.replace("docs/performance.md", "")), zh
