@@ -14,10 +14,10 @@ import streamlit as st
 import torch
 
 import softmax_core as sc
+from softmax_core import bench
 from softmax_core import trace as sc_trace
 
 DTYPE_NAMES = ("float32", "float16", "bfloat16")
-LIVE_PREFIX = "live-"
 # The benchmark page reads recorded runs from here; tests point it at a temporary folder.
 RECORDED_DIR_ENV = "SOFTMAX_EXPLORER_RECORDED_DIR"
 
@@ -114,23 +114,8 @@ def store_footprint(n_rows: int, n_cols: int, row: int, store_masked: bool, dtyp
 # -- benchmarks -----------------------------------------------------------------------------------------
 
 
-def bench_module():
-    """softmax_core.bench when it offers the harness the pages use, else None."""
-    try:
-        from softmax_core import bench
-    except Exception:
-        return None
-    needed = ("load_recorded_runs", "run_sweep")
-    return bench if all(hasattr(bench, name) for name in needed) else None
-
-
 def recorded_dir() -> Path:
-    override = os.environ.get(RECORDED_DIR_ENV)
-    if override:
-        return Path(override)
-    bench = bench_module()
-    default = getattr(bench, "RECORDED_DIR", None) if bench else None
-    return Path(default) if default else Path(__file__).resolve().parent.parent / "assets" / "benchmarks"
+    return Path(os.environ.get(RECORDED_DIR_ENV) or bench.RECORDED_DIR)
 
 
 def _folder_stamp(directory: Path) -> tuple:
@@ -142,8 +127,7 @@ def _folder_stamp(directory: Path) -> tuple:
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def _recorded_runs(directory: str, stamp: tuple) -> list:
-    bench = bench_module()
-    if bench is None or not stamp:
+    if not stamp:
         return []
     return list(bench.load_recorded_runs(directory))
 
@@ -221,7 +205,6 @@ def speedup_table(dtype: str):
 def chart_frame(run, direction: str):
     """One direction of a run, ready to draw: GB/s per provider and N with min/max bars, copy separate.
     GB/s always comes from the harness's own `gbps` over softmax_core's `bytes_moved`."""
-    bench = bench_module()
     frame = run.frame
     part = frame[(frame["direction"] == direction) & (frame["status"] == "ok")].copy()
     if part.empty:

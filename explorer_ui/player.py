@@ -3,15 +3,10 @@
 While playing, a fragment run draws a frame, waits, and reruns itself (`st.rerun(scope="fragment")`): the
 server paces the animation, one frame after the other in the same script run loop. Only the fragment is
 redrawn (the rest of the page stays put), and the charts keep their spec while their data change, so the
-browser updates them in place, without flicker.
-
-Why not `st.fragment(run_every=...)` (this player's first version, see docs/classroom.md): that timer lives
-in the browser and sends a rerun every interval whether or not the server has drawn the last one. With
-twenty students playing on two cores the server fell behind, the requests queued up behind each other and
-behind the Play/Pause clicks, and Streamlit 1.67 then dropped messages between runs: Pause clicks whose
-redrawn button never arrived, and pages left blank by "Bad delta path index". Here nothing queues: the next
-frame is asked for only once the last one is drawn, a click waits for at most one pause, and the pause
-grows with the time a frame took, so under load the animation slows down instead of piling up.
+browser updates them in place, without flicker. Nothing queues: the next frame is asked for only once the
+last one is drawn, a click waits for at most one pause, and the pause grows with the time a frame took, so
+under load the animation slows down instead of piling up (docs/classroom.md tells why a browser timer,
+`st.fragment(run_every=...)`, is not used).
 
 The button is inside the fragment, so Play and Pause rerun only the fragment. A full run of the page (any
 other widget, the language, coming back to the page) cannot keep the loop going (Streamlit refuses a

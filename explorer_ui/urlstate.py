@@ -159,12 +159,6 @@ class PageState:
             st.session_state[key] = clamped
         return clamped
 
-    def value(self, name: str):
-        return st.session_state[self.key(name)]
-
-    def set(self, name: str, value) -> None:
-        st.session_state[self.key(name)] = value
-
     # -- URL in, URL out --------------------------------------------------------------------------------
 
     def _declare(self, name: str) -> str:

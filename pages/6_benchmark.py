@@ -9,8 +9,8 @@ import softmax_core as sc
 from explorer_ui import charts, code, data, defaults, layout
 from explorer_ui.i18n import bound, t
 from explorer_ui.urlstate import PageState
+from softmax_core import bench
 
-# N values offered for a live sweep: the harness's record sweep (powers of two plus the chapter's 781).
 CPU_PROVIDERS = ("copy", "naive", "torch")     # what a CPU can time honestly; kernels would run interpreted
 CPU_N_CHOICES = (128, 256, 512, 1024, 2048, 4096)
 FORMULA_N = 1024        # the byte-count example: the chapter's M rows of this many columns
@@ -20,11 +20,6 @@ state = PageState("bench")
 layout.intro("bench")
 state.show_notes()
 layout.device_banner()
-
-bench = data.bench_module()
-if bench is None:
-    st.warning(t("bench_no_harness"))
-    st.stop()
 
 left, right = st.columns([3, 2])
 with left:
@@ -98,7 +93,7 @@ def sweep_with_feedback(*args, **kwargs):
 on_gpu = not sc.runtime.INTERPRETED
 if on_gpu:
     st.subheader(t("bench_live_title"))
-    candidates = sorted(set(bench.FULL_SWEEP_N))
+    candidates = sorted(set(bench.FULL_SWEEP_N))      # the harness's record sweep: N values offered here
     providers = bench.available_providers()
     kM = state.int_key("M", bench.FULL_SWEEP_M, 1, 65_536)
     kdtype = state.choice_key("dtype", defaults.DTYPE, data.DTYPE_NAMES)
