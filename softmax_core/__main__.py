@@ -10,15 +10,12 @@ import sys
 
 import torch
 
-from . import bench, runtime
+from . import bench, dtypes, runtime
 from .bench import PROVIDERS
 from .gpu import catalog_gpu, default_gpu
 from .tutorial_plan import plan_launch
 from .launchers import softmax
 from .reason_text import describe
-
-DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
-
 
 def tutorial_check(rows: int = 1823, cols: int = 781, atol: float = 1e-3, rtol: float = 1e-3) -> bool:
     """The tutorial's unit test: an irregular shape so that padding and masking are exercised."""
@@ -38,7 +35,7 @@ def tutorial_check(rows: int = 1823, cols: int = 781, atol: float = 1e-3, rtol: 
 
 def describe_plan(rows: int, cols: int, dtype: str, gpu_key: str | None) -> None:
     gpu = catalog_gpu(gpu_key) if gpu_key else default_gpu()
-    plan = plan_launch(rows, cols, DTYPES[dtype], gpu)
+    plan = plan_launch(rows, cols, dtypes.torch_dtype(dtype), gpu)
     print(f"launch plan for {rows}x{cols} {dtype} on {gpu.label}")
     for name in ("block_size", "num_warps", "num_stages", "n_regs", "n_spills", "shared_bytes", "reg_occupancy",
                  "sram_occupancy", "programs_per_sm", "num_programs", "limiter", "fits"):
@@ -66,8 +63,8 @@ def run_benchmark(args: argparse.Namespace, argv: list[str]) -> int:
         print(f"--sizes takes integers separated by commas, got {args.sizes!r}")
         return 2
     dtypes, providers = _csv_list(args.dtypes) or dtypes, _csv_list(args.providers) or providers
-    if bad := [d for d in dtypes if d not in bench.DTYPES] + [p for p in providers if p not in PROVIDERS]:
-        print(f"unknown dtype or provider: {', '.join(bad)} (dtypes: {', '.join(bench.DTYPES)}; "
+    if bad := [d for d in dtypes if d not in dtypes.TUTORIAL_DTYPES] + [p for p in providers if p not in PROVIDERS]:
+        print(f"unknown dtype or provider: {', '.join(bad)} (dtypes: {', '.join(dtypes.TUTORIAL_DTYPES)}; "
               f"providers: {', '.join(PROVIDERS)})")
         return 2
     command = shlex.join(["python", "-m", "softmax_core", *argv])
@@ -101,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dtypes", help="comma-separated dtypes instead of the sweep's own")
     parser.add_argument("--rep-ms", type=int, default=40, help="do_bench's timed milliseconds per measurement")
     parser.add_argument("--plan", nargs=2, type=int, metavar=("ROWS", "COLS"), help="print the launch plan")
-    parser.add_argument("--dtype", choices=sorted(DTYPES), default="float32")
+    parser.add_argument("--dtype", choices=dtypes.TUTORIAL_DTYPES, default="float32")
     parser.add_argument("--gpu", help="plan for a catalog GPU (key from assets/gpus.json) instead of this one")
     args = parser.parse_args(argv)
     print(runtime.backend_description())

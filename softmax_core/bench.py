@@ -33,7 +33,7 @@ from typing import Callable, Iterator, Sequence
 import pandas as pd
 import torch
 
-from . import launchers, runtime
+from . import dtypes, launchers, runtime
 from .gpu import ASSETS
 from .memory import PASS_TENSORS, bytes_moved
 
@@ -42,7 +42,6 @@ COLUMNS = ["provider", "direction", "dtype", "M", "N", "ms_median", "ms_min", "m
            "status", "reason"]
 # Providers recorded under an earlier name: loading a recorded run gives them their current one.
 RENAMED_PROVIDERS = {"as_taught": "tutorial"}
-DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
 # The tutorial's sweep: one M, N = 256 ... 12672 in steps of 128, float32, forward.
 TUTORIAL_SWEEP_M = 4096
@@ -56,9 +55,6 @@ FULL_SWEEP_M = 4096
 FULL_SWEEP_N = [256, 512, 781, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144]
 FULL_SWEEP_DTYPES = ["float32", "bfloat16"]
 
-# How close to torch's float32 answer a provider must be, as max |error| / max |reference|. Output is rounded
-# to the input's dtype, so the bound follows that dtype's precision (bf16 keeps 8 bits of mantissa).
-CHECK_TOLERANCE = {torch.float32: 1e-4, torch.float16: 5e-3, torch.bfloat16: 3e-2}
 
 
 class NotDifferentiable(RuntimeError):
@@ -321,7 +317,7 @@ def mismatch(out: object, ref: torch.Tensor, dtype: torch.dtype) -> str | None:
         return f"returned {tuple(out.shape)} {out.dtype}, expected {tuple(ref.shape)} {dtype}"
     error = (out.float() - ref).abs().max().item()       # NaN anywhere makes this NaN, which fails below
     scale = ref.abs().max().item()
-    tolerance = CHECK_TOLERANCE[dtype]
+    tolerance = dtypes.of(dtype).tolerance
     if not error <= tolerance * scale:
         return f"wrong result: max |error| is {error / scale:.2g} of the largest value (tolerance {tolerance:g})"
     return None
@@ -340,7 +336,7 @@ def measure(p: Provider, direction: str, inputs: _Inputs, timer: Timer) -> dict:
     """Check, then time, one provider at one size and direction. Never raises for the provider's faults."""
     x = inputs.x
     M, N = x.shape
-    dtype = str(x.dtype).removeprefix("torch.")
+    dtype = dtypes.name(x.dtype)
     row = functools.partial(_row, p, direction, dtype, M, N, element_bytes=x.element_size())
     can_run, why_not = p.available()
     if not can_run:
@@ -439,7 +435,7 @@ def provenance(M: int, Ns: Sequence[int], dtype: str, providers: Sequence[str], 
         "bytes": "forward 2·M·N·element_size (read x, write y); "
                  "backward 3·M·N·element_size (read y and dy, write dx)",
         "copy": "forward: torch.empty_like(x).copy_(x); backward: torch.add(a, b, out=c), 2 reads + 1 write",
-        "check": {f"{d}".removeprefix("torch."): tol for d, tol in CHECK_TOLERANCE.items()},
+        "check": {name: dtypes.DTYPES[name].tolerance for name in dtypes.TUTORIAL_DTYPES},
         "seed": seed,
     }
 
@@ -449,16 +445,14 @@ def run_sweep(M: int, Ns: Sequence[int], dtype: torch.dtype | str, providers: Se
               progress: Callable[[int, int, str], None] | None = None,
               on_wait: Callable[[], None] | None = None, command: str | None = None, seed: int = 0) -> BenchmarkRun:
     """Check and time every provider at every N and direction; one benchmark at a time per process."""
-    dtype = DTYPES.get(dtype, dtype) if isinstance(dtype, str) else dtype
-    if dtype not in CHECK_TOLERANCE:
-        raise TypeError(f"benchmarks run float32, float16 or bfloat16, got {dtype}")
+    dtype = dtypes.of(dtype, dtypes.TUTORIAL_DTYPES).torch
     if not isinstance(M, int) or M < 1 or not Ns or any(not isinstance(n, int) or n < 1 for n in Ns):
         raise ValueError(f"M and every N must be positive integers, got M={M!r}, Ns={list(Ns)!r}")
     if unknown := [d for d in directions if d not in PASS_TENSORS]:
         raise ValueError(f"unknown direction(s) {unknown}; known: {', '.join(PASS_TENSORS)}")
     chosen = [get_provider(name) for name in dict.fromkeys(providers)]  # each provider once, in the given order
     timer = timer or default_timer()
-    dtype_name = str(dtype).removeprefix("torch.")
+    dtype_name = dtypes.name(dtype)
     total, done, rows = len(Ns) * len(directions) * len(chosen), 0, []
     compiling = compile_limits() if "torch_compile" in providers else contextlib.nullcontext()
     with exclusive_gpu(on_wait), compiling:

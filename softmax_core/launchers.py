@@ -5,30 +5,30 @@ from functools import lru_cache
 
 import torch
 
-from . import runtime
+from . import dtypes, runtime
 from .tuned_kernels import (NOT_PUBLISHED, softmax_backward_rows_kernel, softmax_backward_split_kernel,
                     softmax_backward_tiled_kernel, softmax_rows_kernel, softmax_split_kernel, softmax_tiled_kernel)
 from .gpu import GpuSpec, default_gpu
 from .reason_text import describe
 from .tutorial_kernel import tutorial_softmax_kernel
-from .tutorial_plan import TRITON_POINTER_TYPE, LaunchPlan, plan_launch
+from .tutorial_plan import LaunchPlan, plan_launch
 from .tuned_plan import SoftmaxPlan, plan_softmax
 
-SUPPORTED_DTYPES = (torch.float32, torch.float16, torch.bfloat16)      # the tutorial's kernel
-SOFTMAX_DTYPES = SUPPORTED_DTYPES + (torch.float64,)                   # the tuned kernels
+SUPPORTED_DTYPES = tuple(dtypes.torch_dtype(name) for name in dtypes.TUTORIAL_DTYPES)    # the tutorial's kernel
+SOFTMAX_DTYPES = tuple(dtypes.torch_dtype(name) for name in dtypes.TUNED_DTYPES)        # the tuned kernels
 
 
 class KernelDoesNotFit(RuntimeError):
     """The plan found that not even one program fits on an SM (Triton would raise OutOfResources)."""
 
 
-def check_input(x, dtypes=SUPPORTED_DTYPES) -> None:
+def check_input(x, allowed=SUPPORTED_DTYPES) -> None:
     """Raise a TypeError / ValueError that names the problem, before any kernel sees `x`."""
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"softmax expects a torch.Tensor, got {type(x).__name__}")
-    if x.dtype not in dtypes:
-        names = ", ".join(str(d).replace("torch.", "") for d in dtypes)
-        raise TypeError(f"softmax needs a floating-point tensor ({names}); got {str(x.dtype).replace('torch.', '')}")
+    if x.dtype not in allowed:
+        names = ", ".join(dtypes.name_of_any(d) for d in allowed)
+        raise TypeError(f"softmax needs a floating-point tensor ({names}); got {dtypes.name_of_any(x.dtype)}")
     if x.device.type != runtime.KERNEL_DEVICE_TYPE:
         where = ("this machine has no GPU, so kernels run in Triton's interpreter on CPU tensors"
                  if runtime.INTERPRETED else "kernels run on the GPU; move the tensor with x.cuda()")
@@ -190,5 +190,3 @@ def softmax(x: torch.Tensor, dim: int = -1, *, safe: bool = False) -> torch.Tens
         y = y.reshape(moved.shape)
     return y if last else y.movedim(-1, dim)
 
-
-assert set(SOFTMAX_DTYPES) <= set(TRITON_POINTER_TYPE)

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from . import runtime
+from . import dtypes, runtime
 from .gpu import GpuSpec, default_gpu
-from .tutorial_kernel import TRACE_SCALARS, TRACE_STAGES
+from .tutorial_kernel import TRACE_SCALARS, TRACE_STAGES, trace_row_words
 from .tutorial_plan import LaunchPlan, plan_launch
 from .launchers import launch_tutorial_kernel
 
@@ -37,16 +37,10 @@ MAX_TRACE_ROWS = 256          # ~3 ms per row in the interpreter: 256 rows stay 
 MAX_TRACE_BLOCK = 16384       # the trace buffer holds 4 x BLOCK_SIZE floats per row
 # Softmax outputs lie in [0, 1] (or are NaN), so a negative fill value marks "never written".
 UNWRITTEN = -1.0
-DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+
 
 def _dtype(dtype) -> torch.dtype:
-    if isinstance(dtype, str):
-        if dtype not in DTYPES:
-            raise TypeError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
-        return DTYPES[dtype]
-    if dtype not in DTYPES.values():
-        raise TypeError(f"dtype must be float32, float16 or bfloat16, got {dtype}")
-    return dtype
+    return dtypes.of(dtype, dtypes.TUTORIAL_DTYPES).torch
 
 
 def _check(n_rows: int, n_cols: int, variant: str) -> None:
@@ -187,11 +181,11 @@ def trace_rows(n_rows: int, n_cols: int, *, num_programs: int | None = None, num
     # Without the store mask a row writes BLOCK_SIZE lanes; the last row's extra lanes fall in the guard.
     guard = plan.block_size - n_cols + 8
     buffer, y = _guarded_output(n_rows, n_cols, guard, dtype)
-    row_words = len(TRACE_STAGES) * plan.block_size + len(TRACE_SCALARS)
+    row_words = trace_row_words(plan.block_size)
     # every traced row is written in full by the program that handles it, so no fill is needed
     trace = torch.empty((n_rows * row_words,), dtype=torch.float32, device=x.device)
     with np.errstate(invalid="ignore"):  # the all -inf row: -inf - (-inf) = NaN on purpose
-        launch_tutorial_kernel(x, y, plan, trace=trace, TRACE=True, **_flags(variant))
+        launch_tutorial_kernel(x, y, plan, trace=trace, TRACE=True, TRACE_ROW=row_words, **_flags(variant))
 
     per_row = trace.view(n_rows, row_words).cpu()
     scalars = per_row[:, -len(TRACE_SCALARS):].numpy()
