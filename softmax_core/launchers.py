@@ -82,7 +82,9 @@ def _split_slots(plan: SoftmaxPlan, device) -> torch.Tensor:
     return torch.full((plan.n_rows * plan.split,), NOT_PUBLISHED, dtype=torch.int64, device=device)
 
 
-def _launch_forward(x: torch.Tensor, plan: SoftmaxPlan, safe: bool) -> torch.Tensor:
+def softmax_forward(x: torch.Tensor, plan: SoftmaxPlan, safe: bool = False) -> torch.Tensor:
+    """softmax over the rows of the matrix `x` by the tuned kernel `plan` names (plan_softmax's, or one
+    forced with its `path=`). No input checks: `softmax` is the checked entry point."""
     n_rows, n_cols = x.shape
     y = torch.empty((n_rows, n_cols), dtype=x.dtype, device=x.device)
     if plan.path == "split":
@@ -105,7 +107,8 @@ def _launch_forward(x: torch.Tensor, plan: SoftmaxPlan, safe: bool) -> torch.Ten
     return y
 
 
-def _launch_backward(y: torch.Tensor, dy: torch.Tensor, plan: SoftmaxPlan) -> torch.Tensor:
+def softmax_backward(y: torch.Tensor, dy: torch.Tensor, plan: SoftmaxPlan) -> torch.Tensor:
+    """dx for y = softmax(x) and the gradient dy, by the tuned backward kernel `plan` names."""
     n_rows, n_cols = y.shape
     dx = torch.empty((n_rows, n_cols), dtype=y.dtype, device=y.device)
     args = (y, dy, dx, y.stride(0), dy.stride(0), dx.stride(0), n_rows, n_cols)
@@ -135,7 +138,7 @@ def cached_plan(n_rows: int, n_cols: int, dtype: torch.dtype, direction: str, sa
 
 
 def _forward(x: torch.Tensor, safe: bool) -> torch.Tensor:
-    return _launch_forward(x, cached_plan(*x.shape, x.dtype, "forward", safe), safe)
+    return softmax_forward(x, cached_plan(*x.shape, x.dtype, "forward", safe), safe)
 
 
 class _SoftmaxFunction(torch.autograd.Function):
@@ -151,7 +154,7 @@ class _SoftmaxFunction(torch.autograd.Function):
     def backward(ctx, dy: torch.Tensor):
         (y,) = ctx.saved_tensors
         dy = _rows_unit_stride(dy)
-        dx = _launch_backward(y, dy, cached_plan(*y.shape, y.dtype, "backward", False))
+        dx = softmax_backward(y, dy, cached_plan(*y.shape, y.dtype, "backward", False))
         return dx, None
 
 
