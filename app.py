@@ -8,6 +8,7 @@ import streamlit as st
 import softmax_core as sc
 from explorer_ui import data, defaults, layout
 from explorer_ui.i18n import t
+from softmax_core import dtypes
 
 layout.setup_page("home")
 st.title(t("app_name"))
@@ -15,7 +16,7 @@ st.markdown(t("home_lead"))
 layout.device_banner()
 
 M, N = defaults.CHAPTER_M, defaults.CHAPTER_N
-traffic = sc.memory_traffic(M, N, data.torch_dtype(defaults.DTYPE))
+traffic = sc.memory_traffic(M, N, dtypes.torch_dtype(defaults.DTYPE))
 left, right = st.columns(2)
 with left:
     st.subheader(t("home_why_title"))

@@ -14,20 +14,12 @@ import streamlit as st
 import torch
 
 import softmax_core as sc
-from softmax_core import bench
+from softmax_core import bench, dtypes
 from softmax_core import trace as sc_trace
 
-DTYPE_NAMES = ("float32", "float16", "bfloat16")
+DTYPE_NAMES = dtypes.TUTORIAL_DTYPES     # the dtypes the pages offer: those the tutorial kernel takes
 # The benchmark page reads recorded runs from here; tests point it at a temporary folder.
 RECORDED_DIR_ENV = "SOFTMAX_EXPLORER_RECORDED_DIR"
-
-
-def torch_dtype(name: str) -> torch.dtype:
-    return sc_trace.DTYPES[name]
-
-
-def element_size(name: str) -> int:
-    return torch.empty((), dtype=torch_dtype(name)).element_size()
 
 
 @st.cache_resource(show_spinner=False)
@@ -66,7 +58,7 @@ def gpu_labeler():
 @st.cache_data(show_spinner=False, max_entries=512)
 def launch_plan(n_rows: int, n_cols: int, dtype: str, gpu_key: str) -> sc.LaunchPlan:
     """The tutorial kernel's plan, with n_regs / shared bytes from the real compiled kernel."""
-    return sc.plan_launch(n_rows, n_cols, torch_dtype(dtype), gpu_by_key(gpu_key))
+    return sc.plan_launch(n_rows, n_cols, dtypes.torch_dtype(dtype), gpu_by_key(gpu_key))
 
 
 @st.cache_data(show_spinner=False, max_entries=512)
@@ -75,14 +67,14 @@ def what_if_plan(n_rows: int, n_cols: int, dtype: str, gpu_key: str, n_regs: int
     """The plan if the kernel needed `n_regs` registers per thread and `shared_bytes` per program."""
     from softmax_core.compile import KernelResources
 
-    return sc.plan_launch(n_rows, n_cols, torch_dtype(dtype), gpu_by_key(gpu_key),
+    return sc.plan_launch(n_rows, n_cols, dtypes.torch_dtype(dtype), gpu_by_key(gpu_key),
                           resources=KernelResources(n_regs, 0, shared_bytes, how))
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def softmax_plan(n_rows: int, n_cols: int, dtype: str, gpu_key: str):
     """The tuned softmax's plan (rows in registers, or tiles for long rows)."""
-    return sc.plan_softmax(n_rows, n_cols, torch_dtype(dtype), gpu_by_key(gpu_key))
+    return sc.plan_softmax(n_rows, n_cols, dtypes.torch_dtype(dtype), gpu_by_key(gpu_key))
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -91,7 +83,7 @@ def kernel_asm(block_size: int, num_warps: int, num_stages: int, dtype: str, gpu
     from softmax_core.compile import kernel_resources
     from softmax_core.tutorial_plan import tutorial_compile_job
 
-    job = tutorial_compile_job(block_size, num_warps, num_stages, torch_dtype(dtype), gpu_by_key(gpu_key))
+    job = tutorial_compile_job(block_size, num_warps, num_stages, dtypes.torch_dtype(dtype), gpu_by_key(gpu_key))
     return dict(kernel_resources(job, want_asm=True).asm)
 
 
@@ -194,7 +186,7 @@ def speedup_table(dtype: str):
             if both.empty:
                 continue
             rows = [{"N": int(r.N), "M": int(r.M),
-                     "predicted": sc.memory_traffic(int(r.M), int(r.N), torch_dtype(dtype)).predicted_speedup,
+                     "predicted": sc.memory_traffic(int(r.M), int(r.N), dtypes.torch_dtype(dtype)).predicted_speedup,
                      "measured": float(r.ms_median_naive / r.ms_median_fused),
                      "gpu": str(run.provenance.get("gpu", "?")), "date": run_day(run)}
                     for r in both.sort_values("N").itertuples()]
@@ -209,7 +201,7 @@ def chart_frame(run, direction: str):
     part = frame[(frame["direction"] == direction) & (frame["status"] == "ok")].copy()
     if part.empty:
         return part, part
-    nbytes = [sc.bytes_moved(int(m), int(n), element_size(d), direction) for m, n, d in zip(part["M"], part["N"], part["dtype"])]
+    nbytes = [sc.bytes_moved(int(m), int(n), dtypes.element_size(d), direction) for m, n, d in zip(part["M"], part["N"], part["dtype"])]
     part["gbps_lo"] = [bench.gbps(b, ms) for b, ms in zip(nbytes, part["ms_max"])]
     part["gbps_hi"] = [bench.gbps(b, ms) for b, ms in zip(nbytes, part["ms_min"])]
     part["ms"] = part["ms_median"]

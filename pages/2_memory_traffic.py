@@ -7,6 +7,7 @@ from explorer_ui import charts, code, data, defaults, layout
 from explorer_ui.i18n import t
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState
+from softmax_core import dtypes
 
 layout.setup_page("memory")
 state = PageState("memory")
@@ -21,7 +22,7 @@ M = c1.number_input(t("rows_M"), 1, 1_048_576, step=1, key=kM)
 N = c2.number_input(t("cols_N"), 1, 1_048_576, step=1, key=kN)
 dtype = c3.selectbox(t("dtype"), data.DTYPE_NAMES, key=kdtype)
 
-traffic = sc.memory_traffic(int(M), int(N), data.torch_dtype(dtype))
+traffic = sc.memory_traffic(int(M), int(N), dtypes.torch_dtype(dtype))
 steps = list(traffic.naive_steps)
 n_frames = len(steps) + 1                      # each naive kernel, then the fused one
 state.int_key("step", 0, 0, n_frames - 1)

@@ -10,7 +10,8 @@ from explorer_ui.i18n import t
 from explorer_ui.plan_reasons import render_reason
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState, in_url
-from softmax_core.trace import MAX_TRACE_BLOCK, MAX_TRACE_ROWS, pipeline_timeline, program_placement
+from softmax_core.schedule_model import pipeline_timeline, program_placement
+from softmax_core.trace import MAX_TRACE_BLOCK, MAX_TRACE_ROWS
 from softmax_core.tutorial_plan import TUTORIAL_NUM_STAGES
 
 # Rows traced per interaction: at the widest rows the interpreter needs a few ms per row, and a re-render

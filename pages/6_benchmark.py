@@ -9,7 +9,7 @@ import softmax_core as sc
 from explorer_ui import charts, code, data, defaults, layout
 from explorer_ui.i18n import bound, t
 from explorer_ui.urlstate import PageState
-from softmax_core import bench
+from softmax_core import bench, dtypes
 
 CPU_PROVIDERS = ("copy", "naive", "torch")     # what a CPU can time honestly; kernels would run interpreted
 CPU_N_CHOICES = (128, 256, 512, 1024, 2048, 4096)
@@ -23,7 +23,7 @@ layout.device_banner()
 
 left, right = st.columns([3, 2])
 with left:
-    example = sc.bytes_moved(defaults.CHAPTER_M, FORMULA_N, data.element_size(defaults.DTYPE), "forward")
+    example = sc.bytes_moved(defaults.CHAPTER_M, FORMULA_N, dtypes.element_size(defaults.DTYPE), "forward")
     st.markdown(t("bench_formula", M=defaults.CHAPTER_M, N=FORMULA_N, dtype=defaults.DTYPE,
                   example=layout.fmt_bytes(example)))
 with right:

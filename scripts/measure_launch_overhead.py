@@ -18,7 +18,7 @@ import torch
 import triton
 
 import softmax_core as sc
-from softmax_core import launchers
+from softmax_core import dtypes, launchers
 
 CALLS = 3000
 
@@ -57,9 +57,9 @@ def main(out: str | None) -> None:
             for name, fn in (("ours", lambda: sc.softmax(x)), ("ours via JIT", lambda: jit_path(x)),
                              ("tutorial", lambda: sc.tutorial_softmax(x)), ("torch", lambda: torch.softmax(x, -1))):
                 us = per_call_us(fn)
-                rows.append(dict(dtype=str(dtype)[6:], N=n, provider=name, us_per_call=round(us, 2),
+                rows.append(dict(dtype=dtypes.name(dtype), N=n, provider=name, us_per_call=round(us, 2),
                                  ours_do_bench_us=round(gpu_us, 2)))
-                print(f"{str(dtype)[6:]:9s} N={n:5d} {name:13s} {us:6.1f} us/call (ours by do_bench {gpu_us:.1f} us)",
+                print(f"{dtypes.name(dtype):9s} N={n:5d} {name:13s} {us:6.1f} us/call (ours by do_bench {gpu_us:.1f} us)",
                       flush=True)
     if out:
         with open(out, "w", newline="") as f:

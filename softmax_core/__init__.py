@@ -6,7 +6,8 @@ from . import runtime  # noqa: F401  first: chooses GPU or interpreter before an
 from .gpu import GpuSpec, catalog_gpu, current_gpu, default_gpu, gpu_catalog
 from .tutorial_plan import LaunchPlan, Occupancy, occupancy, plan_launch
 from .memory import MemoryStep, MemoryTraffic, bytes_moved, memory_traffic
-from .launchers import KernelDoesNotFit, naive_softmax, tutorial_softmax, softmax
+from .launchers import (KernelDoesNotFit, naive_softmax, softmax, softmax_backward, softmax_forward,
+                        tutorial_softmax)
 from .tuned_plan import SoftmaxPlan, plan_softmax
 from .reasons import PlanReason, ReasonCode
 
@@ -14,6 +15,7 @@ __all__ = [
     "GpuSpec", "catalog_gpu", "current_gpu", "default_gpu", "gpu_catalog",
     "LaunchPlan", "Occupancy", "occupancy", "plan_launch",
     "MemoryStep", "MemoryTraffic", "bytes_moved", "memory_traffic",
-    "KernelDoesNotFit", "naive_softmax", "tutorial_softmax", "softmax", "SoftmaxPlan", "plan_softmax",
+    "KernelDoesNotFit", "naive_softmax", "tutorial_softmax", "softmax", "softmax_forward", "softmax_backward",
+    "SoftmaxPlan", "plan_softmax",
     "PlanReason", "ReasonCode",
 ]

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import torch
 
+from . import dtypes
+
 
 @dataclass(frozen=True)
 class MemoryStep:
@@ -60,15 +62,11 @@ class MemoryTraffic:
         return self.naive_bytes / self.fused_bytes if self.fused_bytes else float("nan")
 
 
-def element_size(dtype) -> int:
-    return torch.empty((), dtype=dtype).element_size()
-
-
 def memory_traffic(M: int, N: int, dtype=torch.float32) -> MemoryTraffic:
     """The tutorial's accounting for an M x N softmax, naive (five kernels) and fused (one)."""
     if M < 0 or N < 0:
         raise ValueError(f"M and N must be non-negative, got {M} x {N}")
-    size = element_size(dtype)
+    size = dtypes.element_size(dtype)
     MN = M * N
 
     def step(name, code, read, written):
@@ -82,7 +80,7 @@ def memory_traffic(M: int, N: int, dtype=torch.float32) -> MemoryTraffic:
         step("divide", "out = numerator / denominator[:, None]", MN + M, MN),  # read both, write out
     )
     fused = step("fused", "one kernel: load row, max, subtract, exp, sum, divide, store", MN, MN)
-    return MemoryTraffic(M, N, str(dtype).replace("torch.", ""), size, naive, fused)
+    return MemoryTraffic(M, N, dtypes.name(dtype), size, naive, fused)
 
 
 # Bytes a softmax pass must move at least once, per element of the matrix:

@@ -12,8 +12,10 @@ from functools import lru_cache
 import torch
 import triton
 
+from . import dtypes
 from .compile import CompileJob, KernelResources, kernel_resources
 from .gpu import GpuSpec, default_gpu
+from .signatures import kernel_signature
 from .reasons import PlanReason, ReasonCode
 
 TUTORIAL_KERNEL = "softmax_core.tutorial_kernel:tutorial_softmax_kernel"
@@ -30,10 +32,6 @@ TUTORIAL_NUM_STAGES = (4, 2)
 # vector registers come from its SIMD's file of 512 per lane.
 AMD_SIMDS_PER_CU = 4
 AMD_MAX_WAVES_PER_SIMD = 8
-
-TRITON_POINTER_TYPE = {torch.float32: "*fp32", torch.float16: "*fp16", torch.bfloat16: "*bf16",
-                       torch.float64: "*fp64"}
-
 
 def tutorial_num_warps(block_size: int) -> int:
     return next(warps for threshold, warps in TUTORIAL_NUM_WARPS if block_size >= threshold)
@@ -115,21 +113,13 @@ class LaunchPlan:
         return self.n_rows / self.num_programs if self.num_programs else float("inf")
 
 
-def dtype_name(dtype) -> str:
-    return str(dtype).replace("torch.", "")
-
-
 def tutorial_compile_job(block_size: int, num_warps: int, num_stages: int, dtype: torch.dtype, gpu: GpuSpec,
                      **flags) -> CompileJob:
     """The tutorial kernel's specialisation for one row width and dtype, for `gpu`."""
-    ptr = TRITON_POINTER_TYPE[dtype]
-    signature = (("input_ptr", ptr), ("output_ptr", ptr), ("input_row_stride", "i32"),
-                 ("output_row_stride", "i32"), ("n_rows", "i32"), ("n_cols", "i32"), ("trace_ptr", "*fp32"),
-                 ("BLOCK_SIZE", "constexpr"), ("num_stages", "constexpr"), ("TRACE", "constexpr"),
-                 ("PAD_VALUE", "constexpr"), ("STORE_MASKED", "constexpr"))
-    constexprs = (("BLOCK_SIZE", block_size), ("num_stages", num_stages), ("TRACE", flags.get("TRACE", False)),
-                  ("PAD_VALUE", flags.get("PAD_VALUE", float("-inf"))),
-                  ("STORE_MASKED", flags.get("STORE_MASKED", True)))
+    # i32 strides: what a launch passes for a matrix under 2**31 elements (Triton types a small int i32).
+    signature, constexprs = kernel_signature(TUTORIAL_KERNEL, dtypes.of(dtype).triton_pointer, "i32",
+                                             {"BLOCK_SIZE": block_size, "num_stages": num_stages, **flags},
+                                             pointers={"trace_ptr": "*fp32"})
     return CompileJob(TUTORIAL_KERNEL, signature, constexprs, num_warps, num_stages, gpu.compile_target,
                       on_device=gpu.live)
 
@@ -145,8 +135,7 @@ def plan_launch(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, gp
     """Plan the tutorial kernel's launch for an n_rows x n_cols matrix on `gpu` (default: this machine's GPU,
     else the catalog's H200). `resources` skips the compile (for what-if questions and tests)."""
     _check_shape(n_rows, n_cols)
-    if dtype not in TRITON_POINTER_TYPE:
-        raise TypeError(f"softmax kernels take float32, float16, bfloat16 or float64, not {dtype}")
+    dtypes.of(dtype)  # a TypeError naming the choices before any compile
     return _plan_launch(n_rows, n_cols, dtype, gpu or default_gpu(), resources)
 
 
@@ -163,7 +152,7 @@ def _plan_launch(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec,
     occ = occupancy(gpu, resources.n_regs, resources.shared_bytes, num_warps, n_rows)
     fits = occ.programs_per_sm > 0
     reason = _reason(gpu, block_size, num_warps, resources, occ, fits)
-    return LaunchPlan(gpu=gpu, n_rows=n_rows, n_cols=n_cols, dtype=dtype_name(dtype), block_size=block_size,
+    return LaunchPlan(gpu=gpu, n_rows=n_rows, n_cols=n_cols, dtype=dtypes.name(dtype), block_size=block_size,
                       num_warps=num_warps, num_stages=num_stages, n_regs=resources.n_regs,
                       n_spills=resources.n_spills, shared_bytes=resources.shared_bytes,
                       reg_occupancy=occ.reg_occupancy, sram_occupancy=occ.sram_occupancy,
