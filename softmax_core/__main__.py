@@ -14,6 +14,7 @@ import torch
 from . import bench, dtypes, runtime
 from .bench import PROVIDERS, BenchmarkRun
 from .gpu import catalog_gpu, default_gpu
+from .tuned_plan import plan_softmax
 from .tutorial_plan import plan_launch
 from .launchers import softmax
 from .reason_text import describe
@@ -44,6 +45,10 @@ def describe_plan(rows: int, cols: int, dtype: str, gpu_key: str | None) -> None
     print(f"  resources from   {plan.resources_how}")
     print(f"  occupancy rule   {plan.occupancy_rule}")
     print(f"  {describe(plan.reason)}")
+    tuned = plan_softmax(rows, cols, dtypes.torch_dtype(dtype), gpu)
+    print(f"tuned plan (softmax_core.softmax): {tuned.path} path, block {tuned.block_n}, {tuned.num_warps} warps, "
+          f"{tuned.num_programs} programs")
+    print(f"  {describe(tuned.reason)}")
 
 
 def text_progress(stream=None, width: int = 30) -> Callable[[int, int, str], None]:
