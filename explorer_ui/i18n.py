@@ -6,6 +6,10 @@ passed in from code (softmax_core, explorer_ui.defaults); no string contains a f
 Keys are flat names, each defined by exactly one topic file, in both languages, with the same {placeholders}
 (tests/test_locales.py checks all of that, and that every key is used).
 
+Plurals: English nouns follow their number, written in the placeholder's format spec after a bar:
+`{n:,|program|programs}` gives "1 program" and "1,024 programs" (the number, a space, the word). Chinese
+needs no plural: its text writes `{n:,}` and the word itself. Both languages still share the placeholder `n`.
+
 A missing key: under the tests (SOFTMAX_EXPLORER_STRICT_TEXT=1, set by tests/conftest.py and so inherited by
 the servers the browser tests start) `t` raises KeyError, so a page that asks for a key that does not exist
 fails its test. In a classroom the page shows the key itself instead: a visible slip, not a broken page.
@@ -13,6 +17,7 @@ fails its test. In a classroom the page shows the key itself instead: a visible 
 from __future__ import annotations
 
 import os
+import string
 import tomllib
 from pathlib import Path
 
@@ -56,6 +61,26 @@ def set_language(lang: str) -> None:
     st.session_state["lang"] = lang if lang in LANGUAGES else "en"
 
 
+class _PluralFormatter(string.Formatter):
+    """str.format, plus `{n:SPEC|one|other}`: the number formatted with SPEC, then the word for its count."""
+
+    def format_field(self, value, format_spec: str) -> str:
+        if "|" not in format_spec:
+            return super().format_field(value, format_spec)
+        spec, one, other = format_spec.split("|")
+        return f"{format(value, spec)} {one if value == 1 else other}"
+
+
+_PLURAL = _PluralFormatter()
+
+
+def format_text(text: str, **values) -> str:
+    """`text` with `values` formatted in (plural specs understood)."""
+    if not values:
+        return text
+    return _PLURAL.format(text, **values) if "|" in text else text.format(**values)
+
+
 def text_in(lang: str, key: str, **values) -> str:
     """`key`'s text in `lang`, formatted with `values`."""
     entry = TEXT.get(key)
@@ -63,8 +88,7 @@ def text_in(lang: str, key: str, **values) -> str:
         if strict():
             raise KeyError(f"no text {key!r} ({lang}) in {LOCALES_DIR}")
         return key
-    text = entry[lang]
-    return text.format(**values) if values else text
+    return format_text(entry[lang], **values)
 
 
 def t(key: str, **values) -> str:

@@ -13,6 +13,7 @@ import streamlit as st
 import softmax_core as sc
 
 from . import data, prewarm, urlstate
+from .fmt import fmt_bytes  # noqa: F401  (pages and the glossary ask layout for it; it lives in fmt)
 from .i18n import LANGUAGES, language, set_language, t
 
 # (script path relative to app.py, translation key of its label, icon)
@@ -96,8 +97,8 @@ def intro(page: str) -> None:
     st.markdown(t(f"{page}_intro"))
 
 
-def fmt_bytes(n: float) -> str:
-    for unit, size in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
-        if abs(n) >= size:
-            return f"{n / size:,.1f} {unit}"
-    return f"{n:,.0f} B"
+def spread_sentence(figures: dict) -> str:
+    """How sure a measured speedup is, in words: its interval, what the interval is made of, the verdict
+    (explorer_ui.measured's rule). `figures`: data.measured_speedup's answer."""
+    return t("acc_measured_spread", lo=figures["lo"], hi=figures["hi"], kind=t(f"acc_kind_{figures['spread_kind']}"),
+             verdict=t(f"acc_verdict_{figures['verdict']}"))

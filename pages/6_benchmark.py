@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 import softmax_core as sc
-from explorer_ui import charts, code, data, defaults, layout
+from explorer_ui import charts, code, data, defaults, fmt, layout
 from explorer_ui.i18n import bound, t
 from explorer_ui.urlstate import PageState
 from softmax_core import bench, dtypes
@@ -25,7 +25,7 @@ left, right = st.columns([3, 2])
 with left:
     example = sc.bytes_moved(defaults.CHAPTER_M, FORMULA_N, dtypes.element_size(defaults.DTYPE), "forward")
     st.markdown(t("bench_formula", M=defaults.CHAPTER_M, N=FORMULA_N, dtype=defaults.DTYPE,
-                  example=layout.fmt_bytes(example)))
+                  example=fmt.fmt_bytes(example)))
 with right:
     code.kernel_panel("load", "store", caption=t("kernel_caption"), context=1)
 
