@@ -35,12 +35,15 @@ try:
     slots = data.launch_plan(FULL_SIZE_M, st.session_state[kN], defaults.DTYPE, st.session_state[kgpu]).num_programs
 except Exception:
     slots = MAX_ROWS
-krows = state.int_key("rows", min(MAX_ROWS, max(1, slots * 3 // 2)), 1, MAX_ROWS)
+rows_default = min(MAX_ROWS, max(1, slots * 3 // 2))
+krows, rows_kept = state.derived_int_key("rows", rows_default, 1, MAX_ROWS)
 c1, c2, c3 = st.columns(3)
 gpu_key = c1.selectbox(t("gpu_choice"), data.gpu_keys(), key=kgpu, format_func=data.gpu_labeler(),
                        help=None if live else t("schedule_gpu_help", gpu=sc.catalog_gpu(defaults.SCHEDULE_GPU).name))
 N = int(c2.number_input(t("cols_N"), 1, MAX_TRACE_BLOCK, step=1, key=kN, help=t("schedule_N_help")))
 n_rows = c3.slider(t("schedule_rows"), 1, MAX_ROWS, key=krows)
+if rows_kept:
+    c3.caption(t("acc_kept", value=n_rows, derived=rows_default, gpu=data.gpu_by_key(gpu_key).name))
 
 try:
     with st.spinner(t("computing")):
@@ -58,7 +61,7 @@ if not plan.fits:     # the tutorial kernel cannot launch this row length on thi
 # A link that names P means "this many programs", not the plan's number.
 kauto = state.bool_key("auto", not in_url("P"))
 kP = state.int_key("P", max(plan.num_programs, 1), 1, n_rows)
-kstages = state.int_key("stages", plan.num_stages, 1, 8)
+kstages, stages_kept = state.derived_int_key("stages", plan.num_stages, 1, 8)
 kload = state.int_key("load", 3, 1, 10)
 c1, c2, c3, c4 = st.columns([1, 2, 1, 1])
 with c1:
@@ -67,6 +70,8 @@ if auto:
     st.session_state[kP] = min(max(plan.num_programs, 1), n_rows)
 P = c2.slider(t("schedule_P"), 1, n_rows, key=kP, disabled=auto) if n_rows > 1 else 1
 stages = c3.slider(t("schedule_stages"), 1, 8, key=kstages, help=t("schedule_stages_help"))
+if stages_kept:
+    c3.caption(t("acc_kept", value=stages, derived=plan.num_stages, gpu=plan.gpu.name))
 load = c4.slider(t("schedule_load"), 1, 10, key=kload, help=t("schedule_load_help"))
 
 st.markdown(t("schedule_plan", gpu=plan.gpu.name, sms=plan.gpu.multiprocessor_count, per_sm=plan.programs_per_sm,

@@ -104,8 +104,10 @@ vary = st.radio(t("gpu_vary"), launch_facts.VARY, key=kvary, horizontal=True,
                 format_func=lambda v, tr=bound(): tr(f"gpu_vary_{v}"))
 reg_label, sram_label, prog_label = t("gpu_line_regs"), t("gpu_line_sram"), t("gpu_line_programs")
 if vary == "regs":
-    kwhat = state.int_key("regs", plan.n_regs, 1, MAX_REGS_PER_THREAD)
+    kwhat, what_kept = state.derived_int_key("regs", plan.n_regs, 1, MAX_REGS_PER_THREAD)
     what = st.slider(t("gpu_what_if_regs"), 1, MAX_REGS_PER_THREAD, key=kwhat, help=t("gpu_what_if_help"))
+    if what_kept:
+        st.caption(t("acc_kept", value=int(what), derived=plan.n_regs, gpu=gpu.name))
     regs = range(min(CHART_MIN_REGS, int(what), plan.n_regs), MAX_REGS_PER_THREAD + 1)
     curve = pd.DataFrame(launch_facts.register_curve(gpu, plan.shared_bytes, plan.num_warps, regs))
     curve["limit"] = curve["limit"].map({"registers": reg_label, "shared memory": sram_label, "programs": prog_label})
