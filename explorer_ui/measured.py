@@ -75,6 +75,13 @@ def speedup(naive: Spread, fused: Spread) -> Speedup:
     return Speedup(value, lo, hi, QUANTILES, CLEAR if clear else TOO_SPREAD)
 
 
+def shown_ratio(numerator: Spread, denominator: Spread) -> float | None:
+    """median ÷ median, or None when either timing is unsteady (a ratio of an unsteady timing says nothing)."""
+    if numerator.steady is False or denominator.steady is False:
+        return None
+    return numerator.median / denominator.median
+
+
 # -- the L2 cache --------------------------------------------------------------------------------------------
 
 

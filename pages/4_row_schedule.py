@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 import softmax_core as sc
-from explorer_ui import charts, code, data, defaults, launch_facts, layout, schedule
+from explorer_ui import charts, code, data, defaults, fmt, launch_facts, layout, schedule
 from explorer_ui.i18n import t
 from explorer_ui.plan_reasons import render_reason
 from explorer_ui.player import player
@@ -132,7 +132,7 @@ def render(step: int) -> None:
             now = rows[trace.iteration == step - 1]
             table = pd.DataFrame({t("schedule_col_row"): now, t("schedule_program"): trace.program[now]})
             st.caption(t("schedule_now_caption", it=step - 1))
-            st.dataframe(table, hide_index=True, width="stretch", height=200)
+            st.dataframe(fmt.table(table), hide_index=True, width="stretch", height=200)
 
 
 player("schedule", n_frames, render, format_step=frame_text, label=t("schedule_step_label"))
@@ -158,7 +158,7 @@ with left:
 with right:
     per_program = pd.DataFrame({t("schedule_program"): np.arange(P), t("schedule_col_rows"): rows_per,
                                 t("schedule_col_which"): [schedule.row_list(handled[p], 6) for p in range(P)]})
-    st.dataframe(per_program, hide_index=True, width="stretch", height=260)
+    st.dataframe(fmt.table(per_program), hide_index=True, width="stretch", height=260)
 
 # -- num_stages: overlapping the next row's load with this row's math ---------------------------------
 st.subheader(t("schedule_pipe_title"))

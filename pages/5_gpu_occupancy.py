@@ -3,7 +3,7 @@ an occupancy calculator, what happens when a row no longer fits, and the compile
 import pandas as pd
 import streamlit as st
 
-from explorer_ui import charts, code, data, defaults, launch_facts, layout
+from explorer_ui import charts, code, data, defaults, fmt, launch_facts, layout
 from explorer_ui.i18n import bound, t
 from explorer_ui.plan_reasons import render_reason
 from explorer_ui.urlstate import PageState
@@ -134,9 +134,13 @@ else:
         st.warning(t("gpu_sweep_failed", sizes=", ".join(map(str, failed))))
 left, right = st.columns([3, 2])
 with left:
+    y_top = charts.occupancy_y_top(curve, prog_label)
     charts.show(charts.occupancy_curve(curve, marker, x_title=x_title, y_title=t("gpu_y_programs"),
-                                       limit_title=t("gpu_limit"), title=t("gpu_calc_chart"), x_scale_type=scale),
+                                       limit_title=t("gpu_limit"), title=t("gpu_calc_chart"),
+                                       limits=[reg_label, sram_label, prog_label], x_scale_type=scale, y_top=y_top),
                 key="gpu_calc", height=340)
+    if y_top is not None:
+        st.caption(t("acc_axis_cut", top=y_top, highest=int(curve["programs"].max())))
 with right:
     if vary == "regs":
         st.markdown(t("gpu_what_if_text", regs=int(what), programs=hypo.programs_per_sm,
@@ -144,11 +148,12 @@ with right:
                       real=plan.n_regs))
         table = curve[curve["limit"] == prog_label].set_index("x")["programs"]
         steps = table[table.diff().fillna(1) != 0].reset_index()
-        st.dataframe(steps.rename(columns={"x": t("gpu_x_regs"), "programs": t("gpu_y_programs")}),
+        st.dataframe(fmt.table(steps.rename(columns={"x": t("gpu_x_regs"), "programs": t("gpu_y_programs")})),
                      hide_index=True, width="stretch", height=240)
     else:
         pivot = curve.pivot_table(index="x", columns="limit", values="programs").reset_index()
-        st.dataframe(pivot.rename(columns={"x": "BLOCK_SIZE"}), hide_index=True, width="stretch", height=300)
+        st.dataframe(fmt.table(pivot.rename(columns={"x": "BLOCK_SIZE"}), digits=0), hide_index=True, width="stretch",
+                     height=300)
     st.caption(t("gpu_calc_caption"))
 
 # -- when a row no longer fits ------------------------------------------------------------------------

@@ -282,3 +282,37 @@ def test_a_link_s_rows_are_kept_and_said_so():
     at.selectbox(key="schedule_gpu").set_value("t4").run()
     assert at.slider(key="schedule_rows").value == 7
     assert "Kept your 7" in texts(at)
+
+
+# -- benchmark page ---------------------------------------------------------------------------------------------
+
+
+def test_no_ratio_on_an_unsteady_timing():
+    steady, shaky = (measured.timing_spread(row(1.0, 1.05, 1.1, 0.9, 2)),
+                     measured.timing_spread(row(0.75, 6.2, 7.0, 0.75, 9)))
+    assert measured.shown_ratio(steady, steady) == pytest.approx(1.0)
+    assert measured.shown_ratio(shaky, steady) is None and measured.shown_ratio(steady, shaky) is None
+
+
+def test_cpu_time_it_shows_spread_and_withholds_unsteady_ratios(monkeypatch):
+    from softmax_core import bench
+
+    def fake_sweep(M, Ns, dtype, providers, directions, **kwargs):      # copy shaky, the rest steady
+        rows = []
+        for n in Ns:
+            for p in providers:
+                shaky = p == "copy"
+                rows.append(dict(provider=p, direction="forward", dtype=dtype, M=M, N=n,
+                                 ms_p20=0.75 if shaky else 1.0, ms_median=6.2 if shaky else 1.05,
+                                 ms_p80=7.0 if shaky else 1.1, ms_min=0.7, ms_max=9.0, gbps=10.0,
+                                 copy_ratio=0.1, status="ok", reason=""))
+        return bench.BenchmarkRun(pd.DataFrame(rows), {"M": M, "dtype": dtype, "date": "2026-11-30"})
+
+    monkeypatch.setattr(bench, "run_sweep", fake_sweep)
+    at = page("pages/6_benchmark.py", {"cpuN": "256"})
+    at.button(key="bench_cpu_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    frames = [d.value for d in at.dataframe]
+    ratio = next(f for f in frames if "naive" in f.columns and "copy" not in f.columns and "N" in f.columns)
+    assert set(ratio["naive"]) == {"—"}                       # copy was unsteady: no fraction of copy printed
+    assert any("⚠" in c.value for c in at.caption)
