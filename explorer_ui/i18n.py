@@ -17,11 +17,12 @@ fails its test. In a classroom the page shows the key itself instead: a visible 
 from __future__ import annotations
 
 import os
-import string
 import tomllib
 from pathlib import Path
 
 import streamlit as st
+
+from softmax_core.reason_text import format_counted
 
 LOCALES_DIR = Path(__file__).resolve().parent / "locales"
 LANGUAGES = {"en": "English", "zh": "简体中文"}
@@ -61,24 +62,11 @@ def set_language(lang: str) -> None:
     st.session_state["lang"] = lang if lang in LANGUAGES else "en"
 
 
-class _PluralFormatter(string.Formatter):
-    """str.format, plus `{n:SPEC|one|other}`: the number formatted with SPEC, then the word for its count."""
-
-    def format_field(self, value, format_spec: str) -> str:
-        if "|" not in format_spec:
-            return super().format_field(value, format_spec)
-        spec, one, other = format_spec.split("|")
-        return f"{format(value, spec)} {one if value == 1 else other}"
-
-
-_PLURAL = _PluralFormatter()
-
-
 def format_text(text: str, **values) -> str:
-    """`text` with `values` formatted in (plural specs understood)."""
+    """`text` with `values` formatted in (counted nouns understood: softmax_core.reason_text.format_counted)."""
     if not values:
         return text
-    return _PLURAL.format(text, **values) if "|" in text else text.format(**values)
+    return format_counted(text, **values)
 
 
 def text_in(lang: str, key: str, **values) -> str:

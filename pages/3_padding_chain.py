@@ -40,7 +40,7 @@ with c2:
 
 gpu_key = data.default_gpu_key()
 try:
-    with st.spinner(t("computing")):
+    with layout.working("trace", t("acc_wait_trace", rows=n_rows, N=N)):
         trace = data.trace(n_rows, N, num_programs=None, num_stages=None, dtype=defaults.DTYPE, variant=variant, seed=0,
                            poisoned_row=row if variant == "all_neg_inf" else 0, gpu_key=gpu_key, keep_stages=True)
         footprint = data.store_footprint(n_rows, N, row, variant != "no_store_mask", defaults.DTYPE, gpu_key)

@@ -46,7 +46,7 @@ if rows_kept:
     c3.caption(t("acc_kept", value=n_rows, derived=rows_default, gpu=data.gpu_by_key(gpu_key).name))
 
 try:
-    with st.spinner(t("computing")):
+    with layout.working("compile", t("acc_wait_compile", N=N, gpu=data.gpu_by_key(gpu_key).name)):
         plan = data.launch_plan(n_rows, N, defaults.DTYPE, gpu_key)
         full = data.launch_plan(FULL_SIZE_M, N, defaults.DTYPE, gpu_key)
 except Exception as err:
@@ -79,7 +79,7 @@ st.markdown(t("schedule_plan", gpu=plan.gpu.name, sms=plan.gpu.multiprocessor_co
               M=FULL_SIZE_M, full=full.num_programs, per_program=full.rows_per_program))
 
 try:
-    with st.spinner(t("computing")):
+    with layout.working("trace", t("acc_wait_trace", rows=n_rows, N=N)):
         # which program takes which row does not depend on num_stages (that only overlaps work within a
         # program), so the trace runs with the plan's and the slider redraws only the pipeline picture
         trace = data.trace(n_rows, N, num_programs=P, num_stages=None, dtype=defaults.DTYPE, variant="correct", seed=0,

@@ -9,7 +9,7 @@ from explorer_ui.plan_reasons import render_reason
 from explorer_ui.urlstate import PageState
 from softmax_core.tutorial_plan import TUTORIAL_NUM_STAGES, TUTORIAL_STAGES_SHARED_THRESHOLD, occupancy
 
-MAX_N = 262_144
+MAX_N = defaults.GPU_PAGE_MAX_N
 MAX_REGS_PER_THREAD = 255          # NVIDIA's per-thread ceiling (AMD: 512 VGPRs); the x-axis of the calculator
 CHART_MIN_REGS = 16                # below this the register line shoots up and flattens the rest of the chart
 BLOCK_SWEEP = defaults.BLOCK_SWEEP   # 32 ... 65536: each one a real compile (cached on disk, pre-warmed)
@@ -32,7 +32,7 @@ dtype = c4.selectbox(t("dtype"), data.DTYPE_NAMES, key=kdtype)
 gpu = data.gpu_by_key(gpu_key)
 
 try:
-    with st.spinner(t("computing")):
+    with layout.working("compile", t("acc_wait_compile", N=N, gpu=gpu.name)):
         plan = data.launch_plan(M, N, dtype, gpu_key)
 except Exception as err:
     st.error(t("error_generic", error=err))
@@ -115,7 +115,7 @@ if vary == "regs":
     marker = pd.DataFrame([{"x": int(what), "programs": hypo.programs_per_sm, "label": t("gpu_marker_what_if")}])
     x_title, scale = t("gpu_x_regs"), "linear"
 else:
-    with st.spinner(t("gpu_compiling_sweep", n=len(BLOCK_SWEEP))):
+    with layout.working("sweep", t("gpu_compiling_sweep", n=len(BLOCK_SWEEP))):
         rows, failed = [], []
         for b in BLOCK_SWEEP:
             try:
@@ -160,7 +160,7 @@ with right:
 st.subheader(t("gpu_long_title"))
 tuned = None
 try:
-    with st.spinner(t("computing")):
+    with layout.working("tuned", t("acc_wait_tuned", N=N, gpu=gpu.name)):
         tuned = data.softmax_plan(M, N, dtype, gpu_key)
 except Exception as err:
     st.caption(t("error_generic", error=err))
@@ -176,7 +176,7 @@ st.subheader(t("gpu_asm_title"))
 kasm = state.bool_key("asm", False)
 if st.toggle(t("gpu_asm_toggle"), key=kasm):
     try:
-        with st.spinner(t("computing")):
+        with layout.working("asm", t("acc_wait_asm", gpu=gpu.name)):
             asm = data.kernel_asm(plan.block_size, plan.num_warps, plan.num_stages, dtype, gpu_key)
     except Exception as err:
         asm = {}
