@@ -316,3 +316,58 @@ def test_cpu_time_it_shows_spread_and_withholds_unsteady_ratios(monkeypatch):
     ratio = next(f for f in frames if "naive" in f.columns and "copy" not in f.columns and "N" in f.columns)
     assert set(ratio["naive"]) == {"—"}                       # copy was unsteady: no fraction of copy printed
     assert any("⚠" in c.value for c in at.caption)
+
+
+def test_gbps_chart_gives_each_provider_its_own_colour():
+    df = pd.DataFrame({"N": [1, 1, 1], "gbps": [1, 2, 3], "gbps_lo": [1, 2, 3], "gbps_hi": [1, 2, 3], "ms": [1, 1, 1],
+                       "copy_ratio": [1, 1, 1], "provider": ["T", "N", "L"],
+                       "provider_key": ["tutorial", "naive", "liger"]})
+    spec = charts.gbps_chart(df, None, x_title="x", y_title="y", color_title="c", title="t").chart.to_dict()
+    scale = spec["layer"][1]["encoding"]["color"]["scale"]
+    assert dict(zip(scale["domain"], scale["range"])) == {
+        "T": charts.PROVIDER_COLORS["tutorial"], "N": charts.PROVIDER_COLORS["naive"], "L": charts.PROVIDER_COLORS["liger"]}
+
+
+def test_memory_chart_of_a_tiny_matrix_is_in_bytes():
+    at = page("pages/2_memory_traffic.py", {"M": "1", "N": "1"})
+    specs = json.dumps([json.loads(c.proto.spec) for c in at.get("arrow_vega_lite_chart") + at.get("vega_lite_chart")])
+    assert '"B moved through DRAM"' in specs and "MB moved" not in specs
+
+
+# -- settings that follow the kernel ----------------------------------------------------------------------------
+
+
+def test_register_what_if_follows_the_kernel():
+    at = page("pages/5_gpu_occupancy.py", {"N": "256"})
+    regs_256 = at.slider(key="gpu_regs").value
+    real = lambda at: next(m.value for m in at.metric if m.label == TEXT["gpu_n_regs"]["en"])   # noqa: E731
+    assert str(regs_256) == str(real(at))
+    at.number_input(key="gpu_N").set_value(16384).run()
+    assert str(at.slider(key="gpu_regs").value) == str(real(at))          # the new kernel's count, not the old
+    at.slider(key="gpu_regs").set_value(200).run()
+    at.number_input(key="gpu_N").set_value(1024).run()
+    assert at.slider(key="gpu_regs").value == 200 and "Kept your 200" in texts(at)
+
+
+# -- first-time waits ---------------------------------------------------------------------------------------------
+
+
+def test_waits_are_announced_with_this_server_s_own_median():
+    from explorer_ui import layout
+
+    assert layout.expected_seconds("test-kind") is None
+    layout.record_wait("test-kind", 0.01)                     # a cache hit: not work
+    assert layout.expected_seconds("test-kind") is None
+    for s in (2.0, 9.0, 4.0):
+        layout.record_wait("test-kind", s)
+    assert layout.expected_seconds("test-kind") == 4.0
+
+
+def test_prewarm_covers_the_gpu_page_s_longest_row_on_every_gpu():
+    import softmax_core as sc
+    from explorer_ui import defaults, prewarm
+
+    labels = [what for what, _ in prewarm.work_items()]
+    for gpu in sc.gpu_catalog():
+        assert any(f"x{defaults.GPU_PAGE_MAX_N} on {gpu.key}" in w and w.startswith("plan") for w in labels), gpu.key
+        assert any(f"x{defaults.GPU_PAGE_MAX_N} on {gpu.key}" in w and w.startswith("tuned") for w in labels), gpu.key
