@@ -124,6 +124,9 @@ def work_items(defaults_only: bool = False) -> list[tuple[str, object]]:
              (f"plan {M}x{defaults.SCHEDULE_N} on {schedule_gpu.key} (row schedule)",
               plan(defaults.SCHEDULE_N, schedule_gpu))]
     items += [(f"plan {M}x{b} on {home.key} (BLOCK_SIZE sweep)", plan(b, home)) for b in defaults.BLOCK_SWEEP]
+    # the padding chain's shortest rows (N < 32) have block sizes below the sweep's
+    items += [(f"plan {M}x{b} on {home.key} (padding chain, short rows)", plan(b, home))
+              for b in defaults.SHORT_BLOCKS]
     items.append((f"PTX/SASS of the {M}x{N} plan on {home.key} (GPU page)", asm(home)))
     items += [(f"plan {M}x{top} on {home.key} (GPU page, longest row)", plan(top, home)),
               (f"tuned plan {M}x{top} on {home.key} (GPU page, longest row)", tuned(home, top))]
