@@ -113,7 +113,7 @@ def render(step: int) -> None:
                              t("padding_in_row"): ["✓" if c < N else "✗" for c in edge],
                              t("padding_value"): [value_text(trace.stage(row, stage)[c]) for c in edge]})
         st.caption(t("padding_edge_caption"))
-        st.dataframe(near, hide_index=True, width="stretch")
+        st.dataframe(fmt.table(near), hide_index=True, width="stretch")
 
 
 player("padding", len(FRAMES), render, format_step=frame_text,

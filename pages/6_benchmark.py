@@ -83,7 +83,8 @@ def show_run(run, prefix: str) -> None:
     failed = run.frame[run.frame["status"] != "ok"]
     if not failed.empty:
         with st.expander(t("bench_failed", n=len(failed))):
-            st.dataframe(failed[["provider", "direction", "N", "status", "reason"]], hide_index=True, width="stretch")
+            st.dataframe(fmt.table(failed[["provider", "direction", "N", "status", "reason"]]), hide_index=True,
+                         width="stretch")
     with st.expander(t("bench_provenance")):
         prov = {k: (", ".join(f"{a}: {b}" for a, b in v.items()) if isinstance(v, dict) else
                     ", ".join(map(str, v)) if isinstance(v, list) else v) for k, v in run.provenance.items()}
