@@ -179,12 +179,33 @@ def _speedup_figures(row) -> dict:
     return {"speedup": s.value, "lo": s.lo, "hi": s.hi, "spread_kind": s.kind, "verdict": s.verdict}
 
 
+def _recorded_only() -> tuple | None:
+    """A cache key for "the recorded runs as they are on disk", or None when this session has a live run
+    (then the answers are computed afresh: a live run does not hash)."""
+    if st.session_state.get(LIVE_RUN_KEY) is not None:
+        return None
+    directory = recorded_dir()
+    return str(directory), _folder_stamp(directory)
+
+
 def measured_speedup(dtype: str, N: int, M: int | None = None) -> dict | None:
     """Naive time / fused time from the recorded runs at the recorded shape closest to M x N (N first,
     then M), or None. Returns the figures, their spread (measured.speedup), whether that shape is exactly
     the one asked for (`exact`), and where they come from (GPU, date)."""
+    key = _recorded_only()
+    if key is not None:
+        return _recorded_measured_speedup(key, dtype, N, M)
+    return _measured_speedup(benchmark_runs(), dtype, N, M)
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def _recorded_measured_speedup(key: tuple, dtype: str, N: int, M: int | None) -> dict | None:
+    return _measured_speedup(recorded_runs(), dtype, N, M)
+
+
+def _measured_speedup(runs, dtype: str, N: int, M: int | None) -> dict | None:
     best = None
-    for run in benchmark_runs():
+    for run in runs:
         pair = _forward_pairs(run, dtype)
         if pair is None:
             continue
@@ -204,9 +225,21 @@ def speedup_table(dtype: str):
     """Predicted (bytes ratio, softmax_core.memory; with and without L2) and measured (naive ms / fused ms,
     with its spread and verdict) speedup for every N of the first recorded run that timed both, or None.
     Columns: N, M, predicted, predicted_l2, measured, lo, hi, spread_kind, verdict, gpu, date."""
+    key = _recorded_only()
+    if key is not None:
+        return _recorded_speedup_table(key, dtype)
+    return _speedup_table(benchmark_runs(), dtype)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _recorded_speedup_table(key: tuple, dtype: str):
+    return _speedup_table(recorded_runs(), dtype)
+
+
+def _speedup_table(runs, dtype: str):
     import pandas as pd
 
-    for run in benchmark_runs():
+    for run in runs:
         pair = _forward_pairs(run, dtype)
         if pair is None:
             continue

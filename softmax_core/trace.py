@@ -62,9 +62,11 @@ _flags = launch_flags
 def _input(n_rows: int, n_cols: int, dtype: torch.dtype, seed: int, variant: str, poisoned_row: int):
     # One generator per row, seeded by (seed, row): a row's values depend on its index only, so asking for
     # more rows adds rows and leaves the existing ones as they were.
-    rows = [torch.randn(n_cols, generator=torch.Generator().manual_seed(seed * 1_000_003 + r))
-            for r in range(n_rows)]
-    x = torch.stack(rows).to(dtype)
+    generator = torch.Generator()
+    x = torch.empty(n_rows, n_cols)
+    for r in range(n_rows):
+        torch.randn(n_cols, generator=generator.manual_seed(seed * 1_000_003 + r), out=x[r])
+    x = x.to(dtype)
     if variant == "all_neg_inf":
         x[poisoned_row] = float("-inf")
     return x.to(runtime.kernel_device())
