@@ -111,25 +111,27 @@ def stacked_traffic(df: pd.DataFrame, *, x_title: str, y_title: str, color_title
 
 def speedup_lines(df: pd.DataFrame, *, x_title: str, y_title: str, color_title: str, title: str,
                   kinds: list[str], spread: pd.DataFrame, verdicts: list[str], verdict_title: str,
-                  crossing: pd.DataFrame | None = None) -> Figure:
+                  crossing: pd.DataFrame | None = None, y_top: float | None = None) -> Figure:
     """Predicted (with and without L2) and measured speedup over N. `df`: N, speedup, kind (one of `kinds`,
     coloured in that order in every language). `spread`: N, lo, hi, speedup, verdict (one of `verdicts`):
     the measured figure's interval as a bar, its verdict as the point's shape. `crossing`: N, label — where
-    one M x N tensor stops fitting in the L2 cache (a vertical rule)."""
+    one M x N tensor stops fitting in the L2 cache (a vertical rule). `y_top`: cut the y axis there (bars
+    that reach above it are clipped; the page says so)."""
     x = alt.X("N:Q", scale=alt.Scale(type="log", base=2), title=x_title)
+    y_scale = alt.Scale(domain=[0, y_top]) if y_top else alt.Scale(zero=True)
     color = alt.Color("kind:N", title=color_title, sort=kinds, scale=alt.Scale(domain=kinds, range=list(SAFE[:len(kinds)])),
                       legend=alt.Legend(orient="bottom", columns=1, labelLimit=360))
-    lines = alt.Chart(_data("speedup"), title=title).mark_line(point=False).encode(
-        x=x, y=alt.Y("speedup:Q", title=y_title), color=color,
+    lines = alt.Chart(_data("speedup"), title=title).mark_line(point=False, clip=True).encode(
+        x=x, y=alt.Y("speedup:Q", title=y_title, scale=y_scale), color=color,
         strokeDash=alt.StrokeDash("kind:N", sort=kinds, legend=None,
                                   scale=alt.Scale(domain=kinds, range=[[1, 0], [5, 3], [1, 0]][:len(kinds)])),
         tooltip=[alt.Tooltip("kind:N", title=color_title), alt.Tooltip("N:Q", format=","),
                  alt.Tooltip("speedup:Q", format=".2f", title=y_title)],
     )
     measured_color = SAFE[kinds.index(kinds[-1])]
-    bars = alt.Chart(_data("spread")).mark_rule(color=measured_color, opacity=0.6, strokeWidth=2).encode(
+    bars = alt.Chart(_data("spread")).mark_rule(color=measured_color, opacity=0.6, strokeWidth=2, clip=True).encode(
         x=x, y="lo:Q", y2="hi:Q")
-    points = alt.Chart(_data("spread")).mark_point(size=70, filled=True, color=measured_color).encode(
+    points = alt.Chart(_data("spread")).mark_point(size=70, filled=True, color=measured_color, clip=True).encode(
         x=x, y="speedup:Q",
         shape=alt.Shape("verdict:N", title=verdict_title, sort=verdicts,
                         scale=alt.Scale(domain=verdicts, range=["circle", "cross", "diamond"][:len(verdicts)]),
@@ -143,7 +145,7 @@ def speedup_lines(df: pd.DataFrame, *, x_title: str, y_title: str, color_title: 
         datasets["crossing"] = crossing
         rule = alt.Chart(_data("crossing")).mark_rule(color="#444444", strokeDash=[2, 3]).encode(
             x=x, tooltip=["label:N"])
-        text = alt.Chart(_data("crossing")).mark_text(align="left", dx=4, dy=-6, fontSize=11, color="#444444").encode(
+        text = alt.Chart(_data("crossing")).mark_text(align="right", dx=-4, dy=-6, fontSize=11, color="#444444").encode(
             x=x, y=alt.value(12), text="label:N")
         chart = chart + rule + text
     return Figure(chart, datasets)
@@ -245,6 +247,12 @@ def gantt(df: pd.DataFrame, *, x_title: str, y_title: str, phase_title: str, tit
                  alt.Tooltip("end:Q", format=".1f")],
     )
     return Figure(chart, {"spans": df})
+
+
+def speedup_y_top(values, floor: float = 1.0) -> float:
+    """Where to cut a speedup chart's y axis: 1.5 x the largest median or prediction (at least `floor`), so
+    that a wide min–max bar of an old run does not squash the lines it is about."""
+    return max(floor, 1.5 * max((float(v) for v in values if pd.notna(v)), default=floor))
 
 
 def occupancy_y_top(df: pd.DataFrame, programs_limit: str) -> float | None:

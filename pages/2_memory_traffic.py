@@ -123,22 +123,28 @@ if table is not None:
     cross_n = measured.l2_crossing_n(run_M, traffic.element_size, run_gpu)
     crossing = None
     if cross_n is not None:
-        crossing = pd.DataFrame([{"N": cross_n, "label": t("acc_crossing_label", M=run_M, gpu=run_gpu.name,
+        crossing = pd.DataFrame([{"N": cross_n, "label": t("acc_crossing_label",
                                                          l2=f"{run_gpu.l2_mib:,g} MiB")}])
     st.subheader(t("memory_curve_title"))
+    y_top = charts.speedup_y_top(curve["speedup"])
     left, right = st.columns([3, 2])
     with left:
         charts.show(charts.speedup_lines(curve, x_title=t("cols_N"), y_title=t("memory_speedup_axis"),
                                          color_title=t("memory_kind"), title=t("memory_curve_chart"), kinds=kinds,
                                          spread=spread, verdicts=verdicts, verdict_title=t("acc_verdict_title"),
-                                         crossing=crossing),
+                                         crossing=crossing, y_top=y_top),
                     key="memory_curve", height=380)
+        if (spread["hi"] > y_top).any():
+            st.caption(t("acc_speedup_axis_cut", top=y_top))
     with right:
-        shown = table[["N", "M", "predicted", "predicted_l2", "measured", "lo", "hi"]].copy()
-        shown["verdict"] = spread["verdict"]
-        st.dataframe(fmt.table(shown).rename(columns={
-            "predicted": kinds[0], "predicted_l2": kinds[1], "measured": kinds[2], "lo": t("acc_col_lo"),
-            "hi": t("acc_col_hi"), "verdict": t("acc_verdict_title")}), hide_index=True, width="stretch")
+        if cross_n is not None:
+            st.markdown(t("acc_crossing_text", M=run_M, gpu=run_gpu.name, l2=f"{run_gpu.l2_mib:,g} MiB",
+                          cross=cross_n))
+    shown = table[["N", "M", "predicted", "predicted_l2", "measured", "lo", "hi"]].copy()
+    shown["verdict"] = spread["verdict"]
+    st.dataframe(fmt.table(shown).rename(columns={
+        "predicted": kinds[0], "predicted_l2": kinds[1], "measured": kinds[2], "lo": t("acc_col_lo"),
+        "hi": t("acc_col_hi"), "verdict": t("acc_verdict_title")}), hide_index=True, width="stretch")
     st.caption(t("memory_curve_caption", gpu=table["gpu"].iloc[0], date=table["date"].iloc[0], M=run_M))
     st.caption(t("acc_rule", limit=measured.SPREAD_LIMIT))
 
