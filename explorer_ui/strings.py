@@ -443,7 +443,6 @@ TEXT: dict[str, dict[str, str]] = {
     "gpu_fig_max_shared_mem": {"en": "shared memory per program (max_shared_mem)", "zh": "每 program 共享内存上限(max_shared_mem)"},
     "gpu_fig_warp_size": {"en": "warp size", "zh": "warp 大小"},
     "gpu_fig_memory_bandwidth_gbps": {"en": "memory bandwidth", "zh": "显存带宽"},
-    "gpu_fig_memory_gib": {"en": "memory", "zh": "显存容量"},
     "gpu_fig_l2_mib": {"en": "L2 cache", "zh": "L2 缓存"},
     "gpu_amd_note": {
         "en": "AMD: a wavefront has {warp} lanes, and registers come from each SIMD's own file, so occupancy follows "

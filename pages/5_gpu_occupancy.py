@@ -6,7 +6,7 @@ import streamlit as st
 from explorer_ui import charts, code, data, defaults, layout
 from explorer_ui.i18n import bound, t
 from explorer_ui.urlstate import PageState
-from softmax_core.tutorial_plan import occupancy
+from softmax_core.occupancy import chapter_occupancy, occupancy
 
 MAX_N = 262_144
 MAX_REGS_PER_THREAD = 255          # NVIDIA's per-thread ceiling (AMD: 512 VGPRs); the x-axis of the calculator
@@ -44,8 +44,13 @@ FIGURES = (("name", gpu.name), ("arch", f"{gpu.arch} ({t('gpu_cc')} {gpu.compute
            ("multiprocessor_count", f"{gpu.multiprocessor_count:,}"), ("max_num_regs", f"{gpu.max_num_regs:,}"),
            ("max_shared_mem", f"{gpu.max_shared_mem:,} B"), ("warp_size", str(gpu.warp_size)),
            ("memory_bandwidth_gbps", f"{gpu.memory_bandwidth_gbps:,.0f} GB/s" if gpu.memory_bandwidth_gbps else "—"),
-           ("memory_gib", f"{gpu.memory_gib:,.0f} GiB" if gpu.memory_gib else "—"),
-           ("l2_mib", f"{gpu.l2_mib:,.0f} MiB" if gpu.l2_mib else "—"))
+           ("memory_gb", f"{gpu.memory_gb:,.0f} GB" if gpu.memory_gb else "—"),
+           ("l2_mib", f"{gpu.l2_mib:,.4g} MiB" if gpu.l2_mib else "—"),
+           ("max_warps_per_sm", f"{gpu.max_warps_per_sm}" if gpu.max_warps_per_sm else "—"),
+           ("max_blocks_per_sm", f"{gpu.max_blocks_per_sm}" if gpu.max_blocks_per_sm else "—"),
+           ("shared_mem_per_sm", f"{gpu.shared_mem_per_sm:,} B" if gpu.shared_mem_per_sm else "—"),
+           ("reserved_shared_per_block", f"{gpu.reserved_shared_per_block:,} B"),
+           ("register_alloc_unit", f"{gpu.register_alloc_unit}" if gpu.register_alloc_unit else "—"))
 left, right = st.columns([1, 1])
 with left:
     st.subheader(t("gpu_props_title"))
@@ -70,6 +75,17 @@ with right:
     m[1].metric(t("gpu_grid"), f"{plan.num_programs:,}")
     m[2].metric(t("gpu_limiter"), t(f"limiter_{plan.limiter.replace(' ', '_')}"))
     st.caption(t("gpu_resources_how", how=plan.resources_how))
+    if plan.toolchain:
+        st.caption(t("occupancy_toolchain", toolchain=plan.toolchain))
+    hw = plan.occupancy
+    m = st.columns(3)
+    m[0].metric(t("occupancy_hardware_per_sm"), hw.programs_per_sm, help=t("occupancy_hardware_help"))
+    m[1].metric(t("occupancy_resident"), f"{gpu.multiprocessor_count * hw.programs_per_sm:,}")
+    m[2].metric(t("occupancy_hardware_limiter"), t(f"limiter_{hw.limiter.replace(' ', '_')}"))
+    if not hw.agrees:
+        st.warning(t("occupancy_differs", chapter=hw.chapter_programs_per_sm, hardware=hw.programs_per_sm,
+                     why=", ".join(t(f"limiter_{d.replace(' ', '_')}") for d in hw.differences)))
+        st.code(hw.rule, language=None, wrap_lines=True)
 
 explanation = layout.plan_explanation(plan)
 if plan.fits:
@@ -96,10 +112,10 @@ with left:
     st.markdown(t("gpu_formula_text"))
     code.kernel_panel("block_size", "num_stages", "range", "load", caption=t("kernel_caption"), context=1)
 with right:
-    focus = {"registers": ("reg_occupancy = AMD_SIMDS" if gpu.vendor == "amd" else "reg_occupancy = gpu.max_num_regs",),
+    focus = {"registers": ("reg_occupancy = gpu.max_num_regs",),
              "shared memory": ("sram_occupancy = gpu.max_shared_mem",),
-             "rows": ("num_programs = min(full_grid, n_rows)",)}[plan.limiter]
-    code.source_panel(occupancy, focus + ("programs_per_sm = ",), caption=t("gpu_occupancy_caption"))
+             "rows": ()}[plan.limiter]
+    code.source_panel(chapter_occupancy, focus + ("programs_per_sm = ",), caption=t("occupancy_chapter_caption"))
 
 # -- occupancy calculator ----------------------------------------------------------------------------
 st.subheader(t("gpu_calc_title"))
@@ -113,10 +129,11 @@ if vary == "regs":
     rows = []
     for r in range(min(CHART_MIN_REGS, int(what), plan.n_regs), MAX_REGS_PER_THREAD + 1):
         occ = occupancy(gpu, r, plan.shared_bytes, plan.num_warps, 10**9)
-        rows.append({"x": r, "programs": occ.reg_occupancy, "limit": reg_label})
-        if occ.sram_occupancy is not None:
-            rows.append({"x": r, "programs": occ.sram_occupancy, "limit": sram_label})
-        rows.append({"x": r, "programs": occ.programs_per_sm, "limit": prog_label})
+        rows.append({"x": r, "programs": occ.chapter_reg_occupancy, "limit": reg_label})
+        if occ.chapter_sram_occupancy is not None:
+            rows.append({"x": r, "programs": occ.chapter_sram_occupancy, "limit": sram_label})
+        rows.append({"x": r, "programs": occ.chapter_programs_per_sm, "limit": prog_label})
+        rows.append({"x": r, "programs": occ.programs_per_sm, "limit": t("occupancy_line_hardware")})
     curve = pd.DataFrame(rows)
     hypo = data.what_if_plan(M, N, dtype, gpu_key, int(what), plan.shared_bytes, "what-if")
     marker = pd.DataFrame([{"x": int(what), "programs": hypo.programs_per_sm, "label": t("gpu_marker_what_if")}])
@@ -134,6 +151,8 @@ else:
             if p.sram_occupancy is not None:
                 rows.append({"x": b, "programs": p.sram_occupancy, "limit": sram_label, "n_regs": p.n_regs})
             rows.append({"x": b, "programs": p.programs_per_sm, "limit": prog_label, "n_regs": p.n_regs})
+            rows.append({"x": b, "programs": p.hardware_programs_per_sm, "limit": t("occupancy_line_hardware"),
+                         "n_regs": p.n_regs})
     curve = pd.DataFrame(rows)
     marker = pd.DataFrame([{"x": plan.block_size, "programs": plan.programs_per_sm, "label": t("gpu_marker_plan")}])
     x_title, scale = t("gpu_x_block"), "log"

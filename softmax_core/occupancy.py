@@ -121,8 +121,9 @@ def occupancy(gpu: GpuSpec, n_regs: int, shared_bytes: int, num_warps: int, n_ro
     num_programs = min(full_grid, n_rows)
     if 0 < n_rows < full_grid:
         limiter = "rows"
-    else:  # ties: name the resource the chapter also counts first
-        limiter = next(name for name, v in limits.items() if v == programs_per_sm)
+    else:  # ties: name the hard slot limits first (no kernel change can lift them), then the resources
+        limiter = next(name for name in ("warp slots", "block slots", "registers", "shared memory")
+                       if limits[name] == programs_per_sm)
 
     unit_note = (f"{gpu.register_alloc_unit // gpu.warp_size} per lane" if gpu.vendor == "amd"
                  else f"units of {gpu.register_alloc_unit}")

@@ -62,6 +62,7 @@ class LaunchPlan:
     fits: bool                      # False: not even one program fits on an SM
     explanation: str
     occupancy: Occupancy | None = None  # both answers: the hardware's rules and the chapter's formula
+    toolchain: str = ""                 # which compiler produced n_regs (compile.toolchain)
 
     @property
     def hardware_programs_per_sm(self) -> int:
@@ -131,7 +132,7 @@ def _plan_launch(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec,
                       reg_occupancy=occ.chapter_reg_occupancy, sram_occupancy=occ.chapter_sram_occupancy,
                       programs_per_sm=occ.chapter_programs_per_sm, num_programs=occ.chapter_num_programs,
                       limiter=occ.chapter_limiter, occupancy_rule=occ.chapter_rule, resources_how=resources.how,
-                      fits=fits, explanation=explanation, occupancy=occ)
+                      fits=fits, explanation=explanation, occupancy=occ, toolchain=resources.toolchain)
 
 
 def _explain(gpu: GpuSpec, block_size: int, num_warps: int, res: KernelResources, occ: Occupancy,
