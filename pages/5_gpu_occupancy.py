@@ -84,7 +84,8 @@ with right:
     m[2].metric(t("occupancy_hardware_limiter"), t(f"limiter_{hw.limiter.replace(' ', '_')}"))
     if not hw.agrees:
         st.warning(t("occupancy_differs", chapter=hw.chapter_programs_per_sm, hardware=hw.programs_per_sm,
-                     why=", ".join(t(f"limiter_{d.replace(' ', '_')}") for d in hw.differences)))
+                     why=t("occupancy_list_separator").join(t(f"limiter_{d.replace(' ', '_')}")
+                                                            for d in hw.differences)))
         st.code(hw.rule, language=None, wrap_lines=True)
 
 explanation = layout.plan_explanation(plan)

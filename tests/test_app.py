@@ -9,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from explorer_ui import code, layout
-from explorer_ui.strings import TEXT
+from explorer_ui.i18n import TEXT  # strings.py and locales/*.toml together
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE_FILES = [path for path, _, _ in layout.PAGES]
