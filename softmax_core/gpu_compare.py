@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import torch
 
 from .gpu import GpuSpec, gpu_catalog
-from .memory import bytes_moved, element_size
+from .dtypes import element_size
+from .memory import bytes_moved
 
 KERNELS = ("tutorial", "tuned")
 
