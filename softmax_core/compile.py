@@ -202,8 +202,13 @@ class _CompilerChild:
         return KernelResources(**reply)
 
 
-_child = _CompilerChild()
+compiler_process = _CompilerChild()   # compiles for kernel_resources when kernels are interpreted here
 _memory: dict[tuple, KernelResources] = {}
+
+
+def forget_in_memory() -> None:
+    """Drop this process's remembered results: the next question is answered from the disk cache, or compiled."""
+    _memory.clear()
 
 
 def kernel_resources(job: CompileJob, want_asm: bool = False) -> KernelResources:
@@ -221,7 +226,7 @@ def kernel_resources(job: CompileJob, want_asm: bool = False) -> KernelResources
         except (ValueError, TypeError):
             pass  # a torn or stale file: compile again
     if runtime.INTERPRETED:
-        result = _child.request(job, want_asm)
+        result = compiler_process.request(job, want_asm)
     else:
         result = compile_for_target(job, want_asm)
     tmp = path.with_suffix(f".{os.getpid()}.tmp")

@@ -382,7 +382,7 @@ def test_prewarm_compiles_what_the_pages_ask_for(tmp_path, monkeypatch):
     assert list((tmp_path / "compile").glob("*.json"))
 
     # Forget what this process already knows, so that only the pre-warm's files can answer.
-    monkeypatch.setattr(sc_compile, "_memory", {})
+    sc_compile.forget_in_memory()
     tutorial_plan.clear_plan_cache()
     st.cache_data.clear()
     compiled = []
@@ -391,7 +391,7 @@ def test_prewarm_compiles_what_the_pages_ask_for(tmp_path, monkeypatch):
         compiled.append((job, want_asm))
         raise RuntimeError(f"compiled although the pre-warm should have: {job}")
 
-    monkeypatch.setattr(sc_compile._child, "request", no_compile)
+    monkeypatch.setattr(sc_compile.compiler_process, "request", no_compile)
     monkeypatch.setattr(sc_compile, "compile_for_target", no_compile)
     for page in ("pages/3_padding_chain.py", "pages/4_row_schedule.py", "pages/5_gpu_occupancy.py"):
         at = app_on(page)                   # each in a new session: links from one page don't carry over
