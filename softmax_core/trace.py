@@ -329,3 +329,6 @@ def pipeline_timeline(n_iterations: int, num_stages: int, load_time: float, comp
         spans += [Span(j, "load", earliest, load_end), Span(j, "compute", start, start + compute_time),
                   Span(j, "store", start + compute_time, start + compute_time + store_time)]
     return tuple(spans)
+
+# Long rows (the tiled and split kernels) are traced in their own module.
+from .long_row_trace import trace_online, trace_split  # noqa: E402,F401

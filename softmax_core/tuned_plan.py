@@ -156,6 +156,8 @@ def _job(kernel: str, direction: str, dtype: torch.dtype, constexprs: dict, num_
         ("n_rows", "i32"), ("n_cols", "i32"))
     if kernel in SPLIT_KERNEL.values():
         signature += (("slots_ptr", "*i64"),)
+    if kernel == TILED_KERNEL["forward"]:
+        constexprs = {**constexprs, "trace_ptr": None, "TRACE": False}   # its trace switch, off
     signature += tuple((name, "constexpr") for name in constexprs)
     return CompileJob(kernel, signature, tuple(constexprs.items()), num_warps, 1, gpu.compile_target,
                       on_device=gpu.live)
