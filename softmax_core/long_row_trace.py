@@ -23,6 +23,7 @@ import torch
 import triton
 
 from . import runtime
+from .memory import bytes_moved
 from .tuned_kernels import (NOT_PUBLISHED, TRACE_TILE_FIELDS, read_published, softmax_split_kernel,
                             softmax_tiled_kernel)
 
@@ -287,3 +288,62 @@ def attention_walk(trace: OnlineTrace, row: int, values) -> tuple[AttentionStep,
                                    rec["d_after"], o, o_after, tile_o))
         o = o_after
     return tuple(steps)
+
+
+# -- the tiled path and L2 -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TiledTraffic:
+    """What the tiled path moves for an M x N softmax, and whether its second pass can find rows in L2."""
+
+    n_rows: int
+    n_cols: int
+    element_bytes: int
+    tile: int
+    num_warps: int
+    n_regs: int                   # the tiled kernel compiled for the GPU
+    programs_per_sm: int
+    rows_in_flight: int           # SMs x programs per SM, at most n_rows: rows being walked at once
+    l2_bytes: int | None
+
+    @property
+    def row_bytes(self) -> int:
+        return self.n_cols * self.element_bytes
+
+    @property
+    def bytes_in_flight(self) -> int:
+        return self.rows_in_flight * self.row_bytes
+
+    @property
+    def nominal_bytes(self) -> int:
+        """Pass 1 reads x, pass 2 reads x again and writes y: 3MN elements."""
+        return bytes_moved(self.n_rows, self.n_cols, self.element_bytes) + self.n_rows * self.n_cols * self.element_bytes
+
+    @property
+    def dram_bytes_if_l2_hits(self) -> int:
+        """If pass 2 finds the row in L2, DRAM sees only x once and y once: 2MN, like a row held whole."""
+        return bytes_moved(self.n_rows, self.n_cols, self.element_bytes)
+
+    @property
+    def fits_l2(self) -> bool | None:
+        return None if self.l2_bytes is None else self.bytes_in_flight <= self.l2_bytes
+
+
+def tiled_traffic(n_rows: int, n_cols: int, dtype: torch.dtype, gpu) -> TiledTraffic:
+    """The tiled kernel's shape for this row (tuned_plan.tiled_config), compiled for `gpu`, and the rows it
+    has in flight at once: one program per row, as many programs per SM as its registers allow."""
+    from .tuned_plan import TILED_KERNEL, _job, tiled_config
+    from .compile import kernel_resources
+    from .tutorial_plan import occupancy
+
+    if n_rows < 1 or n_cols < 1:
+        raise ValueError(f"need a positive shape, got {n_rows} x {n_cols}")
+    tile, warps = tiled_config(n_cols)
+    res = kernel_resources(_job(TILED_KERNEL["forward"], "forward", dtype, {"TILE": tile, "SAFE": False,
+                                                                           "FP64": dtype == torch.float64},
+                                warps, gpu))
+    occ = occupancy(gpu, res.n_regs, res.shared_bytes, warps, n_rows)
+    l2 = int(gpu.l2_mib * 2**20) if gpu.l2_mib else None
+    return TiledTraffic(n_rows, n_cols, torch.empty((), dtype=dtype).element_size(), tile, warps, res.n_regs,
+                        occ.programs_per_sm, min(n_rows, occ.programs_per_sm * gpu.multiprocessor_count), l2)
