@@ -254,14 +254,18 @@ def y_extent(values: np.ndarray) -> tuple[float, float]:
     return (float(finite.min()), float(finite.max()))
 
 
-def tiled_kernel_lines() -> tuple[str, ...]:
-    """The tiled kernel's source as the page shows it: without its TRACE block (it compiles away)."""
+def kernel_lines_of(kernel) -> tuple[str, ...]:
+    """A kernel's source as the pages show it: without its TRACE block (it compiles away)."""
     import inspect
     import textwrap
 
-    fn = getattr(softmax_tiled_kernel, "fn", softmax_tiled_kernel)
+    fn = getattr(kernel, "fn", kernel)
     lines = textwrap.dedent(inspect.getsource(fn)).splitlines()
     return tuple(code._without_trace_block(lines))
+
+
+def tiled_kernel_lines() -> tuple[str, ...]:
+    return kernel_lines_of(softmax_tiled_kernel)
 
 
 # fragments of the tiled kernel's lines each frame is about
@@ -424,18 +428,44 @@ def path_runs(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def path_map_chart(table: pd.DataFrame, *, x_title: str, y_title: str, path_title: str, paths: list[str],
-                   labels: list[str], title: str) -> charts.Figure:
+                   labels: list[str], ratio_title: str, title: str) -> charts.Figure:
+    """Which path each N takes: one point per N on the path's line, the figures in the tooltip."""
     df = table.assign(path_label=table["path"].map(dict(zip(paths, labels))))
     x = alt.X("N:Q", title=x_title, scale=alt.Scale(type="log", base=2))
     color = alt.Color("path_label:N", title=path_title, scale=alt.Scale(domain=labels, range=[
-        charts.PALETTE["blue"], charts.PALETTE["orange"], charts.PALETTE["green"]]), legend=alt.Legend(orient="bottom"))
-    tip = [alt.Tooltip("N:Q", format=","), alt.Tooltip("row_bytes:Q", format=","), alt.Tooltip("path_label:N", title=path_title),
-           alt.Tooltip("block_n:Q", format=","), alt.Tooltip("split:Q"), alt.Tooltip("regs:Q"),
-           alt.Tooltip("grid:Q", format=","), alt.Tooltip("recorded_ratio:Q", format=".2f", title=y_title)]
-    points = alt.Chart(alt.NamedData("map"), title=title).mark_point(size=90, filled=True).encode(
-        x=x, y=alt.Y("ratio_or_zero:Q", title=y_title, scale=alt.Scale(domain=[0, 1.1])), color=color, shape=color,
-        tooltip=tip).transform_calculate(ratio_or_zero="isValid(datum.recorded_ratio) && isFinite(datum.recorded_ratio) ? datum.recorded_ratio : 0")
-    return charts.Figure(points.properties(height=240), {"map": df})
+        charts.PALETTE["blue"], charts.PALETTE["orange"], charts.PALETTE["green"]]), legend=None)
+    tip = [alt.Tooltip("N:Q", format=","), alt.Tooltip("row_bytes:Q", format=","),
+           alt.Tooltip("path_label:N", title=path_title), alt.Tooltip("block_n:Q", format=","),
+           alt.Tooltip("split:Q"), alt.Tooltip("regs:Q"), alt.Tooltip("grid:Q", format=","),
+           alt.Tooltip("recorded_ratio:Q", format=".2f", title=ratio_title)]
+    points = alt.Chart(alt.NamedData("map"), title=title).mark_point(size=120, filled=True).encode(
+        x=x, y=alt.Y("path_label:N", title=y_title, sort=labels, axis=alt.Axis(labelLimit=260)), color=color,
+        tooltip=tip)
+    return charts.Figure(points.properties(height=170), {"map": df})
+
+
+def reason_text(plan, lang: str) -> str:
+    """Why the plan took its path. A structured reason (code + figures) is rendered from this topic's keys;
+    the plan's English sentence is shown as it is in English, and in other languages the path's own sentence
+    is filled with the plan's figures."""
+    from .i18n import has, t
+
+    reason = plan.reason
+    if not isinstance(reason, str):
+        figures = dict(getattr(reason, "figures", {}) or {})
+        key = f"sharing_reason_code_{reason.code}"
+        if has(key):
+            try:
+                return t(key, **figures)
+            except (KeyError, IndexError):
+                pass
+        return f"{reason.code}: " + ", ".join(f"{k} = {v}" for k, v in figures.items())
+    if lang == "en":
+        return reason
+    occ = plan.occupancy
+    return t(f"sharing_reason_path_{plan.path}", block=f"{plan.block_n:,}", rows=plan.rows_per_program,
+             regs=plan.resources.n_regs, per_sm=occ.programs_per_sm, split=plan.split,
+             tiles=-(-plan.n_cols // plan.block_n), grid=f"{plan.num_programs:,}", warps=plan.num_warps)
 
 
 # -- 6. to FlashAttention ------------------------------------------------------------------------------------------
