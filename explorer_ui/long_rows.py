@@ -125,7 +125,7 @@ def cliff_chart(table: pd.DataFrame, *, x_title: str, y_title: str, limit_label:
                 yes: str, no: str, title: str) -> charts.Figure:
     df = table.assign(fits_label=np.where(table["fits"], yes, no))
     x = alt.X("block:O", title=x_title)
-    bars = alt.Chart(alt.NamedData("cliff"), title=title).mark_bar().encode(
+    bars = alt.Chart(alt.NamedData("cliff")).mark_bar().encode(
         x=x, y=alt.Y("shared:Q", title=y_title),
         color=alt.Color("fits_label:N", title=fits_title, scale=alt.Scale(domain=[yes, no], range=[
             charts.PALETTE["blue"], charts.PALETTE["red"]]), legend=alt.Legend(orient="bottom")),
@@ -135,7 +135,7 @@ def cliff_chart(table: pd.DataFrame, *, x_title: str, y_title: str, limit_label:
                  alt.Tooltip("per_sm:Q", title="programs / SM"), alt.Tooltip("fits_label:N", title=fits_title)])
     limit = alt.Chart(alt.NamedData("cliff")).mark_rule(color="black", strokeDash=[6, 4]).encode(
         y="shared_limit:Q", tooltip=[alt.Tooltip("shared_limit:Q", format=",", title=limit_label)])
-    return charts.Figure(bars + limit, {"cliff": df})
+    return charts.Figure((bars + limit).properties(title=title), {"cliff": df})
 
 
 # -- 2. online softmax, tile by tile ---------------------------------------------------------------------------
@@ -236,15 +236,15 @@ def row_chart(env: pd.DataFrame, tiles: pd.DataFrame, mline: pd.DataFrame, *, ph
                         legend=alt.Legend(orient="bottom", columns=3)),
         tooltip=[alt.Tooltip("tile:Q"), alt.Tooltip("start:Q", format=","), alt.Tooltip("end:Q", format=","),
                  alt.Tooltip("label:N", title=phase_title)])
-    bands = alt.Chart(alt.NamedData("env"), title=title).mark_rect(color=charts.PALETTE["blue"], opacity=0.8).encode(
+    bands = alt.Chart(alt.NamedData("env")).mark_rect(color=charts.PALETTE["blue"], opacity=0.8).encode(
         x=x, x2="end:Q", y=alt.Y("lo:Q", title=y_title, scale=y_scale), y2="hi:Q",
         tooltip=[alt.Tooltip("start:Q", format=","), alt.Tooltip("end:Q", format=","),
                  alt.Tooltip("lo:Q", format=".3f"), alt.Tooltip("hi:Q", format=".3f"), alt.Tooltip("neg_inf:Q")])
     line = alt.Chart(alt.NamedData("m")).mark_line(color="black", strokeWidth=2).encode(
         x=alt.X("col:Q", scale=alt.Scale(domain=[0, n_cols], nice=False)), y=alt.Y("m:Q", scale=y_scale),
         tooltip=[alt.Tooltip("tile:Q"), alt.Tooltip("m:Q", format=".4f", title=m_title)])
-    chart = alt.layer(rects.encode(y=alt.value(0), y2=alt.value(260)), bands, line).properties(height=260)
-    return charts.Figure(chart, {"tiles": tiles, "env": env, "m": mline})
+    chart = alt.layer(rects.encode(y=alt.Y("y0:Q", scale=y_scale), y2="y1:Q"), bands, line).properties(title=title)
+    return charts.Figure(chart, {"tiles": tiles.assign(y0=y_domain[0], y1=y_domain[1]), "env": env, "m": mline})
 
 
 def y_extent(values: np.ndarray) -> tuple[float, float]:
@@ -309,22 +309,22 @@ def recorded_paths(path: Path = PATHS_CSV) -> pd.DataFrame:
 
 def l2_chart(table: pd.DataFrame, *, x_title: str, y_title: str, l2_label: str, title: str) -> charts.Figure:
     x = alt.X("N:Q", title=x_title, scale=alt.Scale(type="log", base=2))
-    line = alt.Chart(alt.NamedData("flight"), title=title).mark_line(point=True, color=charts.PALETTE["blue"]).encode(
+    line = alt.Chart(alt.NamedData("flight")).mark_line(point=True, color=charts.PALETTE["blue"]).encode(
         x=x, y=alt.Y("in_flight_mb:Q", title=y_title, scale=alt.Scale(type="log")),
         tooltip=[alt.Tooltip("N:Q", format=","), alt.Tooltip("row_bytes:Q", format=","),
                  alt.Tooltip("rows_in_flight:Q"), alt.Tooltip("in_flight_mb:Q", format=",.1f", title=y_title),
                  alt.Tooltip("l2_mb:Q", format=",.1f", title=l2_label)])
     rule = alt.Chart(alt.NamedData("flight")).mark_rule(color=charts.PALETTE["red"], strokeDash=[6, 4]).encode(
         y="mean(l2_mb):Q", tooltip=[alt.Tooltip("mean(l2_mb):Q", format=",.1f", title=l2_label)])
-    return charts.Figure(line + rule, {"flight": table})
+    return charts.Figure((line + rule).properties(title=title), {"flight": table})
 
 
 def paths_chart(df: pd.DataFrame, crossing: int | None, *, x_title: str, y_title: str, path_title: str,
                 title: str) -> charts.Figure:
     x = alt.X("N:Q", title=x_title, scale=alt.Scale(type="log", base=2))
-    lines = alt.Chart(alt.NamedData("paths"), title=title).mark_line(point=True).encode(
+    lines = alt.Chart(alt.NamedData("paths")).mark_line(point=True).encode(
         x=x, y=alt.Y("copy_ratio:Q", title=y_title, scale=alt.Scale(zero=False)),
-        color=alt.Color("path_label:N", title=path_title, legend=alt.Legend(orient="bottom")),
+        color=alt.Color("path_label:N", title=path_title, legend=alt.Legend(orient="bottom", labelLimit=400)),
         tooltip=[alt.Tooltip("path_label:N", title=path_title), alt.Tooltip("N:Q", format=","),
                  alt.Tooltip("gbps:Q", format=",.0f", title="GB/s"), alt.Tooltip("copy_ratio:Q", format=".3f"),
                  alt.Tooltip("variant:N"), alt.Tooltip("source:N")])
@@ -334,7 +334,7 @@ def paths_chart(df: pd.DataFrame, crossing: int | None, *, x_title: str, y_title
         datasets["line"] = pd.DataFrame({"N": [crossing]})
         chart = chart + alt.Chart(alt.NamedData("line")).mark_rule(color=charts.PALETTE["red"], strokeDash=[6, 4]).encode(
             x="N:Q", tooltip=[alt.Tooltip("N:Q", format=",")])
-    return charts.Figure(chart, datasets)
+    return charts.Figure(chart.properties(title=title), datasets)
 
 
 # -- 4. the split path -------------------------------------------------------------------------------------------
@@ -364,32 +364,38 @@ def slot_table(trace: lrt.SplitTrace, row: int, step: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def slots_chart(df: pd.DataFrame, *, x_title: str, state_title: str, yes: str, no: str, title: str) -> charts.Figure:
-    data = df.assign(state=np.where(df["published"], yes, no))
-    chart = alt.Chart(alt.NamedData("slots"), title=title).mark_rect(stroke="white", strokeWidth=2).encode(
-        x=alt.X("program:O", title=x_title),
+def slots_chart(df: pd.DataFrame, *, x_title: str, state_title: str, yes: str, no: str, title: str,
+                words: bool = True) -> charts.Figure:
+    """One cell per slot of the row: grey until its program published, then green; the word as text when
+    the cells are wide enough to hold 16 hex digits."""
+    data = df.assign(state=np.where(df["published"], yes, no), band="")
+    y = alt.Y("band:N", title=None, axis=None)
+    chart = alt.Chart(alt.NamedData("slots")).mark_rect(stroke="white", strokeWidth=2).encode(
+        x=alt.X("program:O", title=x_title), y=y,
         color=alt.Color("state:N", title=state_title, scale=alt.Scale(domain=[no, yes], range=[
-            charts.PALETTE["light"], charts.PALETTE["green"]]), legend=alt.Legend(orient="bottom")),
+            charts.PALETTE["light"], charts.PALETTE["green"]]), legend=alt.Legend(orient="right")),
         tooltip=[alt.Tooltip("program:Q"), alt.Tooltip("columns:N"), alt.Tooltip("word:N"),
                  alt.Tooltip("max:N"), alt.Tooltip("sum:N"), alt.Tooltip("state:N", title=state_title)])
-    text = alt.Chart(alt.NamedData("slots")).mark_text(fontSize=10, font="monospace").encode(
-        x=alt.X("program:O"), text="word:N")
-    return charts.Figure((chart + text).properties(height=70), {"slots": data})
+    if words:
+        chart = chart + alt.Chart(alt.NamedData("slots")).mark_text(fontSize=10, font="monospace").encode(
+            x=alt.X("program:O"), y=y, text="word:N")
+    return charts.Figure(chart.properties(title=title), {"slots": data})
 
 
 def chunk_chart(env: pd.DataFrame, chunks: pd.DataFrame, *, x_title: str, y_title: str, program_title: str,
                 title: str, n_cols: int, y_domain: tuple[float, float], n_programs: int) -> charts.Figure:
     x = alt.X("start:Q", title=x_title, scale=alt.Scale(domain=[0, n_cols], nice=False))
+    y_scale = alt.Scale(domain=list(y_domain), nice=True)
     rects = alt.Chart(alt.NamedData("chunks")).mark_rect(opacity=0.35).encode(
-        x=x, x2="end:Q", y=alt.value(0), y2=alt.value(220),
+        x=x, x2="end:Q", y=alt.Y("y0:Q", scale=y_scale), y2="y1:Q",
         color=alt.Color("program:O", title=program_title, scale=alt.Scale(scheme="tableau10"),
                         legend=alt.Legend(orient="bottom", columns=8)),
         tooltip=[alt.Tooltip("program:Q"), alt.Tooltip("columns:N"), alt.Tooltip("max:N"), alt.Tooltip("sum:N")])
-    bands = alt.Chart(alt.NamedData("env"), title=title).mark_rect(color=charts.PALETTE["blue"], opacity=0.85).encode(
-        x=x, x2="end:Q", y=alt.Y("lo:Q", title=y_title, scale=alt.Scale(domain=list(y_domain), nice=True)), y2="hi:Q",
+    bands = alt.Chart(alt.NamedData("env")).mark_rect(color=charts.PALETTE["blue"], opacity=0.85).encode(
+        x=x, x2="end:Q", y=alt.Y("lo:Q", title=y_title, scale=y_scale), y2="hi:Q",
         tooltip=[alt.Tooltip("start:Q", format=","), alt.Tooltip("end:Q", format=","),
                  alt.Tooltip("lo:Q", format=".3f"), alt.Tooltip("hi:Q", format=".3f")])
-    return charts.Figure(alt.layer(rects, bands).properties(height=220), {"chunks": chunks, "env": env})
+    return charts.Figure(alt.layer(rects, bands).properties(title=title), {"chunks": chunks.assign(y0=y_domain[0], y1=y_domain[1]), "env": env})
 
 
 # -- 5. which path, where -----------------------------------------------------------------------------------------
@@ -438,10 +444,10 @@ def path_map_chart(table: pd.DataFrame, *, x_title: str, y_title: str, path_titl
            alt.Tooltip("path_label:N", title=path_title), alt.Tooltip("block_n:Q", format=","),
            alt.Tooltip("split:Q"), alt.Tooltip("regs:Q"), alt.Tooltip("grid:Q", format=","),
            alt.Tooltip("recorded_ratio:Q", format=".2f", title=ratio_title)]
-    points = alt.Chart(alt.NamedData("map"), title=title).mark_point(size=120, filled=True).encode(
+    points = alt.Chart(alt.NamedData("map")).mark_point(size=120, filled=True).encode(
         x=x, y=alt.Y("path_label:N", title=y_title, sort=labels, axis=alt.Axis(labelLimit=260)), color=color,
         tooltip=tip)
-    return charts.Figure(points.properties(height=170), {"map": df})
+    return charts.Figure(points.properties(title=title), {"map": df})
 
 
 def reason_text(plan, lang: str) -> str:

@@ -145,7 +145,7 @@ if trace is not None:
                                      phase_labels=phase_labels, x_title=t("longrows_column"), y_title="x",
                                      phase_title=t("longrows_tile_state"), m_title="m",
                                      title=t("longrows_row_chart", N=f"{N:,}", tile=tile, tiles=trace.n_tiles),
-                                     n_cols=N, y_domain=y_dom), key="longrows_row")
+                                     n_cols=N, y_domain=y_dom), key="longrows_row", height=340)
             m = st.columns(4)
             if kind == "pass1":
                 r = lr.tile_record(trace, 0, ti)
@@ -162,7 +162,7 @@ if trace is not None:
             anchor = {"guard": "guard", "pass2_nan": "pass2"}.get(frame_kind(step), kind)
             anchors = lr.ONLINE_ANCHORS[anchor if anchor in lr.ONLINE_ANCHORS else "pass1"]
             numbers = [n for n in (code.find_line(lines, a) for a in anchors) if n is not None]
-            code.render_code(lines, numbers, caption=t("longrows_code_caption"), max_height=330)
+            code.render_code(lines, numbers, caption=t("longrows_code_caption"), max_height=360, context=7)
 
     player("longrows", len(steps), render, format_step=frame_text, label=t("longrows_step_label"))
     with st.expander(t("longrows_table_title", tiles=trace.n_tiles)):
@@ -198,9 +198,10 @@ if flight is not None:
             st.markdown(t("longrows_l2_cross", gpu=gpu.name, N=f"{crossing:,}", rows=int(hit["rows_in_flight"]),
                           per_sm=int(hit["per_sm"]), row_kb=f"{hit['row_bytes'] / 1024:,.0f}",
                           flight=f"{hit['in_flight_mb']:,.1f}", l2=f"{hit['l2_mb']:,.1f}"))
-        st.markdown(t("longrows_l2_bytes", M=f"{lr.MAP_ROWS:,}", N=f"{int(first['N']):,}",
-                      nominal=layout.fmt_bytes(first["nominal_mb"] * 1e6),
-                      dram=layout.fmt_bytes(first["dram_mb"] * 1e6)))
+        shown_n = flight[flight["N"] == crossing].iloc[0] if crossing else first
+        st.markdown(t("longrows_l2_bytes", M=f"{lr.MAP_ROWS:,}", N=f"{int(shown_n['N']):,}",
+                      nominal=layout.fmt_bytes(shown_n["nominal_mb"] * 1e6),
+                      dram=layout.fmt_bytes(shown_n["dram_mb"] * 1e6)))
     with right:
         rec = lr.recorded_paths_cached()
         rec = rec[rec["dtype"] == dtype]

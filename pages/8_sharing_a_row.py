@@ -90,10 +90,11 @@ if strace is not None:
                                        program_title=t("sharing_program"),
                                        title=t("sharing_chunk_chart", N=f"{N:,}", split=strace.split,
                                                chunk=f"{strace.chunk:,}"),
-                                       n_cols=N, y_domain=y_dom, n_programs=strace.split), key="sharing_chunks")
+                                       n_cols=N, y_domain=y_dom, n_programs=strace.split), key="sharing_chunks", height=300)
             charts.show(lr.slots_chart(slots, x_title=t("sharing_program"), state_title=t("sharing_slot"),
                                        yes=t("sharing_slot_yes"), no=t("sharing_slot_no"),
-                                       title=t("sharing_slots_chart")), key="sharing_slots")
+                                       title=t("sharing_slots_chart"), words=False),
+                        key="sharing_slots", height=150)
             m = st.columns(3)
             m[0].metric(t("sharing_metric_M"), lr.fmt(top) if kind in ("merge", "write") else "—")
             m[1].metric(t("sharing_metric_D"), lr.fmt(total) if kind in ("merge", "write") else "—")
@@ -103,7 +104,7 @@ if strace is not None:
             code.render_code(lines, numbers, caption=t("sharing_code_caption"), max_height=330, context=8)
             shown = slots[["program", "columns", "word", "max", "sum", "share"]].rename(columns={
                 "program": t("sharing_program"), "columns": t("longrows_column"), "word": t("sharing_word"),
-                "share": t("sharing_share")})
+                "max": t("sharing_col_max"), "sum": t("sharing_col_sum"), "share": t("sharing_share")})
             st.dataframe(shown, hide_index=True, width="stretch")
 
     player("sharing", len(steps), render, format_step=frame_text, label=t("sharing_step_label"))
@@ -152,7 +153,7 @@ if plans:
     labels = [t(f"longrows_path_{p}") for p in PATHS]
     charts.show(lr.path_map_chart(table, x_title="N", y_title=t("longrows_path"), path_title=t("longrows_path"),
                                   paths=list(PATHS), labels=labels, ratio_title=t("sharing_recorded_ratio"),
-                                  title=t("sharing_map_chart", gpu=gpu.name, dtype=dtype)), key="sharing_map")
+                                  title=t("sharing_map_chart", gpu=gpu.name, dtype=dtype)), key="sharing_map", height=230)
     if on_h200 and provenance:
         st.caption(t("sharing_record_source", gpu=provenance.get("gpu", "?"), date=str(provenance.get("date", "?"))[:10],
                      file=provenance.get("csv", "?")))
