@@ -14,6 +14,7 @@ import streamlit as st
 import torch
 
 import softmax_core as sc
+from softmax_core import dtypes
 from softmax_core import trace as sc_trace
 
 DTYPE_NAMES = ("float32", "float16", "bfloat16")
@@ -23,7 +24,7 @@ RECORDED_DIR_ENV = "SOFTMAX_EXPLORER_RECORDED_DIR"
 
 
 def torch_dtype(name: str) -> torch.dtype:
-    return sc_trace.DTYPES[name]
+    return dtypes.torch_dtype(name)
 
 
 @st.cache_resource(show_spinner=False)
@@ -164,7 +165,7 @@ def run_day(run) -> str:
     return str(run.provenance.get("date", "?"))[:10]
 
 
-FUSED_PROVIDERS = ("as_taught", "ours")   # the chapter's kernel first: it is the one the pages explain
+FUSED_PROVIDERS = ("tutorial", "ours")   # the tutorial's kernel first: it is the one the pages explain
 
 
 def measured_speedup(dtype: str, N: int, M: int | None = None) -> dict | None:

@@ -11,6 +11,7 @@ import platform
 import streamlit as st
 
 import softmax_core as sc
+from softmax_core.reason_text import describe
 
 from . import data, prewarm
 from .i18n import LANGUAGES, language, set_language, t
@@ -96,8 +97,8 @@ def device_banner() -> None:
 def plan_explanation(plan) -> str:
     """Why the plan launches what it launches: softmax_core's own sentence in English; in other languages
     the same figures (all fields of the plan) in a translated sentence."""
-    if language() == "en":
-        return plan.explanation
+    if language() == "en" or isinstance(plan, sc.SoftmaxPlan):  # temporary: until the UI renders plan.reason
+        return describe(plan.reason)
     gpu = plan.gpu
     if not plan.fits:
         if plan.sram_occupancy == 0:

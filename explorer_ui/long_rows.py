@@ -15,6 +15,7 @@ import streamlit as st
 import torch
 
 import softmax_core as sc
+from softmax_core import dtypes
 from softmax_core import long_row_trace as lrt
 from softmax_core.tuned_kernels import TRACE_TILE_FIELDS, softmax_tiled_kernel
 
@@ -411,7 +412,7 @@ def path_table(plans, record: pd.DataFrame | None) -> pd.DataFrame:
             hit = record[record["N"] == p.n_cols]
             if not hit.empty:
                 ratio = float(hit["copy_ratio"].iloc[0])
-        rows.append({"N": p.n_cols, "row_bytes": p.n_cols * sc.memory.element_size(_torch_dtype(p.dtype)),
+        rows.append({"N": p.n_cols, "row_bytes": p.n_cols * dtypes.element_size(p.dtype),
                      "path": p.path, "block_n": p.block_n, "split": p.split, "warps": p.num_warps,
                      "regs": p.resources.n_regs, "per_sm": p.occupancy.programs_per_sm, "grid": p.num_programs,
                      "recorded_ratio": ratio})
@@ -419,7 +420,7 @@ def path_table(plans, record: pd.DataFrame | None) -> pd.DataFrame:
 
 
 def _torch_dtype(name: str) -> torch.dtype:
-    return getattr(torch, name)
+    return dtypes.torch_dtype(name)
 
 
 def path_runs(table: pd.DataFrame) -> pd.DataFrame:

@@ -8,7 +8,8 @@ from explorer_ui import charts, code, data, defaults, layout
 from explorer_ui.i18n import t
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState
-from softmax_core.trace import MAX_TRACE_BLOCK, MAX_TRACE_ROWS, pipeline_timeline, program_placement
+from softmax_core.schedule_model import pipeline_timeline, program_placement
+from softmax_core.trace import MAX_TRACE_BLOCK, MAX_TRACE_ROWS
 
 # Rows traced per interaction: at the widest rows the interpreter needs a few ms per row, and a re-render
 # should stay under a second.

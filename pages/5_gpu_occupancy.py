@@ -172,7 +172,7 @@ else:
     st.markdown(t("gpu_long_fails", shared=plan.shared_bytes, limit=gpu.max_shared_mem, N=N))
 if tuned is not None:
     st.info(t("gpu_tuned_path", path=t(f"gpu_path_{tuned.path}"), block=tuned.block_n, warps=tuned.num_warps,
-              programs=tuned.num_programs, reason=tuned.reason), icon="🧭")
+              programs=tuned.num_programs, reason=layout.plan_explanation(tuned)), icon="🧭")
 
 # -- compiled code -------------------------------------------------------------------------------------
 st.subheader(t("gpu_asm_title"))

@@ -102,7 +102,7 @@ if on_gpu:
     kdtype = state.choice("dtype", "float32", data.DTYPE_NAMES)
     klo = state.choice("Nlo", candidates[0], candidates)
     khi = state.choice("Nhi", 16384 if 16384 in candidates else candidates[-1], candidates)
-    kprov = state.multi("providers", [p for p in ("copy", "ours", "as_taught", "torch", "naive") if p in providers],
+    kprov = state.multi("providers", [p for p in ("copy", "ours", "tutorial", "torch", "naive") if p in providers],
                         providers)
     kdirs = state.multi("directions", ["forward"], ["forward", "backward"])
     c1, c2, c3 = st.columns([1, 1, 3])

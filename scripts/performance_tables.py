@@ -6,11 +6,13 @@ so that no figure in that document is typed by hand.
 """
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from softmax_core.bench import load_run  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "assets" / "benchmarks"
@@ -24,11 +26,12 @@ VERSIONS = [
      "history/nvidia-h200-full-bfloat16-20261129T1726"),
     ("v5", "nvidia-h200-full-float32-20261129T1733", "nvidia-h200-full-bfloat16-20261129T1735"),
 ]
-PEERS = ["as_taught", "torch", "torch_compile", "liger", "naive"]
+PEERS = ["tutorial", "torch", "torch_compile", "liger", "naive"]
 
 
 def load(stem: str) -> tuple[pd.DataFrame, dict]:
-    return pd.read_csv(BENCH / f"{stem}.csv"), json.loads((BENCH / f"{stem}.json").read_text())
+    run = load_run(BENCH / f"{stem}.json")
+    return run.frame, run.provenance
 
 
 def ratio(df: pd.DataFrame, provider: str, direction: str = "forward") -> pd.Series:

@@ -22,7 +22,7 @@ import numpy as np
 import torch
 import triton
 
-from . import runtime
+from . import dtypes, runtime
 from .memory import bytes_moved
 from .tuned_kernels import (NOT_PUBLISHED, TRACE_TILE_FIELDS, read_published, softmax_split_kernel,
                             softmax_tiled_kernel)
@@ -331,19 +331,14 @@ class TiledTraffic:
 
 
 def tiled_traffic(n_rows: int, n_cols: int, dtype: torch.dtype, gpu) -> TiledTraffic:
-    """The tiled kernel's shape for this row (tuned_plan.tiled_config), compiled for `gpu`, and the rows it
-    has in flight at once: one program per row, as many programs per SM as its registers allow."""
-    from .tuned_plan import TILED_KERNEL, _job, tiled_config
-    from .compile import kernel_resources
-    from .tutorial_plan import occupancy
+    """The tiled path's plan for this shape on `gpu` (compiled), and the rows it has in flight at once: one
+    program per row, as many programs per SM as its registers allow."""
+    from .tuned_plan import plan_softmax
 
     if n_rows < 1 or n_cols < 1:
         raise ValueError(f"need a positive shape, got {n_rows} x {n_cols}")
-    tile, warps = tiled_config(n_cols)
-    res = kernel_resources(_job(TILED_KERNEL["forward"], "forward", dtype, {"TILE": tile, "SAFE": False,
-                                                                           "FP64": dtype == torch.float64},
-                                warps, gpu))
-    occ = occupancy(gpu, res.n_regs, res.shared_bytes, warps, n_rows)
+    plan = plan_softmax(n_rows, n_cols, dtype, gpu, path="tiled")
+    per_sm = plan.occupancy.programs_per_sm
     l2 = int(gpu.l2_mib * 2**20) if gpu.l2_mib else None
-    return TiledTraffic(n_rows, n_cols, torch.empty((), dtype=dtype).element_size(), tile, warps, res.n_regs,
-                        occ.programs_per_sm, min(n_rows, occ.programs_per_sm * gpu.multiprocessor_count), l2)
+    return TiledTraffic(n_rows, n_cols, dtypes.element_size(dtype), plan.block_n, plan.num_warps,
+                        plan.resources.n_regs, per_sm, min(n_rows, per_sm * gpu.multiprocessor_count), l2)

@@ -60,8 +60,8 @@ def recorded_dir(tmp_path, monkeypatch):
 
     rows = []
     for n in (1024, 32768):
-        for provider, ms in (("copy", 0.02), ("as_taught", 0.025), ("torch", 0.04), ("naive", 0.1)):
-            fails = provider == "as_taught" and n == 32768
+        for provider, ms in (("copy", 0.02), ("tutorial", 0.025), ("torch", 0.04), ("naive", 0.1)):
+            fails = provider == "tutorial" and n == 32768
             rows.append(dict(provider=provider, direction="forward", dtype="float32", M=4096, N=n,
                              ms_median=float("nan") if fails else ms * n / 1024, ms_min=float("nan") if fails else ms,
                              ms_max=float("nan") if fails else ms * 2, gbps=float("nan") if fails else 1000.0,
@@ -323,13 +323,13 @@ def test_live_sweep_on_a_gpu_machine(monkeypatch, recorded_dir):
     monkeypatch.setattr(sc.runtime, "INTERPRETED", False)
     monkeypatch.setattr(sc.runtime, "backend_description", lambda: "GPU: pretend")
     monkeypatch.setattr(bench, "run_sweep", fake_sweep)
-    monkeypatch.setattr(bench, "available_providers", lambda: ["copy", "ours", "as_taught", "torch", "naive"])
-    at = app_on("pages/6_benchmark.py", {"Nlo": "1024", "Nhi": "4096", "providers": "naive,as_taught,bogus"})
-    assert widget(at, "bench_providers").value == ["naive", "as_taught"]
+    monkeypatch.setattr(bench, "available_providers", lambda: ["copy", "ours", "tutorial", "torch", "naive"])
+    at = app_on("pages/6_benchmark.py", {"Nlo": "1024", "Nhi": "4096", "providers": "naive,tutorial,bogus"})
+    assert widget(at, "bench_providers").value == ["naive", "tutorial"]
     assert any("bogus" in i.value for i in at.info)              # the unknown provider in the link is named
     at.button(key="bench_go").click().run()
     assert_ok(at)
-    assert calls == [(4096, (1024, 2048, 4096), "float32", ("naive", "as_taught"), ("forward",))]
+    assert calls == [(4096, (1024, 2048, 4096), "float32", ("naive", "tutorial"), ("forward",))]
     assert any("waited" in c.value for c in at.caption)
     assert any(b.proto.label == "Download CSV" for b in at.get("download_button"))
     at.switch_page("pages/2_memory_traffic.py").run()            # the live run feeds "measured" there
