@@ -33,6 +33,11 @@ MAP_ROWS = 4096                                      # the recorded benchmark's 
 # The sweep that timed the tiled and split paths side by side in the kernels' current form (packed 64-bit
 # slots, chunks kept in their own dtype), 16K to 256K values per row, on the H200 (docs/performance.md, v5).
 PATHS_CSV = ROOT / "assets" / "benchmarks" / "tuning" / "h200-split-tune-20261129-4-packed-native-dtype.csv"
+# Names the pages build text keys from (tests/test_locales.py generates the key families from these).
+TILE_PHASES = ("later", "now1", "done1", "now2", "done2")          # longrows_phase_*
+ONLINE_FRAMES = ("first", "keep", "grow", "guard", "pass2", "pass2_nan", "check")   # longrows_frame_*
+CLIFF_LIMITERS = ("shared", "registers")                           # longrows_cliff_fail_*
+PATH_NAMES = ("copy", "rows", "tiled", "split")                    # longrows_path_*
 BINS = 256                                           # points a row is drawn with, whatever its length
 NEG_INF = float("-inf")
 
@@ -451,28 +456,12 @@ def path_map_chart(table: pd.DataFrame, *, x_title: str, y_title: str, path_titl
     return charts.Figure(points.properties(title=title), {"map": df})
 
 
-def reason_text(plan, lang: str) -> str:
-    """Why the plan took its path. A structured reason (code + figures) is rendered from this topic's keys;
-    the plan's English sentence is shown as it is in English, and in other languages the path's own sentence
-    is filled with the plan's figures."""
-    from .i18n import has, t
+def reason_text(plan) -> str:
+    """Why the plan took its path, in the page's language (explorer_ui.plan_reasons renders the structured
+    reason the plan returns)."""
+    from .plan_reasons import render_reason
 
-    reason = plan.reason
-    if not isinstance(reason, str):
-        figures = dict(getattr(reason, "figures", {}) or {})
-        key = f"sharing_reason_code_{reason.code}"
-        if has(key):
-            try:
-                return t(key, **figures)
-            except (KeyError, IndexError):
-                pass
-        return f"{reason.code}: " + ", ".join(f"{k} = {v}" for k, v in figures.items())
-    if lang == "en":
-        return reason
-    occ = plan.occupancy
-    return t(f"sharing_reason_path_{plan.path}", block=f"{plan.block_n:,}", rows=plan.rows_per_program,
-             regs=plan.resources.n_regs, per_sm=occ.programs_per_sm, split=plan.split,
-             tiles=-(-plan.n_cols // plan.block_n), grid=f"{plan.num_programs:,}", warps=plan.num_warps)
+    return render_reason(plan.reason)
 
 
 # -- 6. to FlashAttention ------------------------------------------------------------------------------------------

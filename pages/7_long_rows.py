@@ -18,8 +18,8 @@ state = PageState("longrows")
 layout.intro("longrows")
 state.show_notes()
 
-kgpu = state.choice("gpu", data.default_gpu_key(), data.gpu_keys())
-kdtype = state.choice("dtype", "float32", data.DTYPE_NAMES)
+kgpu = state.choice_key("gpu", data.default_gpu_key(), data.gpu_keys())
+kdtype = state.choice_key("dtype", "float32", data.DTYPE_NAMES)
 c1, c2 = st.columns([2, 1])
 gpu_key = c1.selectbox(t("gpu_choice"), data.gpu_keys(), key=kgpu, format_func=data.gpu_labeler())
 dtype = c2.selectbox(t("dtype"), data.DTYPE_NAMES, key=kdtype)
@@ -73,9 +73,9 @@ if table is not None:
 # -- 2. online softmax, tile by tile --------------------------------------------------------------------------
 st.header(t("longrows_online_title"))
 st.markdown(t("longrows_online_intro"))
-kN = state.int("N", 8192, 1, MAX_N)
-ktile = state.choice("tile", 1024, lr.TILES)
-kpattern = state.choice("pattern", "rising", lr.PATTERNS)
+kN = state.int_key("N", 8192, 1, MAX_N)
+ktile = state.choice_key("tile", 1024, lr.TILES)
+kpattern = state.choice_key("pattern", "rising", lr.PATTERNS)
 c1, c2, c3 = st.columns([1, 1, 2])
 N = int(c1.number_input(t("cols_N"), 1, MAX_N, step=1, key=kN, help=t("longrows_N_help", max=f"{MAX_N:,}")))
 tile = c2.select_slider(t("longrows_tile"), lr.TILES, key=ktile, help=t("longrows_tile_help"))
@@ -94,12 +94,12 @@ else:
 
 if trace is not None:
     steps = lr.online_steps(trace)
-    state.int("step", 0, 0, len(steps) - 1)
+    state.int_key("step", 0, 0, len(steps) - 1)
     env = lr.envelope(trace.x[0])
     y_dom = lr.y_extent(trace.x[0])
     check = lr.online_check(trace, 0)
     lines = lr.tiled_kernel_lines()
-    phases = ["later", "now1", "done1", "now2", "done2"]
+    phases = list(lr.TILE_PHASES)
     phase_labels = [t(f"longrows_phase_{p}") for p in phases]
 
     def facts(step: int) -> dict:
@@ -208,7 +208,7 @@ if flight is not None:
         if rec.empty:
             st.info(t("longrows_paths_none", dtype=dtype))
         else:
-            labels = {"copy": t("longrows_path_copy"), "tiled": t("longrows_path_tiled"), "split": t("longrows_path_split")}
+            labels = {p: t(f"longrows_path_{p}") for p in lr.PATH_NAMES}
             rec = rec.assign(path_label=rec["path"].map(labels))
             h200_cross = lr.l2_crossing(lr.traffic_table("h200", dtype)) if "h200" in data.gpu_keys() else None
             charts.show(lr.paths_chart(rec[rec["path"] != "copy"], h200_cross, x_title="N",

@@ -6,7 +6,7 @@ import streamlit as st
 
 from explorer_ui import charts, code, data, layout
 from explorer_ui import long_rows as lr
-from explorer_ui.i18n import bound, language, t
+from explorer_ui.i18n import bound, t
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState
 from softmax_core import long_row_trace as lrt
@@ -15,7 +15,7 @@ from softmax_core.tuned_kernels import softmax_split_kernel
 from softmax_core.tuned_plan import resident_programs_per_sm
 
 MAX_SPLIT = 16
-PATHS = ("rows", "tiled", "split")
+PATHS = lr.PATH_NAMES[1:]              # rows, tiled, split: the paths plan_softmax chooses between
 # The FlashAttention example reads the trace page 7 opens with, so its numbers are the ones seen there.
 FA_N, FA_TILE, FA_PATTERN = 8192, 1024, "rising"
 
@@ -24,8 +24,8 @@ state = PageState("sharing")
 layout.intro("sharing")
 state.show_notes()
 
-kgpu = state.choice("gpu", data.default_gpu_key(), data.gpu_keys())
-kdtype = state.choice("dtype", "float32", data.DTYPE_NAMES)
+kgpu = state.choice_key("gpu", data.default_gpu_key(), data.gpu_keys())
+kdtype = state.choice_key("dtype", "float32", data.DTYPE_NAMES)
 c1, c2 = st.columns([2, 1])
 gpu_key = c1.selectbox(t("gpu_choice"), data.gpu_keys(), key=kgpu, format_func=data.gpu_labeler())
 dtype = c2.selectbox(t("dtype"), data.DTYPE_NAMES, key=kdtype, help=t("sharing_dtype_help"))
@@ -34,9 +34,9 @@ gpu = data.gpu_by_key(gpu_key)
 # -- 4. the split path ----------------------------------------------------------------------------------------
 st.header(t("sharing_split_title"))
 st.markdown(t("sharing_split_intro"))
-kN = state.int("N", 16384, 16, MAX_TRACE_VALUES)
-ksplit = state.int("split", 4, 2, MAX_SPLIT)
-kpattern = state.choice("pattern", "random", lr.PATTERNS)
+kN = state.int_key("N", 16384, 16, MAX_TRACE_VALUES)
+ksplit = state.int_key("split", 4, 2, MAX_SPLIT)
+kpattern = state.choice_key("pattern", "random", lr.PATTERNS)
 c1, c2, c3 = st.columns([1, 1, 2])
 N = int(c1.number_input(t("cols_N"), 16, MAX_TRACE_VALUES, step=1, key=kN,
                         help=t("longrows_N_help", max=f"{MAX_TRACE_VALUES:,}")))
@@ -55,7 +55,7 @@ if strace is not None:
     if strace.split != split:
         st.caption(t("sharing_split_rounded", asked=split, used=strace.split, chunk=f"{strace.chunk:,}", N=f"{N:,}"))
     steps = lr.split_steps(strace)
-    state.int("step", 0, 0, len(steps) - 1)
+    state.int_key("step", 0, 0, len(steps) - 1)
     env = lr.envelope(strace.x[0])
     y_dom = lr.y_extent(strace.x[0])
     top, total = strace.merged(0)
@@ -76,8 +76,9 @@ if strace is not None:
         if kind == "merge":
             return t("sharing_frame_merge", split=strace.split, M=lr.fmt(top, 8), D=lr.fmt(total, 8))
         if kind == "write":
-            key = "sharing_frame_write_nan" if not np.isfinite(top) else "sharing_frame_write"
-            return t(key, M=lr.fmt(top), D=lr.fmt(total), ysum=lr.fmt(float(np.nansum(strace.y[0])), 8))
+            if not np.isfinite(top):
+                return t("sharing_frame_write_nan")
+            return t("sharing_frame_write", M=lr.fmt(top), D=lr.fmt(total), ysum=lr.fmt(float(np.nansum(strace.y[0])), 8))
         return t("sharing_frame_load", split=strace.split, chunk=f"{strace.chunk:,}",
                  empty=lrt.word_hex(strace.before[0, 0]))
 
@@ -163,7 +164,7 @@ if plans:
     for plan, (_, r) in zip(plans, table.iterrows()):
         rows.append({"N": f"{plan.n_cols:,}", t("longrows_path"): t(f"longrows_path_{plan.path}"),
                      t("sharing_recorded_ratio"): f"{r['recorded_ratio']:.2f}×" if np.isfinite(r["recorded_ratio"]) else "—",
-                     t("sharing_reason"): lr.reason_text(plan, language())})
+                     t("sharing_reason"): lr.reason_text(plan)})
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     st.caption(t("sharing_reason_note"))
 

@@ -97,14 +97,15 @@ def test_online_trace_rejects_bad_input_with_a_clear_message(bad, error, words):
 
 
 def test_the_plans_tiled_compile_has_the_trace_switched_off():
-    from softmax_core.compile import kernel_resources
-    from softmax_core.tuned_plan import TILED_KERNEL, _job
+    from softmax_core.signatures import kernel_signature
+    from softmax_core.tuned_plan import TILED_KERNEL
 
-    job = _job(TILED_KERNEL["forward"], "forward", torch.float32, {"TILE": 1024, "SAFE": False, "FP64": False}, 4,
-               sc.catalog_gpu("h200"))
-    assert dict(job.constexprs)["TRACE"] is False and dict(job.constexprs)["trace_ptr"] is None
-    assert [name for name, _ in job.signature][-2:] == ["trace_ptr", "TRACE"]
-    assert kernel_resources(job).n_regs > 0      # the offline compile accepts the signature
+    signature, values = kernel_signature(TILED_KERNEL["forward"], "*fp32", "i64", {"TILE": 1024, "SAFE": False,
+                                                                                    "FP64": False})
+    assert dict(signature)["trace_ptr"] == "constexpr" and dict(values) == {
+        "TILE": 1024, "SAFE": False, "FP64": False, "trace_ptr": None, "TRACE": False}
+    plan = sc.plan_softmax(4096, 65536, torch.float32, sc.catalog_gpu("h200"), path="tiled")
+    assert plan.path == "tiled" and plan.resources.n_regs > 0     # the offline compile accepts the signature
 
 
 # -- the split kernel's words ----------------------------------------------------------------------------------
