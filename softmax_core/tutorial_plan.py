@@ -160,6 +160,11 @@ def _plan_launch(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec,
                       occupancy_rule=occ.rule, resources_how=resources.how, fits=fits, reason=reason)
 
 
+def clear_plan_cache() -> None:
+    """Forget every plan computed so far (for tests that must see plans computed afresh)."""
+    _plan_launch.cache_clear()
+
+
 def _reason(gpu: GpuSpec, block_size: int, num_warps: int, res: KernelResources, occ: Occupancy,
             fits: bool) -> PlanReason:
     if not fits:
