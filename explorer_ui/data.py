@@ -11,7 +11,6 @@ import os
 from pathlib import Path
 
 import streamlit as st
-import torch
 
 import softmax_core as sc
 from softmax_core import bench, dtypes

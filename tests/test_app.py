@@ -306,7 +306,7 @@ def test_every_kernel_anchor_finds_its_line():
 def test_occupancy_highlights_find_their_lines():
     from softmax_core.tutorial_plan import occupancy
 
-    lines = code._source_of(occupancy)
+    lines = code.source_lines(occupancy)
     for fragment in ("reg_occupancy = AMD_SIMDS", "reg_occupancy = gpu.max_num_regs",
                      "sram_occupancy = gpu.max_shared_mem", "num_programs = min(full_grid, n_rows)",
                      "programs_per_sm = "):
@@ -384,7 +384,7 @@ def test_prewarm_compiles_what_the_pages_ask_for(tmp_path, monkeypatch):
 
     # Forget what this process already knows, so that only the pre-warm's files can answer.
     monkeypatch.setattr(sc_compile, "_memory", {})
-    tutorial_plan._plan_launch.cache_clear()
+    tutorial_plan.clear_plan_cache()
     st.cache_data.clear()
     compiled = []
 

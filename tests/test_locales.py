@@ -139,7 +139,7 @@ def test_a_missing_key_raises_under_the_tests_and_shows_itself_otherwise(monkeyp
 
 def test_the_run_time_families_match_what_the_library_produces():
     """The tuples the families are built from name what softmax_core really returns."""
-    from softmax_core.trace import pipeline_timeline
+    from softmax_core.schedule_model import pipeline_timeline
     from softmax_core.tutorial_plan import occupancy
 
     gpu = sc.default_gpu()
