@@ -325,12 +325,21 @@ def l2_chart(table: pd.DataFrame, *, x_title: str, y_title: str, l2_label: str, 
     return charts.Figure((line + rule).properties(title=title), {"flight": table})
 
 
+PATH_COLORS = {"rows": charts.PALETTE["blue"], "tiled": charts.PALETTE["orange"], "split": charts.PALETTE["green"],
+               "copy": charts.PALETTE["grey"]}
+
+
 def paths_chart(df: pd.DataFrame, crossing: int | None, *, x_title: str, y_title: str, path_title: str,
                 title: str) -> charts.Figure:
+    """Recorded speed relative to copy per path over N. Columns: N, path, path_label, gbps, copy_ratio, variant,
+    source. Each path keeps its colour from the path map, whatever the language."""
+    pairs = df[["path", "path_label"]].drop_duplicates()
+    domain, colors = list(pairs["path_label"]), [PATH_COLORS[p] for p in pairs["path"]]
     x = alt.X("N:Q", title=x_title, scale=alt.Scale(type="log", base=2))
     lines = alt.Chart(alt.NamedData("paths")).mark_line(point=True).encode(
         x=x, y=alt.Y("copy_ratio:Q", title=y_title, scale=alt.Scale(zero=False)),
-        color=alt.Color("path_label:N", title=path_title, legend=alt.Legend(orient="bottom", labelLimit=400)),
+        color=alt.Color("path_label:N", title=path_title, scale=alt.Scale(domain=domain, range=colors),
+                        legend=alt.Legend(orient="bottom", labelLimit=400)),
         tooltip=[alt.Tooltip("path_label:N", title=path_title), alt.Tooltip("N:Q", format=","),
                  alt.Tooltip("gbps:Q", format=",.0f", title="GB/s"), alt.Tooltip("copy_ratio:Q", format=".3f"),
                  alt.Tooltip("variant:N"), alt.Tooltip("source:N")])
@@ -445,7 +454,7 @@ def path_map_chart(table: pd.DataFrame, *, x_title: str, y_title: str, path_titl
     df = table.assign(path_label=table["path"].map(dict(zip(paths, labels))))
     x = alt.X("N:Q", title=x_title, scale=alt.Scale(type="log", base=2))
     color = alt.Color("path_label:N", title=path_title, scale=alt.Scale(domain=labels, range=[
-        charts.PALETTE["blue"], charts.PALETTE["orange"], charts.PALETTE["green"]]), legend=None)
+        PATH_COLORS[p] for p in paths]), legend=None)
     tip = [alt.Tooltip("N:Q", format=","), alt.Tooltip("row_bytes:Q", format=","),
            alt.Tooltip("path_label:N", title=path_title), alt.Tooltip("block_n:Q", format=","),
            alt.Tooltip("split:Q"), alt.Tooltip("regs:Q"), alt.Tooltip("grid:Q", format=","),

@@ -22,7 +22,7 @@ import numpy as np
 import torch
 import triton
 
-from . import dtypes, runtime
+from . import dtypes, runtime, tuned_kernels
 from .memory import bytes_moved
 from .tuned_kernels import (NOT_PUBLISHED, TRACE_TILE_FIELDS, read_published, softmax_split_kernel,
                             softmax_tiled_kernel)
@@ -234,6 +234,8 @@ def trace_split(x, split: int = 4, *, safe: bool = False) -> SplitTrace:
     before = slots.view(n_rows, used).cpu().numpy().copy()
     args = (x, y, x.stride(0), y.stride(0), n_rows, n_cols, slots)
     meta = dict(SPLIT=used, PEERS=peers, CHUNK=chunk, SAFE=safe, num_warps=4, num_stages=1)
+    if "SPIN" in softmax_split_kernel.arg_names:     # a bounded wait (PHASE 0 only): the library's own limit
+        meta["SPIN"] = tuned_kernels.SPIN_LIMIT
     with runtime.one_launch_at_a_time(), np.errstate(invalid="ignore", divide="ignore"):
         softmax_split_kernel[(n_rows * used,)](*args, PHASE=1, **meta)
         words = slots.clone()
