@@ -19,7 +19,7 @@ from softmax_core import dtypes
 from softmax_core import long_row_trace as lrt
 from softmax_core.tuned_kernels import TRACE_TILE_FIELDS, softmax_tiled_kernel
 
-from . import charts, code
+from . import charts, code, defaults
 
 ROOT = Path(__file__).resolve().parent.parent
 PATTERNS = ("random", "rising", "neg_inf_tiles", "all_neg_inf")
@@ -27,9 +27,8 @@ TILES = tuple(2 ** k for k in range(6, 15))          # 64 ... 16384 values per t
 # The cliff: the tutorial kernel compiled for each power-of-two BLOCK_SIZE (BLOCK = next_power_of_2(N), so
 # every N in (BLOCK/2, BLOCK] compiles to the same program). Each is a real compile, cached on disk.
 CLIFF_BLOCKS = tuple(2 ** k for k in range(8, 18))   # 256 ... 131072
-# The path map's sizes: the chapter's 781 and powers of two up to 1M values per row.
-MAP_NS = tuple(sorted((781,) + tuple(2 ** k for k in range(8, 21))))
-MAP_ROWS = 4096                                      # the recorded benchmark's M
+MAP_NS = defaults.LONG_ROWS_NS                      # the path map's sizes (pre-warmed, explorer_ui/prewarm.py)
+MAP_ROWS = defaults.CHAPTER_M                        # the recorded benchmark's M
 # The sweep that timed the tiled and split paths side by side in the kernels' current form (packed 64-bit
 # slots, chunks kept in their own dtype), 16K to 256K values per row, on the H200 (docs/performance.md, v5).
 PATHS_CSV = ROOT / "assets" / "benchmarks" / "tuning" / "h200-split-tune-20261129-4-packed-native-dtype.csv"
