@@ -336,7 +336,7 @@ def test_live_sweep_on_a_gpu_machine(monkeypatch, recorded_dir):
     monkeypatch.setattr(sc.runtime, "INTERPRETED", False)
     monkeypatch.setattr(sc.runtime, "backend_description", lambda: "GPU: pretend")
     monkeypatch.setattr(bench, "run_sweep", fake_sweep)
-    monkeypatch.setattr(bench, "available_providers", lambda: ["copy", "ours", "tutorial", "torch", "naive"])
+    monkeypatch.setattr(bench, "available_providers", lambda: ["copy", "tuned", "tutorial", "torch", "naive"])
     at = app_on("pages/6_benchmark.py", {"Nlo": "1024", "Nhi": "4096", "providers": "naive,tutorial,bogus"})
     assert widget(at, "bench_providers").value == ["naive", "tutorial"]
     assert any("bogus" in i.value for i in at.info)              # the unknown provider in the link is named

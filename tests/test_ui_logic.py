@@ -37,8 +37,8 @@ def traces():
     def run(variant):
         kw = dict(num_programs=None, num_stages=None, dtype="float32", variant=variant, seed=0, poisoned_row=0,
                   keep_stages=True)
-        return sc_trace.trace_rows(2, 5, **kw), sc_trace.store_footprint(2, 5, 0, store_masked=variant != "no_store_mask",
-                                                                          dtype="float32")
+        footprint = sc_trace.store_footprint(2, 5, 0, store_masked=variant != "no_store_mask", dtype="float32")
+        return sc_trace.trace_rows(2, 5, **kw), footprint
     return {v: run(v) for v in ("correct", "no_store_mask", "pad_zero")}
 
 
