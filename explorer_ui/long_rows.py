@@ -417,7 +417,7 @@ def chunk_chart(env: pd.DataFrame, chunks: pd.DataFrame, *, x_title: str, y_titl
 
 def path_table(plans, record: pd.DataFrame | None) -> pd.DataFrame:
     """One line per N: the path plan_softmax takes and its figures; with the recorded H200 ratio to copy of
-    softmax_core.softmax ("ours") at that N when the record has it."""
+    softmax_core.softmax (provider "tuned") at that N when the record has it."""
     rows = []
     for p in plans:
         ratio = np.nan
@@ -557,14 +557,14 @@ def recorded_paths_cached() -> pd.DataFrame:
     return recorded_paths()
 
 
-def recorded_ours(dtype: str) -> tuple[pd.DataFrame, dict]:
+def recorded_tuned(dtype: str) -> tuple[pd.DataFrame, dict]:
     """softmax_core.softmax's forward ratio to copy per N from the newest recorded H200 run, and its provenance."""
     from . import data
 
     for run in data.recorded_runs():
         frame = run.frame
-        ours = frame[(frame["provider"] == "ours") & (frame["direction"] == "forward") & (frame["dtype"] == dtype)
-                     & (frame["status"] == "ok")]
-        if not ours.empty:
-            return ours[["N", "copy_ratio", "gbps"]], dict(run.provenance)
+        tuned = frame[(frame["provider"] == "tuned") & (frame["direction"] == "forward") & (frame["dtype"] == dtype)
+                      & (frame["status"] == "ok")]
+        if not tuned.empty:
+            return tuned[["N", "copy_ratio", "gbps"]], dict(run.provenance)
     return pd.DataFrame(columns=["N", "copy_ratio", "gbps"]), {}

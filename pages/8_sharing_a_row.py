@@ -148,7 +148,7 @@ except Exception as err:
     st.error(t("error_generic", error=err))
     plans = ()
 if plans:
-    record, provenance = lr.recorded_ours(dtype)
+    record, provenance = lr.recorded_tuned(dtype)
     on_h200 = gpu.key == "h200" or "H200" in gpu.name
     table = lr.path_table(plans, record if on_h200 else None)
     labels = [t(f"longrows_path_{p}") for p in PATHS]

@@ -226,6 +226,17 @@ def test_recorded_paths_are_the_best_of_each_path_in_the_csv():
     assert {"tiled", "split"} <= set(rec[rec.dtype == "float32"]["path"])
 
 
+def test_the_path_map_reads_the_recorded_h200_run():
+    from explorer_ui import long_rows as lr
+
+    record, provenance = lr.recorded_tuned("float32")
+    assert not record.empty and "H200" in provenance["gpu"]
+    plans = [sc.plan_softmax(4096, n, torch.float32, sc.catalog_gpu("h200")) for n in (1024, 65536)]
+    table = lr.path_table(plans, record)
+    for plan, ratio in zip(plans, table["recorded_ratio"]):
+        assert ratio == float(record[record["N"] == plan.n_cols]["copy_ratio"].iloc[0])
+
+
 def test_slot_table_fills_in_program_order():
     from explorer_ui import long_rows as lr
 
