@@ -51,7 +51,10 @@ except Exception as err:
     st.error(t("error_generic", error=err))
 
 if strace is not None:
-    st.info(t("sharing_two_phases"), icon="💻")
+    if data.live_gpu() is None:
+        st.info(t("sharing_two_phases"), icon="💻")
+    else:
+        st.info(t("sharing_two_phases_gpu"), icon="🟢")
     if strace.split != split:
         st.caption(t("sharing_split_rounded", asked=split, used=strace.split, chunk=f"{strace.chunk:,}", N=f"{N:,}"))
     steps = lr.split_steps(strace)
