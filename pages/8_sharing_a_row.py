@@ -105,11 +105,11 @@ if strace is not None:
             m[2].metric("Σy", lr.fmt(float(np.nansum(strace.y[0]))) if kind == "write" else "—")
         with right:
             numbers = [n for n in (code.find_line(lines, a) for a in anchors[kind]) if n is not None]
-            code.render_code(lines, numbers, caption=t("sharing_code_caption"), max_height=330, context=8)
-            shown = slots[["program", "columns", "word", "max", "sum", "share"]].rename(columns={
-                "program": t("sharing_program"), "columns": t("longrows_column"), "word": t("sharing_word"),
-                "max": t("sharing_col_max"), "sum": t("sharing_col_sum"), "share": t("sharing_share")})
-            st.dataframe(shown, hide_index=True, width="stretch")
+            code.render_code(lines, numbers, caption=t("sharing_code_caption"), max_height=420, context=10)
+        shown = slots[["program", "columns", "word", "max", "sum", "share"]].rename(columns={
+            "program": t("sharing_program"), "columns": t("longrows_column"), "word": t("sharing_word"),
+            "max": t("sharing_col_max"), "sum": t("sharing_col_sum"), "share": t("sharing_share")})
+        st.dataframe(shown, hide_index=True, width="stretch")
 
     player("sharing", len(steps), render, format_step=frame_text, label=t("sharing_step_label"))
     m_ref, d_ref = lrt.reference_pairs(strace.x[:1])
