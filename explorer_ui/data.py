@@ -154,7 +154,7 @@ def run_day(run) -> str:
     return str(run.provenance.get("date", "?"))[:10]
 
 
-FUSED_PROVIDERS = ("tutorial", "ours")   # the tutorial's kernel first: it is the one the pages explain
+FUSED_PROVIDERS = ("tutorial", "tuned")   # the tutorial's kernel first: it is the one the pages explain
 
 
 def _forward_pairs(run, dtype: str):

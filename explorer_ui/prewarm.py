@@ -130,6 +130,8 @@ def work_items(defaults_only: bool = False) -> list[tuple[str, object]]:
     items.append((f"PTX/SASS of the {M}x{N} plan on {home.key} (GPU page)", asm(home)))
     items += [(f"plan {M}x{top} on {home.key} (GPU page, longest row)", plan(top, home)),
               (f"tuned plan {M}x{top} on {home.key} (GPU page, longest row)", tuned(home, top))]
+    items += [(f"tuned plan {M}x{n} on {home.key} (long-rows path map)", (lambda n=n: sc.plan_softmax(M, n, dtype, home)))
+              for n in defaults.LONG_ROWS_NS]
     if defaults_only:
         return items
     others = [g for g in sc.gpu_catalog() if g != home]

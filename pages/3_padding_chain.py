@@ -41,8 +41,9 @@ with c2:
 gpu_key = data.default_gpu_key()
 try:
     with layout.working("trace", t("acc_wait_trace", rows=n_rows, N=N)):
-        trace = data.trace(n_rows, N, num_programs=None, num_stages=None, dtype=defaults.DTYPE, variant=variant, seed=0,
-                           poisoned_row=row if variant == "all_neg_inf" else 0, gpu_key=gpu_key, keep_stages=True)
+        trace = data.trace(n_rows, N, num_programs=None, num_stages=None, dtype=defaults.DTYPE, variant=variant,
+                           seed=0, poisoned_row=row if variant == "all_neg_inf" else 0, gpu_key=gpu_key,
+                           keep_stages=True)
         footprint = data.store_footprint(n_rows, N, row, variant != "no_store_mask", defaults.DTYPE, gpu_key)
 except Exception as err:  # e.g. the plan does not fit this GPU: explain instead of failing
     st.error(t("error_generic", error=err))

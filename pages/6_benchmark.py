@@ -124,7 +124,7 @@ if on_gpu:
     kdtype = state.choice_key("dtype", defaults.DTYPE, data.DTYPE_NAMES)
     klo = state.choice_key("Nlo", candidates[0], candidates)
     khi = state.choice_key("Nhi", 16384 if 16384 in candidates else candidates[-1], candidates)
-    kprov = state.multi_key("providers", [p for p in ("copy", "ours", "tutorial", "torch", "naive") if p in providers],
+    kprov = state.multi_key("providers", [p for p in ("copy", "tuned", "tutorial", "torch", "naive") if p in providers],
                         providers)
     kdirs = state.multi_key("directions", ["forward"], ["forward", "backward"])
     c1, c2, c3 = st.columns([1, 1, 3])

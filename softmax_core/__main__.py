@@ -101,7 +101,7 @@ def run_benchmark(args: argparse.Namespace, argv: list[str]) -> int:
     """Run the chosen sweep once per dtype, print each table, save each run as CSV + JSON in --out."""
     if args.sweep == "tutorial":  # the tutorial's benchmark, plus the copy roofline so ratios can be read off
         M, sizes, dtypes = bench.TUTORIAL_SWEEP_M, bench.TUTORIAL_SWEEP_N, ["float32"]
-        providers, directions = ["copy", "tutorial", "ours", "torch"], ["forward"]
+        providers, directions = ["copy", "tutorial", "tuned", "torch"], ["forward"]
     else:
         M, sizes, dtypes = bench.FULL_SWEEP_M, bench.FULL_SWEEP_N, bench.FULL_SWEEP_DTYPES
         providers, directions = bench.available_providers(), ["forward", "backward"]

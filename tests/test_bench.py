@@ -61,12 +61,12 @@ def test_copy_ratio_is_missing_without_a_copy_at_that_size():
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_every_cpu_provider_computes_softmax(dtype):
-    names = ["copy", "torch", "naive", "tutorial", "ours"]
+    names = ["copy", "torch", "naive", "tutorial", "tuned"]
     run = bench.run_sweep(4, [33], dtype, names, timer=fixed_timer((1.0, 1.0, 1.0)), command="pytest")
     f = run.frame.set_index(["provider", "direction"])
     for name in names:
         assert f.loc[(name, "forward"), "status"] == "ok", f.loc[(name, "forward"), "reason"]
-    for name in ["copy", "torch", "naive", "ours"]:
+    for name in ["copy", "torch", "naive", "tuned"]:
         assert f.loc[(name, "backward"), "status"] == "ok", f.loc[(name, "backward"), "reason"]
     assert f.loc[("tutorial", "backward"), "status"] == "skipped"
     assert "no backward" in f.loc[("tutorial", "backward"), "reason"]
@@ -222,8 +222,8 @@ def test_one_benchmark_at_a_time():
 
 
 def test_providers_say_whether_they_can_run():
-    assert {"copy", "ours", "tutorial", "torch", "torch_compile", "naive", "liger", "quack"} <= set(bench.PROVIDERS)
-    for name in ["copy", "ours", "tutorial", "torch", "naive"]:
+    assert {"copy", "tuned", "tutorial", "torch", "torch_compile", "naive", "liger", "quack"} <= set(bench.PROVIDERS)
+    for name in ["copy", "tuned", "tutorial", "torch", "naive"]:
         assert bench.PROVIDERS[name].available() == (True, "")
     for name in ["liger", "quack"]:
         ok, why = bench.PROVIDERS[name].available()

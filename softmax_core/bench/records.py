@@ -30,7 +30,7 @@ LIBRARY_DIR = Path(__file__).resolve().parent.parent
 TIME_COLUMNS = ["ms_p20", "ms_median", "ms_p80", "ms_min", "ms_max"]
 COLUMNS = ["provider", "direction", "dtype", "M", "N", *TIME_COLUMNS, "gbps", "copy_ratio", "status", "reason"]
 # Providers recorded under an earlier name: loading a recorded run gives them their current one.
-RENAMED_PROVIDERS = {"as_taught": "tutorial"}
+RENAMED_PROVIDERS = {"as_taught": "tutorial", "ours": "tuned"}
 
 
 @dataclass(frozen=True)
