@@ -326,3 +326,20 @@ def gbps_chart(df: pd.DataFrame, roofline: pd.DataFrame | None, *, x_title: str,
             x=x, y="gbps:Q", tooltip=[alt.Tooltip("N:Q", format=","), alt.Tooltip("gbps:Q", format=",.0f")])
     return Figure(chart, datasets)
 
+
+
+def compare_bars(df: pd.DataFrame, *, x_title: str, y_title: str, color_title: str, title: str,
+                 figures: list[str]) -> Figure:
+    """Programs per SM on every GPU, the hardware's rules beside the chapter's formula. Columns: gpu,
+    figure (one of `figures`, coloured in that order in every language), programs."""
+    chart = alt.Chart(_data("compare"), title=title).mark_bar().encode(
+        y=alt.Y("gpu:N", title=x_title, sort=None, axis=alt.Axis(labelLimit=220)),
+        yOffset=alt.YOffset("figure:N", sort=figures),
+        x=alt.X("programs:Q", title=y_title),
+        color=alt.Color("figure:N", title=color_title, sort=figures,
+                        scale=alt.Scale(domain=figures, range=list(SAFE[:len(figures)])),
+                        legend=alt.Legend(orient="bottom")),
+        tooltip=[alt.Tooltip("gpu:N", title=x_title), alt.Tooltip("figure:N", title=color_title),
+                 alt.Tooltip("programs:Q", title=y_title)],
+    )
+    return Figure(chart, {"compare": df})

@@ -87,6 +87,14 @@ def softmax_plan(n_rows: int, n_cols: int, dtype: str, gpu_key: str):
     return sc.plan_softmax(n_rows, n_cols, dtypes.torch_dtype(dtype), gpu_by_key(gpu_key))
 
 
+@st.cache_data(show_spinner=False, max_entries=1024)
+def gpu_comparison(kernel: str, n_rows: int, n_cols: int, dtype: str, gpu_key: str):
+    """One catalog GPU's row of softmax_core.gpu_compare.compare_gpus (a compile for that GPU, cached)."""
+    from softmax_core.gpu_compare import compare_gpus
+
+    return compare_gpus(kernel, n_rows, n_cols, dtypes.torch_dtype(dtype), gpus=(gpu_by_key(gpu_key),))[0]
+
+
 @st.cache_data(show_spinner=False, max_entries=16)
 def kernel_asm(block_size: int, num_warps: int, num_stages: int, dtype: str, gpu_key: str) -> dict:
     """The compiled tutorial kernel's PTX and SASS (NVIDIA) or AMDGCN (AMD) for a plan's specialisation."""

@@ -3,6 +3,8 @@ an occupancy calculator, what happens when a row no longer fits, and the compile
 import pandas as pd
 import streamlit as st
 
+import softmax_core as sc
+
 from explorer_ui import charts, code, data, defaults, fmt, launch_facts, layout
 from explorer_ui.i18n import bound, t
 from explorer_ui.plan_reasons import render_reason
@@ -15,6 +17,7 @@ MAX_REGS_PER_THREAD = 255          # NVIDIA's per-thread ceiling (AMD: 512 VGPRs
 CHART_MIN_REGS = 16                # below this the register line shoots up and flattens the rest of the chart
 BLOCK_SWEEP = defaults.BLOCK_SWEEP   # 32 ... 65536: each one a real compile (cached on disk, pre-warmed)
 ASM_PREVIEW_LINES = 400
+COMPARE_KERNELS = ("tutorial", "tuned")     # softmax_core.gpu_compare.KERNELS
 
 layout.setup_page("gpu")
 state = PageState("gpu")
@@ -169,6 +172,50 @@ with right:
         st.dataframe(fmt.table(pivot.rename(columns={"x": "BLOCK_SIZE"}), digits=0), hide_index=True, width="stretch",
                      height=300)
     st.caption(t("gpu_calc_caption"))
+
+# -- every GPU side by side ------------------------------------------------------------------------------
+st.subheader(t("compare_title"))
+kcompare = state.bool_key("compare", False)
+kkernel = state.choice_key("kernel", "tutorial", COMPARE_KERNELS)
+c1, c2 = st.columns([1, 2])
+compare_on = c1.toggle(t("compare_toggle", n=len(sc.gpu_catalog())), key=kcompare, help=t("compare_help"))
+kernel = c2.radio(t("compare_kernel"), COMPARE_KERNELS, key=kkernel, horizontal=True,
+                  format_func=lambda k, tr=bound(): tr(f"compare_kernel_{k}"))
+if compare_on:
+    catalog = [g.key for g in sc.gpu_catalog()]
+    rows, failed = [], []
+    bar = st.progress(0.0)
+    for i, key in enumerate(catalog):
+        bar.progress(i / len(catalog), text=t("compare_progress", gpu=data.gpu_by_key(key).name, i=i + 1,
+                                                n=len(catalog)))
+        try:
+            rows.append(data.gpu_comparison(kernel, M, N, dtype, key))
+        except Exception as err:        # one GPU that cannot compile this is named, the others still shown
+            failed.append(f"{data.gpu_by_key(key).name}: {err}")
+    bar.empty()
+    if rows:
+        table = pd.DataFrame([{
+            t("compare_col_gpu"): r.gpu.name, t("gpu_n_regs"): r.n_regs, t("gpu_spills"): r.n_spills,
+            t("occupancy_hardware_per_sm"): r.programs_per_sm, t("gpu_programs_per_sm"): r.chapter_programs_per_sm,
+            t("occupancy_hardware_limiter"): t(launch_facts.limiter_key(r.limiter)), t("gpu_grid"): r.grid,
+            t("occupancy_resident"): r.resident_programs,
+            t("compare_col_floor"): "—" if r.time_floor_us is None else f"{r.time_floor_us:,.1f}",
+            t("compare_col_path"): r.path, t("compare_col_toolchain"): r.toolchain} for r in rows])
+        figures = [t("occupancy_hardware_per_sm"), t("gpu_programs_per_sm")]
+        bars = pd.DataFrame([{"gpu": r.gpu.name, "figure": f, "programs": v} for r in rows
+                             for f, v in zip(figures, (r.programs_per_sm, r.chapter_programs_per_sm))])
+        left, right = st.columns([2, 3])
+        with left:
+            charts.show(charts.compare_bars(bars, x_title=t("compare_col_gpu"), y_title=t("gpu_y_programs"),
+                                            color_title=t("gpu_limit"), title=t("compare_chart", N=N, M=M),
+                                            figures=figures),
+                        key="gpu_compare", height=60 + 34 * len(rows))
+        with right:
+            st.dataframe(fmt.table(table), hide_index=True, width="stretch")
+            st.caption(t("compare_caption", bytes=fmt.fmt_bytes(rows[0].bytes_moved),
+                          differ=sum(not r.agrees for r in rows), n=len(rows)))
+    for line in failed:
+        st.caption(t("error_generic", error=line))
 
 # -- when a row no longer fits ------------------------------------------------------------------------
 st.subheader(t("gpu_long_title"))

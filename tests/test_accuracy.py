@@ -371,3 +371,14 @@ def test_prewarm_covers_the_gpu_page_s_longest_row_on_every_gpu():
     for gpu in sc.gpu_catalog():
         assert any(f"x{defaults.GPU_PAGE_MAX_N} on {gpu.key}" in w and w.startswith("plan") for w in labels), gpu.key
         assert any(f"x{defaults.GPU_PAGE_MAX_N} on {gpu.key}" in w and w.startswith("tuned") for w in labels), gpu.key
+
+
+def test_compare_view_lists_every_catalog_gpu_with_both_occupancy_figures():
+    import softmax_core as sc
+
+    at = page("pages/5_gpu_occupancy.py", {"compare": "true"})
+    table = next(d.value for d in at.dataframe if TEXT["compare_col_floor"]["en"] in d.value.columns)
+    assert len(table) == len(sc.gpu_catalog())
+    assert {TEXT["occupancy_hardware_per_sm"]["en"], TEXT["gpu_programs_per_sm"]["en"],
+            TEXT["compare_col_toolchain"]["en"]} <= set(table.columns)
+    assert any("disagree on" in c.value for c in at.caption)

@@ -114,7 +114,8 @@ SWEEPS = {
     "pages/5_gpu_occupancy.py": {
         "gpu_gpu": ["t4", "mi300x", "h200"], "gpu_M": [1, 524_288, 1_048_576], "gpu_N": [1, 131_072, 262_144],
         "gpu_dtype": ["float32", "float16", "bfloat16"], "gpu_vary": ["block", "regs"], "gpu_regs": [1, 128, 255],
-        "gpu_asm": [True, False], "sidebar_lang": ["zh", "en"]},
+        "gpu_asm": [True, False], "gpu_kernel": ["tuned", "tutorial"], "gpu_compare": [True, False],
+        "sidebar_lang": ["zh", "en"]},
     "pages/6_benchmark.py": {
         "bench_cpuM": [16, 128, 2048], "bench_cpuN": [128, 1024, 4096], "bench_run": [0],
         "bench_recdir": ["forward"], "sidebar_lang": ["zh", "en"]},

@@ -50,6 +50,7 @@ def families() -> dict[str, tuple[set[str], bool]]:
         "gpu_vary_*": ({f"gpu_vary_{v}" for v in launch_facts.VARY}, True),
         "gpu_path_*": ({f"gpu_path_{p}" for p in launch_facts.TUNED_PATHS}, True),
         "bench_dir_*": ({f"bench_dir_{d}" for d in PASS_TENSORS}, True),
+        "compare_kernel_*": ({"compare_kernel_tutorial", "compare_kernel_tuned"}, True),
         "padding_claim_*": ({f"padding_claim_{c}" for c in padding.CLAIMS}, True),
         "acc_kind_*": ({f"acc_kind_{k}" for k in (measured.QUANTILES, measured.MIN_MAX)}, True),
         "acc_verdict_*": ({f"acc_verdict_{v}" for v in measured.VERDICTS}, True),
