@@ -279,7 +279,7 @@ def occupancy_curve(df: pd.DataFrame, marker: pd.DataFrame, *, x_title: str, y_t
         y=alt.Y("programs:Q", title=y_title, scale=y_scale),
         color=alt.Color("limit:N", title=limit_title, sort=limits,
                         scale=alt.Scale(domain=limits, range=list(SAFE[:len(limits)])),
-                        legend=alt.Legend(orient="bottom")),
+                        legend=alt.Legend(orient="bottom", columns=2, labelLimit=300)),
         strokeDash=alt.StrokeDash("limit:N", legend=None, sort=limits),
         tooltip=[alt.Tooltip("x:Q", title=x_title, format=","), alt.Tooltip("programs:Q", title=y_title),
                  alt.Tooltip("limit:N", title=limit_title)],
@@ -338,7 +338,7 @@ def compare_bars(df: pd.DataFrame, *, x_title: str, y_title: str, color_title: s
         x=alt.X("programs:Q", title=y_title),
         color=alt.Color("figure:N", title=color_title, sort=figures,
                         scale=alt.Scale(domain=figures, range=list(SAFE[:len(figures)])),
-                        legend=alt.Legend(orient="bottom")),
+                        legend=alt.Legend(orient="top", labelLimit=400)),
         tooltip=[alt.Tooltip("gpu:N", title=x_title), alt.Tooltip("figure:N", title=color_title),
                  alt.Tooltip("programs:Q", title=y_title)],
     )

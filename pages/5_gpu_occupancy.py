@@ -201,19 +201,16 @@ if compare_on:
             t("occupancy_resident"): r.resident_programs,
             t("compare_col_floor"): "—" if r.time_floor_us is None else f"{r.time_floor_us:,.1f}",
             t("compare_col_path"): r.path, t("compare_col_toolchain"): r.toolchain} for r in rows])
-        figures = [t("occupancy_hardware_per_sm"), t("gpu_programs_per_sm")]
+        figures = [t("compare_fig_hardware"), t("compare_fig_chapter")]
         bars = pd.DataFrame([{"gpu": r.gpu.name, "figure": f, "programs": v} for r in rows
                              for f, v in zip(figures, (r.programs_per_sm, r.chapter_programs_per_sm))])
-        left, right = st.columns([2, 3])
-        with left:
-            charts.show(charts.compare_bars(bars, x_title=t("compare_col_gpu"), y_title=t("gpu_y_programs"),
-                                            color_title=t("gpu_limit"), title=t("compare_chart", N=N, M=M),
-                                            figures=figures),
-                        key="gpu_compare", height=60 + 34 * len(rows))
-        with right:
-            st.dataframe(fmt.table(table), hide_index=True, width="stretch")
-            st.caption(t("compare_caption", bytes=fmt.fmt_bytes(rows[0].bytes_moved),
-                          differ=sum(not r.agrees for r in rows), n=len(rows)))
+        charts.show(charts.compare_bars(bars, x_title=t("compare_col_gpu"), y_title=t("gpu_y_programs"),
+                                        color_title=t("compare_figure"), title=t("compare_chart", N=N, M=M),
+                                        figures=figures),
+                    key="gpu_compare", height=90 + 30 * len(rows))
+        st.dataframe(fmt.table(table), hide_index=True, width="stretch")
+        st.caption(t("compare_caption", bytes=fmt.fmt_bytes(rows[0].bytes_moved),
+                     differ=sum(not r.agrees for r in rows), n=len(rows)))
     for line in failed:
         st.caption(t("error_generic", error=line))
 
