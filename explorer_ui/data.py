@@ -284,6 +284,10 @@ def chart_frame(run, direction: str):
     part["gbps_lo"] = [bench.gbps(b, sp.hi) for b, sp in zip(nbytes, spreads)]
     part["gbps_hi"] = [bench.gbps(b, sp.lo) for b, sp in zip(nbytes, spreads)]
     part["steady"] = [sp.steady for sp in spreads]
+    # no fraction of copy on an unsteady timing (its own or copy's at the same N): measured.shown_ratio
+    copy_steady = {int(n): sp.steady for n, p, sp in zip(part["N"], part["provider"], spreads) if p == "copy"}
+    part["copy_ratio"] = [None if sp.steady is False or copy_steady.get(int(n)) is False else r
+                          for n, sp, r in zip(part["N"], spreads, part["copy_ratio"])]
     part["ms"] = part["ms_median"]
     part["provider_key"] = part["provider"]
     part["provider"] = [provider_label(p, run) for p in part["provider"]]
