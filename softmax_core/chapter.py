@@ -21,6 +21,7 @@ from . import runtime  # noqa: F401  (first: it picks the interpreter before @tr
 import dataclasses
 import inspect
 import math
+import struct
 import time
 from dataclasses import dataclass
 
@@ -293,13 +294,28 @@ def exp_error(lo: float = -20.0, hi: float = 0.0, n: int = 1 << 14) -> ExpError:
                     float(x[worst]), runtime.backend_description())
 
 
-def exp_instructions(ptx: str) -> tuple[str, ...]:
+@dataclass(frozen=True)
+class ExpPtx:
+    log2e: str                       # log2(e) as PTX writes a float32 constant, e.g. "0f3FB8AA3B"
+    multiplies: tuple[str, ...]      # x * log2(e)
+    exponentials: tuple[str, ...]    # 2 ** that
+
+
+def float32_ptx(value: float) -> str:
+    """A float32 constant as PTX spells it: 0f and its 8 hex digits."""
+    return "0f" + struct.pack(">f", value).hex().upper()
+
+
+def exp_instructions(ptx: str) -> ExpPtx:
     """The PTX lines that compute the exponential: the compiler turns tl.exp(x) into ex2.approx of
     x * log2(e), the GPU's fast base-2 exponential."""
-    return tuple(line.strip() for line in ptx.splitlines() if "ex2." in line)
+    log2e = float32_ptx(math.log2(math.e))
+    lines = [line.strip() for line in ptx.splitlines()]
+    return ExpPtx(log2e, tuple(ln for ln in lines if ln.startswith("mul") and log2e in ln),
+                  tuple(ln for ln in lines if ln.startswith("ex2.")))
 
 
 __all__ = ["CHAPTER_TEST_SIZE", "ResourceReport", "warmup_resources", "offline_resources", "StrideCase",
            "stride_cases", "stride_addresses", "StageCost", "stages_cost", "WarpsRow", "num_warps_thresholds",
            "num_warps_rule", "UnitTestResult", "chapter_unit_test", "GridQuirk", "grid_quirk", "ExpError",
-           "exp_error", "exp_instructions"]
+           "exp_error", "ExpPtx", "float32_ptx", "exp_instructions"]

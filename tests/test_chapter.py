@@ -74,8 +74,21 @@ def test_exp_error_is_small_but_measured():
 
 
 def test_exp_instructions_found_in_ptx():
-    ptx = "mul.f32 %f2, %f1, 0f3FB8AA3B;\n\tex2.approx.f32 %f3, %f2;\n\tadd.f32 %f4, %f3, %f3;"
-    assert ch.exp_instructions(ptx) == ("ex2.approx.f32 %f3, %f2;",)
+    assert ch.float32_ptx(1.0) == "0f3F800000"
+    ptx = "mul.f32 %f2, %f1, 0f3FB8AA3B;\n\tex2.approx.f32 %f3, %f2;\n\tmul.f32 %f4, %f3, %f3;"
+    found = ch.exp_instructions(ptx)
+    assert found.log2e == "0f3FB8AA3B"
+    assert found.multiplies == ("mul.f32 %f2, %f1, 0f3FB8AA3B;",)
+    assert found.exponentials == ("ex2.approx.f32 %f3, %f2;",)
+
+
+def test_the_compiled_tutorial_kernel_uses_ex2_approx():
+    from softmax_core.compile import kernel_resources
+    from softmax_core.tutorial_plan import tutorial_compile_job
+
+    job = tutorial_compile_job(1024, 4, 4, torch.float32, catalog_gpu("h200"))
+    found = ch.exp_instructions(kernel_resources(job, want_asm=True).asm["ptx"])
+    assert found.exponentials and len(found.multiplies) == len(found.exponentials)
 
 
 def test_offline_resources_match_the_plan():

@@ -1,0 +1,108 @@
+"""AppTest for the chapter-notes and glossary pages, in English and 简体中文, and the glossary's data."""
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import softmax_core as sc
+from explorer_ui import glossary
+from explorer_ui.i18n import LOCALES_DIR, TEXT
+
+ROOT = Path(__file__).resolve().parent.parent
+CHAPTER = "pages/9_chapter_notes.py"
+GLOSSARY = glossary.GLOSSARY_PAGE
+
+
+def open_page(page: str, lang: str = "en", query: dict | None = None) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.query_params.update({"lang": lang, **(query or {})})
+    at.run()
+    at.switch_page(page).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    return at
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_glossary_lists_every_term_with_its_figure(lang):
+    at = open_page(GLOSSARY, lang)
+    assert at.title[0].value == TEXT["glossary_title"][lang]
+    headings = [h.value for h in at.subheader]
+    assert headings == [TEXT[f"gloss_{term}_term"][lang] for term in glossary.TERM_KEYS]
+    h200 = sc.catalog_gpu("h200")
+    body = "\n".join(m.value for m in at.markdown)
+    assert f"{h200.multiprocessor_count}" in body and f"{h200.max_num_regs:,}" in body
+    plan = sc.plan_launch(4096, 781, gpu=h200)
+    assert f"grid = {plan.grid}" in body
+
+
+def test_glossary_figures_follow_the_gpu_and_N():
+    at = open_page(GLOSSARY, query={"gpu": "h200", "N": "781"})
+    other = next(g for g in sc.gpu_catalog() if g.vendor == "nvidia" and g.multiprocessor_count != 132)
+    at.selectbox(key="glossary_gpu").set_value(other.key).run()
+    body = "\n".join(m.value for m in at.markdown)
+    assert f"{other.multiprocessor_count} SMs" in body and "132 SMs" not in body
+    at.number_input(key="glossary_N").set_value(3000).run()
+    body = "\n".join(m.value for m in at.markdown)
+    assert "N = 3,000 → BLOCK_SIZE = 4,096" in body and "BLOCK_SIZE 4,096 → num_warps = 16" in body
+
+
+def test_glossary_definitions_are_two_or_three_sentences_in_both_languages():
+    for lang, end in (("en", r"[.!?](\s|$)"), ("zh", r"[。!?]")):
+        entries = tomllib.loads((LOCALES_DIR / f"glossary.{lang}.toml").read_text(encoding="utf-8"))
+        for term in glossary.TERM_KEYS:
+            sentences = len(re.findall(end, entries[f"gloss_{term}_def"]))
+            assert 2 <= sentences <= 3, (lang, term, sentences)
+
+
+def test_glossary_links_and_first_use():
+    assert glossary.url_name(GLOSSARY) == "glossary" and glossary.url_name("app.py") == ""
+    assert glossary.link("sm", "SMs") == "[SMs](./glossary?lang=en#gloss-sm)"
+    first = glossary.FirstUse()
+    assert first("shared_memory").startswith("[") and "#gloss-warp" in first("warp")
+    assert first("shared_memory") == TEXT["gloss_shared_memory_term"]["en"]
+    with pytest.raises(KeyError):
+        glossary.link("no_such_term")
+    for _, page in glossary.TERMS:
+        assert (ROOT / page).is_file(), page
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_chapter_notes_run_and_show_computed_parts(lang):
+    at = open_page(CHAPTER, lang)
+    assert len(at.header) == 6
+    body = "\n".join(m.value for m in at.markdown)
+    # the num_warps rule comes from the plan's table
+    for threshold, warps in sc.tutorial_plan.TUTORIAL_NUM_WARPS:
+        if threshold:
+            assert f"{threshold:,} → num_warps = {warps}" in body
+    # the stride table: the sliced view's row stride is its parent's row length
+    stride = at.dataframe[1].value
+    assert list(stride["input_row_stride"]) == [10, 20, 40, 10]
+
+
+def test_chapter_stride_view_choice_changes_the_addresses():
+    at = open_page(CHAPTER, query={"view": "every_other_row"})
+    table = at.dataframe[2].value
+    assert table.iloc[1, 1] == "40…49" and table.iloc[1, 2] == "10…19"
+    at.radio(key="chapter_view").set_value("contiguous").run()
+    assert at.dataframe[2].value.iloc[1, 1] == "10…19"
+
+
+def test_chapter_unit_test_runs_from_the_page():
+    at = open_page(CHAPTER)
+    assert not at.success or all("PASSED" not in s.value for s in at.success)
+    at.button(key="chapter_run_test").click().run()
+    passed = [s.value for s in at.success if s.value.startswith("PASSED")]
+    assert passed and "1823 × 781" in passed[0], [s.value for s in at.success] + [e.value for e in at.error]
+
+
+def test_chapter_keys_exist_in_both_languages_with_the_same_placeholders():
+    for topic in ("chapter", "glossary", "slides"):
+        en = tomllib.loads((LOCALES_DIR / f"{topic}.en.toml").read_text(encoding="utf-8"))
+        zh = tomllib.loads((LOCALES_DIR / f"{topic}.zh.toml").read_text(encoding="utf-8"))
+        assert set(en) == set(zh), topic
+        for key in en:
+            assert set(re.findall(r"\{(\w+)", en[key])) == set(re.findall(r"\{(\w+)", zh[key])), key
