@@ -1,10 +1,9 @@
 """Pre-warm: on a server's first page run, compile in the background what the pages will ask for.
 
 Launch plans read registers and shared memory from the real compiled kernel (softmax_core.compile), and
-the results are cached on disk. On a fresh machine nothing is cached yet, so the first visit of the padding
-page waited about 2 s (starting the offline compiler, then one compile) and the occupancy chart's first
-BLOCK_SIZE sweep about 3.7 s (twelve compiles, up to 1.5 s each for the widest rows). Compiling those once,
-before a student asks, turns each wait into a disk read.
+the results are cached on disk. On a fresh machine nothing is cached yet, so a page's first visit would wait
+for compiles (docs/classroom.md has the measured waits); compiling once, before a student asks, turns each
+wait into a disk read.
 
 The work runs in a process of its own (`python -m explorer_ui.prewarm`), at the lowest CPU priority:
 - it shares nothing with the server's sessions: not the interpreter lock, not the server's offline-compiler

@@ -1,6 +1,6 @@
 """CPU cost of one softmax call on small matrices, where it decides the speed: calls issued back to back
 without waiting for the GPU, for our softmax, our kernel launched bare through Triton's JIT (no wrapper),
-the seed's wrapper, and torch. Not a test: run it on a GPU machine.
+the tutorial's wrapper, and torch. Not a test: run it on a GPU machine.
 
 The recorded run (assets/benchmarks/tuning/h200-launch-overhead-20261129.csv) was made at commit 69c0de7,
 where "ours" went through a launcher that cached the compiled kernel per specialisation and skipped the
@@ -18,7 +18,7 @@ import torch
 import triton
 
 import softmax_core as sc
-from softmax_core import launchers
+from softmax_core import dtypes, launchers
 
 CALLS = 3000
 
@@ -55,11 +55,11 @@ def main(out: str | None) -> None:
             x = torch.randn(4096, n, device="cuda", dtype=dtype)
             gpu_us = triton.testing.do_bench(lambda: sc.softmax(x), warmup=10, rep=40) * 1e3
             for name, fn in (("ours", lambda: sc.softmax(x)), ("ours via JIT", lambda: jit_path(x)),
-                             ("as taught", lambda: sc.tutorial_softmax(x)), ("torch", lambda: torch.softmax(x, -1))):
+                             ("tutorial", lambda: sc.tutorial_softmax(x)), ("torch", lambda: torch.softmax(x, -1))):
                 us = per_call_us(fn)
-                rows.append(dict(dtype=str(dtype)[6:], N=n, provider=name, us_per_call=round(us, 2),
+                rows.append(dict(dtype=dtypes.name(dtype), N=n, provider=name, us_per_call=round(us, 2),
                                  ours_do_bench_us=round(gpu_us, 2)))
-                print(f"{str(dtype)[6:]:9s} N={n:5d} {name:13s} {us:6.1f} us/call (ours by do_bench {gpu_us:.1f} us)",
+                print(f"{dtypes.name(dtype):9s} N={n:5d} {name:13s} {us:6.1f} us/call (ours by do_bench {gpu_us:.1f} us)",
                       flush=True)
     if out:
         with open(out, "w", newline="") as f:

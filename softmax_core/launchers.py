@@ -1,33 +1,34 @@
-"""Launching the kernels from PyTorch: input checks, the seed's wrapper, and the public `softmax`."""
+"""Launching the kernels from PyTorch: input checks, the tutorial's wrapper, and the public `softmax`."""
 from __future__ import annotations
 
 from functools import lru_cache
 
 import torch
 
-from . import runtime
+from . import dtypes, runtime
 from .tuned_kernels import (NOT_PUBLISHED, softmax_backward_rows_kernel, softmax_backward_split_kernel,
                     softmax_backward_tiled_kernel, softmax_rows_kernel, softmax_split_kernel, softmax_tiled_kernel)
 from .gpu import GpuSpec, default_gpu
+from .reason_text import describe
 from .tutorial_kernel import tutorial_softmax_kernel
-from .tutorial_plan import TRITON_POINTER_TYPE, LaunchPlan, plan_launch
+from .tutorial_plan import LaunchPlan, plan_launch
 from .tuned_plan import SoftmaxPlan, plan_softmax
 
-SUPPORTED_DTYPES = (torch.float32, torch.float16, torch.bfloat16)      # the seed's kernel
-SOFTMAX_DTYPES = SUPPORTED_DTYPES + (torch.float64,)                   # the tuned kernels
+SUPPORTED_DTYPES = tuple(dtypes.torch_dtype(name) for name in dtypes.TUTORIAL_DTYPES)    # the tutorial's kernel
+SOFTMAX_DTYPES = tuple(dtypes.torch_dtype(name) for name in dtypes.TUNED_DTYPES)        # the tuned kernels
 
 
 class KernelDoesNotFit(RuntimeError):
     """The plan found that not even one program fits on an SM (Triton would raise OutOfResources)."""
 
 
-def check_input(x, dtypes=SUPPORTED_DTYPES) -> None:
+def check_input(x, allowed=SUPPORTED_DTYPES) -> None:
     """Raise a TypeError / ValueError that names the problem, before any kernel sees `x`."""
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"softmax expects a torch.Tensor, got {type(x).__name__}")
-    if x.dtype not in dtypes:
-        names = ", ".join(str(d).replace("torch.", "") for d in dtypes)
-        raise TypeError(f"softmax needs a floating-point tensor ({names}); got {str(x.dtype).replace('torch.', '')}")
+    if x.dtype not in allowed:
+        names = ", ".join(dtypes.name_of_any(d) for d in allowed)
+        raise TypeError(f"softmax needs a floating-point tensor ({names}); got {dtypes.name_of_any(x.dtype)}")
     if x.device.type != runtime.KERNEL_DEVICE_TYPE:
         where = ("this machine has no GPU, so kernels run in Triton's interpreter on CPU tensors"
                  if runtime.INTERPRETED else "kernels run on the GPU; move the tensor with x.cuda()")
@@ -35,7 +36,7 @@ def check_input(x, dtypes=SUPPORTED_DTYPES) -> None:
 
 
 def naive_softmax(x: torch.Tensor) -> torch.Tensor:
-    """The seed's five-kernel softmax; each line is one trip through DRAM (see memory.py)."""
+    """The tutorial's five-kernel softmax; each line is one trip through DRAM (see memory.py)."""
     x_max = x.max(dim=1)[0]                   # read MN, write M
     z = x - x_max[:, None]                    # read MN + M, write MN
     numerator = torch.exp(z)                  # read MN, write MN
@@ -45,9 +46,9 @@ def naive_softmax(x: torch.Tensor) -> torch.Tensor:
 
 def launch_tutorial_kernel(x: torch.Tensor, y: torch.Tensor, plan: LaunchPlan, trace: torch.Tensor | None = None,
                        **flags) -> torch.Tensor:
-    """Run the seed kernel on the plan's persistent grid. `flags` are the kernel's teaching switches."""
+    """Run the tutorial kernel on the plan's persistent grid. `flags` are the kernel's teaching switches."""
     if not plan.fits:
-        raise KernelDoesNotFit(plan.explanation)
+        raise KernelDoesNotFit(describe(plan.reason))
     n_rows, n_cols = x.shape
     with runtime.one_launch_at_a_time():
         tutorial_softmax_kernel[plan.grid](
@@ -58,10 +59,10 @@ def launch_tutorial_kernel(x: torch.Tensor, y: torch.Tensor, plan: LaunchPlan, t
 
 
 def tutorial_softmax(x: torch.Tensor, gpu: GpuSpec | None = None) -> torch.Tensor:
-    """The chapter's wrapper: plan from the compiled kernel's resources, then launch. 2-D input only."""
+    """The tutorial's wrapper: plan from the compiled kernel's resources, then launch. 2-D input only."""
     check_input(x)
     if x.ndim != 2:
-        raise ValueError(f"the seed's kernel takes a 2-D matrix, got a tensor of shape {tuple(x.shape)}")
+        raise ValueError(f"the tutorial's kernel takes a 2-D matrix, got a tensor of shape {tuple(x.shape)}")
     if x.numel() == 0:
         return torch.empty_like(x)
     x = _rows_unit_stride(x)   # the kernel walks a row with unit steps; a row's stride is honoured
@@ -81,7 +82,9 @@ def _split_slots(plan: SoftmaxPlan, device) -> torch.Tensor:
     return torch.full((plan.n_rows * plan.split,), NOT_PUBLISHED, dtype=torch.int64, device=device)
 
 
-def _launch_forward(x: torch.Tensor, plan: SoftmaxPlan, safe: bool) -> torch.Tensor:
+def softmax_forward(x: torch.Tensor, plan: SoftmaxPlan, safe: bool = False) -> torch.Tensor:
+    """softmax over the rows of the matrix `x` by the tuned kernel `plan` names (plan_softmax's, or one
+    forced with its `path=`). No input checks: `softmax` is the checked entry point."""
     n_rows, n_cols = x.shape
     y = torch.empty((n_rows, n_cols), dtype=x.dtype, device=x.device)
     if plan.path == "split":
@@ -104,7 +107,8 @@ def _launch_forward(x: torch.Tensor, plan: SoftmaxPlan, safe: bool) -> torch.Ten
     return y
 
 
-def _launch_backward(y: torch.Tensor, dy: torch.Tensor, plan: SoftmaxPlan) -> torch.Tensor:
+def softmax_backward(y: torch.Tensor, dy: torch.Tensor, plan: SoftmaxPlan) -> torch.Tensor:
+    """dx for y = softmax(x) and the gradient dy, by the tuned backward kernel `plan` names."""
     n_rows, n_cols = y.shape
     dx = torch.empty((n_rows, n_cols), dtype=y.dtype, device=y.device)
     args = (y, dy, dx, y.stride(0), dy.stride(0), dx.stride(0), n_rows, n_cols)
@@ -134,7 +138,7 @@ def cached_plan(n_rows: int, n_cols: int, dtype: torch.dtype, direction: str, sa
 
 
 def _forward(x: torch.Tensor, safe: bool) -> torch.Tensor:
-    return _launch_forward(x, cached_plan(*x.shape, x.dtype, "forward", safe), safe)
+    return softmax_forward(x, cached_plan(*x.shape, x.dtype, "forward", safe), safe)
 
 
 class _SoftmaxFunction(torch.autograd.Function):
@@ -150,7 +154,7 @@ class _SoftmaxFunction(torch.autograd.Function):
     def backward(ctx, dy: torch.Tensor):
         (y,) = ctx.saved_tensors
         dy = _rows_unit_stride(dy)
-        dx = _launch_backward(y, dy, cached_plan(*y.shape, y.dtype, "backward", False))
+        dx = softmax_backward(y, dy, cached_plan(*y.shape, y.dtype, "backward", False))
         return dx, None
 
 
@@ -189,5 +193,3 @@ def softmax(x: torch.Tensor, dim: int = -1, *, safe: bool = False) -> torch.Tens
         y = y.reshape(moved.shape)
     return y if last else y.movedim(-1, dim)
 
-
-assert set(SOFTMAX_DTYPES) <= set(TRITON_POINTER_TYPE)

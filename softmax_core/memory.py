@@ -1,7 +1,7 @@
 """Counting memory traffic: why fusing softmax into one kernel is ~4x faster.
 
 Every step of the naive softmax is a separate kernel, and each one reads its input from DRAM and writes
-its output back. The fused kernel reads x once and writes y once. These counts are the seed's, step by
+its output back. The fused kernel reads x once and writes y once. These counts are the tutorial's, step by
 step; `bytes_moved` is the single definition of "bytes" that benchmarks and charts use.
 """
 from __future__ import annotations
@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
+
+from . import dtypes
 
 
 @dataclass(frozen=True)
@@ -60,15 +62,11 @@ class MemoryTraffic:
         return self.naive_bytes / self.fused_bytes if self.fused_bytes else float("nan")
 
 
-def element_size(dtype) -> int:
-    return torch.empty((), dtype=dtype).element_size()
-
-
 def memory_traffic(M: int, N: int, dtype=torch.float32) -> MemoryTraffic:
-    """The seed's accounting for an M x N softmax, naive (five kernels) and fused (one)."""
+    """The tutorial's accounting for an M x N softmax, naive (five kernels) and fused (one)."""
     if M < 0 or N < 0:
         raise ValueError(f"M and N must be non-negative, got {M} x {N}")
-    size = element_size(dtype)
+    size = dtypes.element_size(dtype)
     MN = M * N
 
     def step(name, code, read, written):
@@ -82,7 +80,7 @@ def memory_traffic(M: int, N: int, dtype=torch.float32) -> MemoryTraffic:
         step("divide", "out = numerator / denominator[:, None]", MN + M, MN),  # read both, write out
     )
     fused = step("fused", "one kernel: load row, max, subtract, exp, sum, divide, store", MN, MN)
-    return MemoryTraffic(M, N, str(dtype).replace("torch.", ""), size, naive, fused)
+    return MemoryTraffic(M, N, dtypes.name(dtype), size, naive, fused)
 
 
 # Bytes a softmax pass must move at least once, per element of the matrix:

@@ -1,9 +1,9 @@
-"""The tuned kernels behind `softmax_core.softmax`: the seed's idea, taken further.
+"""The tuned kernels behind `softmax_core.softmax`: the tutorial's idea, taken further.
 
 Two shapes of work, chosen per row length by the plan (tuned_plan.py):
   rows  - a [ROWS, BLOCK_N] block: each program holds ROWS whole rows in registers, reads them once
           and writes them once. ROWS > 1 for short rows, so that one program still moves enough bytes
-          to hide DRAM latency (the seed's one-row programs are latency-bound below N = 1K).
+          to hide DRAM latency (the tutorial's one-row programs are latency-bound below N = 1K).
   tiled - a row too wide to hold at once is walked in TILE-wide tiles, twice. Pass 1 keeps a running
           max and sum (the online normaliser: when the max grows, the sum so far is rescaled by
           exp(old_max - new_max)). Pass 2 writes exp(x - max) / sum. Pass 2 walks the tiles in reverse,
@@ -125,7 +125,8 @@ def softmax_tiled_kernel(
 # (measured on the H200: a counter bumped with "release" semantics cost more than the split path gained).
 # NOT_PUBLISHED is all ones; a published word never is, because its low half is the bits of a float32 sum
 # computed on the GPU (a NaN produced by arithmetic there is 0x7FFFFFFF, never 0xFFFFFFFF).
-NOT_PUBLISHED = -1
+NOT_PUBLISHED = -1                              # what the launcher fills the slots with
+_NOT_PUBLISHED = tl.constexpr(NOT_PUBLISHED)    # the same word, as the kernels compare with it
 # What a program reads for a peer that does not exist (SPLIT rounded up to PEERS, a power of two): the
 # forward's pair (max -inf, sum 0) and the backward's 0, both of which change nothing.
 NO_PEER_FORWARD = tl.constexpr(-(1 << 55))   # 0xFF80000000000000: high half -inf's bits, low half 0.0's
@@ -163,10 +164,10 @@ def _gather(slots, is_peer, no_peer, PHASE: tl.constexpr):
     already). Volatile loads go to L2 each time instead of a stale copy in L1."""
     words = tl.load(slots, mask=is_peer, other=no_peer, volatile=True)
     if PHASE == 0:
-        missing = tl.sum((words == -1).to(tl.int32), axis=0)     # -1: NOT_PUBLISHED
+        missing = tl.sum((words == _NOT_PUBLISHED).to(tl.int32), axis=0)
         while missing > 0:
             words = tl.load(slots, mask=is_peer, other=no_peer, volatile=True)
-            missing = tl.sum((words == -1).to(tl.int32), axis=0)
+            missing = tl.sum((words == _NOT_PUBLISHED).to(tl.int32), axis=0)
     return words
 
 

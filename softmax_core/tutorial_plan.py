@@ -1,6 +1,6 @@
 """The occupancy-aware launch plan: how many programs to launch, and why.
 
-The seed's wrapper asks the compiler what one program costs (registers, shared memory), asks the GPU
+The tutorial's wrapper asks the compiler what one program costs (registers, shared memory), asks the GPU
 what one SM has, and launches as many persistent programs as fit at once on every SM. This module is
 that reasoning as a pure function of a `GpuSpec` and the kernel's real resources.
 """
@@ -12,16 +12,19 @@ from functools import lru_cache
 import torch
 import triton
 
+from . import dtypes
 from .compile import CompileJob, KernelResources, kernel_resources
 from .gpu import GpuSpec, default_gpu
+from .signatures import kernel_signature
+from .reasons import PlanReason, ReasonCode
 
 TUTORIAL_KERNEL = "softmax_core.tutorial_kernel:tutorial_softmax_kernel"
 
-# The seed's heuristics, as ordered tables: the first row whose threshold BLOCK_SIZE reaches wins.
+# The tutorial's heuristics, as ordered tables: the first row whose threshold BLOCK_SIZE reaches wins.
 # Wider rows get more warps, so that each thread holds a bounded number of the row's values.
 TUTORIAL_NUM_WARPS = ((4096, 16), (2048, 8), (0, 4))
 # More pipeline stages keep more rows in flight but each stage buffers a row in shared memory;
-# the seed affords 4 only on GPUs with more than 200,000 B of shared memory per SM.
+# the tutorial affords 4 only on GPUs with more than 200,000 B of shared memory per SM.
 TUTORIAL_STAGES_SHARED_THRESHOLD = 200_000
 TUTORIAL_NUM_STAGES = (4, 2)
 
@@ -29,10 +32,6 @@ TUTORIAL_NUM_STAGES = (4, 2)
 # vector registers come from its SIMD's file of 512 per lane.
 AMD_SIMDS_PER_CU = 4
 AMD_MAX_WAVES_PER_SIMD = 8
-
-TRITON_POINTER_TYPE = {torch.float32: "*fp32", torch.float16: "*fp16", torch.bfloat16: "*bf16",
-                       torch.float64: "*fp64"}
-
 
 def tutorial_num_warps(block_size: int) -> int:
     return next(warps for threshold, warps in TUTORIAL_NUM_WARPS if block_size >= threshold)
@@ -56,7 +55,7 @@ class Occupancy:
 
 
 def occupancy(gpu: GpuSpec, n_regs: int, shared_bytes: int, num_warps: int, n_rows: int) -> Occupancy:
-    """The seed's occupancy arithmetic (NVIDIA), or the CDNA wavefront rule on AMD. Defined only here."""
+    """The tutorial's occupancy arithmetic (NVIDIA), or the CDNA wavefront rule on AMD. Defined only here."""
     if n_regs <= 0:
         raise ValueError(f"n_regs must be positive, got {n_regs}")
     if gpu.vendor == "amd":
@@ -69,7 +68,7 @@ def occupancy(gpu: GpuSpec, n_regs: int, shared_bytes: int, num_warps: int, n_ro
         reg_occupancy = gpu.max_num_regs // (n_regs * gpu.warp_size * num_warps)
         rule = (f"NVIDIA: {gpu.max_num_regs} registers // ({n_regs} per thread x {gpu.warp_size} threads x "
                 f"{num_warps} warps)")
-    # A kernel that keeps nothing in shared memory is not limited by it (the seed would divide by zero).
+    # A kernel that keeps nothing in shared memory is not limited by it (the tutorial's would divide by zero).
     sram_occupancy = gpu.max_shared_mem // shared_bytes if shared_bytes > 0 else None
     programs_per_sm = reg_occupancy if sram_occupancy is None else min(reg_occupancy, sram_occupancy)
     full_grid = gpu.multiprocessor_count * programs_per_sm
@@ -103,7 +102,7 @@ class LaunchPlan:
     occupancy_rule: str
     resources_how: str              # where n_regs and shared_bytes came from
     fits: bool                      # False: not even one program fits on an SM
-    explanation: str
+    reason: PlanReason              # why this grid (or why none fits), as a code and its figures
 
     @property
     def grid(self) -> tuple[int, int, int]:
@@ -114,21 +113,13 @@ class LaunchPlan:
         return self.n_rows / self.num_programs if self.num_programs else float("inf")
 
 
-def dtype_name(dtype) -> str:
-    return str(dtype).replace("torch.", "")
-
-
 def tutorial_compile_job(block_size: int, num_warps: int, num_stages: int, dtype: torch.dtype, gpu: GpuSpec,
                      **flags) -> CompileJob:
-    """The seed kernel's specialisation for one row width and dtype, for `gpu`."""
-    ptr = TRITON_POINTER_TYPE[dtype]
-    signature = (("input_ptr", ptr), ("output_ptr", ptr), ("input_row_stride", "i32"),
-                 ("output_row_stride", "i32"), ("n_rows", "i32"), ("n_cols", "i32"), ("trace_ptr", "*fp32"),
-                 ("BLOCK_SIZE", "constexpr"), ("num_stages", "constexpr"), ("TRACE", "constexpr"),
-                 ("PAD_VALUE", "constexpr"), ("STORE_MASKED", "constexpr"))
-    constexprs = (("BLOCK_SIZE", block_size), ("num_stages", num_stages), ("TRACE", flags.get("TRACE", False)),
-                  ("PAD_VALUE", flags.get("PAD_VALUE", float("-inf"))),
-                  ("STORE_MASKED", flags.get("STORE_MASKED", True)))
+    """The tutorial kernel's specialisation for one row width and dtype, for `gpu`."""
+    # i32 strides: what a launch passes for a matrix under 2**31 elements (Triton types a small int i32).
+    signature, constexprs = kernel_signature(TUTORIAL_KERNEL, dtypes.of(dtype).triton_pointer, "i32",
+                                             {"BLOCK_SIZE": block_size, "num_stages": num_stages, **flags},
+                                             pointers={"trace_ptr": "*fp32"})
     return CompileJob(TUTORIAL_KERNEL, signature, constexprs, num_warps, num_stages, gpu.compile_target,
                       on_device=gpu.live)
 
@@ -141,11 +132,10 @@ def _check_shape(n_rows: int, n_cols: int) -> None:
 
 def plan_launch(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, gpu: GpuSpec | None = None,
                 *, resources: KernelResources | None = None) -> LaunchPlan:
-    """Plan the seed kernel's launch for an n_rows x n_cols matrix on `gpu` (default: this machine's GPU,
+    """Plan the tutorial kernel's launch for an n_rows x n_cols matrix on `gpu` (default: this machine's GPU,
     else the catalog's H200). `resources` skips the compile (for what-if questions and tests)."""
     _check_shape(n_rows, n_cols)
-    if dtype not in TRITON_POINTER_TYPE:
-        raise TypeError(f"softmax kernels take float32, float16, bfloat16 or float64, not {dtype}")
+    dtypes.of(dtype)  # a TypeError naming the choices before any compile
     return _plan_launch(n_rows, n_cols, dtype, gpu or default_gpu(), resources)
 
 
@@ -153,7 +143,7 @@ def plan_launch(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, gp
 def _plan_launch(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec,
                  resources: KernelResources | None) -> LaunchPlan:
     """Plans are pure values: the same question gets the same (cached) answer, so a wrapper that
-    plans on every call, as the seed's does, costs nothing after the first."""
+    plans on every call, as the tutorial's does, costs nothing after the first."""
     block_size = triton.next_power_of_2(n_cols)
     num_warps = tutorial_num_warps(block_size)
     num_stages = tutorial_num_stages(gpu)
@@ -161,27 +151,29 @@ def _plan_launch(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec,
         resources = kernel_resources(tutorial_compile_job(block_size, num_warps, num_stages, dtype, gpu))
     occ = occupancy(gpu, resources.n_regs, resources.shared_bytes, num_warps, n_rows)
     fits = occ.programs_per_sm > 0
-    explanation = _explain(gpu, block_size, num_warps, resources, occ, fits)
-    return LaunchPlan(gpu=gpu, n_rows=n_rows, n_cols=n_cols, dtype=dtype_name(dtype), block_size=block_size,
+    reason = _reason(gpu, block_size, num_warps, resources, occ, fits)
+    return LaunchPlan(gpu=gpu, n_rows=n_rows, n_cols=n_cols, dtype=dtypes.name(dtype), block_size=block_size,
                       num_warps=num_warps, num_stages=num_stages, n_regs=resources.n_regs,
                       n_spills=resources.n_spills, shared_bytes=resources.shared_bytes,
                       reg_occupancy=occ.reg_occupancy, sram_occupancy=occ.sram_occupancy,
                       programs_per_sm=occ.programs_per_sm, num_programs=occ.num_programs, limiter=occ.limiter,
-                      occupancy_rule=occ.rule, resources_how=resources.how, fits=fits, explanation=explanation)
+                      occupancy_rule=occ.rule, resources_how=resources.how, fits=fits, reason=reason)
 
 
-def _explain(gpu: GpuSpec, block_size: int, num_warps: int, res: KernelResources, occ: Occupancy,
-             fits: bool) -> str:
+def clear_plan_cache() -> None:
+    """Forget every plan computed so far (for tests that must see plans computed afresh)."""
+    _plan_launch.cache_clear()
+
+
+def _reason(gpu: GpuSpec, block_size: int, num_warps: int, res: KernelResources, occ: Occupancy,
+            fits: bool) -> PlanReason:
     if not fits:
         if occ.sram_occupancy == 0:
-            return (f"One program needs {res.shared_bytes:,} B of shared memory for a row padded to "
-                    f"{block_size:,} values, but {gpu.name} offers {gpu.max_shared_mem:,} B: not even one "
-                    f"program fits (Triton raises OutOfResources). The row must be processed in tiles.")
-        return (f"One program needs {res.n_regs} registers x {gpu.warp_size * num_warps} threads, more than "
-                f"the {gpu.max_num_regs:,} registers of one SM: not even one program fits.")
-    sram = ("it uses no shared memory, so shared memory sets no limit" if occ.sram_occupancy is None
-            else f"shared memory allows {occ.sram_occupancy} ({gpu.max_shared_mem:,} B // {res.shared_bytes:,} B)")
-    why = {"rows": "there are fewer rows than program slots, so every row gets its own program",
-           "registers": "registers run out first", "shared memory": "shared memory runs out first"}[occ.limiter]
-    return (f"Registers allow {occ.reg_occupancy} programs per SM; {sram}. So {occ.programs_per_sm} per SM x "
-            f"{gpu.multiprocessor_count} SMs; {why}: {occ.num_programs:,} programs.")
+            return PlanReason.of(ReasonCode.TUTORIAL_OVER_SHARED_MEMORY, shared_bytes=res.shared_bytes,
+                                 block_size=block_size, gpu=gpu.name, max_shared_mem=gpu.max_shared_mem)
+        return PlanReason.of(ReasonCode.TUTORIAL_OVER_REGISTERS, n_regs=res.n_regs,
+                             threads=gpu.warp_size * num_warps, max_num_regs=gpu.max_num_regs)
+    return PlanReason.of(ReasonCode.TUTORIAL_FITS, reg_occupancy=occ.reg_occupancy,
+                         sram_occupancy=occ.sram_occupancy, shared_bytes=res.shared_bytes,
+                         max_shared_mem=gpu.max_shared_mem, programs_per_sm=occ.programs_per_sm,
+                         sms=gpu.multiprocessor_count, limiter=occ.limiter, num_programs=occ.num_programs)

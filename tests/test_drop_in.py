@@ -6,7 +6,7 @@ import torch
 
 import softmax_core as sc
 from conftest import TOLERANCE, reference_softmax
-from softmax_core.launchers import _launch_backward, _launch_forward, cached_plan
+from softmax_core.launchers import cached_plan, softmax_backward, softmax_forward
 
 INF, NAN = float("inf"), float("nan")
 
@@ -47,36 +47,35 @@ def test_long_rows_take_the_planned_path_and_match(n_cols, dtype, path, device):
     assert plan.path == path
     if path == "split":
         assert plan.split > 1 and plan.split * plan.block_n >= n_cols > (plan.split - 1) * plan.block_n
-        assert plan.num_programs % plan.split == 0 and "share each row" in plan.reason
+        assert plan.num_programs % plan.split == 0 and plan.reason.code == sc.ReasonCode.SPLIT
     x = (torch.randn(3, n_cols) * 5).to(dtype).to(device)
     assert_like_torch(sc.softmax(x), x)
 
 
 def test_float64_long_rows_take_the_tiled_path():
     plan = cached_plan(3, 70_000, torch.float64, "forward", False)
-    assert plan.path == "tiled" and "tiles of" in plan.reason
+    assert plan.path == "tiled" and plan.reason.code == sc.ReasonCode.TILED
 
 
 def tiled_plan(n_rows, n_cols, direction="forward", safe=False):
     """The tiled path forced for a float32 matrix (the plan picks it for float64, or when a row needs more
     programs than run at once), so the two long-row paths are both tested on the same inputs."""
-    plan = cached_plan(n_rows, n_cols, torch.float32, direction, safe)
-    return dataclasses.replace(plan, path="tiled", block_n=16384, num_warps=16, num_programs=n_rows, split=1)
+    return sc.plan_softmax(n_rows, n_cols, torch.float32, sc.default_gpu(), direction, safe, path="tiled")
 
 
 def long_row_paths(x, safe=False):
     """softmax of a long-row float32 matrix by the split path (the plan's) and by the tiled path."""
-    return {"split": sc.softmax(x, safe=safe), "tiled": _launch_forward(x, tiled_plan(*x.shape, safe=safe), safe)}
+    return {"split": sc.softmax(x, safe=safe), "tiled": softmax_forward(x, tiled_plan(*x.shape, safe=safe), safe)}
 
 
 def test_split_path_with_more_rows_than_groups(device):
     x = torch.randn(40, 20_000, device=device) * 3
     plan = cached_plan(40, 20_000, torch.float32, "forward", False)
     plan = dataclasses.replace(plan, path="split", split=4, block_n=8192, num_programs=3 * 4)  # 3 groups, 40 rows
-    assert_like_torch(_launch_forward(x, plan, False), x)
+    assert_like_torch(softmax_forward(x, plan, False), x)
     dy = torch.randn_like(x)
     y = torch.softmax(x, -1)
-    torch.testing.assert_close(_launch_backward(y, dy, dataclasses.replace(plan, direction="backward")),
+    torch.testing.assert_close(softmax_backward(y, dy, dataclasses.replace(plan, direction="backward")),
                                torch._softmax_backward_data(dy, y, -1, x.dtype), atol=1e-6, rtol=1e-4)
 
 
@@ -189,7 +188,7 @@ def test_gradients_match_torch_float32(shape, device):
     torch.testing.assert_close(ours, theirs, atol=1e-6, rtol=1e-4)
     if shape[1] > 1000:   # the same by the tiled backward
         y = torch.softmax(x.detach(), -1)
-        tiled = _launch_backward(y, dy, tiled_plan(*shape, "backward"))
+        tiled = softmax_backward(y, dy, tiled_plan(*shape, "backward"))
         torch.testing.assert_close(tiled, theirs, atol=1e-6, rtol=1e-4)
 
 

@@ -5,6 +5,7 @@ import torch
 
 import softmax_core as sc
 from softmax_core.compile import KernelResources
+from softmax_core.reason_text import describe
 from softmax_core.tutorial_plan import occupancy, tutorial_num_stages, tutorial_num_warps
 
 
@@ -17,10 +18,10 @@ def gpu():
     return sc.catalog_gpu("rtx4060ti")
 
 
-def test_seed_worked_example():
-    """65536 // (32 * 32 * 8) = 8 programs per SM, as the chapter computes."""
-    seed_card = dataclasses.replace(sc.catalog_gpu("rtx4060ti"), max_num_regs=65536, warp_size=32)
-    occ = occupancy(seed_card, n_regs=32, shared_bytes=1, num_warps=8, n_rows=10**6)
+def test_tutorial_worked_example():
+    """65536 // (32 * 32 * 8) = 8 programs per SM, as the tutorial computes."""
+    tutorial_card = dataclasses.replace(sc.catalog_gpu("rtx4060ti"), max_num_regs=65536, warp_size=32)
+    occ = occupancy(tutorial_card, n_regs=32, shared_bytes=1, num_warps=8, n_rows=10**6)
     assert occ.reg_occupancy == 8
 
 
@@ -52,13 +53,16 @@ def test_limiter_names_the_scarcer_resource(gpu):
 def test_no_shared_memory_is_not_a_division_by_zero(gpu):
     plan = sc.plan_launch(4096, 128, torch.float32, gpu, resources=fake(32, 0))
     assert plan.sram_occupancy is None and plan.programs_per_sm == plan.reg_occupancy > 0
-    assert "no shared memory" in plan.explanation
+    assert plan.reason.code == sc.ReasonCode.TUTORIAL_FITS and plan.reason.values["sram_occupancy"] is None
+    assert "no shared memory" in describe(plan.reason)
 
 
 def test_a_program_that_does_not_fit_is_explained(gpu):
     plan = sc.plan_launch(4096, 32768, torch.float32, gpu, resources=fake(128, 393280))
     assert not plan.fits and plan.programs_per_sm == 0
-    assert "393,280" in plan.explanation and "OutOfResources" in plan.explanation
+    assert plan.reason.code == sc.ReasonCode.TUTORIAL_OVER_SHARED_MEMORY
+    assert plan.reason.values["shared_bytes"] == 393280
+    assert "393,280" in describe(plan.reason) and "OutOfResources" in describe(plan.reason)
     with pytest.raises(sc.KernelDoesNotFit, match="393,280"):
         sc.launchers.launch_tutorial_kernel(torch.ones(1, 1), torch.ones(1, 1), plan)
 
@@ -87,7 +91,7 @@ def test_plan_rejects_integer_dtype():
 
 
 def test_real_plan_for_the_h200_uses_the_compiled_kernel():
-    """The seed's own measurement: a 32768-wide fp32 row needs 393,280 B, more than the H200 has."""
+    """The tutorial's own measurement: a 32768-wide fp32 row needs 393,280 B, more than the H200 has."""
     h200 = sc.catalog_gpu("h200")
     small = sc.plan_launch(4096, 1024, torch.float32, h200)
     assert small.n_regs > 0 and small.shared_bytes > 0 and small.fits

@@ -1,0 +1,133 @@
+"""Why a plan launches what it launches, as data: a reason code and the figures behind it.
+
+Plans never build sentences. Each renderer (the app's, per language; the command line's English one in
+reason_text.py) turns a `PlanReason` into words from its code and figures. `FIGURES` lists the figures
+each code carries, in order; `PlanReason.of` refuses any other set, so a renderer can rely on them.
+
+Tutorial launch plan (`tutorial_plan.LaunchPlan.reason`):
+
+- ``tutorial_fits``: programs fit on an SM. Figures: ``reg_occupancy`` (programs per SM the registers
+  allow), ``sram_occupancy`` (programs per SM shared memory allows; None when the kernel uses none),
+  ``shared_bytes`` (one program's shared memory), ``max_shared_mem`` (one SM's), ``programs_per_sm``,
+  ``sms`` (SMs on the GPU), ``limiter`` ("registers" | "shared memory" | "rows"), ``num_programs``.
+- ``tutorial_over_shared_memory``: not one program fits, for shared memory. Figures: ``shared_bytes``,
+  ``block_size`` (the padded row), ``gpu`` (its name), ``max_shared_mem``.
+- ``tutorial_over_registers``: not one program fits, for registers. Figures: ``n_regs`` (per thread),
+  ``threads`` (per program), ``max_num_regs`` (one SM's register file).
+
+Tuned plan (`tuned_plan.SoftmaxPlan.reason`): the code names the path, its figure ``why`` names (as the
+value of another code) why that path was taken, and the figures of that second code come along.
+
+- ``rows``: whole rows held in registers. Figures: ``why``, ``rows`` (rows per program), ``block_n``
+  (padded row), ``block_bytes`` (its bytes), ``n_regs``, ``n_spills``, ``programs_per_sm``.
+- ``tiled``: two passes over tiles, one program per row. Figures: ``why``, ``split_declined`` (True: the
+  split path was wanted but cannot run here), ``tile`` (values per tile), ``n_tiles`` (per row),
+  ``programs_per_sm``.
+- ``split``: programs that run at once share each row. Figures: ``why``, ``direction`` ("forward": they
+  exchange (max, sum); "backward": sum(y * dy)), ``split`` (programs per row), ``chunk`` (values each),
+  ``n_regs``, ``programs_per_sm`` (resident for sure), ``groups`` (rows in flight), ``num_programs``.
+
+Why codes (the value of ``why``):
+
+- ``fits_in_registers``: a whole row fits, nothing spilled. No figures.
+- ``read_twice_faster``: float32 rows this long run faster read twice (the second time from L2) than held
+  in registers (measured, docs/performance.md). Figures: ``row_bytes``.
+- ``too_many_values_per_thread``: even the widest program would hold too many values per thread.
+  Figures: ``threads``, ``values_per_thread``, ``block_n``, ``max_values_per_thread``.
+- ``row_over_shared_memory``: the whole-row kernel needs more shared memory than an SM has. Figures:
+  ``row_shared_bytes``, ``max_shared_mem``.
+- ``row_over_registers``: one whole-row program needs more registers than an SM has. Figures:
+  ``row_n_regs``, ``threads``, ``max_num_regs``.
+- ``row_spills``: the compiler spilled registers of the whole-row kernel. Figures: ``block_n``,
+  ``row_n_spills``.
+- ``row_past_l2``: float32 rows this long no longer stay in L2 between the tiled path's two passes, with
+  a row per program in flight on every SM. Figures: ``row_bytes``.
+- ``forced``: the caller chose the path (`plan_softmax(..., path=...)`). No figures.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+Figure = int | float | str | None
+
+
+class ReasonCode(str, Enum):
+    TUTORIAL_FITS = "tutorial_fits"
+    TUTORIAL_OVER_SHARED_MEMORY = "tutorial_over_shared_memory"
+    TUTORIAL_OVER_REGISTERS = "tutorial_over_registers"
+    ROWS = "rows"
+    TILED = "tiled"
+    SPLIT = "split"
+    FITS_IN_REGISTERS = "fits_in_registers"
+    READ_TWICE_FASTER = "read_twice_faster"
+    TOO_MANY_VALUES_PER_THREAD = "too_many_values_per_thread"
+    ROW_OVER_SHARED_MEMORY = "row_over_shared_memory"
+    ROW_OVER_REGISTERS = "row_over_registers"
+    ROW_SPILLS = "row_spills"
+    ROW_PAST_L2 = "row_past_l2"
+    FORCED = "forced"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+FIGURES: dict[ReasonCode, tuple[str, ...]] = {
+    ReasonCode.TUTORIAL_FITS: ("reg_occupancy", "sram_occupancy", "shared_bytes", "max_shared_mem",
+                               "programs_per_sm", "sms", "limiter", "num_programs"),
+    ReasonCode.TUTORIAL_OVER_SHARED_MEMORY: ("shared_bytes", "block_size", "gpu", "max_shared_mem"),
+    ReasonCode.TUTORIAL_OVER_REGISTERS: ("n_regs", "threads", "max_num_regs"),
+    ReasonCode.ROWS: ("why", "rows", "block_n", "block_bytes", "n_regs", "n_spills", "programs_per_sm"),
+    ReasonCode.TILED: ("why", "split_declined", "tile", "n_tiles", "programs_per_sm"),
+    ReasonCode.SPLIT: ("why", "direction", "split", "chunk", "n_regs", "programs_per_sm", "groups",
+                       "num_programs"),
+    ReasonCode.FITS_IN_REGISTERS: (),
+    ReasonCode.READ_TWICE_FASTER: ("row_bytes",),
+    ReasonCode.TOO_MANY_VALUES_PER_THREAD: ("threads", "values_per_thread", "block_n", "max_values_per_thread"),
+    ReasonCode.ROW_OVER_SHARED_MEMORY: ("row_shared_bytes", "max_shared_mem"),
+    ReasonCode.ROW_OVER_REGISTERS: ("row_n_regs", "threads", "max_num_regs"),
+    ReasonCode.ROW_SPILLS: ("block_n", "row_n_spills"),
+    ReasonCode.ROW_PAST_L2: ("row_bytes",),
+    ReasonCode.FORCED: (),
+}
+
+# Which `why` each path can carry.
+WHY_CODES: dict[ReasonCode, tuple[ReasonCode, ...]] = {
+    ReasonCode.ROWS: (ReasonCode.FITS_IN_REGISTERS, ReasonCode.FORCED),
+    ReasonCode.TILED: (ReasonCode.READ_TWICE_FASTER, ReasonCode.TOO_MANY_VALUES_PER_THREAD,
+                       ReasonCode.ROW_OVER_SHARED_MEMORY, ReasonCode.ROW_OVER_REGISTERS, ReasonCode.ROW_SPILLS,
+                       ReasonCode.ROW_PAST_L2, ReasonCode.FORCED),
+    ReasonCode.SPLIT: (ReasonCode.TOO_MANY_VALUES_PER_THREAD, ReasonCode.ROW_OVER_SHARED_MEMORY,
+                       ReasonCode.ROW_OVER_REGISTERS, ReasonCode.ROW_SPILLS, ReasonCode.ROW_PAST_L2,
+                       ReasonCode.FORCED),
+}
+
+
+@dataclass(frozen=True)
+class PlanReason:
+    code: ReasonCode
+    figures: tuple[tuple[str, Figure], ...]
+
+    @classmethod
+    def of(cls, code: ReasonCode, **figures: Figure) -> PlanReason:
+        """A reason whose figures are exactly those `FIGURES` documents for `code` (and for its `why`)."""
+        expected = list(FIGURES[code])
+        if "why" in figures:
+            why = ReasonCode(figures["why"])
+            if why not in WHY_CODES[code]:
+                raise ValueError(f"{code.value} cannot be explained by {why.value}")
+            figures["why"] = why.value
+            expected += FIGURES[why]
+        if sorted(figures) != sorted(expected):
+            raise ValueError(f"{code.value} carries the figures {expected}, got {sorted(figures)}")
+        return cls(code, tuple((name, figures[name]) for name in expected))
+
+    @property
+    def values(self) -> dict[str, Figure]:
+        return dict(self.figures)
+
+    @property
+    def why(self) -> ReasonCode | None:
+        """The second code of a tuned plan's reason (why this path), None for the tutorial plan's."""
+        why = self.values.get("why")
+        return None if why is None else ReasonCode(why)
