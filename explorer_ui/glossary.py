@@ -14,6 +14,7 @@ from softmax_core import runtime
 from softmax_core.tutorial_plan import TUTORIAL_STAGES_SHARED_THRESHOLD
 
 from .i18n import has, language, t
+from .launch_facts import limiter_key
 
 GLOSSARY_PAGE = "pages/10_glossary.py"
 
@@ -118,7 +119,7 @@ def figure_values(gpu: sc.GpuSpec, plan: sc.LaunchPlan | None, M: int, N: int) -
             "register": {"regs": _num(gpu.max_num_regs), "n_regs": plan.n_regs},
             "shared_memory": {"smem": _num(gpu.max_shared_mem), "shared": _num(plan.shared_bytes)},
             "occupancy": {"per_sm": plan.programs_per_sm, "N": _num(N),
-                          "limiter": t(f"glossary_limiter_{plan.limiter.replace(' ', '_')}")},
+                          "limiter": t(limiter_key(plan.limiter))},
             "persistent": {"M": _num(M), "rows_per_program": _num(plan.rows_per_program, 1)},
             "block_size": {"N": _num(N), "block": _num(plan.block_size)},
             "num_warps": {"block": _num(plan.block_size), "warps": plan.num_warps},
@@ -131,7 +132,7 @@ def figure_values(gpu: sc.GpuSpec, plan: sc.LaunchPlan | None, M: int, N: int) -
 
 def figure_text(term: str, values: dict[str, dict]) -> str | None:
     if term == "interpreter":
-        return t("gloss_interpreter_figure_cpu" if runtime.INTERPRETED else "gloss_interpreter_figure_gpu")
+        return t("gloss_interpreter_figure_cpu") if runtime.INTERPRETED else t("gloss_interpreter_figure_gpu")
     if term not in values or not has(f"gloss_{term}_figure"):
         return None
     return t(f"gloss_{term}_figure", **values[term])

@@ -12,7 +12,7 @@ import streamlit as st
 
 import softmax_core as sc
 
-from . import data, prewarm, urlstate
+from . import data, present, prewarm, urlstate
 from .i18n import LANGUAGES, language, set_language, t
 
 # (script path relative to app.py, translation key of its label, icon)
@@ -23,6 +23,8 @@ PAGES = (
     ("pages/4_row_schedule.py", "nav_schedule", "🗂️"),
     ("pages/5_gpu_occupancy.py", "nav_gpu", "🔧"),
     ("pages/6_benchmark.py", "nav_bench", "⏱️"),
+    ("pages/9_chapter_notes.py", "nav_chapter", "📖"),
+    ("pages/10_glossary.py", "nav_glossary", "📚"),
 )
 
 
@@ -30,9 +32,11 @@ def setup_page(page: str) -> None:
     """Call first on every page: `page` is the nav key's suffix ("home", "memory", ...)."""
     prewarm.start_once()      # the server's first page run starts compiling what later pages ask for
     _init_language()
+    present.init()            # ?present=1: folded sidebar, larger type, animations fit a 1280 x 720 projector
     icon = next((i for _, key, i in PAGES if key == f"nav_{page}"), "⚡")
     st.set_page_config(page_title=f"{t(f'nav_{page}')} · {t('app_name')}", page_icon=icon, layout="wide",
-                       initial_sidebar_state="expanded")
+                       initial_sidebar_state=present.sidebar_state())
+    present.style()
     _sidebar()
 
 
@@ -61,6 +65,7 @@ def _sidebar() -> None:
     with st.sidebar:
         st.selectbox("Language / 语言", list(LANGUAGES), format_func=LANGUAGES.get, key="sidebar_lang",
                      on_change=_on_language_change)
+        present.toggle(t("present_toggle"), t("present_help"))
         st.markdown(f"**{t('app_name')}**")
         for path, key, icon in PAGES:
             st.page_link(path, label=t(key), icon=icon)
@@ -78,6 +83,7 @@ def _sidebar() -> None:
                        f"Python {platform.python_version()}")
             st.caption(sc.runtime.backend_description())
     urlstate.write("lang", language())
+    present.write_url()
 
 
 def device_banner() -> None:
@@ -91,7 +97,14 @@ def device_banner() -> None:
 
 
 def intro(page: str) -> None:
-    """Title and the page's short explanation."""
+    """Title and the page's short explanation (in presentation mode folded into a button beside the title,
+    to leave the projector's height to the picture)."""
+    if present.is_on():
+        head, more = st.columns([5, 1], vertical_alignment="center")
+        head.title(t(f"{page}_title"))
+        with more.popover(t("present_about"), width="stretch"):
+            st.markdown(t(f"{page}_intro"))
+        return
     st.title(t(f"{page}_title"))
     st.markdown(t(f"{page}_intro"))
 

@@ -25,7 +25,7 @@ FALSE_WORDS = {"0", "false", "no", "off"}
 
 # The largest picture an animated page may draw in presentation mode, in CSS pixels: a 720-pixel-high window
 # keeps about 160 px for the browser's own bars; the player's buttons, slider and caption take ~170.
-CHART_HEIGHT = 300
+CHART_HEIGHT = 280
 
 _HIDE_RUNNING = """
 [data-testid="stStatusWidget"] { visibility: hidden; }
@@ -95,7 +95,14 @@ def style() -> None:
 
 
 def chart_height(default: int | None) -> int | None:
-    """The height an animated chart gets: capped in presentation mode, the page's own otherwise."""
-    if not is_on():
+    """The height a chart gets: capped in presentation mode, the page's own otherwise. A chart that sizes
+    itself (None: e.g. two charts stacked in one) keeps its own; its builder uses `compact`."""
+    if not is_on() or default is None:
         return default
-    return CHART_HEIGHT if default is None else min(default, CHART_HEIGHT)
+    return min(default, CHART_HEIGHT)
+
+
+def pick(normal, presenting):
+    """What a chart builder uses in presentation mode instead of its normal value (a smaller height, a
+    legend beside the chart instead of under it)."""
+    return presenting if is_on() else normal

@@ -110,8 +110,26 @@ def export_animation(figure_for: Callable[[int], Figure], n_steps: int, *, page:
     return SlideExport(stem, assemble_gif(pngs, frame_ms), frames, captions)
 
 
-def export_controls(figure_for: Callable[[int], Figure], n_steps: int, *, page: str, settings: dict,
-                    caption_for: Callable[[int], str], key: str, height: int | None = None) -> None:
+@dataclass(frozen=True)
+class SlideSource:
+    """What an animated page hands the player so that it can export itself: the chart of any step, the
+    caption line of any step, and the settings that name the files."""
+
+    page: str                                  # URL name of the page, e.g. "padding_chain"
+    label: str                                 # the page's name in the current language, for the caption
+    settings: dict                             # URL name -> value, in the order they appear in file names
+    figure_for: Callable[[int], Figure]
+    height: int | None = None
+
+    def caption_for(self, step: int, n_steps: int) -> str:
+        from .i18n import t
+
+        shown = ", ".join(f"{k} = {v:,}" if isinstance(v, int) and not isinstance(v, bool) else f"{k} = {v}"
+                          for k, v in self.settings.items())
+        return " · ".join(part for part in (self.label, shown, t("slides_step", step=step + 1, steps=n_steps)) if part)
+
+
+def export_controls(source: SlideSource, n_steps: int, *, key: str) -> None:
     """An expander with one button that renders the animation, then the GIF and a ZIP of PNGs to download.
     Rendering waits for the click: a GIF of a dozen frames takes a second or two."""
     import streamlit as st
@@ -119,14 +137,15 @@ def export_controls(figure_for: Callable[[int], Figure], n_steps: int, *, page: 
     from .i18n import t
 
     state_key = f"{key}_slides"
-    stem = file_stem(page, settings)
+    stem = file_stem(source.page, source.settings)
     with st.expander(t("slides_title"), icon="🖼️"):
         st.caption(t("slides_help", steps=n_steps))
         if st.button(t("slides_make"), key=f"{key}_slides_make"):
             try:
                 with st.spinner(t("slides_rendering", steps=n_steps)):
                     st.session_state[state_key] = export_animation(
-                        figure_for, n_steps, page=page, settings=settings, caption_for=caption_for, height=height)
+                        source.figure_for, n_steps, page=source.page, settings=source.settings,
+                        caption_for=lambda step: source.caption_for(step, n_steps), height=source.height)
             except Exception as err:   # vl-convert missing or a renderer error: say so, keep the page
                 st.session_state.pop(state_key, None)
                 st.error(t("slides_failed", error=err))

@@ -10,8 +10,8 @@ state = PageState("glossary")
 layout.intro("glossary")
 state.show_notes()
 
-kgpu = state.choice("gpu", data.default_gpu_key(), data.gpu_keys())
-kN = state.int("N", defaults.CHAPTER_N, 1, 65536)
+kgpu = state.choice_key("gpu", data.default_gpu_key(), data.gpu_keys())
+kN = state.int_key("N", defaults.CHAPTER_N, 1, 65536)
 c1, c2 = st.columns([2, 1])
 gpu_key = c1.selectbox(t("glossary_gpu"), data.gpu_keys(), key=kgpu, format_func=data.gpu_labeler())
 N = int(c2.number_input(t("glossary_N"), 1, 65536, step=1, key=kN))
@@ -24,7 +24,6 @@ except Exception as err:      # a GPU the kernel cannot be compiled for: definit
     st.warning(t("glossary_plan_failed", error=err))
 values = glossary.figure_values(gpu, plan, M, N)
 labels = {path: (t(key), icon) for path, key, icon in layout.PAGES}
-labels.setdefault("pages/9_chapter_notes.py", (t("nav_chapter"), "📖"))
 
 for term, page in glossary.TERMS:
     st.subheader(t(f"gloss_{term}_term"), anchor=glossary.anchor(term))

@@ -3,7 +3,7 @@ import pandas as pd
 import streamlit as st
 
 import softmax_core as sc
-from explorer_ui import charts, code, data, defaults, layout
+from explorer_ui import charts, code, data, defaults, layout, slides
 from explorer_ui.i18n import t
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState
@@ -40,18 +40,21 @@ def frame_text(step: int) -> str:
              bytes=layout.fmt_bytes(traffic.fused_bytes), naive=layout.fmt_bytes(traffic.naive_bytes))
 
 
-def render(step: int) -> None:
+def figure(step: int) -> charts.Figure:
     rows = [{"impl": naive_label, "step": step_names[i], "order": i, "code": s.code, "read": s.elements_read,
              "written": s.elements_written, "mb": s.bytes / 1e6, "active": i <= step}
             for i, s in enumerate(steps)]
     rows.append({"impl": fused_label, "step": step_names[-1], "order": 0, "code": traffic.fused.code,
                  "read": traffic.fused.elements_read, "written": traffic.fused.elements_written,
                  "mb": traffic.fused_bytes / 1e6, "active": step == len(steps)})
+    return charts.stacked_traffic(pd.DataFrame(rows), x_title=t("memory_x"), y_title=t("memory_y"),
+                                  color_title=t("memory_color"), title=t("memory_chart_title"), steps=step_names)
+
+
+def render(step: int) -> None:
     left, right = st.columns([3, 2])
     with left:
-        charts.show(charts.stacked_traffic(pd.DataFrame(rows), x_title=t("memory_x"), y_title=t("memory_y"),
-                                           color_title=t("memory_color"), title=t("memory_chart_title"),
-                                           steps=step_names), key="memory_chart", height=260)
+        charts.show(figure(step), key="memory_chart", height=260)
     with right:
         if step < len(steps):
             code.naive_panel(steps[step].code, caption=t("memory_naive_caption"))
@@ -59,7 +62,9 @@ def render(step: int) -> None:
             code.kernel_panel("load", "store", caption=t("kernel_caption"), context=1)
 
 
-player("memory", n_frames, render, format_step=frame_text)
+player("memory", n_frames, render, format_step=frame_text,
+       slides=slides.SlideSource("memory_traffic", t("nav_memory"), {"M": int(M), "N": int(N), "dtype": dtype},
+                                 figure, height=260))
 
 st.subheader(t("memory_totals_title"))
 table = pd.DataFrame([{t("memory_col_step"): step_names[i], t("memory_col_code"): s.code,

@@ -20,8 +20,8 @@ state = PageState("chapter")
 layout.intro("chapter")
 state.show_notes()
 
-kgpu = state.choice("gpu", data.default_gpu_key(), data.gpu_keys())
-kN = state.int("N", defaults.CHAPTER_N, 1, 65536)
+kgpu = state.choice_key("gpu", data.default_gpu_key(), data.gpu_keys())
+kN = state.int_key("N", defaults.CHAPTER_N, 1, 65536)
 c1, c2 = st.columns([2, 1])
 gpu_key = c1.selectbox(t("chapter_gpu"), data.gpu_keys(), key=kgpu, format_func=data.gpu_labeler())
 N = int(c2.number_input(t("cols_N"), 1, 65536, step=1, key=kN))
@@ -52,7 +52,8 @@ with left:
         b.metric("metadata.shared (B)", f"{live.shared_bytes:,}")
         c.metric("n_spills", live.n_spills)
     else:
-        st.info(t("chapter_res_no_gpu" if runtime.INTERPRETED else "chapter_res_catalog_gpu", gpu=gpu.name), icon="💻")
+        st.info(t("chapter_res_no_gpu", gpu=gpu.name) if runtime.INTERPRETED else
+                t("chapter_res_catalog_gpu", gpu=gpu.name), icon="💻")
 with right:
     st.markdown(t("chapter_res_offline_head"))
     code.source_panel(sc_compile.compile_for_target, ("triton.compile(", "--dump-resource-usage", "REG:"),
@@ -70,10 +71,12 @@ with right:
         st.caption(t("chapter_res_how", how=offline.how, block=offline.block_size, warps=offline.num_warps,
                      stages=offline.num_stages, gpu=gpu.name))
 if live is not None and offline is not None:
-    same = (live.n_regs, live.shared_bytes) == (offline.n_regs, offline.shared_bytes)
-    (st.success if same else st.warning)(t("chapter_res_same" if same else "chapter_res_differ",
-                                           live_regs=live.n_regs, off_regs=offline.n_regs,
-                                           live_shared=live.shared_bytes, off_shared=offline.shared_bytes))
+    figures = dict(live_regs=live.n_regs, off_regs=offline.n_regs, live_shared=f"{live.shared_bytes:,}",
+                   off_shared=f"{offline.shared_bytes:,}")
+    if (live.n_regs, live.shared_bytes) == (offline.n_regs, offline.shared_bytes):
+        st.success(t("chapter_res_same", **figures))
+    else:
+        st.warning(t("chapter_res_differ", **figures))
 st.markdown(t("chapter_props_intro"))
 props = (("multiprocessor_count", "multiprocessor_count", gpu.multiprocessor_count),
          ("max_num_regs", "max_num_regs", gpu.max_num_regs),
@@ -98,7 +101,7 @@ st.dataframe(pd.DataFrame([{
 left, right = st.columns([3, 2])
 with left:
     names = [c.name for c in cases]
-    kcase = state.choice("view", "column_slice", names)
+    kcase = state.choice_key("view", "column_slice", names)
     pick = st.radio(t("chapter_stride_pick"), names, key=kcase, horizontal=True,
                     format_func=lambda n: next(c.expression.split("#")[0].strip() for c in cases if c.name == n))
     case = next(c for c in cases if c.name == pick)
@@ -198,7 +201,7 @@ a.metric(t("chapter_exp_rel"), f"{err.tl_max_rel:.1e}")
 b.metric(t("chapter_exp_ulp"), f"{err.tl_max_ulp:.2f}")
 c.metric(t("chapter_exp_torch_ulp"), f"{err.torch_max_ulp:.2f}")
 st.markdown(t("chapter_exp_text", n=f"{err.n:,}", lo=err.lo, hi=err.hi, worst=f"{err.worst_x:.3f}",
-              where=t("chapter_exp_where_cpu" if runtime.INTERPRETED else "chapter_exp_where_gpu")))
+              where=t("chapter_exp_where_cpu") if runtime.INTERPRETED else t("chapter_exp_where_gpu")))
 if plan is not None and gpu.vendor == "nvidia":
     try:
         ex2 = chapter.exp_ptx(plan.block_size, plan.num_warps, plan.num_stages, dtype, gpu_key)
