@@ -84,6 +84,39 @@ class FirstUse:
         return link(term, text)
 
 
+# Spans of markdown a link must not go into: code, and links already there.
+_PROTECTED = re.compile(r"`[^`]*`|\[[^\]]*\]\([^)]*\)")
+_WORD = re.compile(r"[A-Za-z0-9_]")
+
+
+def _matcher(term: str) -> re.Pattern:
+    """The term's surface forms (gloss_<term>_match, a regex per language); ASCII forms match whole words."""
+    pattern = t(f"gloss_{term}_match")
+    return re.compile(f"(?<![A-Za-z0-9_])(?:{pattern})(?![A-Za-z0-9_])" if pattern.isascii() else f"(?:{pattern})")
+
+
+def link_terms(text: str, first: FirstUse | None = None) -> str:
+    """`text` with the first mention of each glossary term turned into a link to its entry (longer terms
+    first, so "persistent programs" links to its own entry, not to "program"); code and links are left alone."""
+    first = first or FirstUse()
+    for term in sorted(TERM_KEYS, key=lambda k: -len(t(f"gloss_{k}_match"))):
+        if term in first.seen:
+            continue
+        pattern = _matcher(term)
+        pos = 0
+        pieces = []
+        for m in _PROTECTED.finditer(text):
+            pieces.append((pos, m.start()))
+            pos = m.end()
+        pieces.append((pos, len(text)))
+        for start, end in pieces:
+            found = pattern.search(text, start, end)
+            if found:
+                text = text[:found.start()] + first(term, found.group(0)) + text[found.end():]
+                break
+    return text
+
+
 def _num(x: float, digits: int = 0) -> str:
     return f"{x:,.{digits}f}"
 

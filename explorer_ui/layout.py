@@ -12,7 +12,7 @@ import streamlit as st
 
 import softmax_core as sc
 
-from . import data, present, prewarm, urlstate
+from . import data, glossary, present, prewarm, urlstate
 from .i18n import LANGUAGES, language, set_language, t
 
 # (script path relative to app.py, translation key of its label, icon)
@@ -103,10 +103,10 @@ def intro(page: str) -> None:
         head, more = st.columns([5, 1], vertical_alignment="center")
         head.title(t(f"{page}_title"))
         with more.popover(t("present_about"), width="stretch"):
-            st.markdown(t(f"{page}_intro"))
+            st.markdown(glossary.link_terms(t(f"{page}_intro")))
         return
     st.title(t(f"{page}_title"))
-    st.markdown(t(f"{page}_intro"))
+    st.markdown(glossary.link_terms(t(f"{page}_intro")))   # each glossary term's first use links to its entry
 
 
 def fmt_bytes(n: float) -> str:

@@ -53,12 +53,19 @@ def parse(raw: str | None) -> bool | None:
     return True if word in TRUE_WORDS else False if word in FALSE_WORDS else None
 
 
+# The URL value this session last applied or wrote: a ?present= that differs from it is new (a link was
+# opened) and wins over the session's state; the same value is our own echo and changes nothing.
+_URL_SEEN_KEY = "present__url_seen"
+
+
 def init() -> None:
-    """Before the page config: take ?present= from the link (a link always wins, so a teacher's link
-    turns it on even in a session where it was off)."""
-    asked = parse(urlstate.url_value(URL_NAME))
-    if asked is not None:
-        st.session_state[STATE_KEY] = asked
+    """Before the page config: take ?present= from a link that was just opened."""
+    raw = urlstate.url_value(URL_NAME)
+    if raw != st.session_state.get(_URL_SEEN_KEY):
+        asked = parse(raw)
+        if asked is not None:
+            st.session_state[STATE_KEY] = asked
+        st.session_state[_URL_SEEN_KEY] = raw
     st.session_state.setdefault(STATE_KEY, False)
 
 
@@ -84,8 +91,10 @@ def write_url() -> None:
     """Keep the URL saying what the session does, so a copied link keeps presentation mode."""
     if is_on():
         urlstate.write(URL_NAME, "1")
-    elif URL_NAME in st.query_params:
-        del st.query_params[URL_NAME]
+        st.session_state[_URL_SEEN_KEY] = "1"
+    else:
+        urlstate.drop(URL_NAME)
+        st.session_state[_URL_SEEN_KEY] = None
 
 
 def style() -> None:

@@ -45,11 +45,15 @@ def figure_spec(fig: Figure, caption: str = "", width: int = SLIDE_WIDTH, height
         spec.setdefault("width", width)
         if height is not None:
             spec["height"] = height
+    for view in spec.get("vconcat", ()):          # stacked views share the slide's width
+        view.setdefault("width", width)
     title = spec.get("title")
     text = title.get("text", "") if isinstance(title, dict) else (title or "")
     if caption:
-        spec["title"] = {**(title if isinstance(title, dict) else {}), "text": text, "subtitle": caption,
-                         "anchor": "start"}
+        # Vega draws no subtitle under an empty title: a chart whose title sits on an inner view (a stacked
+        # pair) gets the caption as its top-level title instead.
+        head = {"text": text, "subtitle": caption} if text else {"text": caption, "fontWeight": "normal"}
+        spec["title"] = {**(title if isinstance(title, dict) else {}), **head, "anchor": "start"}
     spec.setdefault("background", "white")
     return spec
 

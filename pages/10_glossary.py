@@ -1,7 +1,8 @@
 """Glossary: every term the chapter leans on, in our own words, with its figure on the chosen GPU."""
 import streamlit as st
 
-from explorer_ui import data, defaults, glossary, layout
+import softmax_core as sc
+from explorer_ui import data, defaults, glossary, layout, predict
 from explorer_ui.i18n import t
 from explorer_ui.urlstate import PageState
 
@@ -23,6 +24,7 @@ except Exception as err:      # a GPU the kernel cannot be compiled for: definit
     plan = None
     st.warning(t("glossary_plan_failed", error=err))
 values = glossary.figure_values(gpu, plan, M, N)
+predict.ask(predict.bandwidth_floor("glossary_floor", gpu, M, N, sc.bytes_moved(M, N, 4)))
 labels = {path: (t(key), icon) for path, key, icon in layout.PAGES}
 
 for term, page in glossary.TERMS:

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explorer_ui import charts, code, data, defaults, layout, padding, slides
+from explorer_ui import charts, code, data, defaults, layout, padding, predict, slides
 from explorer_ui.i18n import bound, has, t
 from explorer_ui.padding import FRAMES, LANE_STATES, MEMORY_STATES, fmt
 from explorer_ui.player import player
@@ -118,6 +118,7 @@ def render(step: int) -> None:
 player("padding", len(FRAMES), render, format_step=frame_text, label=t("padding_step_label"),
        slides=slides.SlideSource("padding_chain", t("nav_padding"),
                                  {"N": N, "rows": n_rows, "row": row, "break": variant}, figure))
+predict.ask(predict.padded_lane_after_exp(trace, row))
 
 # -- the whole launch: what landed where ----------------------------------------------------------------
 st.subheader(t("padding_memory_title"))

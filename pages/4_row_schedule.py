@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 import softmax_core as sc
-from explorer_ui import charts, code, data, defaults, launch_facts, layout, schedule, slides
+from explorer_ui import charts, code, data, defaults, launch_facts, layout, predict, schedule, slides
 from explorer_ui.i18n import t
 from explorer_ui.plan_reasons import render_reason
 from explorer_ui.player import player
@@ -143,6 +143,7 @@ def render(step: int) -> None:
 player("schedule", n_frames, render, format_step=frame_text, label=t("schedule_step_label"),
        slides=slides.SlideSource("row_schedule", t("nav_schedule"), {"gpu": gpu_key, "N": N, "rows": n_rows, "P": P},
                                  figure, height=GRID_HEIGHT))
+predict.ask(predict.rows_of_program("schedule_rows", n_rows, P))
 
 # -- programs on SMs ----------------------------------------------------------------------------------
 st.subheader(t("schedule_sm_title"))

@@ -3,7 +3,7 @@ an occupancy calculator, what happens when a row no longer fits, and the compile
 import pandas as pd
 import streamlit as st
 
-from explorer_ui import charts, code, data, defaults, launch_facts, layout
+from explorer_ui import charts, code, data, defaults, launch_facts, layout, predict
 from explorer_ui.i18n import bound, t
 from explorer_ui.plan_reasons import render_reason
 from explorer_ui.urlstate import PageState
@@ -38,6 +38,8 @@ except Exception as err:
     st.error(t("error_generic", error=err))
     state.sync()
     st.stop()
+
+predict.ask(predict.programs_per_sm("gpu_fit", plan))
 
 # -- the GPU's figures, each with its source ----------------------------------------------------------
 FIGURES = launch_facts.gpu_figures(gpu, t("gpu_cc"))

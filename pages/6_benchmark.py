@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 import softmax_core as sc
-from explorer_ui import charts, code, data, defaults, layout
+from explorer_ui import charts, code, data, defaults, layout, predict
 from explorer_ui.i18n import bound, t
 from explorer_ui.urlstate import PageState
 from softmax_core import bench, dtypes
@@ -20,6 +20,10 @@ state = PageState("bench")
 layout.intro("bench")
 state.show_notes()
 layout.device_banner()
+measured = data.measured_speedup(defaults.DTYPE, defaults.CHAPTER_N)
+if measured:
+    predicted = sc.memory_traffic(measured["M"], measured["N"], data.torch_dtype(defaults.DTYPE)).predicted_speedup
+    predict.ask(predict.measured_speedup("bench_speedup", measured, predicted))
 
 left, right = st.columns([3, 2])
 with left:

@@ -4,7 +4,7 @@ rule, the chapter's unit test, the 3-D grid and tl.exp's error. Computed by soft
 import pandas as pd
 import streamlit as st
 
-from explorer_ui import chapter, code, data, defaults, layout
+from explorer_ui import chapter, code, data, defaults, layout, predict
 from explorer_ui.i18n import t
 from explorer_ui.urlstate import PageState
 from softmax_core import chapter as sc_chapter
@@ -136,6 +136,7 @@ except Exception as err:
     costs = ()
     st.error(t("error_generic", error=err))
 if costs:
+    predict.ask(predict.shared_for_stages("chapter_stages", costs, N, gpu.name))
     left, right = st.columns([2, 3])
     with left:
         st.dataframe(pd.DataFrame([{"num_stages": c.num_stages, "n_regs": c.n_regs,

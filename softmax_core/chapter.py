@@ -104,15 +104,19 @@ class StrideCase:
     assumed_contiguous_error: float  # the same if the kernel were told stride(0) == n_cols (the bug strides prevent)
 
 
+STRIDE_VIEWS = ("contiguous", "column_slice", "every_other_row", "transposed")
+
+
 def _views(n_rows: int, n_cols: int, seed: int) -> list[tuple[str, str, torch.Tensor]]:
     g = torch.Generator().manual_seed(seed)
     device = runtime.kernel_device()
     wide = torch.randn(2 * n_rows, 2 * n_cols, generator=g).to(device)
     tall = torch.randn(n_cols, n_rows, generator=g).to(device)
-    return [("contiguous", "x = torch.randn(M, N)", wide[:n_rows, :n_cols].contiguous()),
-            ("column_slice", "x = big[:, :N]        # big: (M, 2N)", wide[:n_rows, :n_cols]),
-            ("every_other_row", "x = big[::2, :N]     # big: (2M, 2N)", wide[::2, :n_cols]),
-            ("transposed", "x = other.t()          # other: (N, M)", tall.t())]
+    views = [("x = torch.randn(M, N)", wide[:n_rows, :n_cols].contiguous()),
+             ("x = big[:, :N]        # big: (M, 2N)", wide[:n_rows, :n_cols]),
+             ("x = big[::2, :N]     # big: (2M, 2N)", wide[::2, :n_cols]),
+             ("x = other.t()          # other: (N, M)", tall.t())]
+    return [(name, expression, x) for name, (expression, x) in zip(STRIDE_VIEWS, views)]
 
 
 def _max_error(y: torch.Tensor, x: torch.Tensor) -> float:

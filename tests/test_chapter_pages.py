@@ -106,3 +106,70 @@ def test_chapter_keys_exist_in_both_languages_with_the_same_placeholders():
         assert set(en) == set(zh), topic
         for key in en:
             assert set(re.findall(r"\{(\w+)", en[key])) == set(re.findall(r"\{(\w+)", zh[key])), key
+
+
+# -- the classroom kit on the existing pages ----------------------------------------------------------------
+def test_step_buttons_move_and_pause_and_stay_in_range():
+    from explorer_ui import player
+
+    assert [player.stepped(3, m, 6) for m in ("prev", "next", "reset")] == [2, 4, 0]
+    assert player.stepped(0, "prev", 6) == 0 and player.stepped(6, "next", 6) == 6
+    assert player.interval_for(2.0) == player.DEFAULT_INTERVAL_S / 2 and player.interval_for(None) == player.DEFAULT_INTERVAL_S
+    at = open_page("pages/2_memory_traffic.py", query={"step": "2"})
+    assert at.slider(key="memory_step").value == 2
+    for key, expected in (("memory_next", 3), ("memory_next", 4), ("memory_prev", 3), ("memory_reset", 0)):
+        at.button(key=key).click().run()
+        assert at.slider(key="memory_step").value == expected, key
+        assert at.query_params["step"] == [str(expected)] or at.query_params["step"] == str(expected)
+    assert at.button(key="memory_prev").disabled and not at.button(key="memory_next").disabled
+
+
+def test_presentation_mode_from_the_link_and_the_switch():
+    at = open_page("pages/3_padding_chain.py", query={"present": "1"})
+    assert at.toggle(key="sidebar_present").value is True
+    css = "".join(h.proto.body for h in at.get("html"))
+    assert 'stHeader' in css and "stStatusWidget" in css
+    at.toggle(key="sidebar_present").set_value(False).run()
+    assert at.toggle(key="sidebar_present").value is False and "present" not in at.query_params
+    css = "".join(h.proto.body for h in at.get("html"))
+    assert "stStatusWidget" in css and "stHeader" not in css      # the running indicator stays hidden
+
+
+def test_predict_then_reveal_on_the_memory_page():
+    import softmax_core as sc
+
+    at = open_page("pages/2_memory_traffic.py", query={"M": "4096", "N": "781"})
+    reveal = at.button(key="predict_memory_speedup_reveal")
+    assert reveal.disabled                                      # no guess yet
+    at.number_input(key="predict_memory_speedup_guess").set_value(4.0).run()
+    at.button(key="predict_memory_speedup_reveal").click().run()
+    speedup = sc.memory_traffic(4096, 781).predicted_speedup
+    told = [s.value for s in at.success] + [w.value for w in at.warning]
+    assert any(f"{speedup:,.2f}×" in text for text in told), told
+    at.number_input(key="memory_N").set_value(1024).run()       # new settings: a new question, unrevealed
+    told = [s.value for s in at.success] + [w.value for w in at.warning]
+    assert not any("×" in text for text in told)
+
+
+def test_page_intros_link_their_terms_to_the_glossary():
+    for lang in ("en", "zh"):
+        at = open_page("pages/5_gpu_occupancy.py", lang)
+        intro = next(m.value for m in at.markdown if "#gloss-" in m.value)
+        assert f"./glossary?lang={lang}#gloss-register" in intro and f"./glossary?lang={lang}#gloss-sm" in intro
+        assert intro.count("#gloss-sm)") == 1                    # the first use only
+
+
+def test_slides_export_from_the_padding_page():
+    import io
+
+    from PIL import Image
+
+    from explorer_ui.padding import FRAMES
+
+    at = open_page("pages/3_padding_chain.py", query={"N": "100", "rows": "2"})
+    at.button(key="padding_slides_make").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    made = at.session_state["padding_slides"]
+    assert made.stem == "padding_chain_N100_rows2_row0_break-correct"
+    assert Image.open(io.BytesIO(made.gif)).n_frames == len(FRAMES)
+    assert made.captions[0].endswith("1/7") or "1/" in made.captions[0]

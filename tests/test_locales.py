@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 import softmax_core as sc
-from explorer_ui import i18n, launch_facts, layout, padding, plan_reasons, schedule
+from explorer_ui import glossary, i18n, launch_facts, layout, padding, plan_reasons, predict, schedule
+from softmax_core.chapter import STRIDE_VIEWS
 from softmax_core.memory import PASS_TENSORS
 from softmax_core.trace import VARIANTS
 
@@ -50,6 +51,12 @@ def families() -> dict[str, tuple[set[str], bool]]:
         "gpu_vary_*": ({f"gpu_vary_{v}" for v in launch_facts.VARY}, True),
         "gpu_path_*": ({f"gpu_path_{p}" for p in launch_facts.TUNED_PATHS}, True),
         "bench_dir_*": ({f"bench_dir_{d}" for d in PASS_TENSORS}, True),
+        "gloss_*_term": ({f"gloss_{k}_term" for k in glossary.TERM_KEYS}, True),
+        "gloss_*_def": ({f"gloss_{k}_def" for k in glossary.TERM_KEYS}, True),
+        "gloss_*_match": ({f"gloss_{k}_match" for k in glossary.TERM_KEYS}, True),
+        "gloss_*_figure": ({f"gloss_{k}_figure" for k in glossary.TERM_KEYS}, False),
+        "chapter_stride_case_*": ({f"chapter_stride_case_{v}" for v in STRIDE_VIEWS}, True),
+        "predict_lane_*": ({f"predict_lane_{k}" for k in predict.LANE_KINDS}, True),
     }
 
 

@@ -37,7 +37,7 @@ GEOMETRY_JS = """(prefix) => {
   const header = document.querySelector('[data-testid="stHeader"]');
   return {play: box(play), chart: charts.length ? box(charts[0]) : null, drawn: !!drawn,
           width: window.innerWidth, height: window.innerHeight,
-          sidebar: sidebar ? sidebar.getAttribute('aria-expanded') : null,
+          sidebar: sidebar ? sidebar.getAttribute('data-collapsed') : null,
           headerShown: !!header && header.getBoundingClientRect().height > 0 &&
                        getComputedStyle(header).display !== 'none',
           scrolled: document.querySelector('[data-testid="stMain"]').scrollTop};
@@ -92,7 +92,7 @@ def test_play_and_its_chart_fit_a_projector(browser, server, path, lang):
         assert geo["scrolled"] == 0
         assert inside(geo["play"], geo["width"], geo["height"]), (path, lang, geo)
         assert inside(geo["chart"], geo["width"], geo["height"]), (path, lang, geo)
-        assert geo["sidebar"] == "false", f"{path}: the sidebar is not folded away"
+        assert geo["sidebar"] == "true", f"{path}: the sidebar is not folded away"
         assert not geo["headerShown"], f"{path}: Streamlit's header is shown"
         assert page.get_by_test_id("stException").count() == 0
         assert watch.problems() == [], "\n".join(watch.problems())
@@ -107,7 +107,7 @@ def test_step_buttons_move_the_step_and_the_url_carries_it(browser, server):
         assert slider.input_value() == "2"                 # the link opened at its step
         for key, expected in (("padding_next", "3"), ("padding_next", "4"), ("padding_prev", "3"),
                               ("padding_reset", "0")):
-            page.locator(f'[data-testid="stMain"] .st-key-{key} button').click()
+            page.locator(f'[data-testid="stMain"] .st-key-{key} button').first.click()
             page.wait_for_function("([sel, v]) => document.querySelector(sel).value === v",
                                    arg=['[data-testid="stMain"] .st-key-padding_step input[type=range]', expected],
                                    timeout=20_000)

@@ -54,3 +54,22 @@ def test_no_frames_is_an_error():
         slides.assemble_gif([])
     with pytest.raises(ValueError):
         slides.export_animation(traffic_figure, 0, page="p", settings={}, caption_for=str)
+
+
+def test_a_stacked_chart_gets_its_caption_too():
+    import numpy as np
+
+    from explorer_ui.padding import LANE_STATES
+
+    def lanes_figure(step: int) -> charts.Figure:
+        df = pd.DataFrame({"lane": np.arange(8), "value": np.linspace(-1, 1, 8), "shown": ["x"] * 8,
+                           "state": [LANE_STATES[0]] * 8})
+        strip = pd.DataFrame([{"lane": 0, "lane_end": 8, "state": LANE_STATES[0], "lanes": "0–7"}])
+        return charts.lanes(df, strip, list(LANE_STATES), ["#000"] * len(LANE_STATES), x_title="lane",
+                            y_title="value", state_title="state", title="Row 0", block_size=8)
+
+    spec = slides.figure_spec(lanes_figure(0), caption="step 1/2")
+    assert spec["title"]["text"] == "step 1/2"
+    made = slides.export_animation(lanes_figure, 2, page="p", settings={}, caption_for=lambda s: f"step {s + 1}/2")
+    assert made.frames[0][1] != made.frames[1][1]              # same chart, different caption: two frames
+    assert Image.open(io.BytesIO(made.gif)).n_frames == 2
