@@ -13,10 +13,12 @@ import softmax_core as sc
 from softmax_core import runtime
 from softmax_core.tutorial_plan import TUTORIAL_STAGES_SHARED_THRESHOLD
 
+from . import present
 from .i18n import has, language, t
 from .launch_facts import limiter_key
 
 GLOSSARY_PAGE = "pages/10_glossary.py"
+TERM_PARAM = "term"          # ?term=sm: the glossary shows that entry first
 
 # (term, the page where it matters: the script path as in layout.PAGES)
 TERMS = (
@@ -63,7 +65,11 @@ def link(term: str, text: str | None = None) -> str:
     if term not in TERM_KEYS:
         raise KeyError(f"no glossary term {term!r}; known: {', '.join(TERM_KEYS)}")
     label = text if text is not None else t(f"gloss_{term}_term")
-    return f"[{label}](./{url_name(GLOSSARY_PAGE)}?lang={language()}#{anchor(term)})"
+    # The link opens a new tab (Streamlit's links do), a new session: it carries the language, presentation
+    # mode, and the term, which the glossary shows first (the #anchor alone is lost when the page writes
+    # its settings into the URL).
+    shown = "&present=1" if present.is_on() else ""
+    return f"[{label}](./{url_name(GLOSSARY_PAGE)}?lang={language()}{shown}&{TERM_PARAM}={term}#{anchor(term)})"
 
 
 def help_text(term: str) -> str:

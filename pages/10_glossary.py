@@ -2,7 +2,7 @@
 import streamlit as st
 
 import softmax_core as sc
-from explorer_ui import data, defaults, glossary, layout, predict
+from explorer_ui import data, defaults, glossary, layout, predict, urlstate
 from explorer_ui.i18n import t
 from explorer_ui.urlstate import PageState
 
@@ -27,7 +27,9 @@ values = glossary.figure_values(gpu, plan, M, N)
 predict.ask(predict.bandwidth_floor("glossary_floor", gpu, M, N, sc.bytes_moved(M, N, 4)))
 labels = {path: (t(key), icon) for path, key, icon in layout.PAGES}
 
-for term, page in glossary.TERMS:
+
+
+def entry(term: str, page: str) -> None:
     st.subheader(t(f"gloss_{term}_term"), anchor=glossary.anchor(term))
     st.markdown(t(f"gloss_{term}_def"))
     figure = glossary.figure_text(term, values)
@@ -36,5 +38,14 @@ for term, page in glossary.TERMS:
     label, icon = labels.get(page, (None, None))
     if label:
         st.page_link(page, label=t("glossary_where", page=label), icon=icon)
+
+
+asked = urlstate.url_value(glossary.TERM_PARAM)         # a link from another page names its term
+if asked in glossary.TERM_KEYS:
+    with st.container(border=True):
+        entry(asked, glossary.page_of(asked))
+for term, page in glossary.TERMS:
+    if term != asked:
+        entry(term, page)
 
 state.sync()

@@ -183,7 +183,8 @@ with left:
         else:
             st.error(t("chapter_test_failed", **values), icon="❌")
             st.code(result.message)
-        st.caption(result.backend)
+        live_gpu = data.live_gpu()
+        st.caption(t("sidebar_gpu", name=live_gpu.name) if live_gpu else t("sidebar_no_gpu"))
 
 # -- 6. the 3-D grid and tl.exp ---------------------------------------------------------------------------------
 st.header(t("chapter_grid_title"), anchor="grid")

@@ -59,7 +59,7 @@ def test_glossary_definitions_are_two_or_three_sentences_in_both_languages():
 
 def test_glossary_links_and_first_use():
     assert glossary.url_name(GLOSSARY) == "glossary" and glossary.url_name("app.py") == ""
-    assert glossary.link("sm", "SMs") == "[SMs](./glossary?lang=en#gloss-sm)"
+    assert glossary.link("sm", "SMs") == "[SMs](./glossary?lang=en&term=sm#gloss-sm)"
     first = glossary.FirstUse()
     assert first("shared_memory").startswith("[") and "#gloss-warp" in first("warp")
     assert first("shared_memory") == TEXT["gloss_shared_memory_term"]["en"]
@@ -155,7 +155,7 @@ def test_page_intros_link_their_terms_to_the_glossary():
     for lang in ("en", "zh"):
         at = open_page("pages/5_gpu_occupancy.py", lang)
         intro = next(m.value for m in at.markdown if "#gloss-" in m.value)
-        assert f"./glossary?lang={lang}#gloss-register" in intro and f"./glossary?lang={lang}#gloss-sm" in intro
+        assert f"./glossary?lang={lang}&term=register#gloss-register" in intro and "&term=sm#gloss-sm)" in intro
         assert intro.count("#gloss-sm)") == 1                    # the first use only
 
 
@@ -173,3 +173,9 @@ def test_slides_export_from_the_padding_page():
     assert made.stem == "padding_chain_N100_rows2_row0_break-correct"
     assert Image.open(io.BytesIO(made.gif)).n_frames == len(FRAMES)
     assert made.captions[0].endswith("1/7") or "1/" in made.captions[0]
+
+
+def test_a_link_to_a_term_shows_its_entry_first():
+    at = open_page(GLOSSARY, "zh", query={"term": "occupancy"})
+    headings = [h.value for h in at.subheader]
+    assert headings[0] == TEXT["gloss_occupancy_term"]["zh"] and len(headings) == len(glossary.TERMS)
