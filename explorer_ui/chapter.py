@@ -8,14 +8,14 @@ from __future__ import annotations
 import streamlit as st
 
 from softmax_core import chapter as sc_chapter
-from softmax_core import runtime
+from softmax_core import dtypes, runtime
 
 from . import data
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def offline_resources(n_cols: int, dtype: str, gpu_key: str) -> sc_chapter.ResourceReport:
-    return sc_chapter.offline_resources(n_cols, data.torch_dtype(dtype), data.gpu_by_key(gpu_key))
+    return sc_chapter.offline_resources(n_cols, dtypes.torch_dtype(dtype), data.gpu_by_key(gpu_key))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -23,7 +23,7 @@ def warmup_resources(n_rows: int, n_cols: int, dtype: str) -> sc_chapter.Resourc
     """The chapter's own warmup on this machine's GPU, or None without one."""
     if runtime.INTERPRETED:
         return None
-    return sc_chapter.warmup_resources(n_rows, n_cols, data.torch_dtype(dtype))
+    return sc_chapter.warmup_resources(n_rows, n_cols, dtypes.torch_dtype(dtype))
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -33,7 +33,7 @@ def stride_cases(n_rows: int, n_cols: int) -> tuple[sc_chapter.StrideCase, ...]:
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def stages_cost(n_cols: int, dtype: str, gpu_key: str) -> tuple[sc_chapter.StageCost, ...]:
-    return sc_chapter.stages_cost(n_cols, data.torch_dtype(dtype), data.gpu_by_key(gpu_key))
+    return sc_chapter.stages_cost(n_cols, dtypes.torch_dtype(dtype), data.gpu_by_key(gpu_key))
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -43,7 +43,7 @@ def warps_table(block_sizes: tuple[int, ...], dtype: str, gpu_key: str) -> list[
     rows = []
     for r in sc_chapter.num_warps_rule(block_sizes, gpu.warp_size):
         try:
-            res = sc_chapter.offline_resources(r.block_size, data.torch_dtype(dtype), gpu)
+            res = sc_chapter.offline_resources(r.block_size, dtypes.torch_dtype(dtype), gpu)
             regs, spills = res.n_regs, res.n_spills
         except Exception:        # a row too wide to compile for this GPU: the rule still stands
             regs = spills = None

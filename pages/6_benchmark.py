@@ -22,7 +22,7 @@ state.show_notes()
 layout.device_banner()
 measured = data.measured_speedup(defaults.DTYPE, defaults.CHAPTER_N)
 if measured:
-    predicted = sc.memory_traffic(measured["M"], measured["N"], data.torch_dtype(defaults.DTYPE)).predicted_speedup
+    predicted = sc.memory_traffic(measured["M"], measured["N"], dtypes.torch_dtype(defaults.DTYPE)).predicted_speedup
     predict.ask(predict.measured_speedup("bench_speedup", measured, predicted))
 
 left, right = st.columns([3, 2])
