@@ -141,3 +141,28 @@ def test_pause_takes_effect_within_one_frame(browser, server):
         assert watch.problems() == []
     finally:
         context.close()
+
+
+def test_no_running_indicator_flashes_while_an_animation_plays(browser, server):
+    """Outside presentation mode too: every frame is a script run, and Streamlit's "Running… Stop" corner
+    would flash once per frame; the app hides it (Pause is the animation's stop button)."""
+    context = browser.new_context(viewport=PROJECTOR, locale="en-US")
+    page = context.new_page()
+    try:
+        page.goto(f"{server.base}/memory_traffic?lang=en")
+        page.wait_for_function(kit.RENDERED_JS, timeout=RENDER_TIMEOUT_MS)
+        page.locator('[data-testid="stMain"] .st-key-memory_play button').click()
+        seen_running, shown = 0, []
+        for _ in range(30):
+            state = page.evaluate("""() => [document.querySelector('[data-testid="stApp"]')
+                .getAttribute('data-test-script-state'),
+              Array.from(document.querySelectorAll('[data-testid="stStatusWidget"]'))
+                .filter(e => getComputedStyle(e).visibility !== 'hidden' && e.getBoundingClientRect().width > 0)
+                .map(e => e.innerText)]""")
+            seen_running += state[0] == "running"
+            shown += state[1]
+            page.wait_for_timeout(100)
+        assert seen_running > 0, "the animation never ran a frame while we watched"
+        assert shown == [], f"the running indicator was visible: {shown[:3]}"
+    finally:
+        context.close()
