@@ -128,7 +128,7 @@ def player(prefix: str, n_steps: int, render: Callable[[int], None], *, label: s
                         width="stretch")
             nxt.button("", key=f"{prefix}_next", icon="▶️", help=t("player_next"), on_click=_move,
                        args=args + ("next",), disabled=current >= last, width="stretch")
-            along, pace = st.columns([4, 1.6], vertical_alignment="bottom")
+            along, pace = st.columns([3, 2], vertical_alignment="bottom")
             with along:
                 if last > 0:
                     step = st.slider(label or t("step"), 0, last, key=step_key, format=None,
