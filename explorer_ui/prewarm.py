@@ -96,6 +96,7 @@ def work_items(defaults_only: bool = False) -> list[tuple[str, object]]:
     import torch
 
     import softmax_core as sc
+    from softmax_core import chapter as sc_chapter
     from softmax_core.compile import kernel_resources
     from softmax_core.tutorial_plan import tutorial_compile_job
 
@@ -123,6 +124,10 @@ def work_items(defaults_only: bool = False) -> list[tuple[str, object]]:
               plan(defaults.SCHEDULE_N, schedule_gpu))]
     items += [(f"plan {M}x{b} on {home.key} (BLOCK_SIZE sweep)", plan(b, home)) for b in defaults.BLOCK_SWEEP]
     items.append((f"PTX/SASS of the {M}x{N} plan on {home.key} (GPU page)", asm(home)))
+    items += [(f"num_stages 1-4 at N={N} on {home.key} (chapter notes)", lambda: sc_chapter.stages_cost(N, dtype, home)),
+              (f"plans for the {sc_chapter.STRIDE_DEMO} stride demo (chapter notes)",
+               lambda: (sc.plan_launch(*sc_chapter.STRIDE_DEMO, dtype, home),
+                        sc.plan_softmax(*sc_chapter.STRIDE_DEMO, dtype, home)))]
     if defaults_only:
         return items
     others = [g for g in sc.gpu_catalog() if g != home]

@@ -12,7 +12,7 @@ from softmax_core import compile as sc_compile
 from softmax_core import launchers, runtime
 from softmax_core.tutorial_plan import TUTORIAL_STAGES_SHARED_THRESHOLD, tutorial_num_stages
 
-STRIDE_M, STRIDE_N = 6, 10          # small enough to list every row's addresses
+STRIDE_M, STRIDE_N = sc_chapter.STRIDE_DEMO
 TRACE_ROWS, TRACE_PROGRAMS = 10, 3  # the tl.range demo: 10 rows over 3 persistent programs
 
 layout.setup_page("chapter")

@@ -124,7 +124,10 @@ def _max_error(y: torch.Tensor, x: torch.Tensor) -> float:
     return float((y.double() - ref).abs().max())
 
 
-def stride_cases(n_rows: int = 6, n_cols: int = 10, seed: int = 0) -> tuple[StrideCase, ...]:
+STRIDE_DEMO = (6, 10)        # small enough to list every row's addresses
+
+
+def stride_cases(n_rows: int = STRIDE_DEMO[0], n_cols: int = STRIDE_DEMO[1], seed: int = 0) -> tuple[StrideCase, ...]:
     """Four views of the same kind of matrix, run through both launchers, with their errors."""
     if n_rows < 1 or n_cols < 2:
         raise ValueError("stride demo needs n_rows >= 1 and n_cols >= 2")

@@ -406,7 +406,8 @@ def test_prewarm_compiles_what_the_pages_ask_for(tmp_path, monkeypatch):
 
     monkeypatch.setattr(sc_compile._child, "request", no_compile)
     monkeypatch.setattr(sc_compile, "compile_for_target", no_compile)
-    for page in ("pages/3_padding_chain.py", "pages/4_row_schedule.py", "pages/5_gpu_occupancy.py"):
+    for page in ("pages/9_chapter_notes.py", "pages/3_padding_chain.py", "pages/4_row_schedule.py",
+                 "pages/5_gpu_occupancy.py"):
         at = app_on(page)                   # each in a new session: links from one page don't carry over
     set_and_run(at, "gpu_vary", "block")
     set_and_run(at, "gpu_asm", True)
