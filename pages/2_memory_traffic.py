@@ -76,7 +76,7 @@ st.dataframe(table, hide_index=True, width="stretch")
 left, right = st.columns([3, 2])
 with left:
     st.markdown(t("memory_formula", M=int(M), N=int(N), naive=traffic.naive_elements, fused=traffic.fused_elements,
-                  elt=traffic.element_size))
+                  elt=traffic.element_size, **sc.memory.traffic_formulas()))
 with right:
     a, b = st.columns(2)
     a.metric(t("memory_predicted"), f"{traffic.predicted_speedup:.2f}×", help=t("memory_predicted_help"))

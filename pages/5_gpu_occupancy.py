@@ -7,7 +7,8 @@ from explorer_ui import charts, code, data, defaults, launch_facts, layout, pred
 from explorer_ui.i18n import bound, t
 from explorer_ui.plan_reasons import render_reason
 from explorer_ui.urlstate import PageState
-from softmax_core.tutorial_plan import TUTORIAL_NUM_STAGES, TUTORIAL_STAGES_SHARED_THRESHOLD, occupancy
+from softmax_core.occupancy import chapter_occupancy
+from softmax_core.tutorial_plan import TUTORIAL_NUM_STAGES, TUTORIAL_STAGES_SHARED_THRESHOLD
 
 MAX_N = 262_144
 MAX_REGS_PER_THREAD = 255          # NVIDIA's per-thread ceiling (AMD: 512 VGPRs); the x-axis of the calculator
@@ -68,6 +69,17 @@ with right:
     m[1].metric(t("gpu_grid"), f"{plan.num_programs:,}")
     m[2].metric(t("gpu_limiter"), t(launch_facts.limiter_key(plan.limiter)))
     st.caption(t("gpu_resources_how", how=plan.resources_how))
+    if plan.toolchain:
+        st.caption(t("occupancy_toolchain", toolchain=plan.toolchain))
+    hw = plan.occupancy
+    m = st.columns(3)
+    m[0].metric(t("occupancy_hardware_per_sm"), hw.programs_per_sm, help=t("occupancy_hardware_help"))
+    m[1].metric(t("occupancy_resident"), f"{gpu.multiprocessor_count * hw.programs_per_sm:,}")
+    m[2].metric(t("occupancy_hardware_limiter"), t(launch_facts.limiter_key(hw.limiter)))
+    if not hw.agrees:
+        st.warning(t("occupancy_differs", chapter=hw.chapter_programs_per_sm, hardware=hw.programs_per_sm,
+                     why=t("occupancy_list_separator").join(t(launch_facts.limiter_key(d)) for d in hw.differences)))
+        st.code(hw.rule, language=None, wrap_lines=True)
 
 explanation = render_reason(plan.reason)
 if plan.fits:
@@ -81,11 +93,8 @@ left, right = st.columns([2, 3])
 with left:
     sram = (f"{gpu.max_shared_mem} // {plan.shared_bytes} = {plan.sram_occupancy}" if plan.sram_occupancy is not None
             else t("gpu_no_shared"))
-    if gpu.vendor == "amd":
-        reg_line = f"{plan.occupancy_rule} = {plan.reg_occupancy}"
-    else:
-        reg_line = (f"{gpu.max_num_regs} // ({plan.n_regs} × {gpu.warp_size} × {plan.num_warps}) = "
-                    f"{plan.reg_occupancy}")
+    reg_line = (f"{gpu.max_num_regs} // ({plan.n_regs} × {gpu.warp_size} × {plan.num_warps}) = "
+                f"{plan.reg_occupancy}")
     st.code(f"reg_occupancy   = {reg_line}\n"
             f"sram_occupancy  = {sram}\n"
             f"programs_per_sm = {plan.programs_per_sm}\n"
@@ -94,10 +103,10 @@ with left:
     st.markdown(t("gpu_formula_text"))
     code.kernel_panel("block_size", "num_stages", "range", "load", caption=t("kernel_caption"), context=1)
 with right:
-    focus = {"registers": ("reg_occupancy = AMD_SIMDS" if gpu.vendor == "amd" else "reg_occupancy = gpu.max_num_regs",),
+    focus = {"registers": ("reg_occupancy = gpu.max_num_regs",),
              "shared memory": ("sram_occupancy = gpu.max_shared_mem",),
-             "rows": ("num_programs = min(full_grid, n_rows)",)}[plan.limiter]
-    code.source_panel(occupancy, focus + ("programs_per_sm = ",), caption=t("gpu_occupancy_caption"))
+             "rows": ()}[plan.limiter]
+    code.source_panel(chapter_occupancy, focus + ("programs_per_sm = ",), caption=t("occupancy_chapter_caption"))
 
 # -- occupancy calculator ----------------------------------------------------------------------------
 st.subheader(t("gpu_calc_title"))
@@ -110,7 +119,8 @@ if vary == "regs":
     what = st.slider(t("gpu_what_if_regs"), 1, MAX_REGS_PER_THREAD, key=kwhat, help=t("gpu_what_if_help"))
     regs = range(min(CHART_MIN_REGS, int(what), plan.n_regs), MAX_REGS_PER_THREAD + 1)
     curve = pd.DataFrame(launch_facts.register_curve(gpu, plan.shared_bytes, plan.num_warps, regs))
-    curve["limit"] = curve["limit"].map({"registers": reg_label, "shared memory": sram_label, "programs": prog_label})
+    curve["limit"] = curve["limit"].map({"registers": reg_label, "shared memory": sram_label, "programs": prog_label,
+                                         "hardware": t("occupancy_line_hardware")})
     hypo = data.what_if_plan(M, N, dtype, gpu_key, int(what), plan.shared_bytes, "what-if")
     marker = pd.DataFrame([{"x": int(what), "programs": hypo.programs_per_sm, "label": t("gpu_marker_what_if")}])
     x_title, scale = t("gpu_x_regs"), "linear"
@@ -127,6 +137,8 @@ else:
             if p.sram_occupancy is not None:
                 rows.append({"x": b, "programs": p.sram_occupancy, "limit": sram_label, "n_regs": p.n_regs})
             rows.append({"x": b, "programs": p.programs_per_sm, "limit": prog_label, "n_regs": p.n_regs})
+            rows.append({"x": b, "programs": p.hardware_programs_per_sm, "limit": t("occupancy_line_hardware"),
+                         "n_regs": p.n_regs})
     curve = pd.DataFrame(rows)
     marker = pd.DataFrame([{"x": plan.block_size, "programs": plan.programs_per_sm, "label": t("gpu_marker_plan")}])
     x_title, scale = t("gpu_x_block"), "log"

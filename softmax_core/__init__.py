@@ -4,7 +4,8 @@ No UI lives here: the Streamlit app renders what these functions compute.
 """
 from . import runtime  # noqa: F401  first: chooses GPU or interpreter before any kernel is defined
 from .gpu import GpuSpec, catalog_gpu, current_gpu, default_gpu, gpu_catalog
-from .tutorial_plan import LaunchPlan, Occupancy, occupancy, plan_launch
+from .occupancy import Occupancy, occupancy
+from .tutorial_plan import LaunchPlan, plan_launch
 from .memory import MemoryStep, MemoryTraffic, bytes_moved, memory_traffic
 from .launchers import (KernelDoesNotFit, naive_softmax, softmax, softmax_backward, softmax_forward,
                         tutorial_softmax)

@@ -3,8 +3,8 @@
 The path is chosen from the compiled kernel's real resource needs, not from a row length written down
 somewhere: we compile the kernel that would hold a whole row (block) in registers, and if not even one
 program fits on an SM, or the compiler had to spill registers to memory, the row is walked in tiles
-(or shared by several programs: the split path). Occupancy comes from `tutorial_plan.occupancy`, the one
-place that formula lives.
+(or shared by several programs: the split path). Occupancy comes from `softmax_core.occupancy`, the
+one place the hardware's rules live.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from .compile import CompileJob, KernelResources, kernel_resources
 from .gpu import GpuSpec, default_gpu
 from .signatures import kernel_signature
 from .reasons import PlanReason, ReasonCode
-from .tutorial_plan import Occupancy, occupancy
+from .occupancy import Occupancy, occupancy
 
 ROWS_KERNEL = {"forward": "softmax_core.tuned_kernels:softmax_rows_kernel",
                "backward": "softmax_core.tuned_kernels:softmax_backward_rows_kernel"}
@@ -55,13 +55,6 @@ SPLIT_DTYPES = (torch.float32,)
 SPLIT_MIN_CHUNK = 4096
 MAX_SPLIT = {"forward": 32, "backward": 64}
 SPLIT_VALUES_PER_THREAD = 64
-# Registers are handed out to a warp in steps of 8 per thread, and an SM runs at most this many warps
-# (64 on sm_70 / sm_80 / sm_90 / sm_100; 32 on sm_75; 48 on sm_86 / sm_89). The split path counts resident
-# programs with both, because its programs wait for each other: the grid must never be larger than what
-# runs at once.
-REGISTER_STEP = 8
-MAX_WARPS_PER_SM = {(7, 0): 64, (7, 5): 32, (8, 0): 64, (9, 0): 64, (10, 0): 64}
-DEFAULT_MAX_WARPS_PER_SM = 48
 
 
 @dataclass(frozen=True)
@@ -132,12 +125,9 @@ def split_config(n_cols: int, gpu: GpuSpec, direction: str = "forward",
 
 
 def resident_programs_per_sm(gpu: GpuSpec, res: KernelResources, num_warps: int) -> int:
-    """Programs of this kernel that surely run on one SM at once: `occupancy` with registers rounded up to
-    the allocation step, and never more warps than an SM holds."""
-    n_regs = -(-res.n_regs // REGISTER_STEP) * REGISTER_STEP
-    per_sm = occupancy(gpu, n_regs, res.shared_bytes, num_warps, 1).programs_per_sm
-    max_warps = MAX_WARPS_PER_SM.get(tuple(gpu.compute_capability), DEFAULT_MAX_WARPS_PER_SM)
-    return min(per_sm, max_warps // num_warps)
+    """Programs of this kernel that run on one SM at once, by the hardware's rules (softmax_core.occupancy):
+    the split path's programs wait for each other, so its grid must never be larger than this x SMs."""
+    return occupancy(gpu, res.n_regs, res.shared_bytes, num_warps, 1).programs_per_sm
 
 
 def _job(kernel: str, dtype: torch.dtype, constexprs: dict, num_warps: int,
@@ -193,7 +183,7 @@ def plan_softmax(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, g
                                n_blocks, res, occ, reason)
         if path == "rows":
             raise ValueError(f"path='rows': not even one program holding a {block_n:,}-value row fits on an SM")
-        if occ.sram_occupancy == 0:
+        if occ.by_shared == 0:
             why = {"why": ReasonCode.ROW_OVER_SHARED_MEMORY, "row_shared_bytes": res.shared_bytes,
                    "max_shared_mem": gpu.max_shared_mem}
         elif occ.programs_per_sm == 0:

@@ -316,11 +316,10 @@ def test_every_kernel_anchor_finds_its_line():
 
 
 def test_occupancy_highlights_find_their_lines():
-    from softmax_core.tutorial_plan import occupancy
+    from softmax_core.occupancy import chapter_occupancy
 
-    lines = code.source_lines(occupancy)
-    for fragment in ("reg_occupancy = AMD_SIMDS", "reg_occupancy = gpu.max_num_regs",
-                     "sram_occupancy = gpu.max_shared_mem", "num_programs = min(full_grid, n_rows)",
+    lines = code.source_lines(chapter_occupancy)
+    for fragment in ("reg_occupancy = gpu.max_num_regs", "sram_occupancy = gpu.max_shared_mem",
                      "programs_per_sm = "):
         assert code.find_line(lines, fragment), fragment
 
@@ -395,7 +394,7 @@ def test_prewarm_compiles_what_the_pages_ask_for(tmp_path, monkeypatch):
     assert list((tmp_path / "compile").glob("*.json"))
 
     # Forget what this process already knows, so that only the pre-warm's files can answer.
-    monkeypatch.setattr(sc_compile, "_memory", {})
+    sc_compile.forget_in_memory()
     tutorial_plan.clear_plan_cache()
     st.cache_data.clear()
     compiled = []
@@ -404,7 +403,7 @@ def test_prewarm_compiles_what_the_pages_ask_for(tmp_path, monkeypatch):
         compiled.append((job, want_asm))
         raise RuntimeError(f"compiled although the pre-warm should have: {job}")
 
-    monkeypatch.setattr(sc_compile._child, "request", no_compile)
+    monkeypatch.setattr(sc_compile.compiler_process, "request", no_compile)
     monkeypatch.setattr(sc_compile, "compile_for_target", no_compile)
     for page in ("pages/9_chapter_notes.py", "pages/3_padding_chain.py", "pages/4_row_schedule.py",
                  "pages/5_gpu_occupancy.py"):

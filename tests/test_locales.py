@@ -40,7 +40,7 @@ def families() -> dict[str, tuple[set[str], bool]]:
         "padding_state_*": ({f"padding_state_{s}" for s in padding.LANE_STATES}, True),
         "padding_mem_*": ({f"padding_mem_{s}" for s in padding.MEMORY_STATES}, True),
         "schedule_phase_*": ({f"schedule_phase_{p}" for p in schedule.PIPELINE_PHASES}, True),
-        "limiter_*": ({launch_facts.limiter_key(limiter) for limiter in launch_facts.LIMITERS}, True),
+        "limiter_*": ({launch_facts.limiter_key(limiter) for limiter in launch_facts.HARDWARE_LIMITERS}, True),
         "reason_limiter_*": ({f"reason_limiter_{x.replace(' ', '_')}" for x in launch_facts.LIMITERS}, True),
         "reason_*": ({f"reason_{c.value}" for c in plan_reasons.TUTORIAL_CODES + plan_reasons.PATH_CODES}, True),
         "reason_why_*": ({f"reason_why_{c.value}" for c in plan_reasons.WHY}, True),
@@ -142,12 +142,13 @@ def test_a_missing_key_raises_under_the_tests_and_shows_itself_otherwise(monkeyp
 def test_the_run_time_families_match_what_the_library_produces():
     """The tuples the families are built from name what softmax_core really returns."""
     from softmax_core.schedule_model import pipeline_timeline
-    from softmax_core.tutorial_plan import occupancy
+    from softmax_core.occupancy import occupancy
 
     gpu = sc.default_gpu()
-    limiters = {occupancy(gpu, 32, 0, 4, 1).limiter, occupancy(gpu, 32, 0, 4, 10**9).limiter,
-                occupancy(gpu, 32, gpu.max_shared_mem // 2, 4, 10**9).limiter}
-    assert limiters == set(launch_facts.LIMITERS)
+    cases = [occupancy(gpu, 32, 0, 4, 1), occupancy(gpu, 32, 0, 4, 10**9),
+             occupancy(gpu, 32, gpu.max_shared_mem // 2, 4, 10**9), occupancy(gpu, 16, 0, 1, 10**9)]
+    assert {occ.chapter_limiter for occ in cases} == set(launch_facts.LIMITERS)
+    assert {occ.limiter for occ in cases} <= set(launch_facts.HARDWARE_LIMITERS)
     assert {s.phase for s in pipeline_timeline(3, 2, 3.0)} == set(schedule.PIPELINE_PHASES)
     paths = {sc.plan_softmax(4, n, __import__("torch").float32, gpu).path for n in (781, 1 << 20)}
     assert paths <= set(launch_facts.TUNED_PATHS) and len(paths) == 2

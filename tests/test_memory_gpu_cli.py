@@ -68,3 +68,13 @@ def test_cli_plan_prints_real_resources():
     assert "n_regs" in result.stdout and "shared_bytes" in result.stdout
     assert "Registers allow" in result.stdout                       # the tutorial plan's reason, in English
     assert "tuned plan" in result.stdout and "fits in registers" in result.stdout
+
+
+def test_traffic_formulas_are_the_chapters_and_come_from_the_accounting():
+    from softmax_core.memory import linear_formula, traffic_formulas
+
+    assert traffic_formulas() == {"naive_read": "5MN + 2M", "naive_written": "3MN + 2M", "naive_total": "8MN + 4M",
+                                  "fused_read": "MN", "fused_written": "MN", "fused_total": "2MN"}
+    assert linear_formula(lambda M, N: 7 * M) == "7M"
+    with pytest.raises(ValueError):
+        linear_formula(lambda M, N: M * M * N)

@@ -100,9 +100,10 @@ def test_register_curve_is_the_smaller_of_its_limits():
     assert list(by) == [16, 32, 48, 64]
     for limits in by.values():
         assert limits["programs"] == min(limits["registers"], limits["shared memory"])
+        assert limits["hardware"] <= limits["programs"]          # the GPU's rules never allow more
     assert by[16]["registers"] >= by[64]["registers"]
     no_shared = launch_facts.register_curve(gpu, 0, 4, range(32, 33))
-    assert {r["limit"] for r in no_shared} == {"registers", "programs"}
+    assert {r["limit"] for r in no_shared} == {"registers", "programs", "hardware"}
     assert launch_facts.limiter_key("shared memory") == "limiter_shared_memory"
 
 
