@@ -143,8 +143,8 @@ def figure_values(gpu: sc.GpuSpec, plan: sc.LaunchPlan | None, M: int, N: int) -
     }
     if gpu.l2_mib:
         values["l2"] = {"l2": _num(gpu.l2_mib, 0 if gpu.l2_mib == int(gpu.l2_mib) else 1)}
-    if gpu.memory_gib:
-        values["dram"] = {"mem": _num(gpu.memory_gib, 0 if gpu.memory_gib == int(gpu.memory_gib) else 1)}
+    if gpu.memory_gb:
+        values["dram"] = {"mem": _num(gpu.memory_gb, 0 if gpu.memory_gb == int(gpu.memory_gb) else 1)}
     if gpu.memory_bandwidth_gbps:
         moved = sc.bytes_moved(M, N, 4, "forward")
         values["bandwidth"] = {"bw": _num(gpu.memory_bandwidth_gbps), "M": _num(M), "N": _num(N),
