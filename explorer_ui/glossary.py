@@ -101,6 +101,16 @@ def _matcher(term: str) -> re.Pattern:
     return re.compile(f"(?<![A-Za-z0-9_])(?:{pattern})(?![A-Za-z0-9_])" if pattern.isascii() else f"(?:{pattern})")
 
 
+# Streamlit's markdown reads ":name[text]" as a directive (its ":red[text]" colours): a colon followed by
+# a word and then a link ("数字:内核的[寄存器](…)", Chinese puts no space after a colon) would swallow the
+# link's text. A backslash before that colon keeps it a plain colon.
+_DIRECTIVE_COLON = re.compile(r"(?<!\\):(?=[^\s:\[\]()`]*$)")
+
+
+def _unshadow(before: str) -> str:
+    return _DIRECTIVE_COLON.sub(r"\\:", before, count=1)
+
+
 def link_terms(text: str, first: FirstUse | None = None) -> str:
     """`text` with the first mention of each glossary term turned into a link to its entry (longer terms
     first, so "persistent programs" links to its own entry, not to "program"); code and links are left alone."""
@@ -118,7 +128,8 @@ def link_terms(text: str, first: FirstUse | None = None) -> str:
         for start, end in pieces:
             found = pattern.search(text, start, end)
             if found:
-                text = text[:found.start()] + first(term, found.group(0)) + text[found.end():]
+                before = _unshadow(text[:found.start()])
+                text = before + first(term, found.group(0)) + text[found.end():]
                 break
     return text
 

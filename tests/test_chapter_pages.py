@@ -179,3 +179,10 @@ def test_a_link_to_a_term_shows_its_entry_first():
     at = open_page(GLOSSARY, "zh", query={"term": "occupancy"})
     headings = [h.value for h in at.subheader]
     assert headings[0] == TEXT["gloss_occupancy_term"]["zh"] and len(headings) == len(glossary.TERMS)
+
+
+def test_a_link_after_a_colon_is_not_read_as_a_streamlit_directive():
+    # ":内核的[寄存器](…)" would be Streamlit's ":name[text]" syntax and lose the link's text (seen in 中文)
+    linked = glossary.link_terms("数字:内核的寄存器和共享内存")
+    assert linked.startswith("数字\\:内核的[") and "[Shared memory (SRAM)]" not in linked
+    assert glossary.link_terms("a: the registers").startswith("a: the [registers]")
