@@ -23,6 +23,8 @@ PAGES = (
     ("pages/4_row_schedule.py", "nav_schedule", "🗂️"),
     ("pages/5_gpu_occupancy.py", "nav_gpu", "🔧"),
     ("pages/6_benchmark.py", "nav_bench", "⏱️"),
+    ("pages/7_long_rows.py", "nav_longrows", "📏"),
+    ("pages/8_sharing_a_row.py", "nav_sharing", "🤝"),
     ("pages/9_chapter_notes.py", "nav_chapter", "📖"),
     ("pages/10_glossary.py", "nav_glossary", "📚"),
 )

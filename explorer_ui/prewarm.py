@@ -124,6 +124,8 @@ def work_items(defaults_only: bool = False) -> list[tuple[str, object]]:
               plan(defaults.SCHEDULE_N, schedule_gpu))]
     items += [(f"plan {M}x{b} on {home.key} (BLOCK_SIZE sweep)", plan(b, home)) for b in defaults.BLOCK_SWEEP]
     items.append((f"PTX/SASS of the {M}x{N} plan on {home.key} (GPU page)", asm(home)))
+    items += [(f"tuned plan {M}x{n} on {home.key} (long-rows path map)", (lambda n=n: sc.plan_softmax(M, n, dtype, home)))
+              for n in defaults.LONG_ROWS_NS]
     items += [(f"num_stages 1-4 at N={N} on {home.key} (chapter notes)", lambda: sc_chapter.stages_cost(N, dtype, home)),
               (f"plans for the {sc_chapter.STRIDE_DEMO} stride demo (chapter notes)",
                lambda: (sc.plan_launch(*sc_chapter.STRIDE_DEMO, dtype, home),

@@ -37,6 +37,10 @@ def kernel_signature(kernel: str, element_pointer: str, stride: str, constexprs:
                 raise ValueError(f"{kernel} needs a value for its constexpr {name}")
             signature.append((name, "constexpr"))
             values.append((name, constexprs.get(name, param.default)))
+        elif param.default is None and name not in pointers:
+            # An optional buffer left out (the tiled kernel's trace_ptr): Triton specialises None as a constexpr.
+            signature.append((name, "constexpr"))
+            values.append((name, None))
         elif name in pointers:
             signature.append((name, pointers[name]))
         elif name.endswith("_ptr"):

@@ -257,3 +257,6 @@ def store_footprint(n_rows: int, n_cols: int, row: int, *, store_masked: bool = 
     launch_tutorial_kernel(x, y[row: row + 1], plan, STORE_MASKED=store_masked)
     written = np.flatnonzero(_as_numpy(buffer) != UNWRITTEN)
     return StoreFootprint(row, n_rows, n_cols, plan.block_size, store_masked, written)
+
+# Long rows (the tiled and split kernels) are traced in their own module.
+from .long_row_trace import trace_online, trace_split  # noqa: E402,F401

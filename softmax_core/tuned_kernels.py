@@ -78,6 +78,11 @@ def softmax_rows_kernel(
         tl.store(y_ptr + rows64[:, None] * y_row_stride + cols[None, :], y, mask=mask)
 
 
+# What the tiled kernel writes per row and tile when TRACE is on (one float32 each, in this order).
+TRACE_TILE_FIELDS = ("m_before", "d_before", "tile_max", "m_after", "rescale", "tile_sum", "d_after", "program")
+TRACE_TILE_WORDS = tl.constexpr(len(TRACE_TILE_FIELDS))
+
+
 @triton.jit
 def softmax_tiled_kernel(
     x_ptr, y_ptr,
@@ -85,7 +90,10 @@ def softmax_tiled_kernel(
     n_rows, n_cols,
     TILE: tl.constexpr,
     SAFE: tl.constexpr, FP64: tl.constexpr,
+    trace_ptr=None, TRACE: tl.constexpr = False,
 ):
+    # TRACE (off by default, and then compiled away with trace_ptr) also writes, per row and tile, the
+    # TRACE_TILE_FIELDS below to trace_ptr: what pass 1 knew before and after the tile (long_row_trace.py).
     n_tiles = tl.cdiv(n_cols, TILE)
     offsets = tl.arange(0, TILE)
     for row in tl.range(tl.program_id(0), n_rows, tl.num_programs(0)):
@@ -102,8 +110,19 @@ def softmax_tiled_kernel(
             # While every value so far is -inf, shift by 0 instead: -inf - (-inf) would be NaN and
             # poison a row whose real values come in a later tile.
             shift = tl.where(new_max == float("-inf"), 0.0, new_max)
-            running_sum = (running_sum * _exp(running_max - shift, FP64)
-                           + tl.sum(_exp(x - shift, FP64), axis=0))
+            rescale = _exp(running_max - shift, FP64)        # moves the sum so far to the new max
+            tile_sum = tl.sum(_exp(x - shift, FP64), axis=0)
+            if TRACE:
+                record = trace_ptr + (tl.cast(row, tl.int64) * n_tiles + t) * TRACE_TILE_WORDS
+                tl.store(record + 0, running_max)
+                tl.store(record + 1, running_sum)
+                tl.store(record + 2, tl.max(x, axis=0))
+                tl.store(record + 3, new_max)
+                tl.store(record + 4, rescale)
+                tl.store(record + 5, tile_sum)
+                tl.store(record + 6, running_sum * rescale + tile_sum)
+                tl.store(record + 7, tl.program_id(0).to(tl.float32))
+            running_sum = running_sum * rescale + tile_sum
             running_max = new_max
         if SAFE:
             running_max = tl.where(running_max == float("-inf"), 0.0, running_max)
@@ -131,6 +150,17 @@ _NOT_PUBLISHED = tl.constexpr(NOT_PUBLISHED)    # the same word, as the kernels 
 # forward's pair (max -inf, sum 0) and the backward's 0, both of which change nothing.
 NO_PEER_FORWARD = tl.constexpr(-(1 << 55))   # 0xFF80000000000000: high half -inf's bits, low half 0.0's
 NO_PEER_BACKWARD = tl.constexpr(0)
+
+
+def read_published(words):
+    """The host's view of published slots (an int64 tensor): (high, low) as float32 tensors, the inverse of
+    _pack below; for the forward kernel that is (max, sum) of each chunk. NOT_PUBLISHED reads as two NaNs."""
+    import torch
+
+    bits = words.to(torch.int64)
+    high = ((bits >> 32) & 0xFFFFFFFF).to(torch.int32).view(torch.float32)
+    low = (bits & 0xFFFFFFFF).to(torch.int32).view(torch.float32)
+    return high, low
 
 
 @triton.jit

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import softmax_core as sc
-from explorer_ui import glossary, i18n, launch_facts, layout, padding, plan_reasons, predict, schedule
+from explorer_ui import glossary, i18n, launch_facts, layout, long_rows, padding, plan_reasons, predict, schedule
 from softmax_core.chapter import STRIDE_VIEWS
 from softmax_core.memory import PASS_TENSORS
 from softmax_core.trace import VARIANTS
@@ -51,6 +51,11 @@ def families() -> dict[str, tuple[set[str], bool]]:
         "gpu_vary_*": ({f"gpu_vary_{v}" for v in launch_facts.VARY}, True),
         "gpu_path_*": ({f"gpu_path_{p}" for p in launch_facts.TUNED_PATHS}, True),
         "bench_dir_*": ({f"bench_dir_{d}" for d in PASS_TENSORS}, True),
+        "longrows_phase_*": ({f"longrows_phase_{p}" for p in long_rows.TILE_PHASES}, True),
+        "longrows_frame_*": ({f"longrows_frame_{f}" for f in long_rows.ONLINE_FRAMES}, True),
+        "longrows_cliff_fail_*": ({f"longrows_cliff_fail_{c}" for c in long_rows.CLIFF_LIMITERS}, True),
+        "longrows_path_*": ({f"longrows_path_{p}" for p in long_rows.PATH_NAMES}, True),
+        "longrows_pattern_*": ({f"longrows_pattern_{p}" for p in long_rows.PATTERNS}, True),
         "gloss_*_term": ({f"gloss_{k}_term" for k in glossary.TERM_KEYS}, True),
         "gloss_*_def": ({f"gloss_{k}_def" for k in glossary.TERM_KEYS}, True),
         "gloss_*_match": ({f"gloss_{k}_match" for k in glossary.TERM_KEYS}, True),
