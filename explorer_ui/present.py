@@ -25,7 +25,7 @@ FALSE_WORDS = {"0", "false", "no", "off"}
 
 # The largest picture an animated page may draw in presentation mode, in CSS pixels: a 720-pixel-high window
 # keeps about 160 px for the browser's own bars; the player's buttons, slider and caption take ~170.
-CHART_HEIGHT = 280
+CHART_HEIGHT = 220
 
 _HIDE_RUNNING = """
 [data-testid="stStatusWidget"] { visibility: hidden; }
@@ -38,7 +38,7 @@ _PRESENT = """
 [data-testid="stMain"] { font-size: 1.12rem; }
 [data-testid="stMain"] h1 { font-size: 1.7rem; padding: 0 0 0.2rem 0; }
 [data-testid="stMain"] h2 { font-size: 1.4rem; padding: 0.3rem 0; }
-[data-testid="stMain"] [data-testid="stVerticalBlock"] { gap: 0.45rem; }
+[data-testid="stMain"] [data-testid="stVerticalBlock"] { gap: 0.5rem; }
 [data-testid="stMain"] [data-testid="stMarkdownContainer"] p { margin-bottom: 0.2rem; }
 [data-testid="stMain"] [data-testid="stWidgetLabel"] p { font-size: 1rem; }
 [data-testid="stMain"] [data-testid="stMetricValue"] { font-size: 1.6rem; }
