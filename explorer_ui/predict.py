@@ -163,6 +163,19 @@ def bandwidth_floor(key: str, gpu, M: int, N: int, moved_bytes: int) -> Question
                       us=f"{us:.1f}"), unit=" µs", digits=1)
 
 
+def tiles_in_row(key: str, n_cols: int, tile: int, n_tiles: int) -> Question:
+    """How many tiles does the tiled kernel walk for one row? (the kernel's own trace counts them)"""
+    return Question(key, t("predict_tiles_q", N=f"{n_cols:,}", tile=f"{tile:,}"), float(n_tiles),
+                    t("predict_tiles_explain", N=f"{n_cols:,}", tile=f"{tile:,}", tiles=n_tiles,
+                      pad=f"{n_tiles * tile - n_cols:,}"))
+
+
+def chunk_per_program(key: str, n_cols: int, split: int, chunk: int) -> Question:
+    """How many of the row's values does each program of a split row load? (the split plan's chunk)"""
+    return Question(key, t("predict_chunk_q", N=f"{n_cols:,}", split=split), float(chunk),
+                    t("predict_chunk_explain", N=f"{n_cols:,}", split=split, chunk=f"{chunk:,}"))
+
+
 # -- the widget -----------------------------------------------------------------------------------------------
 def ask(question: Question | None) -> None:
     """A bordered box: the question, a guess, Reveal; then the answer, the verdict and the reason."""

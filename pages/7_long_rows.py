@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explorer_ui import charts, code, data, layout
+from explorer_ui import charts, code, data, layout, predict
 from explorer_ui import long_rows as lr
 from explorer_ui.i18n import bound, t
 from explorer_ui.player import player
@@ -165,6 +165,7 @@ if trace is not None:
             code.render_code(lines, numbers, caption=t("longrows_code_caption"), max_height=360, context=7)
 
     player("longrows", len(steps), render, format_step=frame_text, label=t("longrows_step_label"))
+    predict.ask(predict.tiles_in_row("longrows_tiles", N, tile, trace.n_tiles))
     with st.expander(t("longrows_table_title", tiles=trace.n_tiles)):
         tab = lr.online_table(trace, 0)
         st.dataframe(tab.rename(columns={"tile": t("longrows_col_tile"), "columns": t("longrows_column"),

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explorer_ui import charts, code, data, layout
+from explorer_ui import charts, code, data, layout, predict
 from explorer_ui import long_rows as lr
 from explorer_ui.i18n import bound, t
 from explorer_ui.player import player
@@ -112,6 +112,7 @@ if strace is not None:
         st.dataframe(shown, hide_index=True, width="stretch")
 
     player("sharing", len(steps), render, format_step=frame_text, label=t("sharing_step_label"))
+    predict.ask(predict.chunk_per_program("sharing_chunk", N, strace.split, strace.chunk))
     m_ref, d_ref = lrt.reference_pairs(strace.x[:1])
     st.caption(t("sharing_check", M=lr.fmt(top, 8), D=lr.fmt(total, 8), m_t=lr.fmt(m_ref[0], 8),
                  d_t=lr.fmt(d_ref[0], 8)))

@@ -41,3 +41,13 @@ def test_bandwidth_floor():
     gpu = sc.catalog_gpu("h200")
     q = predict.bandwidth_floor("f", gpu, 4096, 781, sc.bytes_moved(4096, 781, 4))
     assert abs(q.answer - 2 * 4096 * 781 * 4 / (gpu.memory_bandwidth_gbps * 1e3)) < 1e-9
+
+
+def test_long_row_questions_use_the_traced_tiles_and_the_split_plan():
+    from softmax_core import long_row_trace as lrt
+
+    q = predict.tiles_in_row("t", 5000, 1024, 5)
+    assert q.answer == 5.0 and "120" in q.explain            # 5 x 1024 - 5000 lanes masked
+    used, chunk = lrt.split_shape(16384, 4)
+    c = predict.chunk_per_program("c", 16384, used, chunk)
+    assert c.answer == chunk == 4096 and predict.grade(c, 4096).right
