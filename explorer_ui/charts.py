@@ -14,6 +14,8 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+from . import present
+
 # How a row looks in the schedule animation: handled in an earlier loop trip, in this one, or still to come.
 PHASE_ALPHA = {"done": 0.45, "now": 1.0, "later": 0.12}
 PHASE_TEXT_ALPHA = {"done": 0.7, "now": 1.0, "later": 0.3}
@@ -75,6 +77,7 @@ def _spec(chart: alt.TopLevelMixin) -> dict:
 
 
 def show(fig: Figure, key: str, height: int | None = None) -> None:
+    height = present.chart_height(height)       # presentation mode caps charts to fit a projector
     spec = _spec(fig.chart)
     view = spec.get("config", {}).get("view", {})
     for default in ("continuousWidth", "continuousHeight"):   # altair's theme defaults; Streamlit sizes charts
@@ -158,13 +161,13 @@ def lanes(df: pd.DataFrame, strip: pd.DataFrame, states: list[str], colors: list
     per lane). `strip`: lane, lane_end, state, lanes (one row per run of lanes in the same state)."""
     domain = [first_lane, block_size]
     color = alt.Color("state:N", title=state_title, scale=alt.Scale(domain=states, range=colors),
-                      legend=alt.Legend(orient="bottom", columns=3))
+                      legend=alt.Legend(orient=present.pick("bottom", "right"), columns=present.pick(3, 1)))
     values = alt.Chart(_data("lanes"), title=title).mark_circle(size=14, opacity=0.85).encode(
         x=alt.X("lane:Q", title=x_title, scale=alt.Scale(domain=domain, nice=False)),
         y=alt.Y("value:Q", title=y_title), color=color,
         tooltip=[alt.Tooltip("lane:Q"), alt.Tooltip("shown:N", title=y_title),
                  alt.Tooltip("state:N", title=state_title)],
-    ).transform_filter("isFinite(datum.value)").properties(height=230)
+    ).transform_filter("isFinite(datum.value)").properties(height=present.pick(230, 170))
     band = alt.Chart(_data("strip")).mark_rect().encode(
         x=alt.X("lane:Q", title=None, scale=alt.Scale(domain=domain, nice=False)), x2="lane_end:Q", color=color,
         tooltip=[alt.Tooltip("lanes:N", title=x_title), alt.Tooltip("state:N", title=state_title)],

@@ -13,7 +13,7 @@ import streamlit as st
 
 import softmax_core as sc
 
-from . import data, prewarm, urlstate
+from . import data, glossary, present, prewarm, urlstate
 from .fmt import fmt_bytes  # noqa: F401  (pages and the glossary ask layout for it; it lives in fmt)
 from .i18n import LANGUAGES, language, set_language, t
 
@@ -27,6 +27,8 @@ PAGES = (
     ("pages/6_benchmark.py", "nav_bench", "⏱️"),
     ("pages/7_long_rows.py", "nav_longrows", "📏"),
     ("pages/8_sharing_a_row.py", "nav_sharing", "🤝"),
+    ("pages/9_chapter_notes.py", "nav_chapter", "📖"),
+    ("pages/10_glossary.py", "nav_glossary", "📚"),
 )
 
 
@@ -34,9 +36,11 @@ def setup_page(page: str) -> None:
     """Call first on every page: `page` is the nav key's suffix ("home", "memory", ...)."""
     prewarm.start_once()      # the server's first page run starts compiling what later pages ask for
     _init_language()
+    present.init()            # ?present=1: folded sidebar, larger type, animations fit a 1280 x 720 projector
     icon = next((i for _, key, i in PAGES if key == f"nav_{page}"), "⚡")
     st.set_page_config(page_title=f"{t(f'nav_{page}')} · {t('app_name')}", page_icon=icon, layout="wide",
-                       initial_sidebar_state="expanded")
+                       initial_sidebar_state=present.sidebar_state())
+    present.style()
     _sidebar()
 
 
@@ -65,6 +69,7 @@ def _sidebar() -> None:
     with st.sidebar:
         st.selectbox("Language / 语言", list(LANGUAGES), format_func=LANGUAGES.get, key="sidebar_lang",
                      on_change=_on_language_change)
+        present.toggle(t("present_toggle"), t("present_help"))
         st.markdown(f"**{t('app_name')}**")
         for path, key, icon in PAGES:
             st.page_link(path, label=t(key), icon=icon)
@@ -82,6 +87,7 @@ def _sidebar() -> None:
                        f"Python {platform.python_version()}")
             st.caption(sc.runtime.backend_description())
     urlstate.write("lang", language())
+    present.write_url()
 
 
 def device_banner() -> None:
@@ -95,9 +101,16 @@ def device_banner() -> None:
 
 
 def intro(page: str) -> None:
-    """Title and the page's short explanation."""
+    """Title and the page's short explanation (in presentation mode folded into a button beside the title,
+    to leave the projector's height to the picture)."""
+    if present.is_on():
+        head, more = st.columns([5, 1], vertical_alignment="center")
+        head.title(t(f"{page}_title"))
+        with more.popover(t("present_about"), width="stretch"):
+            st.markdown(glossary.link_terms(t(f"{page}_intro")))
+        return
     st.title(t(f"{page}_title"))
-    st.markdown(t(f"{page}_intro"))
+    st.markdown(glossary.link_terms(t(f"{page}_intro")))   # each glossary term's first use links to its entry
 
 
 def spread_sentence(figures: dict) -> str:

@@ -96,6 +96,7 @@ def work_items(defaults_only: bool = False) -> list[tuple[str, object]]:
     import torch
 
     import softmax_core as sc
+    from softmax_core import chapter as sc_chapter
     from softmax_core.compile import kernel_resources
     from softmax_core.tutorial_plan import tutorial_compile_job
 
@@ -132,6 +133,10 @@ def work_items(defaults_only: bool = False) -> list[tuple[str, object]]:
               (f"tuned plan {M}x{top} on {home.key} (GPU page, longest row)", tuned(home, top))]
     items += [(f"tuned plan {M}x{n} on {home.key} (long-rows path map)", (lambda n=n: sc.plan_softmax(M, n, dtype, home)))
               for n in defaults.LONG_ROWS_NS]
+    items += [(f"num_stages 1-4 at N={N} on {home.key} (chapter notes)", lambda: sc_chapter.stages_cost(N, dtype, home)),
+              (f"plans for the {sc_chapter.STRIDE_DEMO} stride demo (chapter notes)",
+               lambda: (sc.plan_launch(*sc_chapter.STRIDE_DEMO, dtype, home),
+                        sc.plan_softmax(*sc_chapter.STRIDE_DEMO, dtype, home)))]
     if defaults_only:
         return items
     others = [g for g in sc.gpu_catalog() if g != home]

@@ -97,6 +97,12 @@ def write(name: str, value) -> None:
         st.query_params[name] = text
 
 
+def drop(name: str) -> None:
+    """Take `name` out of the URL (only when it is there)."""
+    if name in st.query_params:
+        del st.query_params[name]
+
+
 class PageState:
     def __init__(self, prefix: str):
         self.prefix = prefix

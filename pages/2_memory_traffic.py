@@ -3,7 +3,7 @@ import pandas as pd
 import streamlit as st
 
 import softmax_core as sc
-from explorer_ui import charts, code, data, defaults, fmt, layout, measured
+from explorer_ui import charts, code, data, defaults, fmt, layout, measured, predict, slides
 from explorer_ui.i18n import t
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState
@@ -47,18 +47,21 @@ def frame_text(step: int) -> str:
 unit, per_unit = fmt.axis_bytes([traffic.naive_bytes])
 
 
-def render(step: int) -> None:
+def figure(step: int) -> charts.Figure:
     rows = [{"impl": naive_label, "step": step_names[i], "order": i, "code": s.code, "read": s.elements_read,
              "written": s.elements_written, "amount": s.bytes / per_unit, "active": i <= step}
             for i, s in enumerate(steps)]
     rows.append({"impl": fused_label, "step": step_names[-1], "order": 0, "code": traffic.fused.code,
                  "read": traffic.fused.elements_read, "written": traffic.fused.elements_written,
                  "amount": traffic.fused_bytes / per_unit, "active": step == len(steps)})
+    return charts.stacked_traffic(pd.DataFrame(rows), x_title=t("memory_x", unit=unit), y_title=t("memory_y"),
+                                  color_title=t("memory_color"), title=t("memory_chart_title"), steps=step_names)
+
+
+def render(step: int) -> None:
     left, right = st.columns([3, 2])
     with left:
-        charts.show(charts.stacked_traffic(pd.DataFrame(rows), x_title=t("memory_x", unit=unit), y_title=t("memory_y"),
-                                           color_title=t("memory_color"), title=t("memory_chart_title"),
-                                           steps=step_names), key="memory_chart", height=260)
+        charts.show(figure(step), key="memory_chart", height=260)
     with right:
         if step < len(steps):
             code.naive_panel(steps[step].code, caption=t("memory_naive_caption"))
@@ -66,7 +69,10 @@ def render(step: int) -> None:
             code.kernel_panel("load", "store", caption=t("kernel_caption"), context=1)
 
 
-player("memory", n_frames, render, format_step=frame_text)
+player("memory", n_frames, render, format_step=frame_text,
+       slides=slides.SlideSource("memory_traffic", t("nav_memory"), {"M": int(M), "N": int(N), "dtype": dtype},
+                                 figure, height=260))
+predict.ask(predict.fused_speedup("memory_speedup", traffic, int(M), int(N), dtype))
 
 st.subheader(t("memory_totals_title"))
 table = pd.DataFrame([{t("memory_col_step"): step_names[i], t("memory_col_code"): s.code,

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explorer_ui import charts, code, data, defaults, fmt, layout, padding
+from explorer_ui import charts, code, data, defaults, fmt, layout, padding, predict, slides
 from explorer_ui.i18n import bound, has, t
 from explorer_ui.padding import FRAMES, LANE_STATES, MEMORY_STATES, fmt as value_text
 from explorer_ui.player import player
@@ -74,8 +74,8 @@ def frame_text(step: int) -> str:
     return text + (" " + t(text_key, **facts) if has(text_key) else "")
 
 
-def render(step: int) -> None:
-    frame, stage, anchors = FRAMES[step]
+def figure(step: int) -> charts.Figure:
+    frame, stage, _ = FRAMES[step]
     values = trace.stage(row, stage)[lo:]
     states = padding.lane_states(lanes_idx, values, N, frame, variant)
     labels = [t(f"padding_state_{s}") for s in LANE_STATES]
@@ -85,11 +85,16 @@ def render(step: int) -> None:
                        "shown": [value_text(v) for v in values], "state": shown_states})
     strip = pd.DataFrame([{"lane": int(lanes_idx[a]), "lane_end": int(lanes_idx[b - 1]) + 1, "state": shown_states[a],
                            "lanes": f"{lanes_idx[a]}–{lanes_idx[b - 1]}"} for a, b in padding.runs(states)])
+    return charts.lanes(df, strip, labels, list(COLORS), x_title=t("padding_lane"), y_title=t("padding_value"),
+                        state_title=t("padding_state"), title=t("padding_chart_title", row=row),
+                        block_size=B, first_lane=int(lo))
+
+
+def render(step: int) -> None:
+    frame, stage, anchors = FRAMES[step]
     left, right = st.columns([3, 2])
     with left:
-        charts.show(charts.lanes(df, strip, labels, list(COLORS), x_title=t("padding_lane"), y_title=t("padding_value"),
-                                 state_title=t("padding_state"), title=t("padding_chart_title", row=row),
-                                 block_size=B, first_lane=int(lo)), key="padding_lanes")
+        charts.show(figure(step), key="padding_lanes")
         divided = padding.frame_facts(trace, footprint, row, "divide")
         m = st.columns(4)
         m[0].metric(t("padding_metric_max"), value_text(trace.row_max[row]) if step >= 1 else "—")
@@ -117,8 +122,10 @@ def render(step: int) -> None:
         st.dataframe(fmt.table(near), hide_index=True, width="stretch")
 
 
-player("padding", len(FRAMES), render, format_step=frame_text,
-       label=t("padding_step_label"))
+player("padding", len(FRAMES), render, format_step=frame_text, label=t("padding_step_label"),
+       slides=slides.SlideSource("padding_chain", t("nav_padding"),
+                                 {"N": N, "rows": n_rows, "row": row, "break": variant}, figure))
+predict.ask(predict.padded_lane_after_exp(trace, row))
 
 # -- the whole launch: what landed where ----------------------------------------------------------------
 st.subheader(t("padding_memory_title"))

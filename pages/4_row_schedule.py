@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 import softmax_core as sc
-from explorer_ui import charts, code, data, defaults, fmt, launch_facts, layout, schedule
+from explorer_ui import charts, code, data, defaults, fmt, launch_facts, layout, predict, schedule, slides
 from explorer_ui.i18n import t
 from explorer_ui.plan_reasons import render_reason
 from explorer_ui.player import player
@@ -112,15 +112,25 @@ def frame_text(step: int) -> str:
              idle=P - len(now), step=P)
 
 
-def render(step: int) -> None:
+def frame_data(step: int) -> pd.DataFrame:
     phase = schedule.phase_of(step, n_frames, trace.iteration)
-    df = pd.DataFrame({"row": rows, "gx": rows % GRID_WIDTH, "gy": rows // GRID_WIDTH, "program": trace.program,
-                       "iteration": trace.iteration, "phase": phase})
+    return pd.DataFrame({"row": rows, "gx": rows % GRID_WIDTH, "gy": rows // GRID_WIDTH, "program": trace.program,
+                         "iteration": trace.iteration, "phase": phase})
+
+
+def figure(step: int) -> charts.Figure:
+    return charts.row_grid(frame_data(step), n_programs=P, program_title=t("schedule_program"),
+                           title=t("schedule_grid_title"), labels=n_rows <= 128)
+
+
+GRID_HEIGHT = min(60 + 26 * (n_rows // GRID_WIDTH + 1), 480)
+
+
+def render(step: int) -> None:
+    df = frame_data(step)
     left, right = st.columns([3, 2])
     with left:
-        charts.show(charts.row_grid(df, n_programs=P, program_title=t("schedule_program"),
-                                    title=t("schedule_grid_title"), labels=n_rows <= 128),
-                    key="schedule_grid", height=min(60 + 26 * (n_rows // GRID_WIDTH + 1), 480))
+        charts.show(figure(step), key="schedule_grid", height=GRID_HEIGHT)
         charts.show(charts.program_grid(df, x_title=t("schedule_program"), y_title=t("schedule_iteration"),
                                         program_title=t("schedule_program"), title=t("schedule_by_program_title"),
                                         n_programs=P), key="schedule_by_program", height=min(200 + 18 * K, 420))
@@ -135,7 +145,10 @@ def render(step: int) -> None:
             st.dataframe(fmt.table(table), hide_index=True, width="stretch", height=200)
 
 
-player("schedule", n_frames, render, format_step=frame_text, label=t("schedule_step_label"))
+player("schedule", n_frames, render, format_step=frame_text, label=t("schedule_step_label"),
+       slides=slides.SlideSource("row_schedule", t("nav_schedule"), {"gpu": gpu_key, "N": N, "rows": n_rows, "P": P},
+                                 figure, height=GRID_HEIGHT))
+predict.ask(predict.rows_of_program("schedule_rows", n_rows, P))
 
 # -- programs on SMs ----------------------------------------------------------------------------------
 st.subheader(t("schedule_sm_title"))

@@ -3,9 +3,9 @@ an occupancy calculator, what happens when a row no longer fits, and the compile
 import pandas as pd
 import streamlit as st
 
+from explorer_ui import charts, code, data, defaults, fmt, launch_facts, layout, predict
 import softmax_core as sc
 
-from explorer_ui import charts, code, data, defaults, fmt, launch_facts, layout
 from explorer_ui.i18n import bound, t
 from explorer_ui.plan_reasons import render_reason
 from explorer_ui.urlstate import PageState
@@ -42,6 +42,8 @@ except Exception as err:
     st.error(t("error_generic", error=err))
     state.sync()
     st.stop()
+
+predict.ask(predict.programs_per_sm("gpu_fit", plan))
 
 # -- the GPU's figures, each with its source ----------------------------------------------------------
 FIGURES = launch_facts.gpu_figures(gpu, t("gpu_cc"))

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 import softmax_core as sc
-from explorer_ui import charts, code, data, defaults, fmt, layout, measured
+from explorer_ui import charts, code, data, defaults, fmt, layout, measured, predict
 from explorer_ui.i18n import bound, t
 from explorer_ui.urlstate import PageState
 from softmax_core import bench, dtypes
@@ -20,6 +20,10 @@ state = PageState("bench")
 layout.intro("bench")
 state.show_notes()
 layout.device_banner()
+recorded_speedup = data.measured_speedup(defaults.DTYPE, defaults.CHAPTER_N)
+if recorded_speedup:
+    predicted = sc.memory_traffic(recorded_speedup["M"], recorded_speedup["N"], dtypes.torch_dtype(defaults.DTYPE)).predicted_speedup
+    predict.ask(predict.measured_speedup("bench_speedup", recorded_speedup, predicted))
 
 left, right = st.columns([3, 2])
 with left:

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explorer_ui import charts, code, data, layout
+from explorer_ui import charts, code, data, layout, predict, slides
 from explorer_ui import long_rows as lr
 from explorer_ui.i18n import bound, t
 from explorer_ui.player import player
@@ -137,15 +137,18 @@ if trace is not None:
             text += " " + t("longrows_frame_padding", pad=f["pad"])
         return text
 
+    def figure(step: int) -> charts.Figure:
+        return lr.row_chart(env, lr.tile_phases(trace, step), lr.running_max(trace, 0, step), phases=phases,
+                            phase_labels=phase_labels, x_title=t("longrows_column"), y_title="x",
+                            phase_title=t("longrows_tile_state"), m_title="m",
+                            title=t("longrows_row_chart", N=f"{N:,}", tile=tile, tiles=trace.n_tiles),
+                            n_cols=N, y_domain=y_dom)
+
     def render(step: int) -> None:
         kind, ti = steps[step]
         left, right = st.columns([3, 2])
         with left:
-            charts.show(lr.row_chart(env, lr.tile_phases(trace, step), lr.running_max(trace, 0, step), phases=phases,
-                                     phase_labels=phase_labels, x_title=t("longrows_column"), y_title="x",
-                                     phase_title=t("longrows_tile_state"), m_title="m",
-                                     title=t("longrows_row_chart", N=f"{N:,}", tile=tile, tiles=trace.n_tiles),
-                                     n_cols=N, y_domain=y_dom), key="longrows_row", height=340)
+            charts.show(figure(step), key="longrows_row", height=340)
             m = st.columns(4)
             if kind == "pass1":
                 r = lr.tile_record(trace, 0, ti)
@@ -164,7 +167,10 @@ if trace is not None:
             numbers = [n for n in (code.find_line(lines, a) for a in anchors) if n is not None]
             code.render_code(lines, numbers, caption=t("longrows_code_caption"), max_height=360, context=7)
 
-    player("longrows", len(steps), render, format_step=frame_text, label=t("longrows_step_label"))
+    player("longrows", len(steps), render, format_step=frame_text, label=t("longrows_step_label"),
+           slides=slides.SlideSource("long_rows", t("nav_longrows"), {"N": N, "tile": tile, "pattern": pattern},
+                                     figure, height=340))
+    predict.ask(predict.tiles_in_row("longrows_tiles", N, tile, trace.n_tiles))
     with st.expander(t("longrows_table_title", tiles=trace.n_tiles)):
         tab = lr.online_table(trace, 0)
         st.dataframe(tab.rename(columns={"tile": t("longrows_col_tile"), "columns": t("longrows_column"),

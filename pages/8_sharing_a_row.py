@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explorer_ui import charts, code, data, layout
+from explorer_ui import charts, code, data, layout, predict, slides
 from explorer_ui import long_rows as lr
 from explorer_ui.i18n import bound, t
 from explorer_ui.player import player
@@ -85,16 +85,18 @@ if strace is not None:
         return t("sharing_frame_load", split=strace.split, chunk=f"{strace.chunk:,}",
                  empty=lrt.word_hex(strace.before[0, 0]))
 
+    def figure(step: int) -> charts.Figure:
+        return lr.chunk_chart(env, lr.slot_table(strace, 0, step), x_title=t("longrows_column"), y_title="x",
+                              program_title=t("sharing_program"),
+                              title=t("sharing_chunk_chart", N=f"{N:,}", split=strace.split, chunk=f"{strace.chunk:,}"),
+                              n_cols=N, y_domain=y_dom, n_programs=strace.split)
+
     def render(step: int) -> None:
         kind, _ = steps[step]
         slots = lr.slot_table(strace, 0, step)
         left, right = st.columns([3, 2])
         with left:
-            charts.show(lr.chunk_chart(env, slots, x_title=t("longrows_column"), y_title="x",
-                                       program_title=t("sharing_program"),
-                                       title=t("sharing_chunk_chart", N=f"{N:,}", split=strace.split,
-                                               chunk=f"{strace.chunk:,}"),
-                                       n_cols=N, y_domain=y_dom, n_programs=strace.split), key="sharing_chunks", height=300)
+            charts.show(figure(step), key="sharing_chunks", height=300)
             charts.show(lr.slots_chart(slots, x_title=t("sharing_program"), state_title=t("sharing_slot"),
                                        yes=t("sharing_slot_yes"), no=t("sharing_slot_no"),
                                        title=t("sharing_slots_chart"), words=False),
@@ -111,7 +113,10 @@ if strace is not None:
             "max": t("sharing_col_max"), "sum": t("sharing_col_sum"), "share": t("sharing_share")})
         st.dataframe(shown, hide_index=True, width="stretch")
 
-    player("sharing", len(steps), render, format_step=frame_text, label=t("sharing_step_label"))
+    player("sharing", len(steps), render, format_step=frame_text, label=t("sharing_step_label"),
+           slides=slides.SlideSource("sharing_a_row", t("nav_sharing"), {"N": N, "split": split, "pattern": pattern},
+                                     figure, height=300))
+    predict.ask(predict.chunk_per_program("sharing_chunk", N, strace.split, strace.chunk))
     m_ref, d_ref = lrt.reference_pairs(strace.x[:1])
     st.caption(t("sharing_check", M=lr.fmt(top, 8), D=lr.fmt(total, 8), m_t=lr.fmt(m_ref[0], 8),
                  d_t=lr.fmt(d_ref[0], 8)))

@@ -102,23 +102,34 @@ SWEEPS = {
     "pages/2_memory_traffic.py": {
         "memory_M": [1, 524_288, 1_048_576], "memory_N": [1, 524_288, 1_048_576],
         "memory_dtype": ["float32", "float16", "bfloat16"], "memory_gpu": ["t4", "mi300x", "h200"],
-        "memory_step": [0, 3, 5], "sidebar_lang": ["zh", "en"]},
+        "memory_step": [0, 3, 5], "predict_memory_speedup_guess": [0.0, 4.0, 100.0],
+        "sidebar_lang": ["zh", "en"], "sidebar_present": [True, False]},
     "pages/3_padding_chain.py": {
         "padding_N": [1, 1000, 16384], "padding_rows": [1, 4, 8], "padding_row": [0, 2, 3],
         "padding_break": ["pad_zero", "no_store_mask", "all_neg_inf", "correct"],
-        "padding_zoom": [True, False], "padding_step": [0, 3, 6], "sidebar_lang": ["zh", "en"]},
+        "padding_zoom": [True, False], "padding_step": [0, 3, 6], "predict_padding_lane_guess": ["one", "zero"],
+        "sidebar_lang": ["zh", "en"], "sidebar_present": [True, False]},
     "pages/4_row_schedule.py": {
         "schedule_gpu": ["t4", "mi300x", "h200"], "schedule_N": [1, 8192, 16384], "schedule_rows": [1, 80, 160],
         "schedule_auto": [False, True], "schedule_stages": [1, 4, 8], "schedule_load": [1, 5, 10],
-        "schedule_step": [0, 1, 3], "sidebar_lang": ["zh", "en"]},
+        "schedule_step": [0, 1, 3], "predict_schedule_rows_guess": [0.0, 3.0], "sidebar_lang": ["zh", "en"],
+        "sidebar_present": [True, False]},
     "pages/5_gpu_occupancy.py": {
         "gpu_gpu": ["t4", "mi300x", "h200"], "gpu_M": [1, 524_288, 1_048_576], "gpu_N": [1, 131_072, 262_144],
         "gpu_dtype": ["float32", "float16", "bfloat16"], "gpu_vary": ["block", "regs"], "gpu_regs": [1, 128, 255],
         "gpu_asm": [True, False], "gpu_kernel": ["tuned", "tutorial"], "gpu_compare": [True, False],
-        "sidebar_lang": ["zh", "en"]},
+        "predict_gpu_fit_guess": [0.0, 8.0], "sidebar_lang": ["zh", "en"], "sidebar_present": [True, False]},
     "pages/6_benchmark.py": {
         "bench_cpuM": [16, 128, 2048], "bench_cpuN": [128, 1024, 4096], "bench_run": [0],
-        "bench_recdir": ["forward"], "sidebar_lang": ["zh", "en"]},
+        "bench_recdir": ["forward"], "predict_bench_speedup_guess": [0.0, 4.0], "sidebar_lang": ["zh", "en"],
+        "sidebar_present": [True, False]},
+    "pages/9_chapter_notes.py": {
+        "chapter_gpu": ["t4", "mi300x", "h200"], "chapter_N": [1, 4096, 65536],
+        "chapter_view": ["contiguous", "transposed", "column_slice"], "predict_chapter_stages_guess": [0.0, 12304.0],
+        "sidebar_lang": ["zh", "en"], "sidebar_present": [True, False]},
+    "pages/10_glossary.py": {
+        "glossary_gpu": ["t4", "mi300x", "h200"], "glossary_N": [1, 4096, 65536],
+        "predict_glossary_floor_guess": [0.0, 10.0], "sidebar_lang": ["zh", "en"], "sidebar_present": [True, False]},
 }
 # errors a page shows on purpose for some of those values (a row too long for the GPU: the page says why)
 EXPECTED_ERRORS = {"pages/5_gpu_occupancy.py": ("gpu_does_not_fit",)}
@@ -396,7 +407,8 @@ def test_prewarm_compiles_what_the_pages_ask_for(tmp_path, monkeypatch):
 
     monkeypatch.setattr(sc_compile.compiler_process, "request", no_compile)
     monkeypatch.setattr(sc_compile, "compile_for_target", no_compile)
-    for page in ("pages/3_padding_chain.py", "pages/4_row_schedule.py", "pages/5_gpu_occupancy.py"):
+    for page in ("pages/9_chapter_notes.py", "pages/3_padding_chain.py", "pages/4_row_schedule.py",
+                 "pages/5_gpu_occupancy.py"):
         at = app_on(page)                   # each in a new session: links from one page don't carry over
     set_and_run(at, "gpu_vary", "block")
     set_and_run(at, "gpu_asm", True)

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 import softmax_core as sc
-from explorer_ui import i18n, launch_facts, layout, long_rows, measured, padding, plan_reasons, schedule
+from explorer_ui import glossary, i18n, launch_facts, layout, long_rows, measured, padding, plan_reasons, predict, schedule
+from softmax_core.chapter import STRIDE_VIEWS
 from softmax_core.memory import PASS_TENSORS
 from softmax_core.trace import VARIANTS
 
@@ -60,6 +61,12 @@ def families() -> dict[str, tuple[set[str], bool]]:
         "longrows_cliff_fail_*": ({f"longrows_cliff_fail_{c}" for c in long_rows.CLIFF_LIMITERS}, True),
         "longrows_path_*": ({f"longrows_path_{p}" for p in long_rows.PATH_NAMES}, True),
         "longrows_pattern_*": ({f"longrows_pattern_{p}" for p in long_rows.PATTERNS}, True),
+        "gloss_*_term": ({f"gloss_{k}_term" for k in glossary.TERM_KEYS}, True),
+        "gloss_*_def": ({f"gloss_{k}_def" for k in glossary.TERM_KEYS}, True),
+        "gloss_*_match": ({f"gloss_{k}_match" for k in glossary.TERM_KEYS}, True),
+        "gloss_*_figure": ({f"gloss_{k}_figure" for k in glossary.TERM_KEYS}, False),
+        "chapter_stride_case_*": ({f"chapter_stride_case_{v}" for v in STRIDE_VIEWS}, True),
+        "predict_lane_*": ({f"predict_lane_{k}" for k in predict.LANE_KINDS}, True),
     }
 
 

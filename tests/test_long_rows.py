@@ -254,12 +254,12 @@ SWEEPS = {
         "longrows_gpu": ["t4", "mi300x", "h200"], "longrows_dtype": ["bfloat16", "float16", "float32"],
         "longrows_N": [1, 100_000, 8192], "longrows_tile": [64, 16384, 1024],
         "longrows_pattern": ["random", "neg_inf_tiles", "all_neg_inf", "rising"], "longrows_step": [0, 8, 16],
-        "sidebar_lang": ["zh", "en"]},
+        "predict_longrows_tiles_guess": [0.0, 8.0], "sidebar_lang": ["zh", "en"], "sidebar_present": [True, False]},
     "pages/8_sharing_a_row.py": {
         "sharing_gpu": ["mi300x", "a100-80gb", "h200"], "sharing_dtype": ["bfloat16", "float32"],
         "sharing_N": [16, 1_048_576, 16384], "sharing_split": [2, 16, 4],
         "sharing_pattern": ["rising", "neg_inf_tiles", "all_neg_inf", "random"], "sharing_step": [0, 3, 6],
-        "sidebar_lang": ["zh", "en"]},
+        "predict_sharing_chunk_guess": [0.0, 4096.0], "sidebar_lang": ["zh", "en"], "sidebar_present": [True, False]},
 }
 KINDS = ("slider", "number_input", "selectbox", "radio", "toggle", "select_slider")
 
