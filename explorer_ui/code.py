@@ -9,7 +9,9 @@ from __future__ import annotations
 import html
 import inspect
 import textwrap
+import tomllib
 from functools import lru_cache
+from pathlib import Path
 
 import streamlit as st
 from pygments import highlight
@@ -17,6 +19,12 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
 from softmax_core import tutorial_kernel, launchers
+
+from .i18n import language
+
+# Each English comment line of the shown code -> its Chinese line (the kernels' comments stay English in the
+# library; the panels show them in the reader's language).
+COMMENTS_ZH = Path(__file__).resolve().parent / "code_comments.zh.toml"
 
 # anchor name -> a fragment that appears on exactly the line it names (the first match wins)
 KERNEL_ANCHORS = {
@@ -94,11 +102,52 @@ def kernel_lines(*anchors: str) -> list[int]:
     return [n for n in found if n is not None]
 
 
+@lru_cache(maxsize=1)
+def comment_table() -> dict[str, str]:
+    """English comment line (the text after `# `) -> the same line in Chinese."""
+    return tomllib.loads(COMMENTS_ZH.read_text(encoding="utf-8"))
+
+
+def comment_start(line: str) -> int | None:
+    """Index of the `#` that opens `line`'s comment (one inside a string literal does not), or None."""
+    quote, i = None, 0
+    while i < len(line):
+        ch = line[i]
+        if quote and ch == "\\":
+            i += 1                      # an escaped character, even a quote
+        elif quote and ch == quote:
+            quote = None
+        elif not quote and ch in "'\"":
+            quote = ch
+        elif not quote and ch == "#":
+            return i
+        i += 1
+    return None
+
+
+def comment_of(line: str) -> str | None:
+    """`line`'s comment text without the `#` and the spaces around it, or None."""
+    start = comment_start(line)
+    return None if start is None else line[start + 1:].strip() or None
+
+
+def translate_comments(lines: tuple[str, ...], lang: str) -> tuple[str, ...]:
+    """`lines` with each comment in `lang` (zh: from code_comments.zh.toml; a line with no entry stays as it is,
+    and tests/test_zh_complete.py fails on it). Line for line, so highlights keep their numbers."""
+    if lang != "zh":
+        return lines
+    table, out = comment_table(), []
+    for line in lines:
+        start, text = comment_start(line), comment_of(line)
+        out.append(f"{line[:start]}# {table[text]}" if text in table else line)
+    return tuple(out)
+
+
 def render_code(lines: tuple[str, ...], highlighted: list[int], caption: str | None = None,
                 max_height: int | None = None, context: int | None = None) -> None:
-    """Syntax-coloured code with the given lines highlighted (st.code cannot highlight a line).
-    With `context`, only the highlighted lines and that many lines around them are shown."""
-    st.html(_code_html(tuple(lines), tuple(highlighted), caption, max_height, context))
+    """Syntax-coloured code with the given lines highlighted (st.code cannot highlight a line), its comments in
+    the reader's language. With `context`, only the highlighted lines and that many lines around them are shown."""
+    st.html(_code_html(translate_comments(tuple(lines), language()), tuple(highlighted), caption, max_height, context))
 
 
 # An animation redraws its code panel every frame with one of a handful of highlights; colouring the code

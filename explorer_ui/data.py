@@ -16,7 +16,7 @@ import softmax_core as sc
 from softmax_core import bench, dtypes
 from softmax_core import trace as sc_trace
 
-from . import measured
+from . import measured, recorded_text
 
 DTYPE_NAMES = dtypes.TUTORIAL_DTYPES     # the dtypes the pages offer: those the tutorial kernel takes
 # The benchmark page reads recorded runs from here; tests point it at a temporary folder.
@@ -266,7 +266,7 @@ def _speedup_table(runs, dtype: str):
 def provider_label(key: str, run=None) -> str:
     """A provider's label: today's (softmax_core.bench.PROVIDERS), else the one the run recorded, else its key."""
     if key in bench.PROVIDERS:
-        return bench.PROVIDERS[key].label
+        return recorded_text.provider_text(key, bench.PROVIDERS[key].label)
     labels = run.provenance.get("providers") if run is not None else None
     return labels.get(key, key) if isinstance(labels, dict) else key
 

@@ -13,7 +13,7 @@ import streamlit as st
 
 import softmax_core as sc
 
-from . import data, glossary, present, prewarm, urlstate
+from . import data, glossary, present, prewarm, recorded_text, urlstate
 from .fmt import fmt_bytes  # noqa: F401  (pages and the glossary ask layout for it; it lives in fmt)
 from .i18n import LANGUAGES, language, set_language, t
 
@@ -85,7 +85,7 @@ def _sidebar() -> None:
             st.caption(f"softmax_core · torch {torch.__version__} · triton {triton.__version__} · "
                        f"streamlit {st.__version__} · altair {altair.__version__} · "
                        f"Python {platform.python_version()}")
-            st.caption(sc.runtime.backend_description())
+            st.caption(recorded_text.backend_text())
     urlstate.write("lang", language())
     present.write_url()
 

@@ -51,7 +51,7 @@ def figure(step: int) -> charts.Figure:
     rows = [{"impl": naive_label, "step": step_names[i], "order": i, "code": s.code, "read": s.elements_read,
              "written": s.elements_written, "amount": s.bytes / per_unit, "active": i <= step}
             for i, s in enumerate(steps)]
-    rows.append({"impl": fused_label, "step": step_names[-1], "order": 0, "code": traffic.fused.code,
+    rows.append({"impl": fused_label, "step": step_names[-1], "order": 0, "code": t("memory_fused_code"),
                  "read": traffic.fused.elements_read, "written": traffic.fused.elements_written,
                  "amount": traffic.fused_bytes / per_unit, "active": step == len(steps)})
     return charts.stacked_traffic(pd.DataFrame(rows), x_title=t("memory_x", unit=unit), y_title=t("memory_y"),
@@ -75,7 +75,7 @@ player("memory", n_frames, render, format_step=frame_text,
 predict.ask(predict.fused_speedup("memory_speedup", traffic, int(M), int(N), dtype))
 
 st.subheader(t("memory_totals_title"))
-table = pd.DataFrame([{t("memory_col_step"): step_names[i], t("memory_col_code"): s.code,
+table = pd.DataFrame([{t("memory_col_step"): step_names[i], t("memory_col_code"): s.code if s.name != "fused" else t("memory_fused_code"),
                        t("memory_col_read"): s.elements_read, t("memory_col_written"): s.elements_written,
                        t("memory_col_bytes_read"): s.bytes_read, t("memory_col_bytes_written"): s.bytes_written}
                       for i, s in enumerate(steps + [traffic.fused])])

@@ -3,7 +3,7 @@ an occupancy calculator, what happens when a row no longer fits, and the compile
 import pandas as pd
 import streamlit as st
 
-from explorer_ui import charts, code, data, defaults, fmt, launch_facts, layout, predict
+from explorer_ui import charts, code, data, defaults, fmt, launch_facts, layout, predict, recorded_text
 import softmax_core as sc
 
 from explorer_ui.i18n import bound, t
@@ -52,7 +52,8 @@ with left:
     st.subheader(t("gpu_props_title"))
     props = pd.DataFrame({t("gpu_col_figure"): [t(f"gpu_fig_{k}") for k, _ in FIGURES],
                           t("gpu_col_value"): [v for _, v in FIGURES],
-                          t("gpu_col_source"): [gpu.source.get(k, "—") for k, _ in FIGURES]})
+                          t("gpu_col_source"): [recorded_text.source_text(gpu.source[k]) if k in gpu.source else "—"
+                                                   for k, _ in FIGURES]})
     st.dataframe(props, hide_index=True, width="stretch")
     if gpu.vendor == "amd":
         st.caption(t("gpu_amd_note", warp=gpu.warp_size))
@@ -71,7 +72,7 @@ with right:
     m[0].metric(t("gpu_programs_per_sm"), plan.programs_per_sm, help=t("gpu_help_sm"))
     m[1].metric(t("gpu_grid"), f"{plan.num_programs:,}")
     m[2].metric(t("gpu_limiter"), t(launch_facts.limiter_key(plan.limiter)))
-    st.caption(t("gpu_resources_how", how=plan.resources_how))
+    st.caption(t("gpu_resources_how", how=recorded_text.how_text(plan.resources_how)))
     if plan.toolchain:
         st.caption(t("occupancy_toolchain", toolchain=plan.toolchain))
     hw = plan.occupancy

@@ -6,10 +6,11 @@ import pandas as pd
 import streamlit as st
 
 import softmax_core as sc
-from explorer_ui import charts, code, data, defaults, fmt, layout, measured, predict
+from explorer_ui import charts, code, data, defaults, fmt, layout, measured, predict, recorded_text
 from explorer_ui.i18n import bound, t
 from explorer_ui.urlstate import PageState
 from softmax_core import bench, dtypes
+from softmax_core.memory import PASS_TENSORS
 
 CPU_PROVIDERS = ("copy", "naive", "torch")     # what a CPU can time honestly; kernels would run interpreted
 CPU_N_CHOICES = (128, 256, 512, 1024, 2048, 4096)
@@ -87,11 +88,15 @@ def show_run(run, prefix: str) -> None:
     failed = run.frame[run.frame["status"] != "ok"]
     if not failed.empty:
         with st.expander(t("bench_failed", n=len(failed))):
-            st.dataframe(fmt.table(failed[["provider", "direction", "N", "status", "reason"]]), hide_index=True,
-                         width="stretch")
+            shown = pd.DataFrame({
+                t("bench_provider"): [data.provider_label(p, run) for p in failed["provider"]],
+                t("bench_direction"): [t(f"bench_dir_{d}") if d in PASS_TENSORS else d for d in failed["direction"]],
+                "N": failed["N"].astype(int),
+                t("bench_col_status"): [t(f"bench_status_{s}") if s in recorded_text.STATUSES else s for s in failed["status"]],
+                t("bench_col_reason"): [recorded_text.reason_text(r) for r in failed["reason"]]})
+            st.dataframe(fmt.table(shown), hide_index=True, width="stretch")
     with st.expander(t("bench_provenance")):
-        prov = {k: (", ".join(f"{a}: {b}" for a, b in v.items()) if isinstance(v, dict) else
-                    ", ".join(map(str, v)) if isinstance(v, list) else v) for k, v in run.provenance.items()}
+        prov = {k: recorded_text.provenance_value(k, v) for k, v in run.provenance.items()}
         table = pd.DataFrame({t("bench_col_key"): list(prov), t("bench_col_value"): [str(v) for v in prov.values()]})
         st.dataframe(table, hide_index=True, width="stretch")
     st.download_button(t("bench_csv"), run.frame.to_csv(index=False), file_name=f"softmax-benchmark-{prefix}.csv",

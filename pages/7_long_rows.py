@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explorer_ui import charts, code, data, layout, predict, slides
+from explorer_ui import charts, code, data, layout, predict, recorded_text, slides
 from explorer_ui import long_rows as lr
 from explorer_ui.i18n import bound, t
 from explorer_ui.player import player
@@ -68,7 +68,7 @@ if table is not None:
                                   "fits": t("longrows_fits")})
     st.dataframe(shown.drop(columns=["shared_limit", "reg_occupancy", "sram_occupancy"]), hide_index=True,
                  width="stretch")
-    st.caption(t("longrows_cliff_source", how=lr.cliff_plans(gpu_key, dtype)[-1].resources_how))
+    st.caption(t("longrows_cliff_source", how=recorded_text.how_text(lr.cliff_plans(gpu_key, dtype)[-1].resources_how)))
 
 # -- 2. online softmax, tile by tile --------------------------------------------------------------------------
 st.header(t("longrows_online_title"))

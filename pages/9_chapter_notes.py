@@ -4,7 +4,7 @@ rule, the chapter's unit test, the 3-D grid and tl.exp's error. Computed by soft
 import pandas as pd
 import streamlit as st
 
-from explorer_ui import chapter, code, data, defaults, layout, predict
+from explorer_ui import chapter, code, data, defaults, layout, predict, recorded_text
 from explorer_ui.i18n import t
 from explorer_ui.urlstate import PageState
 from softmax_core import chapter as sc_chapter
@@ -68,7 +68,7 @@ with right:
         a.metric("n_regs", offline.n_regs)
         b.metric(t("chapter_shared"), f"{offline.shared_bytes:,}")
         c.metric("n_spills", offline.n_spills)
-        st.caption(t("chapter_res_how", how=offline.how, block=offline.block_size, warps=offline.num_warps,
+        st.caption(t("chapter_res_how", how=recorded_text.how_text(offline.how), block=offline.block_size, warps=offline.num_warps,
                      stages=offline.num_stages, gpu=gpu.name))
 if live is not None and offline is not None:
     figures = dict(live_regs=live.n_regs, off_regs=offline.n_regs, live_shared=f"{live.shared_bytes:,}",
@@ -83,7 +83,7 @@ props = (("multiprocessor_count", "multiprocessor_count", gpu.multiprocessor_cou
          ("max_shared_mem", "max_shared_mem", gpu.max_shared_mem),
          ("warpSize", "warp_size", gpu.warp_size))
 st.dataframe(pd.DataFrame([{t("chapter_col_property"): f'properties["{name}"]', t("chapter_col_value"): f"{value:,}",
-                            t("chapter_col_source"): gpu.source.get(field, "—")} for name, field, value in props]),
+                            t("chapter_col_source"): recorded_text.source_text(gpu.source[field]) if field in gpu.source else "—"} for name, field, value in props]),
              hide_index=True, width="stretch")
 
 # -- 2. strides -----------------------------------------------------------------------------------------------

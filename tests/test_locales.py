@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import softmax_core as sc
-from explorer_ui import glossary, i18n, launch_facts, layout, long_rows, measured, padding, plan_reasons, predict, schedule
+from explorer_ui import glossary, i18n, launch_facts, layout, long_rows, measured, padding, plan_reasons, predict, recorded_text, schedule
 from softmax_core.chapter import STRIDE_VIEWS
 from softmax_core.memory import PASS_TENSORS
 from softmax_core.trace import VARIANTS
@@ -67,6 +67,8 @@ def families() -> dict[str, tuple[set[str], bool]]:
         "gloss_*_figure": ({f"gloss_{k}_figure" for k in glossary.TERM_KEYS}, False),
         "chapter_stride_case_*": ({f"chapter_stride_case_{v}" for v in STRIDE_VIEWS}, True),
         "predict_lane_*": ({f"predict_lane_{k}" for k in predict.LANE_KINDS}, True),
+        "bench_provider_*": ({f"bench_provider_{k}" for k in sc.bench.PROVIDERS}, True),
+        "bench_status_*": ({f"bench_status_{s}" for s in recorded_text.STATUSES}, True),
     }
 
 
