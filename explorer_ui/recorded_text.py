@@ -73,12 +73,8 @@ def how_text(how: str) -> str:
 
 
 def backend_text() -> str:
-    """Which backend runs the kernels (softmax_core.runtime), in the reader's language."""
-    if sc.runtime.INTERPRETED:
-        return t("backend_interpreter")
-    import torch
-
-    return t("backend_gpu", name=torch.cuda.get_device_name())
+    """Which backend runs the kernels (softmax_core.runtime.backend_description), in the reader's language."""
+    return provenance_value("device", sc.runtime.backend_description())
 
 
 # -- the benchmark: provider names, failure reasons, provenance -----------------------------------------------
@@ -120,6 +116,7 @@ def reason_text(reason: str) -> str:
 _TIMER = re.compile(r"^triton\.testing\.do_bench\(warmup=(?P<warmup>\d+), rep=(?P<rep>\d+)\), L2 flushed before "
                     r"every call; median, min, max of the samples$")
 _BACKEND_GPU = re.compile(r"^GPU: kernels are compiled by Triton for (?P<name>.+)$")
+_BACKEND_CPU = re.compile(r"^no GPU: kernels run in Triton's interpreter on the CPU$")
 _BYTES = re.compile(r"^forward 2·M·N·element_size \(read x, write y\); backward 3·M·N·element_size "
                     r"\(read y and dy, write dx\)$")
 
@@ -140,11 +137,10 @@ def provenance_value(key: str, value) -> str:
     if language() != "zh":
         return text
     sayings = ((_TIMER, lambda **v: t("bench_prov_timer", **v)), (_BACKEND_GPU, lambda **v: t("backend_gpu", **v)),
-               (_BYTES, lambda **v: t("bench_prov_bytes", **v)))
+               (_BYTES, lambda **v: t("bench_prov_bytes", **v)),
+               (_BACKEND_CPU, lambda **v: t("backend_interpreter", **v)))
     for pattern, say in sayings:
         match = pattern.match(text)
         if match:
             return say(**match.groupdict())
-    if text == "no GPU: kernels run in Triton's interpreter on the CPU":
-        return t("backend_interpreter")
     return text
