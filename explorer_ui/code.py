@@ -131,13 +131,39 @@ def comment_of(line: str) -> str | None:
     return None if start is None else line[start + 1:].strip() or None
 
 
+def docstring_lines(lines: tuple[str, ...]) -> dict[int, str]:
+    """Index -> text of each line inside a triple-quoted docstring, without its quotes and indent."""
+    out, inside = {}, False
+    for i, line in enumerate(lines):
+        quotes = line.count('"""')
+        if inside or quotes:
+            text = line.strip().replace('"""', "").strip()
+            if text:
+                out[i] = text
+        if quotes == 1:
+            inside = not inside
+    return out
+
+
+def prose_of(lines: tuple[str, ...]) -> list[str]:
+    """The English a reader reads in `lines`: each comment and each docstring line (the table's keys)."""
+    docs = docstring_lines(lines)
+    return [docs[i] if i in docs else comment_of(line) for i, line in enumerate(lines)
+            if i in docs or comment_of(line)]
+
+
 def translate_comments(lines: tuple[str, ...], lang: str) -> tuple[str, ...]:
-    """`lines` with each comment in `lang` (zh: from code_comments.zh.toml; a line with no entry stays as it is,
-    and tests/test_zh_complete.py fails on it). Line for line, so highlights keep their numbers."""
+    """`lines` with each comment and docstring line in `lang` (zh: from code_comments.zh.toml; a line with no
+    entry stays as it is, and tests/test_zh_complete.py fails on it). Line for line, so highlights keep their
+    numbers; the code itself is untouched."""
     if lang != "zh":
         return lines
-    table, out = comment_table(), []
-    for line in lines:
+    table, docs, out = comment_table(), docstring_lines(lines), []
+    for i, line in enumerate(lines):
+        if i in docs:
+            text = docs[i]
+            out.append(line.replace(text, table[text], 1) if text in table else line)
+            continue
         start, text = comment_start(line), comment_of(line)
         out.append(f"{line[:start]}# {table[text]}" if text in table else line)
     return tuple(out)

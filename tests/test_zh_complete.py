@@ -65,9 +65,11 @@ def english_runs(text: str, run: int) -> list[str]:
 
 
 def code_comments(body: str) -> list[str]:
-    """The comments of the code in an HTML code panel (Pygments output) or an st.code block."""
+    """The comments and docstrings of the code in an HTML code panel (Pygments output) or an st.code block."""
     text = html_lib.unescape(re.sub(r"<[^>]+>", "", body))
-    return [line.split("#", 1)[1] for line in text.splitlines() if "#" in line]
+    docstrings = re.findall(r'"""(.*?)"""', text, flags=re.S)
+    text = re.sub(r'""".*?"""', " ", text, flags=re.S)
+    return [line.split("#", 1)[1] for line in text.splitlines() if "#" in line] + docstrings
 
 
 def _arrow_frame(data: bytes) -> pd.DataFrame:
@@ -169,6 +171,8 @@ def test_the_check_finds_english_and_passes_chinese():
     assert not english_runs("朴素实现(五个 torch 运算)", 2)
     assert not english_runs("torch.compile(torch.softmax)", 2)
     assert code_comments('<pre><span>x = 1</span>  <span># load the whole row</span></pre>') == [" load the whole row"]
+    assert code_comments('<pre>def f():\n    """Read the row and\n    write it back."""</pre>') == [
+        "Read the row and\n    write it back."]
 
 
 # -- every page, in 中文 --------------------------------------------------------------------------------------
@@ -269,11 +273,11 @@ def shown_sources() -> dict[str, tuple[str, ...]]:
             "chapter_unit_test": code.source_lines(sc_chapter.chapter_unit_test)}
 
 
-def test_every_comment_of_the_shown_code_has_its_chinese_line_and_every_line_is_used():
+def test_every_comment_and_docstring_line_of_the_shown_code_has_its_chinese_line_and_every_line_is_used():
     from explorer_ui import code
 
     table = code.comment_table()
-    comments = {name: [c for c in map(code.comment_of, lines) if c] for name, lines in shown_sources().items()}
+    comments = {name: code.prose_of(lines) for name, lines in shown_sources().items()}
     missing = {name: [c for c in found if c not in table] for name, found in comments.items()}
     assert not {k: v for k, v in missing.items() if v}, missing
     used = {c for found in comments.values() for c in found}
@@ -283,7 +287,7 @@ def test_every_comment_of_the_shown_code_has_its_chinese_line_and_every_line_is_
     chinese = code.translate_comments(lines, "zh")
     assert len(chinese) == len(lines) and code.translate_comments(lines, "en") == lines
     assert all(a.split("#")[0] == b.split("#")[0] for a, b in zip(lines, chinese))   # the code itself unchanged
-    assert chinese != lines and not any(english_runs(c, PROSE_RUN) for c in map(code.comment_of, chinese) if c)
+    assert chinese != lines and not any(english_runs(c, PROSE_RUN) for c in code.prose_of(chinese))
 
 
 def test_every_gpu_source_has_its_chinese_citation():
