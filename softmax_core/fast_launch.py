@@ -1,0 +1,105 @@
+"""Launching a Triton kernel for the price of its launcher: keep the compiled kernel, skip the JIT's work.
+
+`kernel[grid](*args, **constexprs)` goes through `JITFunction.run` on every call: it binds the arguments
+to the signature, works out how each one specialises the kernel (dtype, 16-byte alignment, the value 1),
+hashes that into a cache key, looks the compiled kernel up, asks the driver for the current device and
+stream, and only then calls the compiled kernel's launcher. For a softmax whose GPU work takes 2 µs that
+bookkeeping is most of the call. Here the first call of each specialisation goes through the JIT (which
+compiles the kernel, or finds it in its cache) and keeps what the JIT found; later calls with the same
+specialisation call the launcher directly, with the arguments in the order the launcher takes them:
+grid, stream, kernel function, packed metadata, launch metadata, the two launch hooks, then every argument
+of the kernel in signature order, constexprs included (checked on triton 3.6 and 3.9: see
+`JITFunction.run` and `CompiledKernel.__getitem__` in those versions).
+
+Under the interpreter there is nothing to keep: every launch goes through the JIT (an interpreted call).
+"""
+from __future__ import annotations
+
+import torch
+import triton
+
+from . import runtime
+
+_I32_MIN, _I32_MAX = -(2 ** 31), 2 ** 31
+
+
+def _arg_spec(arg):
+    """What Triton specialises an argument on: a tensor's dtype and whether its address is a multiple of
+    16; an int's width (i32 or i64), whether it is 1, and whether it is a multiple of 16."""
+    if isinstance(arg, torch.Tensor):
+        return (arg.dtype, arg.data_ptr() % 16 == 0)
+    return (arg == 1, arg % 16 == 0, _I32_MIN <= arg < _I32_MAX)
+
+
+def specialisation(args: tuple) -> tuple:
+    return tuple(_arg_spec(a) for a in args)
+
+
+class KeptLaunch:
+    """A compiled kernel and the launcher arguments that stay the same from call to call."""
+
+    __slots__ = ("run", "function", "metadata", "grid0", "grid1", "grid2", "tail", "device_index")
+
+    def __init__(self, compiled, grid: tuple, constexpr_values: tuple, device_index: int):
+        self.run = compiled.run                  # initialises the module handles on first access
+        self.function = compiled.function
+        self.metadata = compiled.packed_metadata
+        grid = tuple(grid) + (1, 1)
+        self.grid0, self.grid1, self.grid2 = grid[0], grid[1], grid[2]
+        self.tail = constexpr_values
+        self.device_index = device_index
+
+    @staticmethod
+    def stream(device_index: int) -> int:
+        return torch._C._cuda_getCurrentRawStream(device_index)
+
+    def __call__(self, args: tuple) -> None:
+        self.run(self.grid0, self.grid1, self.grid2, torch._C._cuda_getCurrentRawStream(self.device_index),
+                 self.function, self.metadata, None, None, triton.knobs.runtime.launch_exit_hook,
+                 *args, *self.tail)
+
+
+# (kernel, grid, constexprs, num_warps, device, specialisation) -> KeptLaunch
+_KEPT: dict = {}
+
+
+def _jit_launch(kernel, grid, args, constexprs, num_warps):
+    return kernel[grid](*args, **dict(constexprs), num_warps=num_warps, num_stages=1)
+
+
+def kept_launch_for(kernel, grid: tuple, args: tuple, constexprs: tuple, num_warps: int) -> KeptLaunch | None:
+    """The kept launch for this exact specialisation (launching once through the JIT if there is none
+    yet: call it only where running the kernel on `args` is wanted), or None under the interpreter."""
+    if runtime.INTERPRETED:
+        return None
+    device_index = args[0].get_device()
+    key = (kernel, grid, constexprs, num_warps, device_index, specialisation(args))
+    kept = _KEPT.get(key)
+    if kept is None:
+        compiled = _jit_launch(kernel, grid, args, constexprs, num_warps)
+        kept = _KEPT[key] = KeptLaunch(compiled, grid, tuple(v for _, v in constexprs), device_index)
+    return kept
+
+
+def hooks_installed() -> bool:
+    """A profiler (or the user) asked Triton to call a hook on every launch: then the JIT launches, so the
+    hook sees its launch metadata."""
+    return triton.knobs.runtime.launch_enter_hook is not None
+
+
+def launch(kernel, grid: tuple, args: tuple, constexprs: tuple, num_warps: int) -> None:
+    """Launch `kernel` on `grid`. `args` are the kernel's arguments before its constexprs, in order;
+    `constexprs` the (name, value) pairs after them, in order."""
+    if runtime.INTERPRETED:
+        with runtime.one_launch_at_a_time():
+            _jit_launch(kernel, grid, args, constexprs, num_warps)
+        return
+    device_index = args[0].get_device()
+    key = (kernel, grid, constexprs, num_warps, device_index, specialisation(args))
+    kept = _KEPT.get(key)
+    if kept is None or hooks_installed():
+        compiled = _jit_launch(kernel, grid, args, constexprs, num_warps)
+        if kept is None:
+            _KEPT[key] = KeptLaunch(compiled, grid, tuple(v for _, v in constexprs), device_index)
+        return
+    kept(args)
