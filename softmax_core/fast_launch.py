@@ -55,7 +55,7 @@ class KeptLaunch:
 
     def __call__(self, args: tuple) -> None:
         self.run(self.grid0, self.grid1, self.grid2, torch._C._cuda_getCurrentRawStream(self.device_index),
-                 self.function, self.metadata, None, None, triton.knobs.runtime.launch_exit_hook,
+                 self.function, self.metadata, None, None, None,
                  *args, *self.tail)
 
 
@@ -81,10 +81,14 @@ def kept_launch_for(kernel, grid: tuple, args: tuple, constexprs: tuple, num_war
     return kept
 
 
+_KNOBS = triton.knobs.runtime
+
+
 def hooks_installed() -> bool:
     """A profiler (or the user) asked Triton to call a hook on every launch: then the JIT launches, so the
-    hook sees its launch metadata."""
-    return triton.knobs.runtime.launch_enter_hook is not None
+    hooks see their launch metadata. (triton 3.6 keeps None when there is none; 3.9 an empty HookChain.)"""
+    enter, leave = _KNOBS.launch_enter_hook, _KNOBS.launch_exit_hook
+    return (enter is not None and getattr(enter, "calls", True)) or (leave is not None and getattr(leave, "calls", True))
 
 
 def launch(kernel, grid: tuple, args: tuple, constexprs: tuple, num_warps: int) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 from functools import lru_cache
 
 import torch
-import triton
 
 from . import runtime
 from .fast_launch import launch
@@ -269,10 +268,11 @@ def _softmax_slow(x, dim, dtype, safe: bool) -> torch.Tensor:
     check_input(x, SOFTMAX_DTYPES + NON_FLOAT_DTYPES if dtype is not None else SOFTMAX_DTYPES)
     if not isinstance(safe, bool):
         raise TypeError(f"safe must be a bool, got {type(safe).__name__}")
-    dim = _check_dim(x, dim)
+    given_dim, dim = dim, _check_dim(x, dim)
     if _tracing(x):
         return _softmax_via_op(x, dim, dtype, safe)
-    key = (x.shape, x.stride(), x.dtype, x.get_device(), dim, dtype, safe, x.data_ptr() % 16)
+    # The key as `softmax` builds it, with the dim as given (-1 and 1 are two keys for the same call).
+    key = (x.shape, x.stride(), x.dtype, x.get_device(), given_dim, dtype, safe, x.data_ptr() % 16)
     in_dtype, out_dtype = output_dtype(x, dtype)
     if x.dtype != in_dtype:
         x = x.to(in_dtype)
@@ -320,20 +320,21 @@ class ReadyForward:
     """One eager forward call, ready to replay: the output's shape, dtype and device, the launch arguments
     that do not depend on x's address, and (on a GPU, for the one-launch paths) the kept compiled kernel."""
 
-    __slots__ = ("plan", "safe", "shape", "dtype", "device", "n_rows", "n_cols", "row_stride", "kept")
+    __slots__ = ("plan", "safe", "shape", "dtype", "device", "n_rows", "n_cols", "row_stride", "kept", "tail")
 
     def __init__(self, plan, safe, out_dtype, shape, n_rows, n_cols, row_stride, device):
         self.plan, self.safe, self.dtype, self.shape, self.device = plan, safe, out_dtype, shape, device
         self.n_rows, self.n_cols, self.row_stride = n_rows, n_cols, row_stride
         self.kept = None
+        self.tail = ()
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         kept = self.kept
-        if kept is not None and _KNOBS.launch_enter_hook is None:
-            y = torch.empty(self.shape, dtype=self.dtype, device=self.device)
+        if kept is not None and not hooks_installed():
+            # The whole per-call path: an allocation and the launcher. Everything else was decided once.
+            y = torch.empty_like(x, dtype=self.dtype, memory_format=torch.contiguous_format)
             kept.run(kept.grid0, kept.grid1, kept.grid2, _raw_stream(kept.device_index), kept.function,
-                     kept.metadata, None, None, _KNOBS.launch_exit_hook,
-                     x, y, self.row_stride, self.n_cols, self.n_rows, self.n_cols, *kept.tail)
+                     kept.metadata, None, None, None, x, y, *self.tail)
             return y
         y = softmax_forward(x, self.plan, self.safe, self.dtype, n_rows=self.n_rows, n_cols=self.n_cols,
                             row_stride=self.row_stride, out_shape=self.shape)
@@ -341,17 +342,18 @@ class ReadyForward:
             (kernel, constexprs), = forward_kernel_calls(self.plan, self.safe, x.dtype == torch.float64)
             args = (x, y, self.row_stride, self.n_cols, self.n_rows, self.n_cols)
             self.kept = kept_launch_for(kernel, self.plan.grid, args, constexprs, self.plan.num_warps)
+            self.tail = args[2:] + self.kept.tail
         return y
 
 
-from .fast_launch import kept_launch_for  # noqa: E402
-
-_KNOBS = triton.knobs.runtime
+from .fast_launch import hooks_installed, kept_launch_for  # noqa: E402
 _raw_stream = torch._C._cuda_getCurrentRawStream if hasattr(torch._C, "_cuda_getCurrentRawStream") else None
 from .tuned_kernels import SPIN_LIMIT  # noqa: E402
 
-# Integer and bool input is accepted when a floating `dtype=` says what to compute in (torch does the same).
-NON_FLOAT_DTYPES = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.bool)
+# Integer, bool and complex input is accepted when a floating `dtype=` says what to compute in: it is cast
+# to that dtype first, as torch.softmax does (complex loses its imaginary part, with torch's warning).
+NON_FLOAT_DTYPES = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.bool,
+                    torch.complex64, torch.complex128)
 
 assert set(SOFTMAX_DTYPES) <= set(TRITON_POINTER_TYPE)
 
