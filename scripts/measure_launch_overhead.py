@@ -6,7 +6,8 @@ Each row is the best of 3 x CALLS calls, in µs per call, for:
   torch.softmax        PyTorch's own, launched from C++
   ours                 softmax_core.softmax: a dictionary lookup, an allocation and the kept launcher
   ours, JIT launch     our rows kernel launched bare through Triton's JIT, `kernel[grid](...)`
-  kept launcher alone  the compiled kernel's launcher called with everything prepared (the floor for ours)
+  kept launch alone    our kept launch (the C launch function, everything bound), y allocated once
+  triton launcher alone  the compiled kernel's Python launcher, as Triton's JIT calls it, y allocated once
   cuda graph replay    a CUDA graph that captured softmax_core.softmax, replayed
   as taught            the chapter's wrapper
 Then a cProfile of `ours`, so the time inside our wrapper and inside Triton can be told apart.
@@ -65,12 +66,24 @@ def jit_path(x):
 
 
 def kept_alone(x):
-    """The kept launcher with y allocated once: what is left when our Python is taken away."""
+    """The kept launch with y allocated once: what is left when our Python and the allocation are taken away."""
     sc.softmax(x)
     ready = next(r for k, r in launchers._READY.items() if k[0] == x.shape and k[2] == x.dtype)
-    kept, y = ready.kept, torch.empty_like(x)
-    stream = torch.cuda.current_stream().cuda_stream
+    go, y = ready.go, torch.empty_like(x)
+    return lambda: go(x, y)
+
+
+def triton_launcher_alone(x):
+    """The kept compiled kernel called the way Triton's JIT calls it (`CompiledKernel.run`, Triton's Python
+    launcher object), y allocated once: the launch cost before we skip that object's Python."""
+    from softmax_core import fast_launch
+
+    sc.softmax(x)
+    kept = next(k for key, k in fast_launch._KEPT.items() if key[0] is launchers.softmax_rows_kernel
+                and key[5][0][0] == x.dtype)
+    y = torch.empty_like(x)
     args = (x, y, x.stride(0), x.shape[1], x.shape[0], x.shape[1], *kept.tail)
+    stream = torch.cuda.current_stream().cuda_stream
     return lambda: kept.run(kept.grid0, 1, 1, stream, kept.function, kept.metadata, None, None, None, *args)
 
 
@@ -101,21 +114,9 @@ def wrapper_only() -> None:
     sc.softmax(torch.randn(4096, 256)[:2].contiguous())        # compile the plan cache machinery
     key = (x.shape, x.stride(), x.dtype, x.get_device(), -1, None, False, x.data_ptr() % 16)
     plan = launchers.cached_plan(4096, 256, x.dtype, "forward", False, -1)
-    ready = launchers.ReadyForward(plan, False, x.dtype, x.shape, 4096, 256, 256, x.device)
-
-    class Stub:   # a kept launch whose launcher does nothing
-        grid0 = grid1 = grid2 = 1
-        function = metadata = device_index = 0
-        tail = (1, 256, False, False)
-
-        @staticmethod
-        def run(*args):
-            return None
-
-    ready.kept = Stub()
-    ready.tail = (256, 256, 4096, 256) + Stub.tail
+    ready = launchers.ReadyForward(plan, False, x.dtype, x.shape, 4096, 256, 256)
+    ready.go = lambda a, b: None          # a kept launch that launches nothing
     launchers._READY[key] = ready
-    launchers._raw_stream = lambda index: 0
     rows = [("torch.empty_like", per_call_us(lambda: torch.empty_like(x), 20000)),
             ("ours, launch stubbed", per_call_us(lambda: sc.softmax(x), 20000))]
     for name, us in rows:
@@ -132,7 +133,8 @@ def main(out: str | None, profile_out: str | None) -> None:
                          ("torch.softmax", lambda: torch.softmax(x, -1)),
                          ("ours", lambda: sc.softmax(x)),
                          ("ours, JIT launch", lambda: jit_path(x)),
-                         ("kept launcher alone", kept_alone(x)),
+                         ("kept launch alone", kept_alone(x)),
+                         ("triton launcher alone", triton_launcher_alone(x)),
                          ("cuda graph replay", graph_replay(x)),
                          ("as taught", lambda: sc.tutorial_softmax(x)))
             for name, fn in providers:

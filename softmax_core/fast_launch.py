@@ -35,10 +35,33 @@ def specialisation(args: tuple) -> tuple:
     return tuple(_arg_spec(a) for a in args)
 
 
+def _launcher_form(launcher) -> str:
+    """How to call the C launch function under Triton's Python launcher object, skipping that object's
+    `__call__` (which allocates scratch space this kernel does not use, then calls it). Read from the
+    launcher's own call signature: "3.6" (scratch pointers before the metadata), "3.9" (metadata first, the
+    kernel's arguments as one tuple after their annotations), or "wrapper" for anything else: then the
+    Python launcher is called as Triton calls it."""
+    import inspect
+
+    cls = type(launcher)
+    if cls.__name__ != "CudaLauncher" or getattr(launcher, "gsan_enabled", False):
+        return "wrapper"
+    needed = ("launch", "launch_cooperative_grid", "launch_pdl", "global_scratch_size", "profile_scratch_size")
+    if not all(hasattr(launcher, a) for a in needed) or launcher.global_scratch_size or launcher.profile_scratch_size:
+        return "wrapper"
+    params = tuple(inspect.signature(cls.__call__).parameters)
+    if params == ("self", "gridX", "gridY", "gridZ", "stream", "function", "args"):
+        return "3.6"
+    if params == ("self", "gridX", "gridY", "gridZ", "stream", "function", "kernel_metadata", "launch_metadata",
+                  "launch_enter_hook", "launch_exit_hook", "args") and hasattr(launcher, "arg_annotations"):
+        return "3.9"
+    return "wrapper"
+
+
 class KeptLaunch:
     """A compiled kernel and the launcher arguments that stay the same from call to call."""
 
-    __slots__ = ("run", "function", "metadata", "grid0", "grid1", "grid2", "tail", "device_index")
+    __slots__ = ("run", "function", "metadata", "grid0", "grid1", "grid2", "tail", "device_index", "form")
 
     def __init__(self, compiled, grid: tuple, constexpr_values: tuple, device_index: int):
         self.run = compiled.run                  # initialises the module handles on first access
@@ -48,15 +71,45 @@ class KeptLaunch:
         self.grid0, self.grid1, self.grid2 = grid[0], grid[1], grid[2]
         self.tail = constexpr_values
         self.device_index = device_index
-
-    @staticmethod
-    def stream(device_index: int) -> int:
-        return torch._C._cuda_getCurrentRawStream(device_index)
+        self.form = _launcher_form(self.run)
 
     def __call__(self, args: tuple) -> None:
-        self.run(self.grid0, self.grid1, self.grid2, torch._C._cuda_getCurrentRawStream(self.device_index),
-                 self.function, self.metadata, None, None, None,
-                 *args, *self.tail)
+        """Launch with `args`: every kernel argument before the constexprs, in signature order."""
+        stream = torch._C._cuda_getCurrentRawStream(self.device_index)
+        launcher = self.run
+        if self.form == "3.9":
+            launcher.launch(self.grid0, self.grid1, self.grid2, stream, self.function, launcher.launch_cooperative_grid,
+                            launcher.launch_pdl, self.metadata, None, None, None, None, None,
+                            launcher.arg_annotations, launcher.kernel_signature, args + self.tail)
+        elif self.form == "3.6":
+            launcher.launch(self.grid0, self.grid1, self.grid2, stream, self.function, launcher.launch_cooperative_grid,
+                            launcher.launch_pdl, None, None, self.metadata, None, None, None, *args, *self.tail)
+        else:
+            launcher(self.grid0, self.grid1, self.grid2, stream, self.function, self.metadata, None, None, None,
+                     *args, *self.tail)
+
+    def bind(self, tail: tuple):
+        """A function of the first two kernel arguments (the tensors that change per call) that launches with
+        `tail` (every other argument, constexprs included, in signature order) and the current stream."""
+        g0, g1, g2, fn, meta, dev = self.grid0, self.grid1, self.grid2, self.function, self.metadata, self.device_index
+        stream = torch._C._cuda_getCurrentRawStream
+        launcher = self.run
+        if self.form == "3.9":
+            c_launch, coop, pdl = launcher.launch, launcher.launch_cooperative_grid, launcher.launch_pdl
+            annotations, signature = launcher.arg_annotations, launcher.kernel_signature
+
+            def go(a, b):
+                c_launch(g0, g1, g2, stream(dev), fn, coop, pdl, meta, None, None, None, None, None,
+                         annotations, signature, (a, b) + tail)
+        elif self.form == "3.6":
+            c_launch, coop, pdl = launcher.launch, launcher.launch_cooperative_grid, launcher.launch_pdl
+
+            def go(a, b):
+                c_launch(g0, g1, g2, stream(dev), fn, coop, pdl, None, None, meta, None, None, None, a, b, *tail)
+        else:
+            def go(a, b):
+                launcher(g0, g1, g2, stream(dev), fn, meta, None, None, None, a, b, *tail)
+        return go
 
 
 # (kernel, grid, constexprs, num_warps, device, specialisation) -> KeptLaunch
@@ -86,7 +139,8 @@ _KNOBS = triton.knobs.runtime
 
 def hooks_installed() -> bool:
     """A profiler (or the user) asked Triton to call a hook on every launch: then the JIT launches, so the
-    hooks see their launch metadata. (triton 3.6 keeps None when there is none; 3.9 an empty HookChain.)"""
+    hooks see their launch metadata. (Both triton 3.6 and 3.9 keep an empty HookChain when there is none;
+    None is accepted too.)"""
     enter, leave = _KNOBS.launch_enter_hook, _KNOBS.launch_exit_hook
     return (enter is not None and getattr(enter, "calls", True)) or (leave is not None and getattr(leave, "calls", True))
 

@@ -242,10 +242,21 @@ def softmax(x: torch.Tensor, dim: int = -1, dtype: torch.dtype | None = None, *,
         return _softmax_via_op(x, dim, dtype, safe)
     if type(x) is torch.Tensor and type(dim) is int:
         ready = _READY.get((x.shape, x.stride(), x.dtype, x.get_device(), dim, dtype, safe, x.data_ptr() % 16))
-        if ready is not None and not (x.requires_grad and torch.is_grad_enabled()) \
-                and torch._C._len_torch_dispatch_stack() == 0:
+        if ready is not None and not (x.requires_grad and _grad_enabled()) and _dispatch_modes() == 0:
+            go = ready.go
+            if go is not None and not hooks_installed():
+                # The whole per-call path: an allocation and the kept launcher. All else was decided once.
+                y = _empty_like(x, dtype=ready.dtype, memory_format=_CONTIGUOUS)
+                go(x, y)
+                return y
             return ready(x)
     return _softmax_slow(x, dim, dtype, safe)
+
+
+_grad_enabled = torch.is_grad_enabled
+_dispatch_modes = torch._C._len_torch_dispatch_stack
+_empty_like = torch.empty_like
+_CONTIGUOUS = torch.contiguous_format
 
 
 def _softmax_via_op(x, dim, dtype, safe: bool) -> torch.Tensor:
@@ -313,41 +324,33 @@ def _ready_forward(x: torch.Tensor, dim: int, safe: bool, out_dtype: torch.dtype
     else:
         return None
     plan = cached_plan(n_rows, n_cols, x.dtype, "forward", safe, x.get_device())
-    return ReadyForward(plan, safe, out_dtype, x.shape, n_rows, n_cols, row_stride, x.device)
+    return ReadyForward(plan, safe, out_dtype, x.shape, n_rows, n_cols, row_stride)
 
 
 class ReadyForward:
-    """One eager forward call, ready to replay: the output's shape, dtype and device, the launch arguments
-    that do not depend on x's address, and (on a GPU, for the one-launch paths) the kept compiled kernel."""
+    """One eager forward call, ready to replay: the output's dtype, the launch arguments that do not depend
+    on x's address, and (on a GPU, for the one-launch paths, after the first call) `go(x, y)`, the kept
+    compiled kernel's launch with everything else bound."""
 
-    __slots__ = ("plan", "safe", "shape", "dtype", "device", "n_rows", "n_cols", "row_stride", "kept", "tail")
+    __slots__ = ("plan", "safe", "shape", "dtype", "n_rows", "n_cols", "row_stride", "go")
 
-    def __init__(self, plan, safe, out_dtype, shape, n_rows, n_cols, row_stride, device):
-        self.plan, self.safe, self.dtype, self.shape, self.device = plan, safe, out_dtype, shape, device
+    def __init__(self, plan, safe, out_dtype, shape, n_rows, n_cols, row_stride):
+        self.plan, self.safe, self.dtype, self.shape = plan, safe, out_dtype, shape
         self.n_rows, self.n_cols, self.row_stride = n_rows, n_cols, row_stride
-        self.kept = None
-        self.tail = ()
+        self.go = None
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
-        kept = self.kept
-        if kept is not None and not hooks_installed():
-            # The whole per-call path: an allocation and the launcher. Everything else was decided once.
-            y = torch.empty_like(x, dtype=self.dtype, memory_format=torch.contiguous_format)
-            kept.run(kept.grid0, kept.grid1, kept.grid2, _raw_stream(kept.device_index), kept.function,
-                     kept.metadata, None, None, None, x, y, *self.tail)
-            return y
         y = softmax_forward(x, self.plan, self.safe, self.dtype, n_rows=self.n_rows, n_cols=self.n_cols,
                             row_stride=self.row_stride, out_shape=self.shape)
-        if kept is None and not runtime.INTERPRETED and self.plan.path != "split":
+        if self.go is None and not runtime.INTERPRETED and self.plan.path != "split":
             (kernel, constexprs), = forward_kernel_calls(self.plan, self.safe, x.dtype == torch.float64)
             args = (x, y, self.row_stride, self.n_cols, self.n_rows, self.n_cols)
-            self.kept = kept_launch_for(kernel, self.plan.grid, args, constexprs, self.plan.num_warps)
-            self.tail = args[2:] + self.kept.tail
+            kept = kept_launch_for(kernel, self.plan.grid, args, constexprs, self.plan.num_warps)
+            self.go = kept.bind(args[2:] + kept.tail)
         return y
 
 
 from .fast_launch import hooks_installed, kept_launch_for  # noqa: E402
-_raw_stream = torch._C._cuda_getCurrentRawStream if hasattr(torch._C, "_cuda_getCurrentRawStream") else None
 from .tuned_kernels import SPIN_LIMIT  # noqa: E402
 
 # Integer, bool and complex input is accepted when a floating `dtype=` says what to compute in: it is cast
