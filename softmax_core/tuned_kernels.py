@@ -171,18 +171,18 @@ SPIN_LIMIT = 1 << 14
 
 @triton.jit
 def _gather(slots, is_peer, no_peer, PHASE: tl.constexpr, SPIN: tl.constexpr):
-    """All slots of a row. PHASE 0 polls until every peer has published or SPIN polls have passed (a slot
-    still NOT_PUBLISHED then is the caller's to fill); the two-launch form has them all already. Volatile
-    loads go to L2 each time instead of a stale copy in L1."""
+    """All slots of a row, and how many are still NOT_PUBLISHED. PHASE 0 polls until every peer has
+    published or SPIN polls have passed (a slot still missing then is the caller's to fill); the two-launch
+    form has them all already. Volatile loads go to L2 each time instead of a stale copy in L1."""
     words = tl.load(slots, mask=is_peer, other=no_peer, volatile=True)
+    missing = tl.sum((words == -1).to(tl.int32), axis=0)     # -1: NOT_PUBLISHED
     if PHASE == 0:
-        missing = tl.sum((words == -1).to(tl.int32), axis=0)     # -1: NOT_PUBLISHED
         polls = 0
         while (missing > 0) & (polls < SPIN):
             words = tl.load(slots, mask=is_peer, other=no_peer, volatile=True)
             missing = tl.sum((words == -1).to(tl.int32), axis=0)
             polls += 1
-    return words
+    return words, missing
 
 
 # Fallback reads of a peer's chunk go in pieces of this many values, so that they need few registers
@@ -265,12 +265,15 @@ def softmax_split_kernel(
                          eviction_policy="evict_first")
         if PHASE != 1:
             # Every program combines the same SPLIT pairs the same way, so all agree on the row's (max, sum).
-            words = _gather(row_slots + peers, peers < SPLIT, NO_PEER_FORWARD, PHASE, SPIN)
-            if PHASE == 0:   # a peer that never published within the wait: compute its pair from x
-                for p in range(0, SPLIT):
-                    if tl.sum(((peers == p) & (words == -1)).to(tl.int32), axis=0) > 0:
-                        words = tl.where(peers == p, _chunk_pair(x_ptr + row64 * x_row_stride, n_cols, p, CHUNK),
-                                         words)
+            words, missing = _gather(row_slots + peers, peers < SPLIT, NO_PEER_FORWARD, PHASE, SPIN)
+            # A peer that never published within the wait: compute its pair from x. (One test per row when
+            # all arrived; looking at each peer in turn is only for the rare row that needs it.)
+            if PHASE == 0:
+                if missing > 0:
+                    for p in range(0, SPLIT):
+                        if tl.sum(((peers == p) & (words == -1)).to(tl.int32), axis=0) > 0:
+                            words = tl.where(peers == p,
+                                             _chunk_pair(x_ptr + row64 * x_row_stride, n_cols, p, CHUNK), words)
             maxes, sums = _unpack(words)
             row_max = tl.max(maxes, axis=0)
             # A row of only -inf: NaN like torch, or zeros with SAFE (shift by 0, and 1/0 becomes 0 below).
@@ -320,13 +323,14 @@ def softmax_backward_split_kernel(
         dy_next = tl.load(dy_ptr + next64 * dy_row_stride + cols, mask=next_ok, other=0.0,
                           eviction_policy="evict_first")
         if PHASE != 1:
-            words = _gather(row_slots + peers, peers < SPLIT, NO_PEER_BACKWARD, PHASE, SPIN)
+            words, missing = _gather(row_slots + peers, peers < SPLIT, NO_PEER_BACKWARD, PHASE, SPIN)
             if PHASE == 0:   # as in the forward: a peer that never published is computed here
-                for p in range(0, SPLIT):
-                    if tl.sum(((peers == p) & (words == -1)).to(tl.int32), axis=0) > 0:
-                        words = tl.where(peers == p, _chunk_dot(y_ptr + row64 * y_row_stride,
-                                                                dy_ptr + row64 * dy_row_stride, n_cols, p, CHUNK),
-                                         words)
+                if missing > 0:
+                    for p in range(0, SPLIT):
+                        if tl.sum(((peers == p) & (words == -1)).to(tl.int32), axis=0) > 0:
+                            words = tl.where(peers == p, _chunk_dot(y_ptr + row64 * y_row_stride,
+                                                                    dy_ptr + row64 * dy_row_stride, n_cols, p, CHUNK),
+                                             words)
             _, dots = _unpack(words)
             dot = tl.sum(dots, axis=0)
             dx = y.to(tl.float32) * (dy.to(tl.float32) - dot)

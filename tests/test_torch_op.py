@@ -239,6 +239,8 @@ def test_inductor_launches_our_triton_kernels_itself():
 
 @pytest.mark.gpu
 def test_kept_launch_matches_the_jit_launch():
+    import triton
+
     from softmax_core import fast_launch
 
     launchers._READY.clear()
@@ -249,7 +251,18 @@ def test_kept_launch_matches_the_jit_launch():
         again = sc.softmax(x)           # the kept launcher
         assert torch.equal(first, again), n
         torch.testing.assert_close(again, torch.softmax(x, -1))
-    assert fast_launch._KEPT
+        xg = x.clone().requires_grad_()
+        y = sc.softmax(xg)
+        dy = torch.randn_like(x)
+        grads = [torch.autograd.grad(y, xg, dy, retain_graph=True)[0] for _ in range(3)]   # JIT, then kept
+        assert torch.equal(grads[0], grads[2]), n
+        torch.testing.assert_close(grads[2], torch._softmax_backward_data(dy, y.detach(), -1, x.dtype),
+                                   atol=1e-6, rtol=1e-4)
+    assert fast_launch._KEPT and launchers._READY_BACKWARD
+    # On the Triton versions whose launcher we know, every kept launch calls the C launch function directly.
+    expected = {"3.6": "3.6", "3.9": "3.9"}.get(triton.__version__[:3])
+    if expected:
+        assert {kept.form for kept in fast_launch._KEPT.values()} == {expected}
 
 
 @pytest.mark.gpu
