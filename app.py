@@ -6,17 +6,17 @@ the numbers on this page come from softmax_core and from recorded benchmark runs
 import streamlit as st
 
 import softmax_core as sc
-from explorer_ui import data, layout
+from explorer_ui import data, defaults, layout
 from explorer_ui.i18n import t
+from softmax_core import dtypes
 
 layout.setup_page("home")
 st.title(t("app_name"))
 st.markdown(t("home_lead"))
 layout.device_banner()
 
-# The chapter's own sizes: its benchmark has M = 4096 rows, its test N = 781 columns.
-M, N = 4096, 781
-traffic = sc.memory_traffic(M, N)
+M, N = defaults.CHAPTER_M, defaults.CHAPTER_N
+traffic = sc.memory_traffic(M, N, dtypes.torch_dtype(defaults.DTYPE))
 left, right = st.columns(2)
 with left:
     st.subheader(t("home_why_title"))
@@ -26,7 +26,7 @@ with left:
     c1.metric(t("home_naive_bytes"), layout.fmt_bytes(traffic.naive_bytes))
     c2.metric(t("home_fused_bytes"), layout.fmt_bytes(traffic.fused_bytes))
     c3.metric(t("home_predicted"), f"{traffic.predicted_speedup:.2f}×")
-    measured = data.measured_speedup("float32", N)
+    measured = data.measured_speedup(defaults.DTYPE, N)
     if measured:
         st.markdown(t("home_measured", **measured))
     else:

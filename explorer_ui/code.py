@@ -137,12 +137,12 @@ def naive_panel(fragment: str | None, caption: str | None = None) -> None:
 
 
 @lru_cache(maxsize=16)
-def _source_of(obj) -> tuple[str, ...]:
+def source_lines(obj) -> tuple[str, ...]:
     return tuple(textwrap.dedent(inspect.getsource(obj)).splitlines())
 
 
 def source_panel(obj, fragments: tuple[str, ...], caption: str | None = None, max_height: int | None = None) -> None:
     """Any function's source (read with inspect) with the lines containing `fragments` highlighted."""
-    lines = _source_of(obj)
+    lines = source_lines(obj)
     numbers = [n for n in (find_line(lines, f) for f in fragments) if n is not None]
     render_code(lines, numbers, caption, max_height)

@@ -11,24 +11,19 @@ import os
 from pathlib import Path
 
 import streamlit as st
-import torch
 
 import softmax_core as sc
+from softmax_core import bench, dtypes
 from softmax_core import trace as sc_trace
 
-DTYPE_NAMES = ("float32", "float16", "bfloat16")
-LIVE_PREFIX = "live-"
+DTYPE_NAMES = dtypes.TUTORIAL_DTYPES     # the dtypes the pages offer: those the tutorial kernel takes
 # The benchmark page reads recorded runs from here; tests point it at a temporary folder.
 RECORDED_DIR_ENV = "SOFTMAX_EXPLORER_RECORDED_DIR"
 
 
-def torch_dtype(name: str) -> torch.dtype:
-    return sc_trace.DTYPES[name]
-
-
 @st.cache_resource(show_spinner=False)
 def live_gpu() -> sc.GpuSpec | None:
-    """This machine's GPU as the seed reads it (triton's driver), or None. Probed once per server."""
+    """This machine's GPU as the tutorial reads it (triton's driver), or None. Probed once per server."""
     try:
         return sc.current_gpu(0)
     except Exception:  # a broken driver is reported as "no GPU", not as a crashed page
@@ -61,8 +56,8 @@ def gpu_labeler():
 
 @st.cache_data(show_spinner=False, max_entries=512)
 def launch_plan(n_rows: int, n_cols: int, dtype: str, gpu_key: str) -> sc.LaunchPlan:
-    """The seed kernel's plan, with n_regs / shared bytes from the real compiled kernel."""
-    return sc.plan_launch(n_rows, n_cols, torch_dtype(dtype), gpu_by_key(gpu_key))
+    """The tutorial kernel's plan, with n_regs / shared bytes from the real compiled kernel."""
+    return sc.plan_launch(n_rows, n_cols, dtypes.torch_dtype(dtype), gpu_by_key(gpu_key))
 
 
 @st.cache_data(show_spinner=False, max_entries=512)
@@ -71,23 +66,23 @@ def what_if_plan(n_rows: int, n_cols: int, dtype: str, gpu_key: str, n_regs: int
     """The plan if the kernel needed `n_regs` registers per thread and `shared_bytes` per program."""
     from softmax_core.compile import KernelResources
 
-    return sc.plan_launch(n_rows, n_cols, torch_dtype(dtype), gpu_by_key(gpu_key),
+    return sc.plan_launch(n_rows, n_cols, dtypes.torch_dtype(dtype), gpu_by_key(gpu_key),
                           resources=KernelResources(n_regs, 0, shared_bytes, how))
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def softmax_plan(n_rows: int, n_cols: int, dtype: str, gpu_key: str):
     """The tuned softmax's plan (rows in registers, or tiles for long rows)."""
-    return sc.plan_softmax(n_rows, n_cols, torch_dtype(dtype), gpu_by_key(gpu_key))
+    return sc.plan_softmax(n_rows, n_cols, dtypes.torch_dtype(dtype), gpu_by_key(gpu_key))
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def kernel_asm(block_size: int, num_warps: int, num_stages: int, dtype: str, gpu_key: str) -> dict:
-    """The compiled seed kernel's PTX and SASS (NVIDIA) or AMDGCN (AMD) for a plan's specialisation."""
+    """The compiled tutorial kernel's PTX and SASS (NVIDIA) or AMDGCN (AMD) for a plan's specialisation."""
     from softmax_core.compile import kernel_resources
     from softmax_core.tutorial_plan import tutorial_compile_job
 
-    job = tutorial_compile_job(block_size, num_warps, num_stages, torch_dtype(dtype), gpu_by_key(gpu_key))
+    job = tutorial_compile_job(block_size, num_warps, num_stages, dtypes.torch_dtype(dtype), gpu_by_key(gpu_key))
     return dict(kernel_resources(job, want_asm=True).asm)
 
 
@@ -110,23 +105,8 @@ def store_footprint(n_rows: int, n_cols: int, row: int, store_masked: bool, dtyp
 # -- benchmarks -----------------------------------------------------------------------------------------
 
 
-def bench_module():
-    """softmax_core.bench when it offers the harness the pages use, else None."""
-    try:
-        from softmax_core import bench
-    except Exception:
-        return None
-    needed = ("load_recorded_runs", "run_sweep")
-    return bench if all(hasattr(bench, name) for name in needed) else None
-
-
 def recorded_dir() -> Path:
-    override = os.environ.get(RECORDED_DIR_ENV)
-    if override:
-        return Path(override)
-    bench = bench_module()
-    default = getattr(bench, "RECORDED_DIR", None) if bench else None
-    return Path(default) if default else Path(__file__).resolve().parent.parent / "assets" / "benchmarks"
+    return Path(os.environ.get(RECORDED_DIR_ENV) or bench.RECORDED_DIR)
 
 
 def _folder_stamp(directory: Path) -> tuple:
@@ -138,8 +118,7 @@ def _folder_stamp(directory: Path) -> tuple:
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def _recorded_runs(directory: str, stamp: tuple) -> list:
-    bench = bench_module()
-    if bench is None or not stamp:
+    if not stamp:
         return []
     return list(bench.load_recorded_runs(directory))
 
@@ -164,7 +143,7 @@ def run_day(run) -> str:
     return str(run.provenance.get("date", "?"))[:10]
 
 
-FUSED_PROVIDERS = ("as_taught", "ours")   # the chapter's kernel first: it is the one the pages explain
+FUSED_PROVIDERS = ("tutorial", "tuned")   # the tutorial's kernel first: it is the one the pages explain
 
 
 def measured_speedup(dtype: str, N: int, M: int | None = None) -> dict | None:
@@ -206,7 +185,7 @@ def speedup_table(dtype: str):
             if both.empty:
                 continue
             rows = [{"N": int(r.N), "M": int(r.M),
-                     "predicted": sc.memory_traffic(int(r.M), int(r.N), torch_dtype(dtype)).predicted_speedup,
+                     "predicted": sc.memory_traffic(int(r.M), int(r.N), dtypes.torch_dtype(dtype)).predicted_speedup,
                      "measured": float(r.ms_median_naive / r.ms_median_fused),
                      "gpu": str(run.provenance.get("gpu", "?")), "date": run_day(run)}
                     for r in both.sort_values("N").itertuples()]
@@ -217,13 +196,12 @@ def speedup_table(dtype: str):
 def chart_frame(run, direction: str):
     """One direction of a run, ready to draw: GB/s per provider and N with min/max bars, copy separate.
     GB/s always comes from the harness's own `gbps` over softmax_core's `bytes_moved`."""
-    bench = bench_module()
     frame = run.frame
     part = frame[(frame["direction"] == direction) & (frame["status"] == "ok")].copy()
     if part.empty:
         return part, part
-    elt = {name: torch.empty((), dtype=torch_dtype(name)).element_size() for name in DTYPE_NAMES}
-    nbytes = [sc.bytes_moved(int(m), int(n), elt[d], direction) for m, n, d in zip(part["M"], part["N"], part["dtype"])]
+    nbytes = [sc.bytes_moved(int(m), int(n), dtypes.element_size(d), direction)
+              for m, n, d in zip(part["M"], part["N"], part["dtype"])]
     part["gbps_lo"] = [bench.gbps(b, ms) for b, ms in zip(nbytes, part["ms_max"])]
     part["gbps_hi"] = [bench.gbps(b, ms) for b, ms in zip(nbytes, part["ms_min"])]
     part["ms"] = part["ms_median"]

@@ -17,3 +17,7 @@ BLOCK_SWEEP = tuple(2 ** k for k in range(5, 17))
 # enough that only a few programs fit on an SM.
 SCHEDULE_GPU = "rtx4060ti"
 SCHEDULE_N = 16384
+
+# The long-rows pages' path map (and the tiled path's L2 chart): the chapter's 781 and powers of two up to 1M
+# values per row, for M = CHAPTER_M rows.
+LONG_ROWS_NS = tuple(sorted((CHAPTER_N,) + tuple(2 ** k for k in range(8, 21))))

@@ -1,20 +1,26 @@
-"""English / 简体中文: every string the app shows, as data, in one place (explorer_ui/strings.py).
+"""English / 简体中文: every string the app shows, as data, in explorer_ui/locales/<topic>.<lang>.toml.
 
-`t("key", **values)` returns the current language's text with the values formatted in. Numbers are
-always passed in from softmax_core; no string here contains a figure of its own.
+`t(key, **values)` returns the current language's text with the values formatted in. Numbers are always
+passed in from code (softmax_core, explorer_ui.defaults); no string contains a figure of its own.
+
+Keys are flat names, each defined by exactly one topic file, in both languages, with the same {placeholders}
+(tests/test_locales.py checks all of that, and that every key is used).
+
+A missing key: under the tests (SOFTMAX_EXPLORER_STRICT_TEXT=1, set by tests/conftest.py and so inherited by
+the servers the browser tests start) `t` raises KeyError, so a page that asks for a key that does not exist
+fails its test. In a classroom the page shows the key itself instead: a visible slip, not a broken page.
 """
 from __future__ import annotations
 
+import os
 import tomllib
 from pathlib import Path
 
 import streamlit as st
 
-from .strings import TEXT as _DICT_TEXT
-
 LOCALES_DIR = Path(__file__).resolve().parent / "locales"
-
 LANGUAGES = {"en": "English", "zh": "简体中文"}
+STRICT_ENV = "SOFTMAX_EXPLORER_STRICT_TEXT"
 
 
 def load_locales(directory: Path = LOCALES_DIR) -> dict[str, dict[str, str]]:
@@ -34,11 +40,11 @@ def load_locales(directory: Path = LOCALES_DIR) -> dict[str, dict[str, str]]:
     return text
 
 
-TEXT: dict[str, dict[str, str]] = {**_DICT_TEXT}
-for _key, _entry in load_locales().items():
-    if _key in TEXT:
-        raise ValueError(f"{_key!r} is defined both in strings.py and in locales/")
-    TEXT[_key] = _entry
+TEXT: dict[str, dict[str, str]] = load_locales()
+
+
+def strict() -> bool:
+    return os.environ.get(STRICT_ENV, "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def language() -> str:
@@ -50,27 +56,26 @@ def set_language(lang: str) -> None:
     st.session_state["lang"] = lang if lang in LANGUAGES else "en"
 
 
-def t(key: str, **values) -> str:
+def text_in(lang: str, key: str, **values) -> str:
+    """`key`'s text in `lang`, formatted with `values`."""
     entry = TEXT.get(key)
-    if entry is None:  # a missing key shows itself instead of breaking the page (a test lists them all)
+    if entry is None or lang not in entry:
+        if strict():
+            raise KeyError(f"no text {key!r} ({lang}) in {LOCALES_DIR}")
         return key
-    text = entry.get(language()) or entry["en"]
+    text = entry[lang]
     return text.format(**values) if values else text
+
+
+def t(key: str, **values) -> str:
+    return text_in(language(), key, **values)
 
 
 def bound():
     """`t` with the current language fixed, for widgets' format_func: Streamlit may call that function
     outside a script run (AppTest does), where the session's language cannot be read."""
     lang = language()
-
-    def translate(key: str, **values) -> str:
-        entry = TEXT.get(key)
-        if entry is None:
-            return key
-        text = entry.get(lang) or entry["en"]
-        return text.format(**values) if values else text
-
-    return translate
+    return lambda key, **values: text_in(lang, key, **values)
 
 
 def has(key: str) -> bool:

@@ -11,9 +11,8 @@ import platform
 import streamlit as st
 
 import softmax_core as sc
-from softmax_core.reason_text import describe
 
-from . import data, prewarm
+from . import data, prewarm, urlstate
 from .i18n import LANGUAGES, language, set_language, t
 
 # (script path relative to app.py, translation key of its label, icon)
@@ -24,6 +23,8 @@ PAGES = (
     ("pages/4_row_schedule.py", "nav_schedule", "🗂️"),
     ("pages/5_gpu_occupancy.py", "nav_gpu", "🔧"),
     ("pages/6_benchmark.py", "nav_bench", "⏱️"),
+    ("pages/7_long_rows.py", "nav_longrows", "📏"),
+    ("pages/8_sharing_a_row.py", "nav_sharing", "🤝"),
 )
 
 
@@ -41,7 +42,7 @@ def _init_language() -> None:
     """Language: kept in session state across pages; first from ?lang=, else the browser's locale."""
     if "lang" in st.session_state:
         return
-    raw = st.query_params.get("lang")
+    raw = urlstate.url_value("lang")
     if raw in LANGUAGES:
         set_language(raw)
         return
@@ -78,8 +79,7 @@ def _sidebar() -> None:
                        f"streamlit {st.__version__} · altair {altair.__version__} · "
                        f"Python {platform.python_version()}")
             st.caption(sc.runtime.backend_description())
-    if st.query_params.get("lang") != language():
-        st.query_params["lang"] = language()
+    urlstate.write("lang", language())
 
 
 def device_banner() -> None:
@@ -90,25 +90,6 @@ def device_banner() -> None:
                      smem=live.max_shared_mem, warp=live.warp_size), icon="🟢")
     else:
         st.info(t("banner_cpu", gpu=sc.default_gpu().name), icon="💻")
-
-
-def plan_explanation(plan) -> str:
-    """Why the plan launches what it launches: softmax_core's own sentence in English; in other languages
-    the same figures (all fields of the plan) in a translated sentence."""
-    if language() == "en" or isinstance(plan, sc.SoftmaxPlan):  # temporary: until the UI renders plan.reason
-        return describe(plan.reason)
-    gpu = plan.gpu
-    if not plan.fits:
-        if plan.sram_occupancy == 0:
-            return t("explain_no_fit_shared", shared=plan.shared_bytes, block=plan.block_size, gpu=gpu.name,
-                     limit=gpu.max_shared_mem)
-        return t("explain_no_fit_regs", regs=plan.n_regs, threads=gpu.warp_size * plan.num_warps,
-                 limit=gpu.max_num_regs)
-    sram = (t("explain_no_shared") if plan.sram_occupancy is None else
-            t("explain_shared", sram=plan.sram_occupancy, limit=gpu.max_shared_mem, shared=plan.shared_bytes))
-    why = t(f"explain_why_{plan.limiter.replace(' ', '_')}")
-    return t("explain_fits", reg=plan.reg_occupancy, sram=sram, per_sm=plan.programs_per_sm,
-             sms=gpu.multiprocessor_count, why=why, programs=plan.num_programs)
 
 
 def intro(page: str) -> None:

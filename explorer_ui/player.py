@@ -3,15 +3,10 @@
 While playing, a fragment run draws a frame, waits, and reruns itself (`st.rerun(scope="fragment")`): the
 server paces the animation, one frame after the other in the same script run loop. Only the fragment is
 redrawn (the rest of the page stays put), and the charts keep their spec while their data change, so the
-browser updates them in place, without flicker.
-
-Why not `st.fragment(run_every=...)` (this player's first version, see docs/classroom.md): that timer lives
-in the browser and sends a rerun every interval whether or not the server has drawn the last one. With
-twenty students playing on two cores the server fell behind, the requests queued up behind each other and
-behind the Play/Pause clicks, and Streamlit 1.67 then dropped messages between runs: Pause clicks whose
-redrawn button never arrived, and pages left blank by "Bad delta path index". Here nothing queues: the next
-frame is asked for only once the last one is drawn, a click waits for at most one pause, and the pause
-grows with the time a frame took, so under load the animation slows down instead of piling up.
+browser updates them in place, without flicker. Nothing queues: the next frame is asked for only once the
+last one is drawn, a click waits for at most one pause, and the pause grows with the time a frame took, so
+under load the animation slows down instead of piling up (docs/classroom.md tells why a browser timer,
+`st.fragment(run_every=...)`, is not used).
 
 The button is inside the fragment, so Play and Pause rerun only the fragment. A full run of the page (any
 other widget, the language, coming back to the page) cannot keep the loop going (Streamlit refuses a
@@ -26,6 +21,7 @@ from typing import Callable
 
 import streamlit as st
 
+from . import urlstate
 from .i18n import t
 
 DEFAULT_INTERVAL_S = 0.9
@@ -86,8 +82,7 @@ def player(prefix: str, n_steps: int, render: Callable[[int], None], *, label: s
             step = 0
         if format_step is not None:
             st.markdown(format_step(step))
-        if st.query_params.get("step") != str(step):
-            st.query_params["step"] = str(step)
+        urlstate.write("step", step)       # a fragment run ends before the page's sync(): write it here
         render(step)
         if playing:
             time.sleep(pause_after(time.monotonic() - started, interval))

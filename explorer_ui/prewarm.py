@@ -1,10 +1,9 @@
 """Pre-warm: on a server's first page run, compile in the background what the pages will ask for.
 
 Launch plans read registers and shared memory from the real compiled kernel (softmax_core.compile), and
-the results are cached on disk. On a fresh machine nothing is cached yet, so the first visit of the padding
-page waited about 2 s (starting the offline compiler, then one compile) and the occupancy chart's first
-BLOCK_SIZE sweep about 3.7 s (twelve compiles, up to 1.5 s each for the widest rows). Compiling those once,
-before a student asks, turns each wait into a disk read.
+the results are cached on disk. On a fresh machine nothing is cached yet, so a page's first visit would wait
+for compiles (docs/classroom.md has the measured waits); compiling once, before a student asks, turns each
+wait into a disk read.
 
 The work runs in a process of its own (`python -m explorer_ui.prewarm`), at the lowest CPU priority:
 - it shares nothing with the server's sessions: not the interpreter lock, not the server's offline-compiler
@@ -124,6 +123,8 @@ def work_items(defaults_only: bool = False) -> list[tuple[str, object]]:
               plan(defaults.SCHEDULE_N, schedule_gpu))]
     items += [(f"plan {M}x{b} on {home.key} (BLOCK_SIZE sweep)", plan(b, home)) for b in defaults.BLOCK_SWEEP]
     items.append((f"PTX/SASS of the {M}x{N} plan on {home.key} (GPU page)", asm(home)))
+    items += [(f"tuned plan {M}x{n} on {home.key} (long-rows path map)", (lambda n=n: sc.plan_softmax(M, n, dtype, home)))
+              for n in defaults.LONG_ROWS_NS]
     if defaults_only:
         return items
     others = [g for g in sc.gpu_catalog() if g != home]

@@ -5,6 +5,9 @@ key is not in session state yet) the value comes from the URL — parsed, valida
 note for anything that had to be changed — or else from the default. After that the widget owns the
 value, and `sync()` writes the current values back to the URL at the end of every run.
 Widget keys carry the page's prefix ("padding_N"); URL names are short ("N").
+
+This module is the URL's only writer: `write()` (the page's inputs at the end of a run, the language in the
+sidebar, the animation's step inside its fragment). `in_url()` and `url_value()` read it.
 """
 from __future__ import annotations
 
@@ -15,6 +18,9 @@ import streamlit as st
 
 from .i18n import t
 
+BOOL_WORDS = {"1": True, "true": True, "yes": True, "on": True,
+              "0": False, "false": False, "no": False, "off": False}
+
 
 @dataclass(frozen=True)
 class UrlNote:
@@ -22,6 +28,73 @@ class UrlNote:
     raw: str
     used: str
     clamped: bool        # True: out of range, clamped; False: not understood, ignored
+
+
+# -- pure: URL text <-> values -------------------------------------------------------------------------------
+
+
+def parse_int(name: str, raw: str, default: int, lo: int, hi: int) -> tuple[int, UrlNote | None]:
+    """The integer a URL value asks for, clamped to [lo, hi]; a note when it was clamped or not understood.
+    Numbers like "12.0" or "1e3" are understood and rounded."""
+    try:
+        number = float(raw.strip())
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number):
+        return default, UrlNote(name, raw, str(default), clamped=False)
+    clamped = min(max(int(round(number)), lo), hi)
+    return clamped, (UrlNote(name, raw, str(clamped), clamped=True) if clamped != number else None)
+
+
+def parse_choice(name: str, raw: str, default, options) -> tuple[object, UrlNote | None]:
+    """The option whose text is `raw`, else the default with a note."""
+    match = [o for o in options if str(o) == raw]
+    return (match[0], None) if match else (default, UrlNote(name, raw, str(default), clamped=False))
+
+
+def parse_multi(name: str, raw: str, default: list, options: list[str]) -> tuple[list, UrlNote | None]:
+    """The known entries of a comma-separated list (the default when none is known); a note when any entry
+    was dropped."""
+    asked = [part.strip() for part in raw.split(",") if part.strip()]
+    known = [a for a in asked if a in options]
+    note = None
+    if len(known) != len(asked) or not known:
+        note = UrlNote(name, raw, ",".join(known or default), clamped=False)
+    return list(dict.fromkeys(known or default)), note
+
+
+def parse_bool(name: str, raw: str, default: bool) -> tuple[bool, UrlNote | None]:
+    parsed = BOOL_WORDS.get(raw.strip().lower())
+    if parsed is None:
+        return default, UrlNote(name, raw, str(default).lower(), clamped=False)
+    return parsed, None
+
+
+def url_text(value) -> str:
+    """How a value is written into the URL: booleans in lower case, lists comma-separated."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, (list, tuple)):
+        return ",".join(map(str, value))
+    return str(value)
+
+
+# -- the URL -------------------------------------------------------------------------------------------------
+
+
+def url_value(name: str) -> str | None:
+    return st.query_params.get(name)
+
+
+def in_url(name: str) -> bool:
+    return name in st.query_params
+
+
+def write(name: str, value) -> None:
+    """Put `value` into the URL under `name` (only when it changed: each write is a message to the browser)."""
+    text = url_text(value)
+    if st.query_params.get(name) != text:
+        st.query_params[name] = text
 
 
 class PageState:
@@ -36,64 +109,44 @@ class PageState:
     def key(self, name: str) -> str:
         return f"{self.prefix}_{name}"
 
-    # -- declaring inputs ------------------------------------------------------------------------------
+    # -- declaring inputs: each returns the widget's key (the value is then in session state) ---------------
 
-    def int(self, name: str, default: int, lo: int, hi: int) -> str:
-        """Declare an integer input in [lo, hi]; returns the widget key (its value is then in session state)."""
+    def int_key(self, name: str, default: int, lo: int, hi: int) -> str:
+        """Declare an integer input in [lo, hi]."""
         key = self._declare(name)
         if key not in st.session_state:
-            st.session_state[key] = self._int_from_url(name, default, lo, hi)
+            st.session_state[key] = self._from_url(name, default, lambda raw: parse_int(name, raw, default, lo, hi))
         else:
             self.clamp(name, lo, hi)
         return key
 
-    def choice(self, name: str, default, options) -> str:
+    def choice_key(self, name: str, default, options) -> str:
         """Declare an input that must be one of `options` (compared as strings in the URL)."""
         options = list(options)
         key = self._declare(name)
-        if key not in st.session_state or st.session_state[key] not in options:
-            value = default
-            raw = st.query_params.get(name) if key not in st.session_state else None
-            if raw is not None:
-                match = [o for o in options if str(o) == raw]
-                if match:
-                    value = match[0]
-                else:
-                    self._note(UrlNote(name, raw, str(default), clamped=False))
-            st.session_state[key] = value
+        if key not in st.session_state:
+            st.session_state[key] = self._from_url(name, default,
+                                                   lambda raw: parse_choice(name, raw, default, options))
+        elif st.session_state[key] not in options:
+            st.session_state[key] = default
         return key
 
-    def multi(self, name: str, default, options) -> str:
+    def multi_key(self, name: str, default, options) -> str:
         """Declare a multi-choice input; in the URL a comma-separated list. Unknown entries are dropped."""
         options = [str(o) for o in options]
         key = self._declare(name)
         if key not in st.session_state:
-            value = [d for d in default if d in options]
-            raw = st.query_params.get(name)
-            if raw is not None:
-                asked = [part.strip() for part in raw.split(",") if part.strip()]
-                known = [a for a in asked if a in options]
-                if len(known) != len(asked) or not known:
-                    self._note(UrlNote(name, raw, ",".join(known or value), clamped=False))
-                value = known or value
-            st.session_state[key] = list(dict.fromkeys(value))
+            known_default = [d for d in default if d in options]
+            st.session_state[key] = list(dict.fromkeys(self._from_url(
+                name, known_default, lambda raw: parse_multi(name, raw, known_default, options))))
         else:
             st.session_state[key] = [v for v in st.session_state[key] if v in options]
         return key
 
-    def bool(self, name: str, default: bool) -> str:
+    def bool_key(self, name: str, default: bool) -> str:
         key = self._declare(name)
         if key not in st.session_state:
-            value = default
-            raw = st.query_params.get(name)
-            if raw is not None:
-                parsed = {"1": True, "true": True, "yes": True, "on": True,
-                          "0": False, "false": False, "no": False, "off": False}.get(raw.strip().lower())
-                if parsed is None:
-                    self._note(UrlNote(name, raw, str(default).lower(), clamped=False))
-                else:
-                    value = parsed
-            st.session_state[key] = value
+            st.session_state[key] = self._from_url(name, default, lambda raw: parse_bool(name, raw, default))
         return key
 
     def clamp(self, name: str, lo: int, hi: int) -> int:
@@ -106,12 +159,6 @@ class PageState:
             st.session_state[key] = clamped
         return clamped
 
-    def value(self, name: str):
-        return st.session_state[self.key(name)]
-
-    def set(self, name: str, value) -> None:
-        st.session_state[self.key(name)] = value
-
     # -- URL in, URL out --------------------------------------------------------------------------------
 
     def _declare(self, name: str) -> str:
@@ -119,25 +166,15 @@ class PageState:
         self._names[name] = key
         return key
 
-    def _note(self, note: UrlNote) -> None:
-        st.session_state[self._notes_key][note.name] = note
-
-    def _int_from_url(self, name: str, default: int, lo: int, hi: int) -> int:
-        raw = st.query_params.get(name)
+    def _from_url(self, name: str, default, parse):
+        """The URL's value for `name` through `parse` (noting what had to change), or the default."""
+        raw = url_value(name)
         if raw is None:
             return default
-        try:
-            number = float(raw.strip())
-        except ValueError:
-            number = math.nan
-        if not math.isfinite(number):
-            self._note(UrlNote(name, raw, str(default), clamped=False))
-            return default
-        value = int(round(number))
-        clamped = min(max(value, lo), hi)
-        if clamped != number:
-            self._note(UrlNote(name, raw, str(clamped), clamped=True))
-        return clamped
+        value, note = parse(raw)
+        if note is not None:
+            st.session_state[self._notes_key][note.name] = note
+        return value
 
     def show_notes(self) -> None:
         """Reserve the place, under the page's title, where `sync()` will list every URL value that was
@@ -145,22 +182,14 @@ class PageState:
         self._notes_box = st.container()
 
     def _render_notes(self) -> None:
-        with getattr(self, "_notes_box", None) or st.container():
+        with self._notes_box or st.container():
             for note in st.session_state[self._notes_key].values():
-                key = "url_clamped" if note.clamped else "url_ignored"
-                st.info(t(key, name=note.name, raw=note.raw, used=note.used), icon="🔗")
+                figures = dict(name=note.name, raw=note.raw, used=note.used)
+                st.info(t("url_clamped", **figures) if note.clamped else t("url_ignored", **figures), icon="🔗")
 
     def sync(self) -> None:
         """Show the URL notes, and write every declared input's current value to the URL."""
         self._render_notes()
         for name, key in self._names.items():
             if key in st.session_state:
-                value = st.session_state[key]
-                if isinstance(value, bool):
-                    text = str(value).lower()
-                elif isinstance(value, (list, tuple)):
-                    text = ",".join(map(str, value))
-                else:
-                    text = str(value)
-                if st.query_params.get(name) != text:
-                    st.query_params[name] = text
+                write(name, st.session_state[key])

@@ -3,30 +3,31 @@ import pandas as pd
 import streamlit as st
 
 import softmax_core as sc
-from explorer_ui import charts, code, data, layout
+from explorer_ui import charts, code, data, defaults, layout
 from explorer_ui.i18n import t
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState
+from softmax_core import dtypes
 
 layout.setup_page("memory")
 state = PageState("memory")
 layout.intro("memory")
 state.show_notes()
 
-kM = state.int("M", 4096, 1, 1_048_576)
-kN = state.int("N", 781, 1, 1_048_576)
-kdtype = state.choice("dtype", "float32", data.DTYPE_NAMES)
+kM = state.int_key("M", defaults.CHAPTER_M, 1, 1_048_576)
+kN = state.int_key("N", defaults.CHAPTER_N, 1, 1_048_576)
+kdtype = state.choice_key("dtype", defaults.DTYPE, data.DTYPE_NAMES)
 c1, c2, c3 = st.columns(3)
 M = c1.number_input(t("rows_M"), 1, 1_048_576, step=1, key=kM)
 N = c2.number_input(t("cols_N"), 1, 1_048_576, step=1, key=kN)
 dtype = c3.selectbox(t("dtype"), data.DTYPE_NAMES, key=kdtype)
 
-traffic = sc.memory_traffic(int(M), int(N), data.torch_dtype(dtype))
+traffic = sc.memory_traffic(int(M), int(N), dtypes.torch_dtype(dtype))
 steps = list(traffic.naive_steps)
 n_frames = len(steps) + 1                      # each naive kernel, then the fused one
-state.int("step", 0, 0, n_frames - 1)
-step_names = [t(f"memory_step_{s.name}") for s in steps] + [t("memory_step_fused")]
-naive_label, fused_label = t("memory_naive"), t("memory_fused")
+state.int_key("step", 0, 0, n_frames - 1)
+step_names = [f"{i} {t(f'memory_step_{s.name}')}" for i, s in enumerate(steps, 1)] + [t("memory_step_fused")]
+naive_label, fused_label = t("memory_naive", n=len(steps)), t("memory_fused")
 
 
 def frame_text(step: int) -> str:
@@ -69,7 +70,7 @@ st.dataframe(table, hide_index=True, width="stretch")
 left, right = st.columns([3, 2])
 with left:
     st.markdown(t("memory_formula", M=int(M), N=int(N), naive=traffic.naive_elements, fused=traffic.fused_elements,
-                  elt=traffic.element_size))
+                  elt=traffic.element_size, **sc.memory.traffic_formulas()))
 with right:
     a, b = st.columns(2)
     a.metric(t("memory_predicted"), f"{traffic.predicted_speedup:.2f}×", help=t("memory_predicted_help"))

@@ -4,21 +4,16 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explorer_ui import charts, code, data, defaults, layout
+from explorer_ui import charts, code, data, defaults, layout, padding
 from explorer_ui.i18n import bound, has, t
+from explorer_ui.padding import FRAMES, LANE_STATES, MEMORY_STATES, fmt
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState
 from softmax_core.trace import MAX_TRACE_BLOCK, VARIANTS
 
-# (frame name, traced stage drawn, kernel lines it is about)
-FRAMES = (("load", "loaded", ("offsets", "mask", "load")), ("max", "loaded", ("max",)),
-          ("subtract", "minus_max", ("subtract",)), ("exp", "exp", ("exp",)), ("sum", "exp", ("sum",)),
-          ("divide", "output", ("divide",)), ("store", "output", ("out_ptr", "store")))
-# lane states, in legend order, and their colours
-STATES = ("real", "pad_neg_inf", "pad_zero", "pad_nonzero", "nan", "stored", "not_stored", "stray")
+# colours of padding.LANE_STATES and padding.MEMORY_STATES, in their order
 COLORS = (charts.PALETTE["blue"], "#59627a", charts.PALETTE["light"], charts.PALETTE["orange"],
           charts.PALETTE["red"], charts.PALETTE["green"], "#eceff4", charts.PALETTE["purple"])
-MEMORY_STATES = ("right", "nan_like_torch", "wrong", "past_end", "unwritten")
 MEMORY_COLORS = (charts.PALETTE["green"], charts.PALETTE["yellow"], charts.PALETTE["red"],
                  charts.PALETTE["purple"], "#eceff4")
 
@@ -27,16 +22,16 @@ state = PageState("padding")
 layout.intro("padding")
 state.show_notes()
 
-kN = state.int("N", defaults.CHAPTER_N, 1, MAX_TRACE_BLOCK)
-krows = state.int("rows", 4, 1, 8)
-kvariant = state.choice("break", "correct", VARIANTS)
-kzoom = state.bool("zoom", False)
+kN = state.int_key("N", defaults.CHAPTER_N, 1, MAX_TRACE_BLOCK)
+krows = state.int_key("rows", 4, 1, 8)
+kvariant = state.choice_key("break", "correct", VARIANTS)
+kzoom = state.bool_key("zoom", False)
 c1, c2, c3 = st.columns([1, 1, 2])
 N = int(c1.number_input(t("cols_N"), 1, MAX_TRACE_BLOCK, step=1, key=kN, help=t("padding_N_help")))
 n_rows = c2.slider(t("padding_rows"), 1, 8, key=krows, help=t("padding_rows_help"))
 variant = c3.radio(t("padding_break"), VARIANTS, key=kvariant, horizontal=True,
                    format_func=lambda v, tr=bound(): tr(f"padding_variant_{v}"))
-krow = state.int("row", 0, 0, n_rows - 1)
+krow = state.int_key("row", 0, 0, n_rows - 1)
 c1, c2 = st.columns([2, 2])
 with c1:
     row = st.slider(t("padding_row"), 0, n_rows - 1, key=krow) if n_rows > 1 else 0
@@ -46,9 +41,10 @@ with c2:
 gpu_key = data.default_gpu_key()
 try:
     with st.spinner(t("computing")):
-        trace = data.trace(n_rows, N, num_programs=None, num_stages=None, dtype="float32", variant=variant, seed=0,
-                           poisoned_row=row if variant == "all_neg_inf" else 0, gpu_key=gpu_key, keep_stages=True)
-        footprint = data.store_footprint(n_rows, N, row, variant != "no_store_mask", "float32", gpu_key)
+        trace = data.trace(n_rows, N, num_programs=None, num_stages=None, dtype=defaults.DTYPE, variant=variant,
+                           seed=0, poisoned_row=row if variant == "all_neg_inf" else 0, gpu_key=gpu_key,
+                           keep_stages=True)
+        footprint = data.store_footprint(n_rows, N, row, variant != "no_store_mask", defaults.DTYPE, gpu_key)
 except Exception as err:  # e.g. the plan does not fit this GPU: explain instead of failing
     st.error(t("error_generic", error=err))
     state.sync()
@@ -59,96 +55,46 @@ n_pad = B - N
 st.markdown(t("padding_block", N=N, B=B, pad=n_pad, programs=trace.num_programs, gpu=trace.plan.gpu.name))
 lo = max(0, N - 48) if zoom else 0
 lanes_idx = np.arange(lo, B)
-state.int("step", 0, 0, len(FRAMES) - 1)
-
-
-def fmt(v: float) -> str:
-    if np.isnan(v):
-        return "NaN"
-    if np.isinf(v):
-        return "−inf" if v < 0 else "+inf"
-    return "0" if v == 0 else f"{v:.4g}"
-
-
-def lane_states(values: np.ndarray, frame: str) -> list[str]:
-    out = []
-    for lane, v in zip(lanes_idx, values):
-        real = lane < N
-        if frame == "store":
-            if real:
-                out.append("nan" if np.isnan(v) else "stored")
-            else:
-                out.append("stray" if variant == "no_store_mask" else "not_stored")
-        elif np.isnan(v):
-            out.append("nan")
-        elif real:
-            out.append("real")
-        elif np.isneginf(v):
-            out.append("pad_neg_inf")
-        else:
-            out.append("pad_zero" if v == 0 else "pad_nonzero")
-    return out
-
-
-def frame_facts(frame: str) -> dict:
-    exp = trace.stage(row, "exp")
-    out = trace.stage(row, "output")
-    facts = dict(N=N, B=B, pad=n_pad, row=row, max=fmt(trace.row_max[row]), sum=fmt(trace.row_sum[row]),
-                 real_max=fmt(trace.x[row].max()), pad_sum=fmt(float(exp[N:].sum())) if n_pad else "0",
-                 out_sum=fmt(float(out[:N].sum())),
-                 err=f"{float(np.nanmax(np.abs(trace.output[row] - trace.reference[row]))):.1e}"
-                 if not np.isnan(trace.reference[row]).all() else "NaN",
-                 pad_value=fmt(trace.stage(row, trace_stage(frame))[N]) if n_pad else "—")
-    if frame == "store":
-        stray = footprint.stray
-        facts.update(n_stray=len(stray), first=int(stray.min()) if len(stray) else 0,
-                     last=int(stray.max()) if len(stray) else 0, hit=", ".join(map(str, footprint.rows_hit())),
-                     past=len(footprint.past_matrix), start=footprint.row_start, end=footprint.row_end - 1)
-    return facts
-
-
-def trace_stage(frame: str) -> str:
-    return next(stage for name, stage, _ in FRAMES if name == frame)
+state.int_key("step", 0, 0, len(FRAMES) - 1)
 
 
 def frame_text(step: int) -> str:
     frame = FRAMES[step][0]
-    facts = frame_facts(frame)
+    facts = padding.frame_facts(trace, footprint, row, frame)
     text = t(f"padding_frame_{frame}", **facts)
-    extra_key = f"padding_frame_{frame}_{variant}"
+    text_key = f"padding_frame_{frame}_{variant}"
     if n_pad == 0 and variant in ("pad_zero", "no_store_mask"):
         return text + " " + t("padding_no_padding", **facts)
     if frame == "store" and variant == "no_store_mask":
         where = t("padding_stray_rows", **facts) if footprint.rows_hit() else ""
         where += t("padding_stray_past", **facts) if len(footprint.past_matrix) else ""
-        return text + " " + t(extra_key, **facts) + " " + where
-    return text + (" " + t(extra_key, **facts) if has(extra_key) else "")
+        return text + " " + t(text_key, **facts) + " " + where
+    return text + (" " + t(text_key, **facts) if has(text_key) else "")
 
 
 def render(step: int) -> None:
     frame, stage, anchors = FRAMES[step]
     values = trace.stage(row, stage)[lo:]
-    states = lane_states(values, frame)
-    labels = [t(f"padding_state_{s}") for s in STATES]
-    label_of = dict(zip(STATES, labels))
+    states = padding.lane_states(lanes_idx, values, N, frame, variant)
+    labels = [t(f"padding_state_{s}") for s in LANE_STATES]
+    label_of = dict(zip(LANE_STATES, labels))
     shown_states = [label_of[s] for s in states]
     df = pd.DataFrame({"lane": lanes_idx, "value": np.where(np.isfinite(values), values, np.nan),
                        "shown": [fmt(v) for v in values], "state": shown_states})
-    # one rectangle per run of lanes in the same state keeps the strip light to draw
-    cuts = [0] + [i for i in range(1, len(states)) if states[i] != states[i - 1]] + [len(states)]
     strip = pd.DataFrame([{"lane": int(lanes_idx[a]), "lane_end": int(lanes_idx[b - 1]) + 1, "state": shown_states[a],
-                           "lanes": f"{lanes_idx[a]}–{lanes_idx[b - 1]}"} for a, b in zip(cuts[:-1], cuts[1:])])
+                           "lanes": f"{lanes_idx[a]}–{lanes_idx[b - 1]}"} for a, b in padding.runs(states)])
     left, right = st.columns([3, 2])
     with left:
         charts.show(charts.lanes(df, strip, labels, list(COLORS), x_title=t("padding_lane"), y_title=t("padding_value"),
                                  state_title=t("padding_state"), title=t("padding_chart_title", row=row),
                                  block_size=B, first_lane=int(lo)), key="padding_lanes")
+        divided = padding.frame_facts(trace, footprint, row, "divide")
         m = st.columns(4)
         m[0].metric(t("padding_metric_max"), fmt(trace.row_max[row]) if step >= 1 else "—")
         m[1].metric(t("padding_metric_sum"), fmt(trace.row_sum[row]) if step >= 4 else "—")
-        m[2].metric(t("padding_metric_out_sum"), frame_facts("divide")["out_sum"] if step >= 5 else "—",
+        m[2].metric(t("padding_metric_out_sum"), divided["out_sum"] if step >= 5 else "—",
                     help=t("padding_metric_out_sum_help"))
-        m[3].metric(t("padding_metric_err"), frame_facts("divide")["err"] if step >= 6 else "—",
+        m[3].metric(t("padding_metric_err"), divided["err"] if step >= 6 else "—",
                     help=t("padding_metric_err_help"))
     with right:
         if frame == "store" and variant == "no_store_mask":
@@ -169,27 +115,11 @@ player("padding", len(FRAMES), render, format_step=frame_text,
 
 # -- the whole launch: what landed where ----------------------------------------------------------------
 st.subheader(t("padding_memory_title"))
-buf, written = trace.buffer, trace.written
-n_addr = len(buf)
-status = np.full(n_addr, "unwritten", dtype=object)
-inside = np.arange(n_addr) < trace.guard_start
-same = np.zeros(n_addr, dtype=bool)
-same[: trace.guard_start] = trace.right_elements().ravel()
-status[inside & written & same & ~np.isnan(buf)] = "right"
-status[inside & written & same & np.isnan(buf)] = "nan_like_torch"
-status[inside & written & ~same] = "wrong"
-status[inside & ~written] = "wrong"
-status[~inside & written] = "past_end"
-# run-length encode: one rectangle per stretch of equal state and row keeps the chart small
-row_of = np.where(inside, np.arange(n_addr) // N, -1)
-change = np.flatnonzero((status[1:] != status[:-1]) | (row_of[1:] != row_of[:-1])) + 1
-starts = np.concatenate([[0], change])
-ends = np.concatenate([change, [n_addr]])
+starts, ends, states, rows_of = zip(*padding.memory_segments(padding.memory_status(trace), N, trace.guard_start))
 mem_labels = [t(f"padding_mem_{s}") for s in MEMORY_STATES]
 mem_label = dict(zip(MEMORY_STATES, mem_labels))
-segments = pd.DataFrame({"address": starts, "end": ends, "band": "y",
-                         "state": [mem_label[status[s]] for s in starts],
-                         "row": [str(row_of[s]) if row_of[s] >= 0 else t("padding_guard") for s in starts]})
+segments = pd.DataFrame({"address": starts, "end": ends, "band": "y", "state": [mem_label[s] for s in states],
+                         "row": [str(r) if r >= 0 else t("padding_guard") for r in rows_of]})
 left, right = st.columns([3, 2])
 with left:
     charts.show(charts.memory_strip(segments, mem_labels, list(MEMORY_COLORS), x_title=t("padding_address"),

@@ -4,17 +4,20 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explorer_ui import charts, code, data, defaults, layout
+import softmax_core as sc
+from explorer_ui import charts, code, data, defaults, launch_facts, layout, schedule
 from explorer_ui.i18n import t
+from explorer_ui.plan_reasons import render_reason
 from explorer_ui.player import player
-from explorer_ui.urlstate import PageState
-from softmax_core.trace import MAX_TRACE_BLOCK, MAX_TRACE_ROWS, pipeline_timeline, program_placement
+from explorer_ui.urlstate import PageState, in_url
+from softmax_core.schedule_model import pipeline_timeline, program_placement
+from softmax_core.trace import MAX_TRACE_BLOCK, MAX_TRACE_ROWS
+from softmax_core.tutorial_plan import TUTORIAL_NUM_STAGES
 
 # Rows traced per interaction: at the widest rows the interpreter needs a few ms per row, and a re-render
 # should stay under a second.
 MAX_ROWS = min(160, MAX_TRACE_ROWS)
 GRID_WIDTH = 16            # cells per line in the row grid
-SEED_CARD = defaults.SCHEDULE_GPU    # the chapter's own GPU: the default here when this machine has none
 PIPELINE_ITERATIONS = 6    # loop trips drawn in the num_stages picture
 FULL_SIZE_M = defaults.CHAPTER_M    # the chapter's benchmark matrix height, for the "at full size" figures
 
@@ -24,39 +27,39 @@ layout.intro("schedule")
 state.show_notes()
 
 live = data.live_gpu()
-kgpu = state.choice("gpu", live.key if live else SEED_CARD, data.gpu_keys())
-kN = state.int("N", defaults.SCHEDULE_N, 1, MAX_TRACE_BLOCK)
+kgpu = state.choice_key("gpu", live.key if live else defaults.SCHEDULE_GPU, data.gpu_keys())
+kN = state.int_key("N", defaults.SCHEDULE_N, 1, MAX_TRACE_BLOCK)
 # Default rows: half again as many as the GPU has program slots at this row length, so the strided walk
 # and its uneven tail show (slots = the plan's programs for a matrix with rows to spare).
 try:
-    slots = data.launch_plan(FULL_SIZE_M, st.session_state[kN], "float32", st.session_state[kgpu]).num_programs
+    slots = data.launch_plan(FULL_SIZE_M, st.session_state[kN], defaults.DTYPE, st.session_state[kgpu]).num_programs
 except Exception:
     slots = MAX_ROWS
-krows = state.int("rows", min(MAX_ROWS, max(1, slots * 3 // 2)), 1, MAX_ROWS)
+krows = state.int_key("rows", min(MAX_ROWS, max(1, slots * 3 // 2)), 1, MAX_ROWS)
 c1, c2, c3 = st.columns(3)
 gpu_key = c1.selectbox(t("gpu_choice"), data.gpu_keys(), key=kgpu, format_func=data.gpu_labeler(),
-                       help=None if live else t("schedule_gpu_help"))
+                       help=None if live else t("schedule_gpu_help", gpu=sc.catalog_gpu(defaults.SCHEDULE_GPU).name))
 N = int(c2.number_input(t("cols_N"), 1, MAX_TRACE_BLOCK, step=1, key=kN, help=t("schedule_N_help")))
 n_rows = c3.slider(t("schedule_rows"), 1, MAX_ROWS, key=krows)
 
 try:
     with st.spinner(t("computing")):
-        plan = data.launch_plan(n_rows, N, "float32", gpu_key)
-        full = data.launch_plan(FULL_SIZE_M, N, "float32", gpu_key)
+        plan = data.launch_plan(n_rows, N, defaults.DTYPE, gpu_key)
+        full = data.launch_plan(FULL_SIZE_M, N, defaults.DTYPE, gpu_key)
 except Exception as err:
     st.error(t("error_generic", error=err))
     state.sync()
     st.stop()
 
-if not plan.fits:     # the seed kernel cannot launch this row length on this GPU: nothing to schedule
-    st.warning(t("schedule_no_fit", explanation=layout.plan_explanation(plan)))
+if not plan.fits:     # the tutorial kernel cannot launch this row length on this GPU: nothing to schedule
+    st.warning(t("schedule_no_fit", explanation=render_reason(plan.reason)))
     state.sync()
     st.stop()
 # A link that names P means "this many programs", not the plan's number.
-kauto = state.bool("auto", "P" not in st.query_params)
-kP = state.int("P", max(plan.num_programs, 1), 1, n_rows)
-kstages = state.int("stages", plan.num_stages, 1, 8)
-kload = state.int("load", 3, 1, 10)
+kauto = state.bool_key("auto", not in_url("P"))
+kP = state.int_key("P", max(plan.num_programs, 1), 1, n_rows)
+kstages = state.int_key("stages", plan.num_stages, 1, 8)
+kload = state.int_key("load", 3, 1, 10)
 c1, c2, c3, c4 = st.columns([1, 2, 1, 1])
 with c1:
     auto = st.toggle(t("schedule_auto"), key=kauto, help=t("schedule_auto_help"))
@@ -67,14 +70,14 @@ stages = c3.slider(t("schedule_stages"), 1, 8, key=kstages, help=t("schedule_sta
 load = c4.slider(t("schedule_load"), 1, 10, key=kload, help=t("schedule_load_help"))
 
 st.markdown(t("schedule_plan", gpu=plan.gpu.name, sms=plan.gpu.multiprocessor_count, per_sm=plan.programs_per_sm,
-              limiter=t(f"limiter_{plan.limiter.replace(' ', '_')}"), planned=plan.num_programs, rows=n_rows,
+              limiter=t(launch_facts.limiter_key(plan.limiter)), planned=plan.num_programs, rows=n_rows,
               M=FULL_SIZE_M, full=full.num_programs, per_program=full.rows_per_program))
 
 try:
     with st.spinner(t("computing")):
         # which program takes which row does not depend on num_stages (that only overlaps work within a
         # program), so the trace runs with the plan's and the slider redraws only the pipeline picture
-        trace = data.trace(n_rows, N, num_programs=P, num_stages=None, dtype="float32", variant="correct", seed=0,
+        trace = data.trace(n_rows, N, num_programs=P, num_stages=None, dtype=defaults.DTYPE, variant="correct", seed=0,
                            poisoned_row=0, gpu_key=gpu_key, keep_stages=False)
 except Exception as err:
     st.error(t("error_generic", error=err))
@@ -83,18 +86,9 @@ except Exception as err:
 
 K = trace.n_iterations
 n_frames = K + 2                   # launch, one frame per loop iteration, done
-state.int("step", 0, 0, n_frames - 1)
+state.int_key("step", 0, 0, n_frames - 1)
 rows = np.arange(n_rows)
 rows_per = np.bincount(trace.program, minlength=P)      # recorded: how many rows each program handled
-
-
-def phase_of(step: int) -> np.ndarray:
-    if step == 0:
-        return np.full(n_rows, "later", dtype=object)
-    if step == n_frames - 1:
-        return np.full(n_rows, "done", dtype=object)
-    it = step - 1
-    return np.where(trace.iteration < it, "done", np.where(trace.iteration == it, "now", "later"))
 
 
 def frame_text(step: int) -> str:
@@ -114,7 +108,7 @@ def frame_text(step: int) -> str:
 
 
 def render(step: int) -> None:
-    phase = phase_of(step)
+    phase = schedule.phase_of(step, n_frames, trace.iteration)
     df = pd.DataFrame({"row": rows, "gx": rows % GRID_WIDTH, "gy": rows // GRID_WIDTH, "program": trace.program,
                        "iteration": trace.iteration, "phase": phase})
     left, right = st.columns([3, 2])
@@ -145,12 +139,8 @@ placed = program_placement(P, gpu.multiprocessor_count, plan.programs_per_sm)
 handled = {p: trace.rows_of_program(p) for p in range(P)}
 
 
-def row_list(rows_handled, limit: int) -> str:
-    return ", ".join(map(str, rows_handled[:limit])) + (" …" if len(rows_handled) > limit else "")
-
-
 sm_df = pd.DataFrame([{"sm": pl.sm, "slot": pl.slot, "program": pl.program, "wave": pl.wave,
-                       "rows": row_list(handled[pl.program], 8)} for pl in placed])
+                       "rows": schedule.row_list(handled[pl.program], 8)} for pl in placed])
 used_sms = sm_df["sm"].nunique()
 waves = int(sm_df["wave"].max()) + 1
 left, right = st.columns([3, 2])
@@ -162,18 +152,17 @@ with left:
                   waves=waves))
 with right:
     per_program = pd.DataFrame({t("schedule_program"): np.arange(P), t("schedule_col_rows"): rows_per,
-                                t("schedule_col_which"): [row_list(handled[p], 6) for p in range(P)]})
+                                t("schedule_col_which"): [schedule.row_list(handled[p], 6) for p in range(P)]})
     st.dataframe(per_program, hide_index=True, width="stretch", height=260)
 
 # -- num_stages: overlapping the next row's load with this row's math ---------------------------------
 st.subheader(t("schedule_pipe_title"))
-phases = ["load", "compute", "store"]
-phase_labels = [t(f"schedule_phase_{p}") for p in phases]
+phase_labels = [t(f"schedule_phase_{p}") for p in schedule.PIPELINE_PHASES]
 lanes = []
 for label, s in ((t("schedule_pipe_serial"), 1), (t("schedule_pipe_staged", stages=stages), stages)):
     for span in pipeline_timeline(PIPELINE_ITERATIONS, s, float(load)):
         lanes.append({"lane": label, "label": f"{s} · {t('schedule_row_n', n=span.iteration)}",
-                      "iteration": span.iteration, "phase": phase_labels[phases.index(span.phase)],
+                      "iteration": span.iteration, "phase": phase_labels[schedule.PIPELINE_PHASES.index(span.phase)],
                       "start": span.start, "end": span.end})
 pipe = pd.DataFrame(lanes)
 left, right = st.columns([3, 2])
@@ -185,6 +174,7 @@ with left:
 with right:
     finish = pipe[pipe["phase"] == phase_labels[1]].groupby("lane", sort=False)["end"].max()
     st.markdown(t("schedule_pipe_text", serial=finish.iloc[0], staged=finish.iloc[-1], stages=stages, load=load,
+                  large=TUTORIAL_NUM_STAGES[0],
                   n=PIPELINE_ITERATIONS))
     code.kernel_panel("range", caption=t("kernel_caption"), context=3)
 

@@ -3,10 +3,12 @@ an occupancy calculator, what happens when a row no longer fits, and the compile
 import pandas as pd
 import streamlit as st
 
-from explorer_ui import charts, code, data, defaults, layout
+from explorer_ui import charts, code, data, defaults, launch_facts, layout
 from explorer_ui.i18n import bound, t
+from explorer_ui.plan_reasons import render_reason
 from explorer_ui.urlstate import PageState
-from softmax_core.tutorial_plan import occupancy
+from softmax_core.occupancy import chapter_occupancy
+from softmax_core.tutorial_plan import TUTORIAL_NUM_STAGES, TUTORIAL_STAGES_SHARED_THRESHOLD
 
 MAX_N = 262_144
 MAX_REGS_PER_THREAD = 255          # NVIDIA's per-thread ceiling (AMD: 512 VGPRs); the x-axis of the calculator
@@ -19,10 +21,10 @@ state = PageState("gpu")
 layout.intro("gpu")
 state.show_notes()
 
-kgpu = state.choice("gpu", data.default_gpu_key(), data.gpu_keys())
-kM = state.int("M", defaults.CHAPTER_M, 1, 1_048_576)
-kN = state.int("N", defaults.CHAPTER_N, 1, MAX_N)
-kdtype = state.choice("dtype", defaults.DTYPE, data.DTYPE_NAMES)
+kgpu = state.choice_key("gpu", data.default_gpu_key(), data.gpu_keys())
+kM = state.int_key("M", defaults.CHAPTER_M, 1, 1_048_576)
+kN = state.int_key("N", defaults.CHAPTER_N, 1, MAX_N)
+kdtype = state.choice_key("dtype", defaults.DTYPE, data.DTYPE_NAMES)
 c1, c2, c3, c4 = st.columns([2, 1, 1, 1])
 gpu_key = c1.selectbox(t("gpu_choice"), data.gpu_keys(), key=kgpu, format_func=data.gpu_labeler())
 M = int(c2.number_input(t("rows_M"), 1, 1_048_576, step=1, key=kM))
@@ -39,13 +41,7 @@ except Exception as err:
     st.stop()
 
 # -- the GPU's figures, each with its source ----------------------------------------------------------
-FIGURES = (("name", gpu.name), ("arch", f"{gpu.arch} ({t('gpu_cc')} {gpu.compute_capability[0]}."
-                                        f"{gpu.compute_capability[1]})"),
-           ("multiprocessor_count", f"{gpu.multiprocessor_count:,}"), ("max_num_regs", f"{gpu.max_num_regs:,}"),
-           ("max_shared_mem", f"{gpu.max_shared_mem:,} B"), ("warp_size", str(gpu.warp_size)),
-           ("memory_bandwidth_gbps", f"{gpu.memory_bandwidth_gbps:,.0f} GB/s" if gpu.memory_bandwidth_gbps else "—"),
-           ("memory_gib", f"{gpu.memory_gib:,.0f} GiB" if gpu.memory_gib else "—"),
-           ("l2_mib", f"{gpu.l2_mib:,.0f} MiB" if gpu.l2_mib else "—"))
+FIGURES = launch_facts.gpu_figures(gpu, t("gpu_cc"))
 left, right = st.columns([1, 1])
 with left:
     st.subheader(t("gpu_props_title"))
@@ -60,7 +56,8 @@ with right:
     m = st.columns(3)
     m[0].metric("BLOCK_SIZE", f"{plan.block_size:,}", help=t("gpu_help_block"))
     m[1].metric("num_warps", plan.num_warps, help=t("gpu_help_warp", warp=gpu.warp_size))
-    m[2].metric("num_stages", plan.num_stages, help=t("gpu_help_stages"))
+    m[2].metric("num_stages", plan.num_stages, help=t("gpu_help_stages", threshold=TUTORIAL_STAGES_SHARED_THRESHOLD,
+                                                      large=TUTORIAL_NUM_STAGES[0], small=TUTORIAL_NUM_STAGES[1]))
     m = st.columns(3)
     m[0].metric(t("gpu_n_regs"), plan.n_regs, help=t("gpu_help_regs"))
     m[1].metric(t("gpu_shared"), f"{plan.shared_bytes:,} B", help=t("gpu_help_shared"))
@@ -68,26 +65,34 @@ with right:
     m = st.columns(3)
     m[0].metric(t("gpu_programs_per_sm"), plan.programs_per_sm, help=t("gpu_help_sm"))
     m[1].metric(t("gpu_grid"), f"{plan.num_programs:,}")
-    m[2].metric(t("gpu_limiter"), t(f"limiter_{plan.limiter.replace(' ', '_')}"))
+    m[2].metric(t("gpu_limiter"), t(launch_facts.limiter_key(plan.limiter)))
     st.caption(t("gpu_resources_how", how=plan.resources_how))
+    if plan.toolchain:
+        st.caption(t("occupancy_toolchain", toolchain=plan.toolchain))
+    hw = plan.occupancy
+    m = st.columns(3)
+    m[0].metric(t("occupancy_hardware_per_sm"), hw.programs_per_sm, help=t("occupancy_hardware_help"))
+    m[1].metric(t("occupancy_resident"), f"{gpu.multiprocessor_count * hw.programs_per_sm:,}")
+    m[2].metric(t("occupancy_hardware_limiter"), t(launch_facts.limiter_key(hw.limiter)))
+    if not hw.agrees:
+        st.warning(t("occupancy_differs", chapter=hw.chapter_programs_per_sm, hardware=hw.programs_per_sm,
+                     why=t("occupancy_list_separator").join(t(launch_facts.limiter_key(d)) for d in hw.differences)))
+        st.code(hw.rule, language=None, wrap_lines=True)
 
-explanation = layout.plan_explanation(plan)
+explanation = render_reason(plan.reason)
 if plan.fits:
     st.success(explanation)
 else:
     st.error(t("gpu_does_not_fit", explanation=explanation))
 
-# -- the seed's arithmetic, with this plan's numbers, beside the code that does it ----------------------
+# -- the tutorial's arithmetic, with this plan's numbers, beside the code that does it ----------------------
 st.subheader(t("gpu_formula_title"))
 left, right = st.columns([2, 3])
 with left:
     sram = (f"{gpu.max_shared_mem} // {plan.shared_bytes} = {plan.sram_occupancy}" if plan.sram_occupancy is not None
             else t("gpu_no_shared"))
-    if gpu.vendor == "amd":
-        reg_line = f"{plan.occupancy_rule} = {plan.reg_occupancy}"
-    else:
-        reg_line = (f"{gpu.max_num_regs} // ({plan.n_regs} × {gpu.warp_size} × {plan.num_warps}) = "
-                    f"{plan.reg_occupancy}")
+    reg_line = (f"{gpu.max_num_regs} // ({plan.n_regs} × {gpu.warp_size} × {plan.num_warps}) = "
+                f"{plan.reg_occupancy}")
     st.code(f"reg_occupancy   = {reg_line}\n"
             f"sram_occupancy  = {sram}\n"
             f"programs_per_sm = {plan.programs_per_sm}\n"
@@ -96,28 +101,24 @@ with left:
     st.markdown(t("gpu_formula_text"))
     code.kernel_panel("block_size", "num_stages", "range", "load", caption=t("kernel_caption"), context=1)
 with right:
-    focus = {"registers": ("reg_occupancy = AMD_SIMDS" if gpu.vendor == "amd" else "reg_occupancy = gpu.max_num_regs",),
+    focus = {"registers": ("reg_occupancy = gpu.max_num_regs",),
              "shared memory": ("sram_occupancy = gpu.max_shared_mem",),
-             "rows": ("num_programs = min(full_grid, n_rows)",)}[plan.limiter]
-    code.source_panel(occupancy, focus + ("programs_per_sm = ",), caption=t("gpu_occupancy_caption"))
+             "rows": ()}[plan.limiter]
+    code.source_panel(chapter_occupancy, focus + ("programs_per_sm = ",), caption=t("occupancy_chapter_caption"))
 
 # -- occupancy calculator ----------------------------------------------------------------------------
 st.subheader(t("gpu_calc_title"))
-kvary = state.choice("vary", "regs", ("regs", "block"))
-vary = st.radio(t("gpu_vary"), ("regs", "block"), key=kvary, horizontal=True,
+kvary = state.choice_key("vary", "regs", launch_facts.VARY)
+vary = st.radio(t("gpu_vary"), launch_facts.VARY, key=kvary, horizontal=True,
                 format_func=lambda v, tr=bound(): tr(f"gpu_vary_{v}"))
 reg_label, sram_label, prog_label = t("gpu_line_regs"), t("gpu_line_sram"), t("gpu_line_programs")
 if vary == "regs":
-    kwhat = state.int("regs", plan.n_regs, 1, MAX_REGS_PER_THREAD)
+    kwhat = state.int_key("regs", plan.n_regs, 1, MAX_REGS_PER_THREAD)
     what = st.slider(t("gpu_what_if_regs"), 1, MAX_REGS_PER_THREAD, key=kwhat, help=t("gpu_what_if_help"))
-    rows = []
-    for r in range(min(CHART_MIN_REGS, int(what), plan.n_regs), MAX_REGS_PER_THREAD + 1):
-        occ = occupancy(gpu, r, plan.shared_bytes, plan.num_warps, 10**9)
-        rows.append({"x": r, "programs": occ.reg_occupancy, "limit": reg_label})
-        if occ.sram_occupancy is not None:
-            rows.append({"x": r, "programs": occ.sram_occupancy, "limit": sram_label})
-        rows.append({"x": r, "programs": occ.programs_per_sm, "limit": prog_label})
-    curve = pd.DataFrame(rows)
+    regs = range(min(CHART_MIN_REGS, int(what), plan.n_regs), MAX_REGS_PER_THREAD + 1)
+    curve = pd.DataFrame(launch_facts.register_curve(gpu, plan.shared_bytes, plan.num_warps, regs))
+    curve["limit"] = curve["limit"].map({"registers": reg_label, "shared memory": sram_label, "programs": prog_label,
+                                         "hardware": t("occupancy_line_hardware")})
     hypo = data.what_if_plan(M, N, dtype, gpu_key, int(what), plan.shared_bytes, "what-if")
     marker = pd.DataFrame([{"x": int(what), "programs": hypo.programs_per_sm, "label": t("gpu_marker_what_if")}])
     x_title, scale = t("gpu_x_regs"), "linear"
@@ -134,6 +135,8 @@ else:
             if p.sram_occupancy is not None:
                 rows.append({"x": b, "programs": p.sram_occupancy, "limit": sram_label, "n_regs": p.n_regs})
             rows.append({"x": b, "programs": p.programs_per_sm, "limit": prog_label, "n_regs": p.n_regs})
+            rows.append({"x": b, "programs": p.hardware_programs_per_sm, "limit": t("occupancy_line_hardware"),
+                         "n_regs": p.n_regs})
     curve = pd.DataFrame(rows)
     marker = pd.DataFrame([{"x": plan.block_size, "programs": plan.programs_per_sm, "label": t("gpu_marker_plan")}])
     x_title, scale = t("gpu_x_block"), "log"
@@ -147,7 +150,7 @@ with left:
 with right:
     if vary == "regs":
         st.markdown(t("gpu_what_if_text", regs=int(what), programs=hypo.programs_per_sm,
-                      limiter=t(f"limiter_{hypo.limiter.replace(' ', '_')}"), grid=hypo.num_programs,
+                      limiter=t(launch_facts.limiter_key(hypo.limiter)), grid=hypo.num_programs,
                       real=plan.n_regs))
         table = curve[curve["limit"] == prog_label].set_index("x")["programs"]
         steps = table[table.diff().fillna(1) != 0].reset_index()
@@ -171,12 +174,11 @@ if plan.fits:
 else:
     st.markdown(t("gpu_long_fails", shared=plan.shared_bytes, limit=gpu.max_shared_mem, N=N))
 if tuned is not None:
-    st.info(t("gpu_tuned_path", path=t(f"gpu_path_{tuned.path}"), block=tuned.block_n, warps=tuned.num_warps,
-              programs=tuned.num_programs, reason=layout.plan_explanation(tuned)), icon="🧭")
+    st.info(t("gpu_tuned_path", path=t(f"gpu_path_{tuned.path}"), reason=render_reason(tuned.reason)), icon="🧭")
 
 # -- compiled code -------------------------------------------------------------------------------------
 st.subheader(t("gpu_asm_title"))
-kasm = state.bool("asm", False)
+kasm = state.bool_key("asm", False)
 if st.toggle(t("gpu_asm_toggle"), key=kasm):
     try:
         with st.spinner(t("computing")):
@@ -192,7 +194,7 @@ if st.toggle(t("gpu_asm_toggle"), key=kasm):
                 st.caption(t("gpu_asm_caption", shown=min(len(lines), ASM_PREVIEW_LINES), total=len(lines)))
                 st.code("\n".join(lines[:ASM_PREVIEW_LINES]), language=None, height=420)
                 st.download_button(t("gpu_asm_download", name=name.upper()), text,
-                                   file_name=f"seed_softmax_{plan.block_size}_{gpu.arch}.{name}",
+                                   file_name=f"tutorial_softmax_{plan.block_size}_{gpu.arch}.{name}",
                                    key=f"gpu_asm_dl_{name}")
     else:
         st.caption(t("gpu_asm_none"))

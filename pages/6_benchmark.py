@@ -6,13 +6,14 @@ import pandas as pd
 import streamlit as st
 
 import softmax_core as sc
-from explorer_ui import charts, code, data, layout
+from explorer_ui import charts, code, data, defaults, layout
 from explorer_ui.i18n import bound, t
 from explorer_ui.urlstate import PageState
+from softmax_core import bench, dtypes
 
-# N values offered for a live sweep: the harness's record sweep (powers of two plus the chapter's 781).
 CPU_PROVIDERS = ("copy", "naive", "torch")     # what a CPU can time honestly; kernels would run interpreted
 CPU_N_CHOICES = (128, 256, 512, 1024, 2048, 4096)
+FORMULA_N = 1024        # the byte-count example: the chapter's M rows of this many columns
 
 layout.setup_page("bench")
 state = PageState("bench")
@@ -20,15 +21,11 @@ layout.intro("bench")
 state.show_notes()
 layout.device_banner()
 
-bench = data.bench_module()
-if bench is None:
-    st.warning(t("bench_no_harness"))
-    st.stop()
-
 left, right = st.columns([3, 2])
 with left:
-    example = sc.bytes_moved(4096, 1024, 4, "forward")
-    st.markdown(t("bench_formula", example=layout.fmt_bytes(example)))
+    example = sc.bytes_moved(defaults.CHAPTER_M, FORMULA_N, dtypes.element_size(defaults.DTYPE), "forward")
+    st.markdown(t("bench_formula", M=defaults.CHAPTER_M, N=FORMULA_N, dtype=defaults.DTYPE,
+                  example=layout.fmt_bytes(example)))
 with right:
     code.kernel_panel("load", "store", caption=t("kernel_caption"), context=1)
 
@@ -36,7 +33,7 @@ with right:
 def show_run(run, prefix: str) -> None:
     """Chart with the copy roofline, the table beside it, failures, provenance, CSV download."""
     directions = [d for d in ("forward", "backward") if (run.frame["direction"] == d).any()] or ["forward"]
-    kdir = state.choice(f"{prefix}dir", directions[0], directions)
+    kdir = state.choice_key(f"{prefix}dir", directions[0], directions)
     direction = st.radio(t("bench_direction"), directions, key=kdir, horizontal=True,
                          format_func=lambda d, tr=bound(): tr(f"bench_dir_{d}"))
     lines, roof = data.chart_frame(run, direction)
@@ -96,15 +93,15 @@ def sweep_with_feedback(*args, **kwargs):
 on_gpu = not sc.runtime.INTERPRETED
 if on_gpu:
     st.subheader(t("bench_live_title"))
-    candidates = sorted(set(bench.FULL_SWEEP_N))
+    candidates = sorted(set(bench.FULL_SWEEP_N))      # the harness's record sweep: N values offered here
     providers = bench.available_providers()
-    kM = state.int("M", bench.FULL_SWEEP_M, 1, 65_536)
-    kdtype = state.choice("dtype", "float32", data.DTYPE_NAMES)
-    klo = state.choice("Nlo", candidates[0], candidates)
-    khi = state.choice("Nhi", 16384 if 16384 in candidates else candidates[-1], candidates)
-    kprov = state.multi("providers", [p for p in ("copy", "ours", "as_taught", "torch", "naive") if p in providers],
+    kM = state.int_key("M", bench.FULL_SWEEP_M, 1, 65_536)
+    kdtype = state.choice_key("dtype", defaults.DTYPE, data.DTYPE_NAMES)
+    klo = state.choice_key("Nlo", candidates[0], candidates)
+    khi = state.choice_key("Nhi", 16384 if 16384 in candidates else candidates[-1], candidates)
+    kprov = state.multi_key("providers", [p for p in ("copy", "tuned", "tutorial", "torch", "naive") if p in providers],
                         providers)
-    kdirs = state.multi("directions", ["forward"], ["forward", "backward"])
+    kdirs = state.multi_key("directions", ["forward"], ["forward", "backward"])
     c1, c2, c3 = st.columns([1, 1, 3])
     M = int(c1.number_input(t("rows_M"), 1, 65_536, step=1, key=kM))
     dtype = c2.selectbox(t("dtype"), data.DTYPE_NAMES, key=kdtype)
@@ -124,8 +121,8 @@ if on_gpu:
 else:
     st.subheader(t("bench_cpu_title"))
     st.markdown(t("bench_cpu_intro"))
-    kcM = state.int("cpuM", 1024, 16, 2048)
-    kcN = state.choice("cpuN", 1024, CPU_N_CHOICES)
+    kcM = state.int_key("cpuM", 1024, 16, 2048)
+    kcN = state.choice_key("cpuN", 1024, CPU_N_CHOICES)
     c1, c2 = st.columns(2)
     cpu_M = c1.slider(t("rows_M"), 16, 2048, key=kcM)
     cpu_N = c2.select_slider(t("bench_cpu_Nmax"), CPU_N_CHOICES, key=kcN)
@@ -133,7 +130,7 @@ else:
     if st.button(t("bench_cpu_run"), key="bench_cpu_run", type="primary"):
         timer = bench.WallClockTimer(warmup=3, max_repeats=15, budget_s=0.15)
         st.session_state["bench_cpu_result"] = sweep_with_feedback(
-            int(cpu_M), Ns, "float32", list(CPU_PROVIDERS), ["forward"], timer=timer,
+            int(cpu_M), Ns, defaults.DTYPE, list(CPU_PROVIDERS), ["forward"], timer=timer,
             command="explorer app: CPU comparison")
     cpu_run = st.session_state.get("bench_cpu_result")
     if cpu_run is not None:
@@ -156,9 +153,9 @@ if not runs:
     st.info(t("bench_no_recording", path=str(data.recorded_dir())), icon="🗄️")
 else:
     labels = [r.label for r in runs]
-    # start on the newest float32 run: the chapter's dtype
-    float32 = [i for i, r in enumerate(runs) if r.provenance.get("dtype") == "float32"]
-    krun = state.int("run", float32[-1] if float32 else len(runs) - 1, 0, len(runs) - 1)
+    # start on the newest run in the chapter's dtype
+    chapter_dtype = [i for i, r in enumerate(runs) if r.provenance.get("dtype") == defaults.DTYPE]
+    krun = state.int_key("run", chapter_dtype[-1] if chapter_dtype else len(runs) - 1, 0, len(runs) - 1)
     index = st.selectbox(t("bench_pick_run"), list(range(len(runs))), key=krun, format_func=lambda i: labels[i])
     run = runs[index]
     p = run.provenance

@@ -5,7 +5,6 @@ warps and grid, against copy and the other paths in the same run. Writes a CSV. 
 """
 from __future__ import annotations
 
-import dataclasses
 import os
 import sys
 import time
@@ -14,10 +13,11 @@ import pandas as pd
 import torch
 import triton
 
+from softmax_core import dtypes
 from softmax_core.gpu import default_gpu
 from softmax_core.memory import bytes_moved
-from softmax_core.launchers import _launch_backward, _launch_forward, cached_plan
-from softmax_core.tuned_plan import plan_split
+from softmax_core.launchers import cached_plan, softmax_backward, softmax_forward
+from softmax_core.tuned_plan import plan_softmax, plan_split
 
 
 
@@ -41,7 +41,7 @@ def bench(fn) -> float:
 
 def split_variants(n: int, dtype: torch.dtype, direction: str):
     gpu = default_gpu()
-    elt = torch.empty((), dtype=dtype).element_size()
+    elt = dtypes.element_size(dtype)
     flags = {"SAFE": False} if direction == "forward" else {}
     seen = set()
     for max_chunk in CHUNKS:
@@ -56,17 +56,12 @@ def split_variants(n: int, dtype: torch.dtype, direction: str):
             yield plan
 
 
-def as_tiled(plan):
-    return dataclasses.replace(plan, path="tiled", block_n=min(16384, triton.next_power_of_2(plan.n_cols)),
-                               num_warps=16, num_programs=plan.n_rows, split=1, rows_per_program=1)
-
-
 def try_candidates(record, prefix, direction, n, dtype, launch, reference, tol, nbytes, base):
     """The plan's choice, every split variant, and the tiled path, each checked against `reference`, then timed."""
     default = cached_plan(M, n, dtype, direction, False)
     candidates = [("default", default)] + [("split", p) for p in split_variants(n, dtype, direction)]
     if default.path != "tiled":
-        candidates.append(("tiled", as_tiled(default)))
+        candidates.append(("tiled", plan_softmax(M, n, dtype, default.gpu, direction, path="tiled")))
     for kind, plan in candidates:
         try:
             out = launch(plan)
@@ -93,14 +88,14 @@ def main(out_path: str) -> None:
                 gbps = nbytes / ms * 1e-6
                 variant = "-" if plan is None else (f"{plan.path} split={plan.split} chunk={plan.block_n} "
                                                     f"warps={plan.num_warps} grid={plan.num_programs} regs={plan.resources.n_regs}")
-                rows_out.append(dict(dtype=str(dtype)[6:], N=n, kind=kind, variant=variant, ms=round(ms, 5),
+                rows_out.append(dict(dtype=dtypes.name(dtype), N=n, kind=kind, variant=variant, ms=round(ms, 5),
                                      gbps=round(gbps, 1), copy_ratio=round(gbps / base, 3), ok=ok))
-                print(f"{str(dtype)[6:]:9s} N={n:7d} {kind:10s} {gbps:7.0f} GB/s {gbps / base:5.3f} {'ok' if ok else 'WRONG'} {variant}",
+                print(f"{dtypes.name(dtype):9s} N={n:7d} {kind:10s} {gbps:7.0f} GB/s {gbps / base:5.3f} {'ok' if ok else 'WRONG'} {variant}",
                       flush=True)
 
             record("copy", None, copy_ms, fwd_bytes)
             record("torch", None, bench(lambda: torch.softmax(x, -1)), fwd_bytes)
-            try_candidates(record, "", "forward", n, dtype, lambda plan: _launch_forward(x, plan, False), ref, tol,
+            try_candidates(record, "", "forward", n, dtype, lambda plan: softmax_forward(x, plan, False), ref, tol,
                            fwd_bytes, copy_gbps)
             dy = torch.randn_like(x)
             y = torch.softmax(x, -1)
@@ -110,7 +105,7 @@ def main(out_path: str) -> None:
             bcopy_gbps = bwd_bytes / bcopy * 1e-6
             record("bwd-copy", None, bcopy, bwd_bytes, base=bcopy_gbps)
             record("bwd-torch", None, bench(lambda: torch._softmax_backward_data(dy, y, -1, dtype)), bwd_bytes, base=bcopy_gbps)
-            try_candidates(record, "bwd-", "backward", n, dtype, lambda plan: _launch_backward(y, dy, plan), dx_ref,
+            try_candidates(record, "bwd-", "backward", n, dtype, lambda plan: softmax_backward(y, dy, plan), dx_ref,
                            tol, bwd_bytes, bcopy_gbps)
             del x, y, dy, y_copy, out3, ref, dx_ref
             torch.cuda.empty_cache()

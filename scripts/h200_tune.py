@@ -14,8 +14,9 @@ import torch
 import triton
 
 import softmax_core as sc
+from softmax_core import dtypes
 from softmax_core.memory import bytes_moved
-from softmax_core.launchers import _launch_backward, _launch_forward, cached_plan
+from softmax_core.launchers import cached_plan, softmax_backward, softmax_forward
 
 M = 4096
 NS = [256, 1024, 4096, 16384, 32768, 65536, 131072, 262144]
@@ -60,22 +61,22 @@ def main(out_path: str, quick: bool) -> None:
 
             def record(kind, variant, ms, nbytes, ok=True):
                 gbps = nbytes / ms * 1e-6
-                rows_out.append(dict(dtype=str(dtype)[6:], N=n, kind=kind, variant=variant, ms=round(ms, 5),
+                rows_out.append(dict(dtype=dtypes.name(dtype), N=n, kind=kind, variant=variant, ms=round(ms, 5),
                                      gbps=round(gbps, 1), copy_ratio=round(gbps / copy_gbps, 3), ok=ok))
 
             record("copy", "copy", copy_ms, fwd_bytes)
             record("torch", "torch.softmax", bench(lambda: torch.softmax(x, -1)), fwd_bytes)
             try:
-                record("seed", "as taught", bench(lambda: sc.tutorial_softmax(x)), fwd_bytes)
-            except Exception as exc:  # the seed's OutOfResources is data
-                rows_out.append(dict(dtype=str(dtype)[6:], N=n, kind="seed", variant=type(exc).__name__, ms=None,
+                record("tutorial", "tutorial", bench(lambda: sc.tutorial_softmax(x)), fwd_bytes)
+            except Exception as exc:  # the tutorial's OutOfResources is data
+                rows_out.append(dict(dtype=dtypes.name(dtype), N=n, kind="tutorial", variant=type(exc).__name__, ms=None,
                                      gbps=None, copy_ratio=None, ok=False))
             plan = cached_plan(M, n, dtype, "forward", False)
             for v in forward_variants(plan):
                 try:
-                    y = _launch_forward(x, v, False)
+                    y = softmax_forward(x, v, False)
                     ok = torch.allclose(y.float(), ref, atol=1e-2 if dtype != torch.float32 else 1e-5, rtol=1e-2)
-                    ms = bench(lambda: _launch_forward(x, v, False))
+                    ms = bench(lambda: softmax_forward(x, v, False))
                 except Exception as exc:
                     print("variant failed", n, v.path, v.rows_per_program, v.block_n, v.num_warps, exc)
                     continue
@@ -88,16 +89,16 @@ def main(out_path: str, quick: bool) -> None:
             y = torch.softmax(x, -1)
             bplan = cached_plan(M, n, dtype, "backward", False)
             dx_ref = torch._softmax_backward_data(dy, y, -1, dtype)
-            dx = _launch_backward(y, dy, bplan)
+            dx = softmax_backward(y, dy, bplan)
             ok = torch.allclose(dx.float(), dx_ref.float(), atol=1e-2 if dtype != torch.float32 else 1e-5, rtol=1e-2)
             out3 = torch.empty_like(x)
             record("bwd-copy", "add(y, dy) 2 reads + 1 write", bench(lambda: torch.add(y, dy, out=out3)), bwd_bytes)
             record("bwd-torch", "_softmax_backward_data", bench(lambda: torch._softmax_backward_data(dy, y, -1, dtype)), bwd_bytes)
             record("bwd-ours", f"{bplan.path} rows={bplan.rows_per_program} block={bplan.block_n} warps={bplan.num_warps} "
-                   f"grid={bplan.num_programs}", bench(lambda: _launch_backward(y, dy, bplan)), bwd_bytes, ok)
-            best = max((r for r in rows_out if r["N"] == n and r["dtype"] == str(dtype)[6:] and r["kind"].startswith("ours")),
+                   f"grid={bplan.num_programs}", bench(lambda: softmax_backward(y, dy, bplan)), bwd_bytes, ok)
+            best = max((r for r in rows_out if r["N"] == n and r["dtype"] == dtypes.name(dtype) and r["kind"].startswith("ours")),
                        key=lambda r: r["gbps"] or 0, default=None)
-            print(f"{str(dtype)[6:]:9s} N={n:7d} copy {copy_gbps:7.0f}  best ours {best['gbps'] if best else '-'} "
+            print(f"{dtypes.name(dtype):9s} N={n:7d} copy {copy_gbps:7.0f}  best ours {best['gbps'] if best else '-'} "
                   f"({best['copy_ratio'] if best else '-'}) {best['variant'] if best else ''}", flush=True)
             del x, y, dy, y_copy, out3, ref
             torch.cuda.empty_cache()

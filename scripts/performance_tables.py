@@ -6,11 +6,13 @@ so that no figure in that document is typed by hand.
 """
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from softmax_core.bench import load_run  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "assets" / "benchmarks"
@@ -24,11 +26,12 @@ VERSIONS = [
      "history/nvidia-h200-full-bfloat16-20261129T1726"),
     ("v5", "nvidia-h200-full-float32-20261129T1733", "nvidia-h200-full-bfloat16-20261129T1735"),
 ]
-PEERS = ["as_taught", "torch", "torch_compile", "liger", "naive"]
+PEERS = ["tutorial", "torch", "torch_compile", "liger", "naive"]
 
 
 def load(stem: str) -> tuple[pd.DataFrame, dict]:
-    return pd.read_csv(BENCH / f"{stem}.csv"), json.loads((BENCH / f"{stem}.json").read_text())
+    run = load_run(BENCH / f"{stem}.json")
+    return run.frame, run.provenance
 
 
 def ratio(df: pd.DataFrame, provider: str, direction: str = "forward") -> pd.Series:
@@ -43,10 +46,10 @@ def fmt(value, digits=2) -> str:
 def by_version() -> str:
     columns = {}
     for label, f32, b16 in VERSIONS:
-        columns[f"fp32 {label}"] = ratio(load(f32)[0], "ours")
-        columns[f"bf16 {label}"] = ratio(load(b16)[0], "ours")
+        columns[f"fp32 {label}"] = ratio(load(f32)[0], "tuned")
+        columns[f"bf16 {label}"] = ratio(load(b16)[0], "tuned")
     table = pd.DataFrame(columns)
-    lines = ["### ours ÷ copy by version (forward, same-run copy)", "",
+    lines = ["### tuned ÷ copy by version (forward, same-run copy)", "",
              "| N | " + " | ".join(table.columns) + " |", "|---" * (len(table.columns) + 1) + "|"]
     lines += [f"| {n} | " + " | ".join(fmt(v) for v in row) + " |" for n, row in table.iterrows()]
     return "\n".join(lines)
@@ -61,16 +64,16 @@ def record(stem: str) -> str:
     header = (f"### {prov['dtype']}, M = {prov['M']} — `{stem.split('/')[-1]}.csv`\n\n"
               f"{prov['gpu']}, driver {prov['driver']}, torch {prov['torch']}, triton {prov['triton']}, "
               f"{prov['date']}, source digest {prov.get('source_digest', '—')}, `{prov['command']}`\n")
-    cols = ["floor µs (copy)", "copy GB/s", "ours"] + present + ["ours/copy", "best peer/copy"]
+    cols = ["floor µs (copy)", "copy GB/s", "tuned"] + present + ["tuned/copy", "best peer/copy"]
     lines = [header, "| N | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
     for n in gbps.index:
         peers = [gbps.loc[n].get(p) for p in present if p != "naive"]
         best_peer = max((v for v in peers if not pd.isna(v)), default=float("nan"))
-        cells = [f"{ms.loc[n, 'copy'] * 1e3:.1f}", f"{gbps.loc[n, 'copy']:,.0f}", f"{gbps.loc[n, 'ours']:,.0f}"]
+        cells = [f"{ms.loc[n, 'copy'] * 1e3:.1f}", f"{gbps.loc[n, 'copy']:,.0f}", f"{gbps.loc[n, 'tuned']:,.0f}"]
         cells += ["fails" if pd.isna(gbps.loc[n].get(p)) else f"{gbps.loc[n, p]:,.0f}" for p in present]
-        cells += [fmt(gbps.loc[n, "ours"] / gbps.loc[n, "copy"]), fmt(best_peer / gbps.loc[n, "copy"])]
+        cells += [fmt(gbps.loc[n, "tuned"] / gbps.loc[n, "copy"]), fmt(best_peer / gbps.loc[n, "copy"])]
         lines.append(f"| {n} | " + " | ".join(cells) + " |")
-    bwd = {p: ratio(df, p, "backward") for p in ["ours", "torch", "torch_compile", "liger"] if p in set(df.provider)}
+    bwd = {p: ratio(df, p, "backward") for p in ["tuned", "torch", "torch_compile", "liger"] if p in set(df.provider)}
     table = pd.DataFrame(bwd)
     lines += ["", "Backward (through autograd), ratio to a 2-read-1-write copy of the same bytes:", "",
               "| N | " + " | ".join(table.columns) + " |", "|---" * (len(table.columns) + 1) + "|"]

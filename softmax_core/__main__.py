@@ -1,4 +1,4 @@
-"""Command line: `python -m softmax_core` runs the seed's check; `--benchmark` runs a benchmark sweep.
+"""Command line: `python -m softmax_core` runs the tutorial's check; `--benchmark` runs a benchmark sweep.
 
 Needs neither streamlit nor altair, so it runs on a bare GPU machine.
 """
@@ -7,21 +7,20 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from typing import Callable
 
 import torch
 
-from . import bench, runtime
-from .bench import PROVIDERS
+from . import bench, dtypes, runtime
+from .bench import PROVIDERS, BenchmarkRun
 from .gpu import catalog_gpu, default_gpu
+from .tuned_plan import plan_softmax
 from .tutorial_plan import plan_launch
 from .launchers import softmax
 from .reason_text import describe
 
-DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
-
-
 def tutorial_check(rows: int = 1823, cols: int = 781, atol: float = 1e-3, rtol: float = 1e-3) -> bool:
-    """The chapter's unit test: an irregular shape so that padding and masking are exercised."""
+    """The tutorial's unit test: an irregular shape so that padding and masking are exercised."""
     torch.manual_seed(0)
     x = torch.randn(rows, cols, device=runtime.kernel_device())
     y = softmax(x)
@@ -38,7 +37,7 @@ def tutorial_check(rows: int = 1823, cols: int = 781, atol: float = 1e-3, rtol: 
 
 def describe_plan(rows: int, cols: int, dtype: str, gpu_key: str | None) -> None:
     gpu = catalog_gpu(gpu_key) if gpu_key else default_gpu()
-    plan = plan_launch(rows, cols, DTYPES[dtype], gpu)
+    plan = plan_launch(rows, cols, dtypes.torch_dtype(dtype), gpu)
     print(f"launch plan for {rows}x{cols} {dtype} on {gpu.label}")
     for name in ("block_size", "num_warps", "num_stages", "n_regs", "n_spills", "shared_bytes", "reg_occupancy",
                  "sram_occupancy", "programs_per_sm", "num_programs", "limiter", "fits"):
@@ -46,6 +45,52 @@ def describe_plan(rows: int, cols: int, dtype: str, gpu_key: str | None) -> None
     print(f"  resources from   {plan.resources_how}")
     print(f"  occupancy rule   {plan.occupancy_rule}")
     print(f"  {describe(plan.reason)}")
+    tuned = plan_softmax(rows, cols, dtypes.torch_dtype(dtype), gpu)
+    print(f"tuned plan (softmax_core.softmax): {tuned.path} path, block {tuned.block_n}, {tuned.num_warps} warps, "
+          f"{tuned.num_programs} programs")
+    print(f"  {describe(tuned.reason)}")
+
+
+def text_progress(stream=None, width: int = 30) -> Callable[[int, int, str], None]:
+    """A progress bar for the command line. On a terminal it redraws one line; in a log (not a tty) it
+    prints a line every 10% so the log stays short."""
+    stream = stream or sys.stdout
+    interactive = stream.isatty()
+    shown = {"tenth": -1}
+
+    def report(done: int, total: int, label: str) -> None:
+        fraction = done / total if total else 1.0
+        bar = "#" * round(fraction * width) + "-" * (width - round(fraction * width))
+        line = f"[{bar}] {done}/{total} {label}"
+        if interactive:
+            stream.write("\r" + line.ljust(width + 50) + ("\n" if done == total else ""))
+        elif int(fraction * 10) > shown["tenth"] or done == total:
+            shown["tenth"] = int(fraction * 10)
+            stream.write(line + "\n")
+        stream.flush()
+    return report
+
+
+def format_table(run: BenchmarkRun) -> str:
+    """GB/s per N (rows) and provider (columns), then each provider's ratio to copy, then why things failed."""
+    f = run.frame
+    parts = []
+    for direction, part in f.groupby("direction", sort=False):
+        cells = part.assign(cell=[(f"{g:,.0f}" if g >= 100 else f"{g:.3g}") if s == "ok" else
+                                  ("fails" if s == "failed" else "–")
+                                  for g, s in zip(part.gbps, part.status)])
+        table = cells.pivot(index="N", columns="provider", values="cell")[list(dict.fromkeys(part.provider))]
+        parts.append(f"{direction}, {run.provenance.get('dtype')}, M={run.provenance.get('M')}: GB/s\n"
+                     + table.to_string())
+        if part.copy_ratio.notna().any():
+            ratio = part.pivot(index="N", columns="provider", values="copy_ratio")[list(dict.fromkeys(part.provider))]
+            parts.append(f"{direction}: ratio to copy (same run)\n" + ratio.drop(columns="copy", errors="ignore")
+                         .to_string(float_format=lambda v: f"{v:.2f}", na_rep="–"))
+    problems = f[f.status != "ok"].groupby(["provider", "direction", "status", "reason"], sort=False).N.agg(list)
+    if len(problems):
+        parts.append("not measured:\n" + "\n".join(f"  {prov} {d} {s} at N={ns}: {why}"
+                                                   for (prov, d, s, why), ns in problems.items()))
+    return "\n\n".join(parts)
 
 
 def _csv_list(text: str | None, cast=str) -> list | None:
@@ -54,9 +99,9 @@ def _csv_list(text: str | None, cast=str) -> list | None:
 
 def run_benchmark(args: argparse.Namespace, argv: list[str]) -> int:
     """Run the chosen sweep once per dtype, print each table, save each run as CSV + JSON in --out."""
-    if args.sweep == "seed":  # the chapter's benchmark, plus the copy roofline so ratios can be read off
+    if args.sweep == "tutorial":  # the tutorial's benchmark, plus the copy roofline so ratios can be read off
         M, sizes, dtypes = bench.TUTORIAL_SWEEP_M, bench.TUTORIAL_SWEEP_N, ["float32"]
-        providers, directions = ["copy", "as_taught", "ours", "torch"], ["forward"]
+        providers, directions = ["copy", "tutorial", "tuned", "torch"], ["forward"]
     else:
         M, sizes, dtypes = bench.FULL_SWEEP_M, bench.FULL_SWEEP_N, bench.FULL_SWEEP_DTYPES
         providers, directions = bench.available_providers(), ["forward", "backward"]
@@ -66,8 +111,8 @@ def run_benchmark(args: argparse.Namespace, argv: list[str]) -> int:
         print(f"--sizes takes integers separated by commas, got {args.sizes!r}")
         return 2
     dtypes, providers = _csv_list(args.dtypes) or dtypes, _csv_list(args.providers) or providers
-    if bad := [d for d in dtypes if d not in bench.DTYPES] + [p for p in providers if p not in PROVIDERS]:
-        print(f"unknown dtype or provider: {', '.join(bad)} (dtypes: {', '.join(bench.DTYPES)}; "
+    if bad := [d for d in dtypes if d not in dtypes.TUTORIAL_DTYPES] + [p for p in providers if p not in PROVIDERS]:
+        print(f"unknown dtype or provider: {', '.join(bad)} (dtypes: {', '.join(dtypes.TUTORIAL_DTYPES)}; "
               f"providers: {', '.join(PROVIDERS)})")
         return 2
     command = shlex.join(["python", "-m", "softmax_core", *argv])
@@ -76,9 +121,9 @@ def run_benchmark(args: argparse.Namespace, argv: list[str]) -> int:
         print(f"{args.sweep} sweep: M={M}, {dtype}, {len(sizes)} sizes, {', '.join(providers)}, "
               f"{' + '.join(directions)}", flush=True)
         run = bench.run_sweep(M, sizes, dtype, providers, directions, timer=timer,
-                              progress=bench.text_progress(), command=command)
-        print(bench.format_table(run), flush=True)
-        if args.sweep == "seed" and len(dtypes) == 1:
+                              progress=text_progress(), command=command)
+        print(format_table(run), flush=True)
+        if args.sweep == "tutorial" and len(dtypes) == 1:
             stem = "softmax-benchmark"
         else:
             gpu = "".join(c if c.isalnum() else "-" for c in (run.provenance["gpu"] or "gpu").lower()).strip("-")
@@ -92,8 +137,8 @@ def run_benchmark(args: argparse.Namespace, argv: list[str]) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m softmax_core", description=__doc__)
     parser.add_argument("--benchmark", action="store_true", help="run a benchmark sweep (needs a GPU)")
-    parser.add_argument("--sweep", choices=("seed", "full"), default="seed",
-                        help="seed: the chapter's sweep (M=4096, N=256..12672, fp32, forward); "
+    parser.add_argument("--sweep", choices=("tutorial", "full"), default="tutorial",
+                        help="tutorial: the tutorial's sweep (M=4096, N=256..12672, fp32, forward); "
                              "full: the project's record sweep (fp32 + bf16, N=256..262144, forward + backward)")
     parser.add_argument("--out", default=".", help="directory where --benchmark writes <name>.csv and <name>.json")
     parser.add_argument("--providers", help="comma-separated subset of: " + ", ".join(PROVIDERS))
@@ -101,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dtypes", help="comma-separated dtypes instead of the sweep's own")
     parser.add_argument("--rep-ms", type=int, default=40, help="do_bench's timed milliseconds per measurement")
     parser.add_argument("--plan", nargs=2, type=int, metavar=("ROWS", "COLS"), help="print the launch plan")
-    parser.add_argument("--dtype", choices=sorted(DTYPES), default="float32")
+    parser.add_argument("--dtype", choices=dtypes.TUTORIAL_DTYPES, default="float32")
     parser.add_argument("--gpu", help="plan for a catalog GPU (key from assets/gpus.json) instead of this one")
     args = parser.parse_args(argv)
     print(runtime.backend_description())

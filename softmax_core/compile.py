@@ -30,7 +30,7 @@ from . import runtime
 
 
 # Bump when the way resources are read changes, so that disk-cached results are recomputed.
-RESOURCE_READER_VERSION = 2
+RESOURCE_READER_VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -55,12 +55,37 @@ def _kernel_source(ref: str) -> str:
     return inspect.getsource(getattr(fn, "fn", fn))
 
 
-@lru_cache(maxsize=4096)
-def _job_key(job: "CompileJob") -> str:
+@lru_cache(maxsize=None)
+def toolchain(target: tuple) -> str:
+    """Which compiler turns a kernel into machine code for `target`, with versions: register counts for the
+    same kernel differ between them (sm_120: 38 with triton 3.6, 32 with triton 3.9), so a count is only
+    meaningful beside this. NVIDIA: triton's version and the ptxas it runs for that architecture (the wheel
+    carries one for older GPUs and a newer one for recent architectures); AMD: triton's LLVM backend."""
     import triton
 
-    blob = json.dumps([RESOURCE_READER_VERSION, triton.__version__, _kernel_source(job.kernel), asdict(job)],
-                      sort_keys=True, default=str)
+    if target[0] == "hip":
+        return f"triton {triton.__version__} (LLVM AMDGPU backend, {target[1]})"
+    arch = int(target[1])
+    try:
+        from triton.backends.nvidia.compiler import get_ptxas
+
+        ptxas = get_ptxas(arch).path
+    except (ImportError, AttributeError, TypeError):  # older triton: one ptxas for every architecture
+        ptxas = _tool("ptxas")
+    try:
+        text = subprocess.run([ptxas, "--version"], capture_output=True, text=True, check=True).stdout
+        found = re.search(r"release ([\d.]+), V([\d.]+)", text)
+        version = found.group(2) if found else text.strip().splitlines()[-1]
+    except (OSError, subprocess.CalledProcessError) as exc:
+        version = f"unknown ({type(exc).__name__})"
+    return f"triton {triton.__version__}, ptxas {version} ({Path(ptxas).name}, sm_{arch})"
+
+
+@lru_cache(maxsize=4096)
+def _job_key(job: "CompileJob") -> str:
+    # The toolchain is part of the key: a new triton or ptxas may allocate registers differently.
+    blob = json.dumps([RESOURCE_READER_VERSION, toolchain(tuple(job.target)), _kernel_source(job.kernel),
+                       asdict(job)], sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 
@@ -70,6 +95,7 @@ class KernelResources:
     n_spills: int                    # registers spilled to local memory (slow: a sign the row is too big)
     shared_bytes: int                # shared memory per program, as triton launches it
     how: str                         # how the numbers were obtained, for the page that shows them
+    toolchain: str = ""              # which compiler produced them (compile.toolchain): show it beside n_regs
     asm: dict = field(default_factory=dict, compare=False, hash=False)  # "ptx"/"sass"/"amdgcn" when asked
 
 
@@ -115,7 +141,8 @@ def compile_for_target(job: CompileJob, want_asm: bool = False) -> KernelResourc
             if want_asm:
                 asm = {k: compiled.asm[k] for k in ("ptx", "amdgcn") if k in compiled.asm}
             return KernelResources(int(compiled.n_regs), int(compiled.n_spills), shared,
-                                   "compiled and loaded on this GPU; registers reported by the driver", asm)
+                                   "compiled and loaded on this GPU; registers reported by the driver",
+                                   toolchain(tuple(job.target)), asm)
         except OutOfResources as exc:
             loaded_how = f"; the driver refused to load it ({exc})"
     if job.target[0] == "hip":
@@ -144,7 +171,7 @@ def compile_for_target(job: CompileJob, want_asm: bool = False) -> KernelResourc
         spills = (int(stack.group(1)) if stack else 0) + (int(local.group(1)) if local else 0)
         spills //= 4
         how = f"triton.compile for sm_{job.target[1]}; cuobjdump --dump-resource-usage on the cubin{loaded_how}"
-    return KernelResources(regs, spills, shared, how, asm)
+    return KernelResources(regs, spills, shared, how, toolchain(tuple(job.target)), asm)
 
 
 class _CompilerChild:
@@ -175,8 +202,13 @@ class _CompilerChild:
         return KernelResources(**reply)
 
 
-_child = _CompilerChild()
+compiler_process = _CompilerChild()   # compiles for kernel_resources when kernels are interpreted here
 _memory: dict[tuple, KernelResources] = {}
+
+
+def forget_in_memory() -> None:
+    """Drop this process's remembered results: the next question is answered from the disk cache, or compiled."""
+    _memory.clear()
 
 
 def kernel_resources(job: CompileJob, want_asm: bool = False) -> KernelResources:
@@ -194,7 +226,7 @@ def kernel_resources(job: CompileJob, want_asm: bool = False) -> KernelResources
         except (ValueError, TypeError):
             pass  # a torn or stale file: compile again
     if runtime.INTERPRETED:
-        result = _child.request(job, want_asm)
+        result = compiler_process.request(job, want_asm)
     else:
         result = compile_for_target(job, want_asm)
     tmp = path.with_suffix(f".{os.getpid()}.tmp")

@@ -27,9 +27,18 @@ class GpuSpec:
     max_num_regs: int                # 32-bit registers per SM
     max_shared_mem: int              # bytes of shared memory one program may use
     warp_size: int                   # 32 on NVIDIA, 64 on AMD CDNA
-    memory_bandwidth_gbps: float | None = None
-    memory_gib: float | None = None
-    l2_mib: float | None = None
+    memory_bandwidth_gbps: float | None = None   # GB/s (decimal, as vendors quote it)
+    memory_gb: float | None = None               # GB (decimal: the H200 has 141 GB = 131 GiB)
+    l2_mib: float | None = None                  # MiB (binary: what the driver reports, in bytes / 2**20)
+    # What the occupancy rules need (softmax_core/occupancy.py), per architecture in assets/gpus.json:
+    max_warps_per_sm: int | None = None          # warp (wavefront) slots of one SM (CU)
+    max_blocks_per_sm: int | None = None         # resident programs one SM allows (None: no such limit known)
+    shared_mem_per_sm: int | None = None         # bytes of shared memory (LDS) the SM divides among programs
+    reserved_shared_per_block: int = 0           # bytes the driver keeps per resident program
+    shared_alloc_unit: int = 1                   # shared memory is handed out in multiples of this
+    register_alloc_unit: int | None = None       # registers a warp is given at a time (NVIDIA 256)
+    register_banks: int | None = None            # register file quarters: sub-partitions / SIMDs (4)
+    max_regs_per_thread: int | None = None
     live: bool = False               # True when read from the device in this process
     source: dict = field(default_factory=dict, compare=False, hash=False, repr=False)  # figure -> its source
 
@@ -56,15 +65,27 @@ def catalog_sources() -> dict[str, str]:
     return dict(_catalog_document()["sources"])
 
 
+def architecture_limits(arch: str) -> tuple[dict, dict]:
+    """(figures, figure -> source id) of one architecture's per-SM limits, from the catalog's table."""
+    table = _catalog_document()["architectures"]
+    if arch not in table:
+        raise ValueError(f"no architecture {arch!r} in assets/gpus.json; known: {', '.join(table)}")
+    entry = dict(table[arch])
+    source = entry.pop("source")
+    return entry, {fig: source[fig] if isinstance(source, dict) else source for fig in entry}
+
+
 @lru_cache(maxsize=1)
 def gpu_catalog() -> tuple[GpuSpec, ...]:
-    """Every GPU kept as data in assets/gpus.json, each figure with its source."""
+    """Every GPU kept as data in assets/gpus.json, each figure with its source. A GPU takes its
+    architecture's per-SM limits, unless its own entry states a figure (with its own source)."""
     sources = catalog_sources()
     specs = []
     for entry in _catalog_document()["gpus"]:
-        entry = dict(entry)
+        limits, limit_sources = architecture_limits(entry["arch"])
+        entry = {**limits, **entry}
         entry["compute_capability"] = tuple(entry["compute_capability"])
-        entry["source"] = {fig: sources[src] for fig, src in entry["source"].items()}
+        entry["source"] = {fig: sources[src] for fig, src in {**limit_sources, **entry["source"]}.items()}
         specs.append(GpuSpec(**entry))
     return tuple(specs)
 
@@ -99,6 +120,24 @@ def current_gpu(index: int = 0) -> GpuSpec | None:
         bandwidth = 2 * mem_clock * 1e3 * bus_width / 8 / 1e9
     l2 = getattr(torch_props, "L2_cache_size", None)
     driver = "triton.runtime.driver.active.utils.get_device_properties"
+    torch_source = "torch.cuda.get_device_properties"
+    try:
+        limits, limit_sources = architecture_limits(arch)
+        limit_sources = {fig: catalog_sources()[src] for fig, src in limit_sources.items()}
+    except ValueError:  # an architecture the catalog does not know: no hardware occupancy rule
+        limits, limit_sources = {}, {}
+    for figure in ("max_num_regs", "max_shared_mem", "warp_size"):   # the driver's own figures, read below
+        limits.pop(figure, None)
+        limit_sources.pop(figure, None)
+    # Where the device reports a limit itself, its own figure wins over the catalog's.
+    threads = getattr(torch_props, "max_threads_per_multi_processor", None)
+    if threads:
+        limits["max_warps_per_sm"] = threads // int(props["warpSize"])
+        limit_sources["max_warps_per_sm"] = f"{torch_source} (max_threads_per_multi_processor // warp size)"
+    smem = getattr(torch_props, "shared_memory_per_multiprocessor", None)
+    if smem and not is_amd:
+        limits["shared_mem_per_sm"] = int(smem)
+        limit_sources["shared_mem_per_sm"] = f"{torch_source} (shared_memory_per_multiprocessor)"
     return GpuSpec(
         key=f"live-{index}",
         name=torch_props.name,
@@ -110,12 +149,14 @@ def current_gpu(index: int = 0) -> GpuSpec | None:
         max_shared_mem=int(props["max_shared_mem"]),
         warp_size=int(props["warpSize"]),
         memory_bandwidth_gbps=bandwidth,
-        memory_gib=torch_props.total_memory / 2**30,
+        memory_gb=torch_props.total_memory / 1e9,
         l2_mib=l2 / 2**20 if l2 else None,
         live=True,
+        **limits,
         source={"multiprocessor_count": driver, "max_num_regs": driver, "max_shared_mem": driver,
                 "warp_size": driver, "memory_bandwidth_gbps": f"{driver} (2 x memory clock x bus width)",
-                "memory_gib": "torch.cuda.get_device_properties", "l2_mib": "torch.cuda.get_device_properties"},
+                "memory_gb": f"{torch_source} (total_memory, usable by programs)", "l2_mib": torch_source,
+                **limit_sources},
     )
 
 

@@ -1,4 +1,4 @@
-"""Launching the kernels from PyTorch: input checks, the seed's wrapper, and the public `softmax`.
+"""Launching the kernels from PyTorch: input checks, the tutorial's wrapper, and the public `softmax`.
 
 The public `softmax` has two ways in. Called eagerly on a plain tensor (the usual case) it looks the call up
 in a dictionary keyed by everything that decides the launch (shape, strides, dtypes, device, dim, flags) and
@@ -11,31 +11,31 @@ from functools import lru_cache
 
 import torch
 
-from . import runtime
+from . import dtypes, runtime
 from .fast_launch import launch
 from .tuned_kernels import (NOT_PUBLISHED, softmax_backward_rows_kernel, softmax_backward_split_kernel,
                     softmax_backward_tiled_kernel, softmax_rows_kernel, softmax_split_kernel, softmax_tiled_kernel)
 from .gpu import GpuSpec, default_gpu
 from .reason_text import describe
 from .tutorial_kernel import tutorial_softmax_kernel
-from .tutorial_plan import TRITON_POINTER_TYPE, LaunchPlan, plan_launch
+from .tutorial_plan import LaunchPlan, plan_launch
 from .tuned_plan import SoftmaxPlan, plan_softmax
 
-SUPPORTED_DTYPES = (torch.float32, torch.float16, torch.bfloat16)      # the seed's kernel
-SOFTMAX_DTYPES = SUPPORTED_DTYPES + (torch.float64,)                   # the tuned kernels
+SUPPORTED_DTYPES = tuple(dtypes.torch_dtype(name) for name in dtypes.TUTORIAL_DTYPES)    # the tutorial's kernel
+SOFTMAX_DTYPES = tuple(dtypes.torch_dtype(name) for name in dtypes.TUNED_DTYPES)        # the tuned kernels
 
 
 class KernelDoesNotFit(RuntimeError):
     """The plan found that not even one program fits on an SM (Triton would raise OutOfResources)."""
 
 
-def check_input(x, dtypes=SUPPORTED_DTYPES) -> None:
+def check_input(x, allowed=SUPPORTED_DTYPES) -> None:
     """Raise a TypeError / ValueError that names the problem, before any kernel sees `x`."""
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"softmax expects a torch.Tensor, got {type(x).__name__}")
-    if x.dtype not in dtypes:
-        names = ", ".join(str(d).replace("torch.", "") for d in dtypes)
-        raise TypeError(f"softmax needs a floating-point tensor ({names}); got {str(x.dtype).replace('torch.', '')}")
+    if x.dtype not in allowed:
+        names = ", ".join(dtypes.name_of_any(d) for d in allowed)
+        raise TypeError(f"softmax needs a floating-point tensor ({names}); got {dtypes.name_of_any(x.dtype)}")
     if x.device.type != runtime.KERNEL_DEVICE_TYPE:
         where = ("this machine has no GPU, so kernels run in Triton's interpreter on CPU tensors"
                  if runtime.INTERPRETED else "kernels run on the GPU; move the tensor with x.cuda()")
@@ -43,7 +43,7 @@ def check_input(x, dtypes=SUPPORTED_DTYPES) -> None:
 
 
 def naive_softmax(x: torch.Tensor) -> torch.Tensor:
-    """The seed's five-kernel softmax; each line is one trip through DRAM (see memory.py)."""
+    """The tutorial's five-kernel softmax; each line is one trip through DRAM (see memory.py)."""
     x_max = x.max(dim=1)[0]                   # read MN, write M
     z = x - x_max[:, None]                    # read MN + M, write MN
     numerator = torch.exp(z)                  # read MN, write MN
@@ -53,7 +53,7 @@ def naive_softmax(x: torch.Tensor) -> torch.Tensor:
 
 def launch_tutorial_kernel(x: torch.Tensor, y: torch.Tensor, plan: LaunchPlan, trace: torch.Tensor | None = None,
                        **flags) -> torch.Tensor:
-    """Run the seed kernel on the plan's persistent grid. `flags` are the kernel's teaching switches."""
+    """Run the tutorial kernel on the plan's persistent grid. `flags` are the kernel's teaching switches."""
     if not plan.fits:
         raise KernelDoesNotFit(describe(plan.reason))
     n_rows, n_cols = x.shape
@@ -66,10 +66,10 @@ def launch_tutorial_kernel(x: torch.Tensor, y: torch.Tensor, plan: LaunchPlan, t
 
 
 def tutorial_softmax(x: torch.Tensor, gpu: GpuSpec | None = None) -> torch.Tensor:
-    """The chapter's wrapper: plan from the compiled kernel's resources, then launch. 2-D input only."""
+    """The tutorial's wrapper: plan from the compiled kernel's resources, then launch. 2-D input only."""
     check_input(x)
     if x.ndim != 2:
-        raise ValueError(f"the seed's kernel takes a 2-D matrix, got a tensor of shape {tuple(x.shape)}")
+        raise ValueError(f"the tutorial's kernel takes a 2-D matrix, got a tensor of shape {tuple(x.shape)}")
     if x.numel() == 0:
         return torch.empty_like(x)
     x = _rows_unit_stride(x)   # the kernel walks a row with unit steps; a row's stride is honoured
@@ -113,13 +113,14 @@ def backward_kernel_calls(plan: SoftmaxPlan, fp64: bool):
     return [(softmax_backward_tiled_kernel, (("TILE", plan.block_n), ("FP64", fp64)))]
 
 
-def softmax_forward(x: torch.Tensor, plan: SoftmaxPlan, safe: bool, out_dtype: torch.dtype | None = None,
+def softmax_forward(x: torch.Tensor, plan: SoftmaxPlan, safe: bool = False, out_dtype: torch.dtype | None = None,
                     *, n_rows: int | None = None, n_cols: int | None = None, row_stride: int | None = None,
                     out_shape=None) -> torch.Tensor:
-    """Run a forward plan on `x`, whose rows are unit-stride and `row_stride` apart (a matrix by default;
-    a contiguous tensor of any rank, given n_rows / n_cols / row_stride). The output is contiguous, in
-    `out_dtype` (default x's): the kernel rounds its float32 results straight to it, so a wider output
-    costs no extra pass."""
+    """softmax over the rows of `x` by the tuned kernel `plan` names (plan_softmax's, or one forced with its
+    `path=`). No input checks: `softmax` is the checked entry point. The rows of `x` are unit-stride and
+    `row_stride` apart (a matrix by default; a contiguous tensor of any rank, given n_rows / n_cols /
+    row_stride). The output is contiguous, in `out_dtype` (default x's): the kernel rounds its float32
+    results straight to it, so a wider output costs no extra pass."""
     if n_rows is None:
         n_rows, n_cols = x.shape
         row_stride = x.stride(0)
@@ -145,15 +146,6 @@ def softmax_backward(y: torch.Tensor, dy: torch.Tensor, plan: SoftmaxPlan,
     for kernel, constexprs in backward_kernel_calls(plan, y.dtype == torch.float64):
         launch(kernel, plan.grid, args, constexprs, plan.num_warps)
     return dx
-
-
-# The names the scripts and tests used before these became public.
-def _launch_forward(x: torch.Tensor, plan: SoftmaxPlan, safe: bool) -> torch.Tensor:
-    return softmax_forward(x, plan, safe)
-
-
-def _launch_backward(y: torch.Tensor, dy: torch.Tensor, plan: SoftmaxPlan) -> torch.Tensor:
-    return softmax_backward(y, dy, plan)
 
 
 @lru_cache(maxsize=4096)
@@ -236,8 +228,9 @@ def output_dtype(x: torch.Tensor, dtype) -> tuple[torch.dtype, torch.dtype]:
     if not isinstance(dtype, torch.dtype):
         raise TypeError(f"dtype must be a torch.dtype such as torch.float32, got {type(dtype).__name__}")
     if dtype not in SOFTMAX_DTYPES:
-        names = ", ".join(str(d).replace("torch.", "") for d in SOFTMAX_DTYPES)
-        raise TypeError(f"softmax computes in a floating-point dtype ({names}); dtype={str(dtype)[6:]} is not one")
+        names = ", ".join(dtypes.name_of_any(d) for d in SOFTMAX_DTYPES)
+        raise TypeError(f"softmax computes in a floating-point dtype ({names}); dtype={dtypes.name_of_any(dtype)} "
+                        f"is not one")
     if dtype == torch.float32 and x.dtype in (torch.float16, torch.bfloat16):
         return x.dtype, dtype
     return dtype, dtype
@@ -387,7 +380,5 @@ from .tuned_kernels import SPIN_LIMIT  # noqa: E402
 # to that dtype first, as torch.softmax does (complex loses its imaginary part, with torch's warning).
 NON_FLOAT_DTYPES = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.bool,
                     torch.complex64, torch.complex128)
-
-assert set(SOFTMAX_DTYPES) <= set(TRITON_POINTER_TYPE)
 
 from . import torch_op  # noqa: E402  registers the operators (needs the names above)

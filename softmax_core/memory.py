@@ -1,14 +1,17 @@
 """Counting memory traffic: why fusing softmax into one kernel is ~4x faster.
 
 Every step of the naive softmax is a separate kernel, and each one reads its input from DRAM and writes
-its output back. The fused kernel reads x once and writes y once. These counts are the seed's, step by
+its output back. The fused kernel reads x once and writes y once. These counts are the tutorial's, step by
 step; `bytes_moved` is the single definition of "bytes" that benchmarks and charts use.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import torch
+
+from . import dtypes
 
 
 @dataclass(frozen=True)
@@ -60,15 +63,11 @@ class MemoryTraffic:
         return self.naive_bytes / self.fused_bytes if self.fused_bytes else float("nan")
 
 
-def element_size(dtype) -> int:
-    return torch.empty((), dtype=dtype).element_size()
-
-
 def memory_traffic(M: int, N: int, dtype=torch.float32) -> MemoryTraffic:
-    """The seed's accounting for an M x N softmax, naive (five kernels) and fused (one)."""
+    """The tutorial's accounting for an M x N softmax, naive (five kernels) and fused (one)."""
     if M < 0 or N < 0:
         raise ValueError(f"M and N must be non-negative, got {M} x {N}")
-    size = element_size(dtype)
+    size = dtypes.element_size(dtype)
     MN = M * N
 
     def step(name, code, read, written):
@@ -82,7 +81,31 @@ def memory_traffic(M: int, N: int, dtype=torch.float32) -> MemoryTraffic:
         step("divide", "out = numerator / denominator[:, None]", MN + M, MN),  # read both, write out
     )
     fused = step("fused", "one kernel: load row, max, subtract, exp, sum, divide, store", MN, MN)
-    return MemoryTraffic(M, N, str(dtype).replace("torch.", ""), size, naive, fused)
+    return MemoryTraffic(M, N, dtypes.name(dtype), size, naive, fused)
+
+
+def linear_formula(count: Callable[[int, int], int]) -> str:
+    """A count that is linear in M·N and M, written as "aMN + bM" with its coefficients read off the
+    accounting itself (at M = 1 and N = 1, 2), so the formula a page prints can't drift from the code."""
+    per_mn = count(1, 2) - count(1, 1)
+    per_m = count(1, 1) - per_mn
+    if count(3, 5) != per_mn * 15 + per_m * 3:
+        raise ValueError("the count is not of the form aMN + bM")
+    terms = [f"{c if c != 1 else ''}{unit}" for c, unit in ((per_mn, "MN"), (per_m, "M")) if c]
+    return " + ".join(terms) or "0"
+
+
+def traffic_formulas() -> dict[str, str]:
+    """The tutorial's element counts as formulas: naive reads, writes and total; fused total."""
+    def naive(attr):
+        return lambda M, N: sum(getattr(s, attr) for s in memory_traffic(M, N).naive_steps)
+
+    return {"naive_read": linear_formula(naive("elements_read")),
+            "naive_written": linear_formula(naive("elements_written")),
+            "naive_total": linear_formula(lambda M, N: memory_traffic(M, N).naive_elements),
+            "fused_read": linear_formula(lambda M, N: memory_traffic(M, N).fused.elements_read),
+            "fused_written": linear_formula(lambda M, N: memory_traffic(M, N).fused.elements_written),
+            "fused_total": linear_formula(lambda M, N: memory_traffic(M, N).fused_elements)}
 
 
 # Bytes a softmax pass must move at least once, per element of the matrix:

@@ -15,31 +15,24 @@ _EXCHANGE = {"forward": ("its chunk's (max, sum)", "the row's (max, sum)", "x is
                           "y and dy are read once and dx written once")}
 
 
-def _why(code: ReasonCode, v: dict) -> str:
-    """Why the tuned plan left the whole-row path (or took it), as a clause."""
-    if code is ReasonCode.FITS_IN_REGISTERS:
-        return "a whole row fits in registers"
-    if code is ReasonCode.FORCED:
-        return "the caller chose this path"
-    if code is ReasonCode.READ_TWICE_FASTER:
-        return (f"a float32 row of {v['row_bytes']:,} B runs faster read twice (the second time from L2) than "
-                f"held whole in registers (measured on the H200, docs/performance.md)")
-    if code is ReasonCode.TOO_MANY_VALUES_PER_THREAD:
-        return (f"even {v['threads']} threads would each hold {v['values_per_thread']} values of a "
-                f"{v['block_n']:,}-value row; past {v['max_values_per_thread']} a thread runs out of registers")
-    if code is ReasonCode.ROW_OVER_SHARED_MEMORY:
-        return (f"a row needs {v['row_shared_bytes']:,} B of shared memory; this GPU has "
-                f"{v['max_shared_mem']:,} B per SM")
-    if code is ReasonCode.ROW_OVER_REGISTERS:
-        return (f"a program holding the row needs {v['row_n_regs']} registers x {v['threads']} threads, "
-                f"more than the {v['max_num_regs']:,} of one SM")
-    if code is ReasonCode.ROW_SPILLS:
-        return (f"holding a {v['block_n']:,}-value row needs more registers than a thread has: the compiler "
-                f"spilled {v['row_n_spills']} of them to slow local memory")
-    if code is ReasonCode.ROW_PAST_L2:
-        return (f"a {v['row_bytes']:,} B row is long enough that, with a row per program in flight on every "
-                f"SM, a second pass would no longer find it in L2")
-    raise ValueError(f"{code.value} is not a why code")
+# Why the tuned plan took (or left) the whole-row path, as a clause; placeholders are the why code's figures.
+_WHY = {
+    ReasonCode.FITS_IN_REGISTERS: "a whole row fits in registers",
+    ReasonCode.FORCED: "the caller chose this path",
+    ReasonCode.READ_TWICE_FASTER: ("a float32 row of {row_bytes:,} B runs faster read twice (the second time from "
+                                   "L2) than held whole in registers (measured on the H200, docs/performance.md)"),
+    ReasonCode.TOO_MANY_VALUES_PER_THREAD: ("even {threads} threads would each hold {values_per_thread} values of a "
+                                            "{block_n:,}-value row; past {max_values_per_thread} a thread runs out "
+                                            "of registers"),
+    ReasonCode.ROW_OVER_SHARED_MEMORY: ("a row needs {row_shared_bytes:,} B of shared memory; this GPU has "
+                                        "{max_shared_mem:,} B per SM"),
+    ReasonCode.ROW_OVER_REGISTERS: ("a program holding the row needs {row_n_regs} registers x {threads} threads, "
+                                    "more than the {max_num_regs:,} of one SM"),
+    ReasonCode.ROW_SPILLS: ("holding a {block_n:,}-value row needs more registers than a thread has: the compiler "
+                            "spilled {row_n_spills} of them to slow local memory"),
+    ReasonCode.ROW_PAST_L2: ("a {row_bytes:,} B row is long enough that, with a row per program in flight on every "
+                             "SM, a second pass would no longer find it in L2"),
+}
 
 
 def describe(reason: PlanReason) -> str:
@@ -58,7 +51,7 @@ def describe(reason: PlanReason) -> str:
                      f"{v['shared_bytes']:,} B)")
         return (f"Registers allow {v['reg_occupancy']} programs per SM; {sram}. So {v['programs_per_sm']} per "
                 f"SM x {v['sms']} SMs; {_LIMITER[v['limiter']]}: {v['num_programs']:,} programs.")
-    why = _why(reason.why, v)
+    why = _WHY[reason.why].format(**v)
     if code is ReasonCode.ROWS:
         spilled = "nothing spilled" if v["n_spills"] == 0 else f"{v['n_spills']} spilled"
         return (f"{why[0].upper()}{why[1:]}: a row padded to {v['block_n']:,} values ({v['block_bytes']:,} B) "

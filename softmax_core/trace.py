@@ -1,4 +1,4 @@
-"""Replaying the seed kernel: what each row looked like at every stage, and who handled it.
+"""Replaying the tutorial kernel: what each row looked like at every stage, and who handled it.
 
 The explorer app never re-computes softmax to draw it. It runs the real kernel (`tutorial_kernel.py`) with its
 TRACE switch on, which makes every program also write what it saw — the loaded row, row − max, exp, the
@@ -15,8 +15,6 @@ with a value softmax can never produce, so that every address the kernel wrote i
 including the ones it should not have touched.
 
 Under Triton's interpreter each traced row costs a few milliseconds, so traces are capped in size.
-Two small models of the launch (which SM a program lands on, how num_stages overlaps loads with math)
-live at the end; they are pictures of the hardware, not measurements, and say so.
 """
 from __future__ import annotations
 
@@ -26,9 +24,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from . import runtime
+from . import dtypes, runtime
 from .gpu import GpuSpec, default_gpu
-from .tutorial_kernel import TRACE_SCALARS, TRACE_STAGES
+from .tutorial_kernel import TRACE_SCALARS, TRACE_STAGES, trace_row_words
 from .tutorial_plan import LaunchPlan, plan_launch
 from .launchers import launch_tutorial_kernel
 
@@ -37,16 +35,10 @@ MAX_TRACE_ROWS = 256          # ~3 ms per row in the interpreter: 256 rows stay 
 MAX_TRACE_BLOCK = 16384       # the trace buffer holds 4 x BLOCK_SIZE floats per row
 # Softmax outputs lie in [0, 1] (or are NaN), so a negative fill value marks "never written".
 UNWRITTEN = -1.0
-DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+
 
 def _dtype(dtype) -> torch.dtype:
-    if isinstance(dtype, str):
-        if dtype not in DTYPES:
-            raise TypeError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
-        return DTYPES[dtype]
-    if dtype not in DTYPES.values():
-        raise TypeError(f"dtype must be float32, float16 or bfloat16, got {dtype}")
-    return dtype
+    return dtypes.of(dtype, dtypes.TUTORIAL_DTYPES).torch
 
 
 def _check(n_rows: int, n_cols: int, variant: str) -> None:
@@ -83,7 +75,7 @@ def _as_numpy(t: torch.Tensor) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class Trace:
-    """One launch of the seed kernel with TRACE on. Row r of the matrix is row r of every array."""
+    """One launch of the tutorial kernel with TRACE on. Row r of the matrix is row r of every array."""
 
     plan: LaunchPlan              # the plan it ran on (num_programs may have been overridden)
     variant: str
@@ -161,10 +153,10 @@ class Trace:
 def trace_rows(n_rows: int, n_cols: int, *, num_programs: int | None = None, num_stages: int | None = None,
                dtype="float32", variant: str = "correct", seed: int = 0, poisoned_row: int = 0,
                gpu: GpuSpec | None = None, keep_stages: bool = True) -> Trace:
-    """Run the seed kernel with TRACE on over an n_rows x n_cols random matrix and unpack what it recorded.
+    """Run the tutorial kernel with TRACE on over an n_rows x n_cols random matrix and unpack what it recorded.
 
     num_programs / num_stages default to the launch plan for `gpu` (this machine's GPU, else the H200).
-    Raises KernelDoesNotFit when not even one program fits on the GPU (the seed's OutOfResources).
+    Raises KernelDoesNotFit when not even one program fits on the GPU (the tutorial's OutOfResources).
     """
     _check(n_rows, n_cols, variant)
     dtype = _dtype(dtype)
@@ -187,11 +179,11 @@ def trace_rows(n_rows: int, n_cols: int, *, num_programs: int | None = None, num
     # Without the store mask a row writes BLOCK_SIZE lanes; the last row's extra lanes fall in the guard.
     guard = plan.block_size - n_cols + 8
     buffer, y = _guarded_output(n_rows, n_cols, guard, dtype)
-    row_words = len(TRACE_STAGES) * plan.block_size + len(TRACE_SCALARS)
+    row_words = trace_row_words(plan.block_size)
     # every traced row is written in full by the program that handles it, so no fill is needed
     trace = torch.empty((n_rows * row_words,), dtype=torch.float32, device=x.device)
     with np.errstate(invalid="ignore"):  # the all -inf row: -inf - (-inf) = NaN on purpose
-        launch_tutorial_kernel(x, y, plan, trace=trace, TRACE=True, **_flags(variant))
+        launch_tutorial_kernel(x, y, plan, trace=trace, TRACE=True, TRACE_ROW=row_words, **_flags(variant))
 
     per_row = trace.view(n_rows, row_words).cpu()
     scalars = per_row[:, -len(TRACE_SCALARS):].numpy()
@@ -266,66 +258,5 @@ def store_footprint(n_rows: int, n_cols: int, row: int, *, store_masked: bool = 
     written = np.flatnonzero(_as_numpy(buffer) != UNWRITTEN)
     return StoreFootprint(row, n_rows, n_cols, plan.block_size, store_masked, written)
 
-
-# ---------------------------------------------------------------------------------------------------
-# Models of the launch, for pictures. Neither is measured: the hardware does not report them.
-
-
-@dataclass(frozen=True)
-class Placement:
-    program: int
-    sm: int
-    slot: int          # which of the SM's program slots it occupies
-    wave: int          # 0: starts at launch; 1, 2, ...: waits for a slot to free up
-
-
-def program_placement(num_programs: int, multiprocessor_count: int, programs_per_sm: int) -> tuple[Placement, ...]:
-    """Where each program of the grid runs, assuming the block scheduler deals programs out to SMs in
-    order, one per SM per round, until every SM holds programs_per_sm of them; programs beyond that wait
-    for a later wave. (Real schedulers promise no order; this is the usual picture.)"""
-    if num_programs < 0 or multiprocessor_count < 1:
-        raise ValueError("need num_programs >= 0 and at least one SM")
-    per_sm = max(programs_per_sm, 1)
-    slots = multiprocessor_count * per_sm
-    placements = []
-    for p in range(num_programs):
-        wave, within = divmod(p, slots)
-        slot, sm = divmod(within, multiprocessor_count)
-        placements.append(Placement(p, sm, slot, wave))
-    return tuple(placements)
-
-
-@dataclass(frozen=True)
-class Span:
-    iteration: int
-    phase: str          # "load" | "compute" | "store"
-    start: float
-    end: float
-
-
-def pipeline_timeline(n_iterations: int, num_stages: int, load_time: float, compute_time: float = 1.0,
-                      store_time: float = 1.0) -> tuple[Span, ...]:
-    """A schematic of one program's loop under software pipelining.
-
-    With num_stages = s the compiler keeps up to s - 1 future rows' loads in flight while the current row
-    is computed: the load for iteration j may start once the buffer of iteration j - s is free (its math
-    is done), and no earlier than the previous load's start. Math waits for its own load and for the
-    previous row's math. Stores are issued after the math and do not block. With s = 1 nothing overlaps.
-    Times are in units of `compute_time`; the durations are the caller's illustration, not measurements.
-    """
-    if n_iterations < 0 or num_stages < 1 or min(load_time, compute_time, store_time) < 0:
-        raise ValueError("need n_iterations >= 0, num_stages >= 1 and non-negative durations")
-    spans: list[Span] = []
-    load_start: list[float] = []
-    compute_end: list[float] = []
-    for j in range(n_iterations):
-        earliest = load_start[-1] if load_start else 0.0
-        if j >= num_stages:
-            earliest = max(earliest, compute_end[j - num_stages])
-        load_start.append(earliest)
-        load_end = earliest + load_time
-        start = max(load_end, compute_end[-1] if compute_end else 0.0)
-        compute_end.append(start + compute_time)
-        spans += [Span(j, "load", earliest, load_end), Span(j, "compute", start, start + compute_time),
-                  Span(j, "store", start + compute_time, start + compute_time + store_time)]
-    return tuple(spans)
+# Long rows (the tiled and split kernels) are traced in their own module.
+from .long_row_trace import trace_online, trace_split  # noqa: E402,F401

@@ -1,9 +1,9 @@
-"""The tuned kernels behind `softmax_core.softmax`: the seed's idea, taken further.
+"""The tuned kernels behind `softmax_core.softmax`: the tutorial's idea, taken further.
 
 Two shapes of work, chosen per row length by the plan (tuned_plan.py):
   rows  - a [ROWS, BLOCK_N] block: each program holds ROWS whole rows in registers, reads them once
           and writes them once. ROWS > 1 for short rows, so that one program still moves enough bytes
-          to hide DRAM latency (the seed's one-row programs are latency-bound below N = 1K).
+          to hide DRAM latency (the tutorial's one-row programs are latency-bound below N = 1K).
   tiled - a row too wide to hold at once is walked in TILE-wide tiles, twice. Pass 1 keeps a running
           max and sum (the online normaliser: when the max grows, the sum so far is rescaled by
           exp(old_max - new_max)). Pass 2 writes exp(x - max) / sum. Pass 2 walks the tiles in reverse,
@@ -79,6 +79,11 @@ def softmax_rows_kernel(
         tl.store(y_ptr + rows64[:, None] * y_row_stride + cols[None, :], y, mask=mask)
 
 
+# What the tiled kernel writes per row and tile when TRACE is on (one float32 each, in this order).
+TRACE_TILE_FIELDS = ("m_before", "d_before", "tile_max", "m_after", "rescale", "tile_sum", "d_after", "program")
+TRACE_TILE_WORDS = tl.constexpr(len(TRACE_TILE_FIELDS))
+
+
 @triton.jit
 def softmax_tiled_kernel(
     x_ptr, y_ptr,
@@ -86,7 +91,10 @@ def softmax_tiled_kernel(
     n_rows, n_cols,
     TILE: tl.constexpr,
     SAFE: tl.constexpr, FP64: tl.constexpr,
+    trace_ptr=None, TRACE: tl.constexpr = False,
 ):
+    # TRACE (off by default, and then compiled away with trace_ptr) also writes, per row and tile, the
+    # TRACE_TILE_FIELDS below to trace_ptr: what pass 1 knew before and after the tile (long_row_trace.py).
     n_tiles = tl.cdiv(n_cols, TILE)
     offsets = tl.arange(0, TILE)
     for row in tl.range(tl.program_id(0), n_rows, tl.num_programs(0)):
@@ -103,8 +111,19 @@ def softmax_tiled_kernel(
             # While every value so far is -inf, shift by 0 instead: -inf - (-inf) would be NaN and
             # poison a row whose real values come in a later tile.
             shift = tl.where(new_max == float("-inf"), 0.0, new_max)
-            running_sum = (running_sum * _exp(running_max - shift, FP64)
-                           + tl.sum(_exp(x - shift, FP64), axis=0))
+            rescale = _exp(running_max - shift, FP64)        # moves the sum so far to the new max
+            tile_sum = tl.sum(_exp(x - shift, FP64), axis=0)
+            if TRACE:
+                record = trace_ptr + (tl.cast(row, tl.int64) * n_tiles + t) * TRACE_TILE_WORDS
+                tl.store(record + 0, running_max)
+                tl.store(record + 1, running_sum)
+                tl.store(record + 2, tl.max(x, axis=0))
+                tl.store(record + 3, new_max)
+                tl.store(record + 4, rescale)
+                tl.store(record + 5, tile_sum)
+                tl.store(record + 6, running_sum * rescale + tile_sum)
+                tl.store(record + 7, tl.program_id(0).to(tl.float32))
+            running_sum = running_sum * rescale + tile_sum
             running_max = new_max
         if SAFE:
             running_max = tl.where(running_max == float("-inf"), 0.0, running_max)
@@ -126,11 +145,23 @@ def softmax_tiled_kernel(
 # (measured on the H200: a counter bumped with "release" semantics cost more than the split path gained).
 # NOT_PUBLISHED is all ones; a published word never is, because its low half is the bits of a float32 sum
 # computed on the GPU (a NaN produced by arithmetic there is 0x7FFFFFFF, never 0xFFFFFFFF).
-NOT_PUBLISHED = -1
+NOT_PUBLISHED = -1                              # what the launcher fills the slots with
+_NOT_PUBLISHED = tl.constexpr(NOT_PUBLISHED)    # the same word, as the kernels compare with it
 # What a program reads for a peer that does not exist (SPLIT rounded up to PEERS, a power of two): the
 # forward's pair (max -inf, sum 0) and the backward's 0, both of which change nothing.
 NO_PEER_FORWARD = tl.constexpr(-(1 << 55))   # 0xFF80000000000000: high half -inf's bits, low half 0.0's
 NO_PEER_BACKWARD = tl.constexpr(0)
+
+
+def read_published(words):
+    """The host's view of published slots (an int64 tensor): (high, low) as float32 tensors, the inverse of
+    _pack below; for the forward kernel that is (max, sum) of each chunk. NOT_PUBLISHED reads as two NaNs."""
+    import torch
+
+    bits = words.to(torch.int64)
+    high = ((bits >> 32) & 0xFFFFFFFF).to(torch.int32).view(torch.float32)
+    low = (bits & 0xFFFFFFFF).to(torch.int32).view(torch.float32)
+    return high, low
 
 
 @triton.jit
@@ -175,12 +206,12 @@ def _gather(slots, is_peer, no_peer, PHASE: tl.constexpr, SPIN: tl.constexpr):
     published or SPIN polls have passed (a slot still missing then is the caller's to fill); the two-launch
     form has them all already. Volatile loads go to L2 each time instead of a stale copy in L1."""
     words = tl.load(slots, mask=is_peer, other=no_peer, volatile=True)
-    missing = tl.sum((words == -1).to(tl.int32), axis=0)     # -1: NOT_PUBLISHED
+    missing = tl.sum((words == _NOT_PUBLISHED).to(tl.int32), axis=0)     # -1: NOT_PUBLISHED
     if PHASE == 0:
         polls = 0
         while (missing > 0) & (polls < SPIN):
             words = tl.load(slots, mask=is_peer, other=no_peer, volatile=True)
-            missing = tl.sum((words == -1).to(tl.int32), axis=0)
+            missing = tl.sum((words == _NOT_PUBLISHED).to(tl.int32), axis=0)
             polls += 1
     return words, missing
 
@@ -271,7 +302,7 @@ def softmax_split_kernel(
             if PHASE == 0:
                 if missing > 0:
                     for p in range(0, SPLIT):
-                        if tl.sum(((peers == p) & (words == -1)).to(tl.int32), axis=0) > 0:
+                        if tl.sum(((peers == p) & (words == _NOT_PUBLISHED)).to(tl.int32), axis=0) > 0:
                             words = tl.where(peers == p,
                                              _chunk_pair(x_ptr + row64 * x_row_stride, n_cols, p, CHUNK), words)
             maxes, sums = _unpack(words)
@@ -327,7 +358,7 @@ def softmax_backward_split_kernel(
             if PHASE == 0:   # as in the forward: a peer that never published is computed here
                 if missing > 0:
                     for p in range(0, SPLIT):
-                        if tl.sum(((peers == p) & (words == -1)).to(tl.int32), axis=0) > 0:
+                        if tl.sum(((peers == p) & (words == _NOT_PUBLISHED)).to(tl.int32), axis=0) > 0:
                             words = tl.where(peers == p, _chunk_dot(y_ptr + row64 * y_row_stride,
                                                                     dy_ptr + row64 * dy_row_stride, n_cols, p, CHUNK),
                                              words)

@@ -2,8 +2,9 @@
 
 The path is chosen from the compiled kernel's real resource needs, not from a row length written down
 somewhere: we compile the kernel that would hold a whole row (block) in registers, and if not even one
-program fits on an SM, or the compiler had to spill registers to memory, the row is walked in tiles.
-Occupancy comes from `launch.occupancy`, the one place that formula lives.
+program fits on an SM, or the compiler had to spill registers to memory, the row is walked in tiles
+(or shared by several programs: the split path). Occupancy comes from `softmax_core.occupancy`, the
+one place the hardware's rules live.
 """
 from __future__ import annotations
 
@@ -12,12 +13,13 @@ from dataclasses import dataclass
 import torch
 import triton
 
+from . import dtypes
 from .tuned_kernels import SPIN_LIMIT
-
 from .compile import CompileJob, KernelResources, kernel_resources
 from .gpu import GpuSpec, default_gpu
+from .signatures import kernel_signature
 from .reasons import PlanReason, ReasonCode
-from .tutorial_plan import TRITON_POINTER_TYPE, Occupancy, dtype_name, occupancy
+from .occupancy import Occupancy, occupancy
 
 ROWS_KERNEL = {"forward": "softmax_core.tuned_kernels:softmax_rows_kernel",
                "backward": "softmax_core.tuned_kernels:softmax_backward_rows_kernel"}
@@ -26,52 +28,34 @@ TILED_KERNEL = {"forward": "softmax_core.tuned_kernels:softmax_tiled_kernel",
 SPLIT_KERNEL = {"forward": "softmax_core.tuned_kernels:softmax_split_kernel",
                 "backward": "softmax_core.tuned_kernels:softmax_backward_split_kernel"}
 
+# Every constant below was chosen by measurement on the H200; docs/performance.md, "The plan's constants",
+# gives the figures and the sweeps they come from.
 # Each program should move enough bytes to hide DRAM latency: short rows are grouped until a
-# program loads about this much (the seed's one-row programs move only N x 4 bytes each).
+# program loads about this much (the tutorial's one-row programs move only N x 4 bytes each).
 BYTES_PER_PROGRAM = 16 * 1024
 PROGRAMS_PER_SM_TO_FILL = 2
-# Bytes of row each thread loads: four 16-byte vector loads (16 fp32 or 32 bf16 values). On the H200
-# (scripts/h200_tune.py, 2026-11-29) bf16 at N = 4096 ran 0.91x copy with 8 warps (32 values a thread)
-# and 0.74x with 16 warps (16 a thread): sizing by values, not bytes, gave half-precision rows too many warps.
+# Bytes of row each thread loads: four 16-byte vector loads (16 fp32 or 32 bf16 values).
 BYTES_PER_THREAD = 64
 # After the upcast every value is a float32 register. Beyond this many per thread the compiler runs out
-# of registers (one program per SM, or spills): bf16 N = 32768 held at 64 a thread ran 0.72x copy where
-# the tiled path ran 0.94x at the same row size in fp32.
+# of registers (one program per SM, or spills).
 MAX_VALUES_PER_THREAD = 32
-# 16 warps, not the 32 a program may have: on the H200 (scripts/h200_tune.py, 2026-11-29) 32-warp programs
-# at N = 16384 ran 1-3% slower, and they leave a single program per SM.
+# 16 warps, not the 32 a program may have: a 32-warp program leaves a single program per SM.
 MIN_WARPS, MAX_WARPS = 4, 16
-# Tiled path: values per tile and warps per program (best of 4096/8192/16384 x 8/16 on the H200).
+# Tiled path: values per tile and warps per program. Its grid is one program per row.
 TILE_VALUES = 16384
 TILED_WARPS = 16
-# Which long-row path, measured on the H200 (scripts/h200_split_tune.py, 2026-11-29,
-# assets/benchmarks/tuning/h200-split-tune-20261129-*.csv; docs/performance.md has the table):
-# - float32 rows of 16 KB (N = 4096) and more run 5-9% faster through the tiled kernel than held whole
-#   (0.96-1.00x copy against 0.91-0.94x at 16-64 KB), even where they would fit in registers;
-# - the tiled kernel's second pass must find the row still in L2: up to 128 KB rows (132 programs in flight
-#   x 128 KB = 17 MB) it does (0.86-0.98x); from 256 KB rows (34 MB in flight) it mostly doesn't (0.67-0.89x,
-#   0.80 or less in all sweeps but one);
-# - there the split path reads each row once and runs 0.83-0.98x for float32. For bf16 it measured
-#   0.64-0.80x, below the tiled path, so 2-byte types stay tiled. The backward (two tensors in) takes the
-#   split path as soon as whole float32 rows no longer fit: 0.80-0.87x against the tiled 0.61-0.89x (the
-#   tiled path was ahead at N = 32768 only: 0.89 against 0.86-0.87).
-TILED_FROM_ROW_BYTES = 16 * 1024        # float32 forward
-SPLIT_FROM_ROW_BYTES = 256 * 1024       # float32 forward
+# Which long-row path (float32 forward): from TILED_FROM_ROW_BYTES the tiled kernel (its second pass reads
+# the row from L2); from SPLIT_FROM_ROW_BYTES, where rows in flight no longer fit in L2, the split path.
+# 2-byte types stay tiled; the backward (two tensors in) takes the split path as soon as whole float32 rows
+# no longer fit.
+TILED_FROM_ROW_BYTES = 16 * 1024
+SPLIT_FROM_ROW_BYTES = 256 * 1024
 SPLIT_DTYPES = (torch.float32,)
-# Split path shape: chunks of at least this many values, at most this many programs per row (more meet
-# more often: at N = 262144 a 32-way split ran 0.94x, a 64-way one 0.87x), and up to 64 values a thread.
+# Split path shape: chunks of at least this many values, at most this many programs per row (more of them
+# meet more often), and up to 64 values a thread.
 SPLIT_MIN_CHUNK = 4096
 MAX_SPLIT = {"forward": 32, "backward": 64}
 SPLIT_VALUES_PER_THREAD = 64
-# Registers are handed out to a warp in steps of 8 per thread, and an SM runs at most this many warps
-# (64 on sm_70 / sm_80 / sm_90 / sm_100; 32 on sm_75; 48 on sm_86 / sm_89). The split path counts resident programs with both,
-# because its programs wait for each other: the grid must never be larger than what runs at once.
-REGISTER_STEP = 8
-MAX_WARPS_PER_SM = {(7, 0): 64, (7, 5): 32, (8, 0): 64, (9, 0): 64, (10, 0): 64}
-DEFAULT_MAX_WARPS_PER_SM = 48
-# Tiled path grid: one program per row. A persistent grid sized so that the rows in flight fit in L2
-# won only at fp32 N = 65536-131072 (by 1-5%) and lost elsewhere (by up to 6%) on the H200; see
-# docs/performance.md.
 
 
 @dataclass(frozen=True)
@@ -142,26 +126,17 @@ def split_config(n_cols: int, gpu: GpuSpec, direction: str = "forward",
 
 
 def resident_programs_per_sm(gpu: GpuSpec, res: KernelResources, num_warps: int) -> int:
-    """Programs of this kernel that surely run on one SM at once: `occupancy` with registers rounded up to
-    the allocation step, and never more warps than an SM holds."""
-    n_regs = -(-res.n_regs // REGISTER_STEP) * REGISTER_STEP
-    per_sm = occupancy(gpu, n_regs, res.shared_bytes, num_warps, 1).programs_per_sm
-    max_warps = MAX_WARPS_PER_SM.get(tuple(gpu.compute_capability), DEFAULT_MAX_WARPS_PER_SM)
-    return min(per_sm, max_warps // num_warps)
+    """Programs of this kernel that run on one SM at once, by the hardware's rules (softmax_core.occupancy):
+    the split path's programs wait for each other, so its grid must never be larger than this x SMs."""
+    return occupancy(gpu, res.n_regs, res.shared_bytes, num_warps, 1).programs_per_sm
 
 
-def _job(kernel: str, direction: str, dtype: torch.dtype, constexprs: dict, num_warps: int,
+def _job(kernel: str, dtype: torch.dtype, constexprs: dict, num_warps: int,
          gpu: GpuSpec) -> CompileJob:
-    ptr = TRITON_POINTER_TYPE[dtype]
-    pointers = ("x_ptr", "y_ptr") if direction == "forward" else ("y_ptr", "dy_ptr", "dx_ptr")
-    strides = tuple(p.replace("_ptr", "_row_stride") for p in pointers)
-    signature = tuple((p, ptr) for p in pointers) + tuple((s, "i64") for s in strides) + (
-        ("n_rows", "i32"), ("n_cols", "i32"))
-    if kernel in SPLIT_KERNEL.values():
-        signature += (("slots_ptr", "*i64"),)
-    signature += tuple((name, "constexpr") for name in constexprs)
-    return CompileJob(kernel, signature, tuple(constexprs.items()), num_warps, 1, gpu.compile_target,
-                      on_device=gpu.live)
+    # i64 strides: the plan sizes the kernels for the widest stride a launch can pass (beyond 2**31 elements).
+    signature, values = kernel_signature(kernel, dtypes.of(dtype).triton_pointer, "i64", constexprs,
+                                         pointers={"slots_ptr": "*i64"} if kernel in SPLIT_KERNEL.values() else None)
+    return CompileJob(kernel, signature, values, num_warps, 1, gpu.compile_target, on_device=gpu.live)
 
 
 PATHS = ("rows", "tiled", "split")
@@ -174,7 +149,7 @@ def plan_softmax(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, g
     if path is not None and path not in PATHS:
         raise ValueError(f"path must be one of {', '.join(PATHS)}, got {path!r}")
     gpu = gpu or default_gpu()
-    elt = torch.empty((), dtype=dtype).element_size()
+    elt = dtypes.element_size(dtype)
     fp64 = dtype == torch.float64
     flags = {"FP64": fp64} if direction == "backward" else {"SAFE": safe, "FP64": fp64}
 
@@ -193,7 +168,7 @@ def plan_softmax(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, g
     else:
         # Compile the whole-row kernel; if it does not fit or spills, try fewer rows per program first.
         while True:
-            res = kernel_resources(_job(ROWS_KERNEL[direction], direction, dtype,
+            res = kernel_resources(_job(ROWS_KERNEL[direction], dtype,
                                         {"ROWS": rows, "BLOCK_N": block_n, **flags}, warps, gpu))
             n_blocks = triton.cdiv(n_rows, rows)
             occ = occupancy(gpu, res.n_regs, res.shared_bytes, warps, n_blocks)
@@ -205,11 +180,11 @@ def plan_softmax(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, g
             reason = PlanReason.of(ReasonCode.ROWS, why=ReasonCode.FORCED if path else ReasonCode.FITS_IN_REGISTERS,
                                    rows=rows, block_n=block_n, block_bytes=block_n * elt, n_regs=res.n_regs,
                                    n_spills=res.n_spills, programs_per_sm=occ.programs_per_sm)
-            return SoftmaxPlan(gpu, direction, n_rows, n_cols, dtype_name(dtype), "rows", rows, block_n, warps,
+            return SoftmaxPlan(gpu, direction, n_rows, n_cols, dtypes.name(dtype), "rows", rows, block_n, warps,
                                n_blocks, res, occ, reason)
         if path == "rows":
             raise ValueError(f"path='rows': not even one program holding a {block_n:,}-value row fits on an SM")
-        if occ.sram_occupancy == 0:
+        if occ.by_shared == 0:
             why = {"why": ReasonCode.ROW_OVER_SHARED_MEMORY, "row_shared_bytes": res.shared_bytes,
                    "max_shared_mem": gpu.max_shared_mem}
         elif occ.programs_per_sm == 0:
@@ -230,12 +205,12 @@ def plan_softmax(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, g
                              "have to run at once than fit on this GPU")
         split_declined = True
     tile, tiled_warps = tiled_config(n_cols)
-    tiled_res = kernel_resources(_job(TILED_KERNEL[direction], direction, dtype, {"TILE": tile, **flags},
+    tiled_res = kernel_resources(_job(TILED_KERNEL[direction], dtype, {"TILE": tile, **flags},
                                       tiled_warps, gpu))
     occ_tiled = occupancy(gpu, tiled_res.n_regs, tiled_res.shared_bytes, tiled_warps, n_rows)
     reason = PlanReason.of(ReasonCode.TILED, **why, split_declined=split_declined, tile=tile,
                            n_tiles=triton.cdiv(n_cols, tile), programs_per_sm=occ_tiled.programs_per_sm)
-    return SoftmaxPlan(gpu, direction, n_rows, n_cols, dtype_name(dtype), "tiled", 1, tile, tiled_warps,
+    return SoftmaxPlan(gpu, direction, n_rows, n_cols, dtypes.name(dtype), "tiled", 1, tile, tiled_warps,
                        n_rows, tiled_res, occ_tiled, reason)
 
 
@@ -249,7 +224,7 @@ def plan_split(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec, direc
     warps = num_warps or warps
     constexprs = {"SPLIT": split, "PEERS": triton.next_power_of_2(split), "CHUNK": chunk,
                   **{k: v for k, v in flags.items() if k != "FP64"}, "PHASE": 0, "SPIN": SPIN_LIMIT}
-    res = kernel_resources(_job(SPLIT_KERNEL[direction], direction, dtype, constexprs, warps, gpu))
+    res = kernel_resources(_job(SPLIT_KERNEL[direction], dtype, constexprs, warps, gpu))
     per_sm = resident_programs_per_sm(gpu, res, warps)
     groups = min(n_rows, gpu.multiprocessor_count * per_sm // split)
     if groups == 0 or res.n_spills > 0:
@@ -258,5 +233,5 @@ def plan_split(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec, direc
     reason = PlanReason.of(ReasonCode.SPLIT, **(why or {"why": ReasonCode.FORCED}), direction=direction,
                            split=split, chunk=chunk, n_regs=res.n_regs, programs_per_sm=per_sm, groups=groups,
                            num_programs=groups * split)
-    return SoftmaxPlan(gpu, direction, n_rows, n_cols, dtype_name(dtype), "split", 1, chunk, warps,
+    return SoftmaxPlan(gpu, direction, n_rows, n_cols, dtypes.name(dtype), "split", 1, chunk, warps,
                        groups * split, res, occ, reason, split)

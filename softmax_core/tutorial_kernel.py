@@ -1,13 +1,14 @@
-"""The seed's fused softmax kernel: the one this project teaches with.
+"""The tutorial's fused softmax kernel: the one this project teaches with.
 
 One program owns whole rows. It loads a row into on-chip memory once, does max -> subtract -> exp ->
 sum -> divide there, and writes the row once: 2·M·N memory operations instead of the naive 8·M·N + 4·M.
 
 Two groups of compile-time switches ride along for the explorer app; with their defaults the kernel
-compiles to exactly the seed's kernel (a `tl.constexpr` that is False removes its code entirely):
+compiles to exactly the tutorial's kernel (a `tl.constexpr` that is False removes its code entirely):
   TRACE        also writes every intermediate of every row, and which program handled it, to `trace_ptr`
   PAD_VALUE    what masked lanes are filled with; -inf is the right answer, 0.0 shows why
   STORE_MASKED whether the store is masked; False shows where the padded lanes would land
+  TRACE_ROW    words one traced row takes in `trace_ptr`: `trace_row_words(BLOCK_SIZE)`
 """
 from __future__ import annotations
 
@@ -16,9 +17,15 @@ from . import runtime  # noqa: F401  (must come first: it picks the interpreter 
 import triton
 import triton.language as tl
 
-# Layout of the trace buffer, per row: TRACE_STAGES vectors of BLOCK_SIZE values, then TRACE_SCALARS.
+# Layout of the trace buffer, per row: TRACE_STAGES vectors of BLOCK_SIZE values (the kernel stores them in
+# this order), then TRACE_SCALARS.
 TRACE_STAGES = ("loaded", "minus_max", "exp", "output")
 TRACE_SCALARS = ("program", "iteration", "row_max", "row_sum")
+
+
+def trace_row_words(block_size: int) -> int:
+    """float32 words one traced row takes: its stage vectors, then its scalars."""
+    return len(TRACE_STAGES) * block_size + len(TRACE_SCALARS)
 
 
 @triton.jit
@@ -32,6 +39,7 @@ def tutorial_softmax_kernel(
     TRACE: tl.constexpr = False,
     PAD_VALUE: tl.constexpr = float("-inf"),
     STORE_MASKED: tl.constexpr = True,
+    TRACE_ROW: tl.constexpr = 0,
 ):
     # Persistent programs: there are fewer programs than rows, so each one walks the rows
     # row_start, row_start + P, row_start + 2P, ... where P is the number of programs in the grid.
@@ -58,12 +66,12 @@ def tutorial_softmax_kernel(
             tl.store(output_row_start_ptr + col_offsets, softmax_output)
         if TRACE:
             # Record what this program saw, so the app can replay it step by step.
-            trace_row_ptr = trace_ptr + row_idx * (4 * BLOCK_SIZE + 4)
+            trace_row_ptr = trace_ptr + row_idx * TRACE_ROW
             tl.store(trace_row_ptr + col_offsets, row)
             tl.store(trace_row_ptr + BLOCK_SIZE + col_offsets, row_minus_max)
             tl.store(trace_row_ptr + 2 * BLOCK_SIZE + col_offsets, numerator)
             tl.store(trace_row_ptr + 3 * BLOCK_SIZE + col_offsets, softmax_output)
-            scalars_ptr = trace_row_ptr + 4 * BLOCK_SIZE
+            scalars_ptr = trace_row_ptr + TRACE_ROW - 4    # the last 4 words: TRACE_SCALARS
             tl.store(scalars_ptr, row_start.to(tl.float32))
             tl.store(scalars_ptr + 1, ((row_idx - row_start) // row_step).to(tl.float32))
             tl.store(scalars_ptr + 2, row_max)

@@ -1,6 +1,6 @@
 """The occupancy-aware launch plan: how many programs to launch, and why.
 
-The seed's wrapper asks the compiler what one program costs (registers, shared memory), asks the GPU
+The tutorial's wrapper asks the compiler what one program costs (registers, shared memory), asks the GPU
 what one SM has, and launches as many persistent programs as fit at once on every SM. This module is
 that reasoning as a pure function of a `GpuSpec` and the kernel's real resources.
 """
@@ -12,27 +12,22 @@ from functools import lru_cache
 import torch
 import triton
 
+from . import dtypes
 from .compile import CompileJob, KernelResources, kernel_resources
 from .gpu import GpuSpec, default_gpu
+from .occupancy import Occupancy, occupancy
+from .signatures import kernel_signature
 from .reasons import PlanReason, ReasonCode
 
 TUTORIAL_KERNEL = "softmax_core.tutorial_kernel:tutorial_softmax_kernel"
 
-# The seed's heuristics, as ordered tables: the first row whose threshold BLOCK_SIZE reaches wins.
+# The tutorial's heuristics, as ordered tables: the first row whose threshold BLOCK_SIZE reaches wins.
 # Wider rows get more warps, so that each thread holds a bounded number of the row's values.
 TUTORIAL_NUM_WARPS = ((4096, 16), (2048, 8), (0, 4))
 # More pipeline stages keep more rows in flight but each stage buffers a row in shared memory;
-# the seed affords 4 only on GPUs with more than 200,000 B of shared memory per SM.
+# the tutorial affords 4 only on GPUs with more than 200,000 B of shared memory per SM.
 TUTORIAL_STAGES_SHARED_THRESHOLD = 200_000
 TUTORIAL_NUM_STAGES = (4, 2)
-
-# AMD CDNA: a compute unit has 4 SIMDs, each runs at most 8 wavefronts (CDNA3), and a wavefront's
-# vector registers come from its SIMD's file of 512 per lane.
-AMD_SIMDS_PER_CU = 4
-AMD_MAX_WAVES_PER_SIMD = 8
-
-TRITON_POINTER_TYPE = {torch.float32: "*fp32", torch.float16: "*fp16", torch.bfloat16: "*bf16",
-                       torch.float64: "*fp64"}
 
 
 def tutorial_num_warps(block_size: int) -> int:
@@ -42,46 +37,6 @@ def tutorial_num_warps(block_size: int) -> int:
 def tutorial_num_stages(gpu: GpuSpec) -> int:
     large, small = TUTORIAL_NUM_STAGES
     return large if gpu.max_shared_mem > TUTORIAL_STAGES_SHARED_THRESHOLD else small
-
-
-@dataclass(frozen=True)
-class Occupancy:
-    """How many programs of one kernel fit on one SM at once, and which resource runs out first."""
-
-    reg_occupancy: int              # programs per SM the register file allows
-    sram_occupancy: int | None      # programs per SM shared memory allows; None: the kernel uses none
-    programs_per_sm: int
-    num_programs: int               # the persistent grid
-    limiter: str                    # "registers" | "shared memory" | "rows"
-    rule: str                       # the formula used, in words
-
-
-def occupancy(gpu: GpuSpec, n_regs: int, shared_bytes: int, num_warps: int, n_rows: int) -> Occupancy:
-    """The seed's occupancy arithmetic (NVIDIA), or the CDNA wavefront rule on AMD. Defined only here."""
-    if n_regs <= 0:
-        raise ValueError(f"n_regs must be positive, got {n_regs}")
-    if gpu.vendor == "amd":
-        regs_per_lane = gpu.max_num_regs // (gpu.warp_size * AMD_SIMDS_PER_CU)
-        waves_per_simd = min(regs_per_lane // n_regs, AMD_MAX_WAVES_PER_SIMD)
-        reg_occupancy = AMD_SIMDS_PER_CU * waves_per_simd // num_warps
-        rule = (f"AMD CDNA: {AMD_SIMDS_PER_CU} SIMDs x min({regs_per_lane} VGPRs // {n_regs}, "
-                f"{AMD_MAX_WAVES_PER_SIMD} waves) // {num_warps} wavefronts per program")
-    else:
-        reg_occupancy = gpu.max_num_regs // (n_regs * gpu.warp_size * num_warps)
-        rule = (f"NVIDIA: {gpu.max_num_regs} registers // ({n_regs} per thread x {gpu.warp_size} threads x "
-                f"{num_warps} warps)")
-    # A kernel that keeps nothing in shared memory is not limited by it (the seed would divide by zero).
-    sram_occupancy = gpu.max_shared_mem // shared_bytes if shared_bytes > 0 else None
-    programs_per_sm = reg_occupancy if sram_occupancy is None else min(reg_occupancy, sram_occupancy)
-    full_grid = gpu.multiprocessor_count * programs_per_sm
-    num_programs = min(full_grid, n_rows)
-    if 0 < n_rows < full_grid:
-        limiter = "rows"
-    elif sram_occupancy is not None and sram_occupancy < reg_occupancy:
-        limiter = "shared memory"
-    else:
-        limiter = "registers"
-    return Occupancy(reg_occupancy, sram_occupancy, programs_per_sm, num_programs, limiter, rule)
 
 
 @dataclass(frozen=True)
@@ -96,6 +51,7 @@ class LaunchPlan:
     n_regs: int
     n_spills: int
     shared_bytes: int
+    # The chapter's formula decides this wrapper's grid (it is what the chapter teaches):
     reg_occupancy: int
     sram_occupancy: int | None
     programs_per_sm: int
@@ -105,6 +61,13 @@ class LaunchPlan:
     resources_how: str              # where n_regs and shared_bytes came from
     fits: bool                      # False: not even one program fits on an SM
     reason: PlanReason              # why this grid (or why none fits), as a code and its figures
+    occupancy: Occupancy | None = None  # both answers: the hardware's rules and the chapter's formula
+    toolchain: str = ""                 # which compiler produced n_regs (compile.toolchain)
+
+    @property
+    def hardware_programs_per_sm(self) -> int:
+        """What the GPU really runs at once (softmax_core.occupancy); may be fewer than programs_per_sm."""
+        return self.occupancy.programs_per_sm
 
     @property
     def grid(self) -> tuple[int, int, int]:
@@ -115,21 +78,13 @@ class LaunchPlan:
         return self.n_rows / self.num_programs if self.num_programs else float("inf")
 
 
-def dtype_name(dtype) -> str:
-    return str(dtype).replace("torch.", "")
-
-
 def tutorial_compile_job(block_size: int, num_warps: int, num_stages: int, dtype: torch.dtype, gpu: GpuSpec,
                      **flags) -> CompileJob:
-    """The seed kernel's specialisation for one row width and dtype, for `gpu`."""
-    ptr = TRITON_POINTER_TYPE[dtype]
-    signature = (("input_ptr", ptr), ("output_ptr", ptr), ("input_row_stride", "i32"),
-                 ("output_row_stride", "i32"), ("n_rows", "i32"), ("n_cols", "i32"), ("trace_ptr", "*fp32"),
-                 ("BLOCK_SIZE", "constexpr"), ("num_stages", "constexpr"), ("TRACE", "constexpr"),
-                 ("PAD_VALUE", "constexpr"), ("STORE_MASKED", "constexpr"))
-    constexprs = (("BLOCK_SIZE", block_size), ("num_stages", num_stages), ("TRACE", flags.get("TRACE", False)),
-                  ("PAD_VALUE", flags.get("PAD_VALUE", float("-inf"))),
-                  ("STORE_MASKED", flags.get("STORE_MASKED", True)))
+    """The tutorial kernel's specialisation for one row width and dtype, for `gpu`."""
+    # i32 strides: what a launch passes for a matrix under 2**31 elements (Triton types a small int i32).
+    signature, constexprs = kernel_signature(TUTORIAL_KERNEL, dtypes.of(dtype).triton_pointer, "i32",
+                                             {"BLOCK_SIZE": block_size, "num_stages": num_stages, **flags},
+                                             pointers={"trace_ptr": "*fp32"})
     return CompileJob(TUTORIAL_KERNEL, signature, constexprs, num_warps, num_stages, gpu.compile_target,
                       on_device=gpu.live)
 
@@ -142,11 +97,10 @@ def _check_shape(n_rows: int, n_cols: int) -> None:
 
 def plan_launch(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, gpu: GpuSpec | None = None,
                 *, resources: KernelResources | None = None) -> LaunchPlan:
-    """Plan the seed kernel's launch for an n_rows x n_cols matrix on `gpu` (default: this machine's GPU,
+    """Plan the tutorial kernel's launch for an n_rows x n_cols matrix on `gpu` (default: this machine's GPU,
     else the catalog's H200). `resources` skips the compile (for what-if questions and tests)."""
     _check_shape(n_rows, n_cols)
-    if dtype not in TRITON_POINTER_TYPE:
-        raise TypeError(f"softmax kernels take float32, float16, bfloat16 or float64, not {dtype}")
+    dtypes.of(dtype)  # a TypeError naming the choices before any compile
     return _plan_launch(n_rows, n_cols, dtype, gpu or default_gpu(), resources)
 
 
@@ -154,32 +108,41 @@ def plan_launch(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, gp
 def _plan_launch(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec,
                  resources: KernelResources | None) -> LaunchPlan:
     """Plans are pure values: the same question gets the same (cached) answer, so a wrapper that
-    plans on every call, as the seed's does, costs nothing after the first."""
+    plans on every call, as the tutorial's does, costs nothing after the first."""
     block_size = triton.next_power_of_2(n_cols)
     num_warps = tutorial_num_warps(block_size)
     num_stages = tutorial_num_stages(gpu)
     if resources is None:
         resources = kernel_resources(tutorial_compile_job(block_size, num_warps, num_stages, dtype, gpu))
     occ = occupancy(gpu, resources.n_regs, resources.shared_bytes, num_warps, n_rows)
-    fits = occ.programs_per_sm > 0
+    # The tutorial's grid is the chapter's formula (it is what the chapter teaches); occ also carries the
+    # hardware's answer (plan.occupancy, plan.hardware_programs_per_sm) for the page to show beside it.
+    fits = occ.chapter_programs_per_sm > 0
     reason = _reason(gpu, block_size, num_warps, resources, occ, fits)
-    return LaunchPlan(gpu=gpu, n_rows=n_rows, n_cols=n_cols, dtype=dtype_name(dtype), block_size=block_size,
+    return LaunchPlan(gpu=gpu, n_rows=n_rows, n_cols=n_cols, dtype=dtypes.name(dtype), block_size=block_size,
                       num_warps=num_warps, num_stages=num_stages, n_regs=resources.n_regs,
                       n_spills=resources.n_spills, shared_bytes=resources.shared_bytes,
-                      reg_occupancy=occ.reg_occupancy, sram_occupancy=occ.sram_occupancy,
-                      programs_per_sm=occ.programs_per_sm, num_programs=occ.num_programs, limiter=occ.limiter,
-                      occupancy_rule=occ.rule, resources_how=resources.how, fits=fits, reason=reason)
+                      reg_occupancy=occ.chapter_reg_occupancy, sram_occupancy=occ.chapter_sram_occupancy,
+                      programs_per_sm=occ.chapter_programs_per_sm, num_programs=occ.chapter_num_programs,
+                      limiter=occ.chapter_limiter, occupancy_rule=occ.chapter_rule, resources_how=resources.how,
+                      fits=fits, reason=reason, occupancy=occ, toolchain=resources.toolchain)
+
+
+def clear_plan_cache() -> None:
+    """Forget every plan computed so far (for tests that must see plans computed afresh)."""
+    _plan_launch.cache_clear()
 
 
 def _reason(gpu: GpuSpec, block_size: int, num_warps: int, res: KernelResources, occ: Occupancy,
             fits: bool) -> PlanReason:
     if not fits:
-        if occ.sram_occupancy == 0:
+        if occ.chapter_sram_occupancy == 0:
             return PlanReason.of(ReasonCode.TUTORIAL_OVER_SHARED_MEMORY, shared_bytes=res.shared_bytes,
                                  block_size=block_size, gpu=gpu.name, max_shared_mem=gpu.max_shared_mem)
         return PlanReason.of(ReasonCode.TUTORIAL_OVER_REGISTERS, n_regs=res.n_regs,
                              threads=gpu.warp_size * num_warps, max_num_regs=gpu.max_num_regs)
-    return PlanReason.of(ReasonCode.TUTORIAL_FITS, reg_occupancy=occ.reg_occupancy,
-                         sram_occupancy=occ.sram_occupancy, shared_bytes=res.shared_bytes,
-                         max_shared_mem=gpu.max_shared_mem, programs_per_sm=occ.programs_per_sm,
-                         sms=gpu.multiprocessor_count, limiter=occ.limiter, num_programs=occ.num_programs)
+    return PlanReason.of(ReasonCode.TUTORIAL_FITS, reg_occupancy=occ.chapter_reg_occupancy,
+                         sram_occupancy=occ.chapter_sram_occupancy, shared_bytes=res.shared_bytes,
+                         max_shared_mem=gpu.max_shared_mem, programs_per_sm=occ.chapter_programs_per_sm,
+                         sms=gpu.multiprocessor_count, limiter=occ.chapter_limiter,
+                         num_programs=occ.chapter_num_programs)

@@ -15,7 +15,8 @@ import pytest
 import torch
 
 import softmax_core as sc
-from softmax_core import bench
+from softmax_core import bench, runtime
+from softmax_core.__main__ import format_table, text_progress
 from softmax_core.bench import Provider
 
 REQUIRED_PROVENANCE = {"gpu", "sm_count", "driver", "torch", "triton", "python", "date", "command", "M",
@@ -23,8 +24,10 @@ REQUIRED_PROVENANCE = {"gpu", "sm_count", "driver", "torch", "triton", "python",
 
 
 def fixed_timer(*times):
-    """A timer that never runs the function: it hands out (median, min, max) triples in turn."""
-    cycle = itertools.cycle(times)
+    """A timer that never runs the function: it hands out (median, min, max) triples in turn, with the 20th
+    and 80th percentiles halfway between the median and the extremes."""
+    cycle = itertools.cycle([bench.Timing((low + median) / 2, median, (median + high) / 2, low, high)
+                             for median, low, high in times])
     return lambda fn: next(cycle)
 
 
@@ -40,6 +43,7 @@ def test_gbps_and_copy_ratio_come_from_bytes_moved():
         ms = copy_ms if r.provider == "copy" else torch_ms
         expected = sc.bytes_moved(8, r.N, 4, r.direction) * 1e-9 / (ms[0] * 1e-3)
         assert (r.ms_median, r.ms_min, r.ms_max) == ms
+        assert (r.ms_p20, r.ms_p80) == ((ms[1] + ms[0]) / 2, (ms[0] + ms[2]) / 2)
         assert r.gbps == pytest.approx(expected, rel=1e-12)
         assert r.copy_ratio == pytest.approx(1.0 if r.provider == "copy" else copy_ms[0] / torch_ms[0], rel=1e-12)
     backward = f[(f.provider == "copy") & (f.N == 64)].set_index("direction").gbps
@@ -57,15 +61,15 @@ def test_copy_ratio_is_missing_without_a_copy_at_that_size():
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_every_cpu_provider_computes_softmax(dtype):
-    names = ["copy", "torch", "naive", "as_taught", "ours"]
+    names = ["copy", "torch", "naive", "tutorial", "tuned"]
     run = bench.run_sweep(4, [33], dtype, names, timer=fixed_timer((1.0, 1.0, 1.0)), command="pytest")
     f = run.frame.set_index(["provider", "direction"])
     for name in names:
         assert f.loc[(name, "forward"), "status"] == "ok", f.loc[(name, "forward"), "reason"]
-    for name in ["copy", "torch", "naive", "ours"]:
+    for name in ["copy", "torch", "naive", "tuned"]:
         assert f.loc[(name, "backward"), "status"] == "ok", f.loc[(name, "backward"), "reason"]
-    assert f.loc[("as_taught", "backward"), "status"] == "skipped"
-    assert "no backward" in f.loc[("as_taught", "backward"), "reason"]
+    assert f.loc[("tutorial", "backward"), "status"] == "skipped"
+    assert "no backward" in f.loc[("tutorial", "backward"), "reason"]
 
 
 def test_failures_are_recorded_and_the_sweep_goes_on(monkeypatch):
@@ -96,7 +100,7 @@ def test_failures_are_recorded_and_the_sweep_goes_on(monkeypatch):
         assert (f.loc[("torch", slice(None), N), "status"] == "ok").all()
     failed = run.frame[run.frame.status != "ok"]
     assert failed.gbps.isna().all() and failed.copy_ratio.isna().all()
-    assert "fails" in bench.format_table(run)
+    assert "fails" in format_table(run)
 
 
 def test_the_check_catches_nan_and_wrong_dtype():
@@ -116,14 +120,14 @@ def test_progress_counts_every_measurement():
     assert [d for d, _, _ in seen] == list(range(7)) and {t for _, t, _ in seen} == {6}
     assert seen[-1][2] == "torch forward N=10"
     log = io.StringIO()
-    report = bench.text_progress(log)
+    report = text_progress(log)
     for done in range(101):
         report(done, 100, "x")
     assert 10 <= log.getvalue().count("\n") <= 12  # a log gets a line per 10%, not one per step
 
 
 def test_save_and_load_round_trip(tmp_path):
-    run = bench.run_sweep(4, [16, 33], "float32", ["copy", "torch", "as_taught"],
+    run = bench.run_sweep(4, [16, 33], "float32", ["copy", "torch", "tutorial"],
                           timer=fixed_timer((1.0, 0.5, 2.0), (3.0, 2.0, 4.0)), command="pytest")
     csv_path, json_path = bench.save_run(run, tmp_path / "runs", "cpu-test")
     assert csv_path.name == "cpu-test.csv" and json.loads(json_path.read_text())["csv"] == "cpu-test.csv"
@@ -140,7 +144,10 @@ def test_load_recorded_runs_without_runs(tmp_path):
     (tmp_path / "broken.json").write_text("{not json")
     with pytest.warns(UserWarning, match="broken.json"):
         assert bench.load_recorded_runs(tmp_path) == []
-    assert isinstance(bench.load_recorded_runs(), list)  # the repository's own assets/benchmarks/
+    recorded = bench.load_recorded_runs()  # the repository's own assets/benchmarks/: every run loads
+    assert len(recorded) == len(list(bench.RECORDED_DIR.glob("*.json"))) > 0
+    dates = [run.provenance["date"] for run in recorded]
+    assert dates == sorted(dates)
 
 
 def test_provenance_says_where_and_how():
@@ -154,23 +161,30 @@ def test_provenance_says_where_and_how():
     assert p["source_digest"] == bench.source_digest() and len(p["source_digest"]) == 12
 
 
-def test_source_digest_follows_the_code(tmp_path, monkeypatch):
+def test_source_digest_follows_the_code(tmp_path):
     """The digest names the code that ran: it changes when a library file changes."""
     import shutil
     copy = tmp_path / "softmax_core"
-    shutil.copytree(Path(bench.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    monkeypatch.setattr(bench, "__file__", str(copy / "bench.py"))
-    before = bench.source_digest()
+    shutil.copytree(Path(sc.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    before = bench.source_digest(copy)
+    assert before == bench.source_digest()
     (copy / "tuned_plan.py").write_text((copy / "tuned_plan.py").read_text() + "\n# changed\n")
-    assert bench.source_digest() != before
+    after = bench.source_digest(copy)
+    assert after != before
+    (copy / "bench" / "harness.py").write_text((copy / "bench" / "harness.py").read_text() + "\n# changed\n")
+    assert bench.source_digest(copy) not in (before, after)  # files in subpackages count too
 
 
-def test_provenance_device_without_gpu():
+def test_provenance_names_the_device():
     run = bench.run_sweep(2, [8], "float32", ["torch"], directions=("forward",),
                           timer=fixed_timer((1.0, 1.0, 1.0)), command="x")
     p = run.provenance
-    if not torch.cuda.is_available():
-        assert p["gpu"] is None and "interpreter" in p["device"]
+    if runtime.INTERPRETED:
+        assert p["gpu"] is None and p["sm_count"] is None and "interpreter" in p["device"]
+    else:
+        props = torch.cuda.get_device_properties(torch.cuda.current_device())
+        assert (p["gpu"], p["sm_count"]) == (props.name, props.multi_processor_count)
+        assert "interpreter" not in p["device"]
 
 
 def test_bad_arguments_are_named():
@@ -197,8 +211,9 @@ def test_one_benchmark_at_a_time():
     held.wait(5)
     threading.Timer(0.2, release.set).start()
     with bench.exclusive_gpu(on_wait=lambda: waited.append(True)):
-        assert not thread.is_alive() or release.is_set()
-    thread.join()
+        assert release.is_set()  # the lock came only after the other session let go
+    thread.join(5)
+    assert not thread.is_alive()
     assert waited == [True]
     with bench.exclusive_gpu(on_wait=lambda: waited.append(False)):
         with bench.exclusive_gpu(on_wait=lambda: waited.append(False)):  # re-entrant for the same session
@@ -207,9 +222,45 @@ def test_one_benchmark_at_a_time():
 
 
 def test_providers_say_whether_they_can_run():
-    assert {"copy", "ours", "as_taught", "torch", "torch_compile", "naive", "liger", "quack"} <= set(bench.PROVIDERS)
-    for name in ["copy", "ours", "as_taught", "torch", "naive"]:
+    assert {"copy", "tuned", "tutorial", "torch", "torch_compile", "naive", "liger", "quack"} <= set(bench.PROVIDERS)
+    for name in ["copy", "tuned", "tutorial", "torch", "naive"]:
         assert bench.PROVIDERS[name].available() == (True, "")
     for name in ["liger", "quack"]:
         ok, why = bench.PROVIDERS[name].available()
-        assert ok or why
+        assert ok == (why == "")
+        if runtime.INTERPRETED:  # optional GPU peers: missing, or present but without a GPU to run on
+            assert not ok and ("not importable" in why or why == "needs a GPU")
+
+
+def test_recorded_runs_use_the_current_provider_names():
+    """The recorded files say "as_taught"; loading them gives the tutorial provider's current name."""
+    runs = bench.load_recorded_runs()
+    assert runs
+    for run in runs:
+        assert "tutorial" in set(run.frame.provider) and "as_taught" not in set(run.frame.provider)
+        assert "tutorial" in run.provenance["providers"] and "as_taught" not in run.provenance["providers"]
+
+
+def test_wall_clock_percentiles_interpolate_like_torch_quantile():
+    samples = [5.0, 1.0, 4.0, 2.0, 3.0, 10.0]
+    t = bench.timing_of(samples)
+    expected = torch.quantile(torch.tensor(samples, dtype=torch.float64), torch.tensor([0.2, 0.5, 0.8],
+                                                                                        dtype=torch.float64))
+    assert (t.p20, t.median, t.p80) == pytest.approx(expected.tolist())
+    assert (t.min, t.max) == (1.0, 10.0)
+    timed = bench.WallClockTimer(warmup=0, max_repeats=3, budget_s=0.0)(lambda: None)
+    assert timed.min <= timed.p20 <= timed.median <= timed.p80 <= timed.max
+
+
+def test_runs_recorded_without_percentiles_load_with_them_empty(tmp_path):
+    """Runs recorded before the 20th / 80th percentiles were kept (median, min, max only) still load."""
+    run = bench.run_sweep(2, [8], "float32", ["torch", "tutorial"], directions=("forward",),
+                          timer=fixed_timer((1.0, 0.5, 2.0)), command="pytest")
+    csv_path, json_path = bench.save_run(run, tmp_path, "old")
+    old = pd.read_csv(csv_path).drop(columns=["ms_p20", "ms_p80"])
+    old["provider"] = old["provider"].replace({"tutorial": "as_taught"})   # and under the old provider name
+    old.to_csv(csv_path, index=False)
+    loaded = bench.load_run(json_path)
+    assert list(loaded.frame.columns) == bench.COLUMNS
+    assert loaded.frame.ms_p20.isna().all() and loaded.frame.ms_p80.isna().all()
+    assert list(loaded.frame.ms_median) == [1.0, 1.0] and list(loaded.frame.provider) == ["torch", "tutorial"]

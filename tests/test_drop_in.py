@@ -6,7 +6,7 @@ import torch
 
 import softmax_core as sc
 from conftest import TOLERANCE, reference_softmax
-from softmax_core.launchers import _launch_backward, _launch_forward, cached_plan
+from softmax_core.launchers import cached_plan, softmax_backward, softmax_forward
 
 INF, NAN = float("inf"), float("nan")
 
@@ -65,17 +65,17 @@ def tiled_plan(n_rows, n_cols, direction="forward", safe=False):
 
 def long_row_paths(x, safe=False):
     """softmax of a long-row float32 matrix by the split path (the plan's) and by the tiled path."""
-    return {"split": sc.softmax(x, safe=safe), "tiled": _launch_forward(x, tiled_plan(*x.shape, safe=safe), safe)}
+    return {"split": sc.softmax(x, safe=safe), "tiled": softmax_forward(x, tiled_plan(*x.shape, safe=safe), safe)}
 
 
 def test_split_path_with_more_rows_than_groups(device):
     x = torch.randn(40, 20_000, device=device) * 3
     plan = cached_plan(40, 20_000, torch.float32, "forward", False)
     plan = dataclasses.replace(plan, path="split", split=4, block_n=8192, num_programs=3 * 4)  # 3 groups, 40 rows
-    assert_like_torch(_launch_forward(x, plan, False), x)
+    assert_like_torch(softmax_forward(x, plan, False), x)
     dy = torch.randn_like(x)
     y = torch.softmax(x, -1)
-    torch.testing.assert_close(_launch_backward(y, dy, dataclasses.replace(plan, direction="backward")),
+    torch.testing.assert_close(softmax_backward(y, dy, dataclasses.replace(plan, direction="backward")),
                                torch._softmax_backward_data(dy, y, -1, x.dtype), atol=1e-6, rtol=1e-4)
 
 
@@ -188,7 +188,7 @@ def test_gradients_match_torch_float32(shape, device):
     torch.testing.assert_close(ours, theirs, atol=1e-6, rtol=1e-4)
     if shape[1] > 1000:   # the same by the tiled backward
         y = torch.softmax(x.detach(), -1)
-        tiled = _launch_backward(y, dy, tiled_plan(*shape, "backward"))
+        tiled = softmax_backward(y, dy, tiled_plan(*shape, "backward"))
         torch.testing.assert_close(tiled, theirs, atol=1e-6, rtol=1e-4)
 
 

@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.parametrize("M, N, dtype", [(4096, 1024, torch.float32), (1823, 781, torch.float16), (1, 1, torch.bfloat16)])
-def test_memory_totals_are_the_seeds(M, N, dtype):
+def test_memory_totals_are_the_tutorials(M, N, dtype):
     t = sc.memory_traffic(M, N, dtype)
     size = torch.empty((), dtype=dtype).element_size()
     assert t.naive_elements == 8 * M * N + 4 * M
@@ -50,7 +50,7 @@ def run_cli(*args):
                           text=True, timeout=300)
 
 
-def test_cli_runs_the_seed_check():
+def test_cli_runs_the_tutorial_check():
     result = run_cli()
     assert result.returncode == 0, result.stderr
     assert "PASSED" in result.stdout
@@ -66,3 +66,15 @@ def test_cli_plan_prints_real_resources():
     result = run_cli("--plan", "4096", "1024", "--gpu", "h200")
     assert result.returncode == 0, result.stderr
     assert "n_regs" in result.stdout and "shared_bytes" in result.stdout
+    assert "Registers allow" in result.stdout                       # the tutorial plan's reason, in English
+    assert "tuned plan" in result.stdout and "fits in registers" in result.stdout
+
+
+def test_traffic_formulas_are_the_chapters_and_come_from_the_accounting():
+    from softmax_core.memory import linear_formula, traffic_formulas
+
+    assert traffic_formulas() == {"naive_read": "5MN + 2M", "naive_written": "3MN + 2M", "naive_total": "8MN + 4M",
+                                  "fused_read": "MN", "fused_written": "MN", "fused_total": "2MN"}
+    assert linear_formula(lambda M, N: 7 * M) == "7M"
+    with pytest.raises(ValueError):
+        linear_formula(lambda M, N: M * M * N)

@@ -5,8 +5,8 @@ import softmax_core as sc
 from conftest import TOLERANCE, reference_softmax
 
 
-def test_seed_check_1823x781(device):
-    """The chapter's own unit test, unchanged."""
+def test_tutorial_check_1823x781(device):
+    """The tutorial's own unit test, unchanged."""
     torch.manual_seed(0)
     x = torch.randn(1823, 781, device=device)
     torch.testing.assert_close(sc.softmax(x), torch.softmax(x, axis=1), atol=1e-3, rtol=1e-3)
@@ -80,7 +80,7 @@ def test_wrong_device_is_named():
 
 
 @pytest.mark.gpu
-def test_seed_check_on_gpu():
+def test_tutorial_check_on_gpu():
     torch.manual_seed(0)
     x = torch.randn(1823, 781, device="cuda")
     torch.testing.assert_close(sc.softmax(x), torch.softmax(x, axis=1), atol=1e-3, rtol=1e-3)

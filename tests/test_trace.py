@@ -5,8 +5,8 @@ import torch
 
 import softmax_core as sc
 from softmax_core.tutorial_kernel import TRACE_STAGES
-from softmax_core.trace import (MAX_TRACE_ROWS, VARIANTS, pipeline_timeline, program_placement, store_footprint,
-                                trace_rows)
+from softmax_core.schedule_model import pipeline_timeline, program_placement
+from softmax_core.trace import MAX_TRACE_ROWS, VARIANTS, store_footprint, trace_rows
 
 H200 = sc.catalog_gpu("h200")
 

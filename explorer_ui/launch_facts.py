@@ -1,0 +1,57 @@
+"""The GPU page's logic: a GPU's figures as the table shows them, the occupancy calculator's curves, and the
+names of the limits a launch plan can hit. Pure functions of softmax_core's GPU specs and plans."""
+from __future__ import annotations
+
+from softmax_core.gpu import GpuSpec
+from softmax_core.reasons import WHY_CODES
+from softmax_core.occupancy import LIMITERS as HARDWARE_LIMITERS, occupancy  # noqa: F401  (re-exported)
+
+# What can cap the programs per SM by the chapter's formula (the tutorial plan's limiter and its reason);
+# the hardware's rules (softmax_core.occupancy.Occupancy.limiter) name HARDWARE_LIMITERS, slots included.
+LIMITERS = ("registers", "shared memory", "rows")
+# The tuned softmax's paths (softmax_core.tuned_plan.SoftmaxPlan.path): the reason codes that carry a `why`.
+TUNED_PATHS = tuple(code.value for code in WHY_CODES)
+# The GpuSpec fields the figures table lists, in order (each with its source).
+GPU_FIGURES = ("name", "arch", "multiprocessor_count", "max_num_regs", "max_shared_mem", "warp_size",
+               "memory_bandwidth_gbps", "memory_gb", "l2_mib", "max_warps_per_sm", "max_blocks_per_sm",
+               "shared_mem_per_sm", "reserved_shared_per_block", "register_alloc_unit")
+# What the occupancy calculator varies: registers per thread, or BLOCK_SIZE (each a real compile).
+VARY = ("regs", "block")
+
+
+def limiter_key(limiter: str) -> str:
+    """The text key naming a limiter ("shared memory" -> "limiter_shared_memory")."""
+    return f"limiter_{limiter.replace(' ', '_')}"
+
+
+def gpu_figures(gpu: GpuSpec, cc_label: str) -> list[tuple[str, str]]:
+    """(field, shown value) for each of GPU_FIGURES; `cc_label` names "compute capability" in the page's
+    language. A figure the catalog does not know shows as "—"."""
+    major, minor = gpu.compute_capability
+    shown = {"name": gpu.name, "arch": f"{gpu.arch} ({cc_label} {major}.{minor})",
+             "multiprocessor_count": f"{gpu.multiprocessor_count:,}", "max_num_regs": f"{gpu.max_num_regs:,}",
+             "max_shared_mem": f"{gpu.max_shared_mem:,} B", "warp_size": str(gpu.warp_size),
+             "memory_bandwidth_gbps": f"{gpu.memory_bandwidth_gbps:,.0f} GB/s" if gpu.memory_bandwidth_gbps else "—",
+             "memory_gb": f"{gpu.memory_gb:,.0f} GB" if gpu.memory_gb else "—",
+             "l2_mib": f"{gpu.l2_mib:,.4g} MiB" if gpu.l2_mib else "—",
+             "max_warps_per_sm": f"{gpu.max_warps_per_sm}" if gpu.max_warps_per_sm else "—",
+             "max_blocks_per_sm": f"{gpu.max_blocks_per_sm}" if gpu.max_blocks_per_sm else "—",
+             "shared_mem_per_sm": f"{gpu.shared_mem_per_sm:,} B" if gpu.shared_mem_per_sm else "—",
+             "reserved_shared_per_block": f"{gpu.reserved_shared_per_block:,} B",
+             "register_alloc_unit": f"{gpu.register_alloc_unit}" if gpu.register_alloc_unit else "—"}
+    return [(field, shown[field]) for field in GPU_FIGURES]
+
+
+def register_curve(gpu: GpuSpec, shared_bytes: int, num_warps: int, regs: range) -> list[dict]:
+    """Programs per SM for each register count in `regs`, per limit: rows of (x, programs, limit) with limit
+    "registers", "shared memory" (only when the kernel uses shared memory) and "programs" (the smaller) by the
+    chapter's formula, and "hardware" (what the GPU runs, softmax_core.occupancy)."""
+    rows = []
+    for r in regs:
+        occ = occupancy(gpu, r, shared_bytes, num_warps, 10**9)    # rows to spare: only the SM's limits count
+        rows.append({"x": r, "programs": occ.chapter_reg_occupancy, "limit": "registers"})
+        if occ.chapter_sram_occupancy is not None:
+            rows.append({"x": r, "programs": occ.chapter_sram_occupancy, "limit": "shared memory"})
+        rows.append({"x": r, "programs": occ.chapter_programs_per_sm, "limit": "programs"})
+        rows.append({"x": r, "programs": occ.programs_per_sm, "limit": "hardware"})
+    return rows

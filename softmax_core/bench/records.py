@@ -1,0 +1,151 @@
+"""Benchmark records: a run's table and its provenance, saved as CSV + JSON and read back.
+
+Each row of the table is one (provider, N, direction) measurement. Times are milliseconds: the 20th, 50th
+and 80th percentiles of the samples and their minimum and maximum. Runs recorded before the 20th / 80th
+percentiles were kept load with those columns empty (NaN), and runs recorded under a provider's earlier
+name load under its current one (`RENAMED_PROVIDERS`).
+"""
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import platform
+import shutil
+import subprocess
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import pandas as pd
+import torch
+
+from .. import dtypes, runtime
+from ..gpu import ASSETS
+from .providers import PROVIDERS
+
+RECORDED_DIR = ASSETS / "benchmarks"
+LIBRARY_DIR = Path(__file__).resolve().parent.parent
+TIME_COLUMNS = ["ms_p20", "ms_median", "ms_p80", "ms_min", "ms_max"]
+COLUMNS = ["provider", "direction", "dtype", "M", "N", *TIME_COLUMNS, "gbps", "copy_ratio", "status", "reason"]
+# Providers recorded under an earlier name: loading a recorded run gives them their current one.
+RENAMED_PROVIDERS = {"as_taught": "tutorial", "ours": "tuned"}
+
+
+@dataclass(frozen=True)
+class BenchmarkRun:
+    frame: pd.DataFrame                       # one row per (provider, N, direction), columns = COLUMNS
+    provenance: dict = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        p = self.provenance
+        where = p.get("gpu") or p.get("device", "?")
+        return f"{where} · {p.get('dtype', '?')} · M={p.get('M', '?')} · {p.get('date', '?')}"
+
+
+def _driver_version() -> str | None:
+    if runtime.INTERPRETED or not shutil.which("nvidia-smi"):
+        return None
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader", "-i",
+                              str(torch.cuda.current_device())], capture_output=True, text=True, timeout=10)
+        return out.stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def _git_commit() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=LIBRARY_DIR,
+                             capture_output=True, text=True, timeout=5)
+        return (out.stdout.strip() or None) if out.returncode == 0 else None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def source_digest(root: Path = LIBRARY_DIR) -> str:
+    """A fingerprint of the library's code (every .py file under softmax_core/): it names the code that ran
+    even where the checkout's git metadata is missing or stale (a copied working tree on a GPU machine)."""
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def provenance(M: int, Ns: Sequence[int], dtype: str, providers: Sequence[str], directions: Sequence[str],
+               timer_description: str, command: str, seed: int) -> dict:
+    """Where and how a run was measured. No host name: runs are committed to a public repository."""
+    import triton
+
+    on_gpu = not runtime.INTERPRETED
+    props = torch.cuda.get_device_properties(torch.cuda.current_device()) if on_gpu else None
+    return {
+        "gpu": props.name if props else None,
+        "sm_count": props.multi_processor_count if props else None,
+        "driver": _driver_version(),
+        "cuda": torch.version.cuda,
+        "device": runtime.backend_description(),
+        "cpu": platform.machine(),
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "python": platform.python_version(),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "command": command,
+        "git_commit": _git_commit(),
+        "source_digest": source_digest(),
+        "M": M,
+        "dtype": dtype,
+        "Ns": list(Ns),
+        "directions": list(directions),
+        "providers": {name: PROVIDERS[name].label for name in providers},
+        "unavailable": {name: why for name in providers if (why := PROVIDERS[name].available()[1])},
+        "timer": timer_description,
+        "bytes": "forward 2·M·N·element_size (read x, write y); "
+                 "backward 3·M·N·element_size (read y and dy, write dx)",
+        "copy": "forward: torch.empty_like(x).copy_(x); backward: torch.add(a, b, out=c), 2 reads + 1 write",
+        "check": {name: dtypes.DTYPES[name].tolerance for name in dtypes.TUTORIAL_DTYPES},
+        "seed": seed,
+    }
+
+
+def save_run(run: BenchmarkRun, directory: str | Path, stem: str) -> tuple[Path, Path]:
+    """Write `<stem>.csv` (the table) and `<stem>.json` (provenance, naming the CSV). Returns both paths."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    csv_path, json_path = directory / f"{stem}.csv", directory / f"{stem}.json"
+    run.frame.to_csv(csv_path, index=False)
+    json_path.write_text(json.dumps({**run.provenance, "csv": csv_path.name}, indent=2) + "\n")
+    return csv_path, json_path
+
+
+def _renamed(names: dict) -> dict:
+    return {RENAMED_PROVIDERS.get(name, name): value for name, value in names.items()}
+
+
+def load_run(json_path: str | Path) -> BenchmarkRun:
+    json_path = Path(json_path)
+    info = json.loads(json_path.read_text())
+    frame = pd.read_csv(json_path.parent / info["csv"])
+    frame["reason"] = frame["reason"].astype(object).fillna("").astype(str)
+    frame["provider"] = frame["provider"].replace(RENAMED_PROVIDERS)
+    for column in TIME_COLUMNS:
+        if column not in frame:
+            frame[column] = float("nan")
+    for key in ("providers", "unavailable"):
+        if key in info:
+            info[key] = _renamed(info[key])
+    return BenchmarkRun(frame[COLUMNS], info)
+
+
+def load_recorded_runs(directory: str | Path = RECORDED_DIR) -> list[BenchmarkRun]:
+    """Every saved run in `directory`, oldest first; none if the directory is missing or empty."""
+    directory = Path(directory)
+    runs = []
+    for json_path in sorted(directory.glob("*.json")) if directory.is_dir() else []:
+        try:
+            runs.append(load_run(json_path))
+        except (OSError, ValueError, KeyError) as err:  # a stray or broken file must not hide the others
+            warnings.warn(f"skipped recorded run {json_path.name}: {err}")
+    return sorted(runs, key=lambda r: str(r.provenance.get("date", "")))

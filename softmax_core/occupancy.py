@@ -1,0 +1,154 @@
+"""How many programs of one kernel an SM (a CU on AMD) runs at once: the hardware's rules, and beside them
+the chapter's formula.
+
+The chapter divides the SM's registers by what one program uses, and its shared memory likewise:
+
+    reg_occupancy  = max_num_regs // (n_regs * warp_size * num_warps)
+    sram_occupancy = max_shared_mem // shared_bytes
+
+The GPU is stricter in four ways, and `occupancy()` applies all of them (checked against the driver's own
+answer, `cuOccupancyMaxActiveBlocksPerMultiprocessor`, on the H200: assets/occupancy/):
+1. warp slots: an SM holds at most `max_warps_per_sm` warps, whatever they use;
+2. block slots: at most `max_blocks_per_sm` programs;
+3. registers are handed to a *warp* in whole allocation units (256 on NVIDIA, i.e. a multiple of 8 per
+   thread), and each warp lives in one of the SM's sub-partitions, which owns a quarter of the register file:
+   leftovers in one quarter cannot be pooled with another's;
+4. shared memory: the SM's capacity (not the per-program maximum) is what is divided, and the driver keeps
+   `reserved_shared_per_block` bytes (1 KB from sm_80 on) for every resident program.
+AMD CDNA follows the same shape with its own numbers: 4 SIMDs per CU, at most 8 waves per SIMD, VGPRs per
+wave in granules of 8 per lane, LDS per CU.
+
+Every figure comes from the `GpuSpec` (assets/gpus.json, each with its source); this module holds rules only.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .gpu import GpuSpec
+
+LIMITERS = ("registers", "shared memory", "warp slots", "block slots", "rows")
+
+
+@dataclass(frozen=True)
+class Occupancy:
+    """Programs per SM for one kernel on one GPU: what the hardware runs, and what the chapter's formula says."""
+
+    programs_per_sm: int             # the hardware's answer (0: not even one program fits)
+    limiter: str                     # the first resource to run out: one of LIMITERS
+    by_registers: int                # programs per SM each resource alone allows
+    by_shared: int | None            # None: the kernel uses no shared memory, so it sets no limit
+    by_warp_slots: int
+    by_block_slots: int | None       # None: no per-SM program limit known for this GPU (AMD)
+    num_programs: int                # the persistent grid on the hardware's rule: min(SMs x per SM, n_rows)
+    full_grid: int                   # SMs x programs_per_sm
+    registers_per_warp: int          # what one warp (wavefront) is really given, after rounding
+    shared_per_program: int          # shared memory one program really takes from the SM (with the reserve)
+    rule: str                        # the hardware's rule with these numbers, in words
+    chapter_programs_per_sm: int     # the chapter's formula: min(reg_occupancy, sram_occupancy)
+    chapter_reg_occupancy: int
+    chapter_sram_occupancy: int | None
+    chapter_num_programs: int        # the grid the chapter's wrapper launches
+    chapter_limiter: str             # "registers" | "shared memory" | "rows"
+    chapter_rule: str
+
+    @property
+    def agrees(self) -> bool:
+        return self.programs_per_sm == self.chapter_programs_per_sm
+
+    @property
+    def differences(self) -> tuple[str, ...]:
+        """The hardware rules that make its answer smaller than the chapter's, most binding first: empty when
+        both agree. Each entry names a limiter from LIMITERS (never "rows")."""
+        if self.agrees:
+            return ()
+        limits = {"registers": self.by_registers, "shared memory": self.by_shared,
+                  "warp slots": self.by_warp_slots, "block slots": self.by_block_slots}
+        below = [(v, name) for name, v in limits.items()
+                 if v is not None and v < self.chapter_programs_per_sm]
+        return tuple(name for _, name in sorted(below, key=lambda item: item[0]))
+
+
+def _round_up(value: int, unit: int) -> int:
+    return -(-value // unit) * unit
+
+
+def chapter_occupancy(gpu: GpuSpec, n_regs: int, shared_bytes: int, num_warps: int) -> tuple[int, int | None, int]:
+    """The chapter's formula, literally: (reg_occupancy, sram_occupancy, programs_per_sm).
+    `sram_occupancy` is None for a kernel with no shared memory (the chapter would divide by zero)."""
+    reg_occupancy = gpu.max_num_regs // (n_regs * gpu.warp_size * num_warps)
+    sram_occupancy = gpu.max_shared_mem // shared_bytes if shared_bytes > 0 else None
+    programs_per_sm = reg_occupancy if sram_occupancy is None else min(reg_occupancy, sram_occupancy)
+    return reg_occupancy, sram_occupancy, programs_per_sm
+
+
+def occupancy(gpu: GpuSpec, n_regs: int, shared_bytes: int, num_warps: int, n_rows: int) -> Occupancy:
+    """Programs of a kernel using `n_regs` registers per thread, `shared_bytes` of shared memory per program
+    and `num_warps` warps that one SM of `gpu` runs at once, with the grid for `n_rows` rows."""
+    for name, value in (("n_regs", n_regs), ("num_warps", num_warps)):
+        if value <= 0:
+            raise ValueError(f"{name} must be positive, got {value}")
+    if shared_bytes < 0 or n_rows < 0:
+        raise ValueError(f"shared_bytes and n_rows must not be negative, got {shared_bytes}, {n_rows}")
+    missing = [f for f in ("max_warps_per_sm", "shared_mem_per_sm", "register_alloc_unit", "register_banks")
+               if getattr(gpu, f) is None]
+    if missing:
+        raise ValueError(f"{gpu.name}: the occupancy rules need {', '.join(missing)} (see assets/gpus.json)")
+    sms = gpu.multiprocessor_count
+
+    # Registers: each warp gets a whole number of allocation units from one bank (a sub-partition on
+    # NVIDIA, a SIMD on AMD); a warp cannot straddle two banks, so each bank is counted on its own.
+    registers_per_warp = _round_up(n_regs * gpu.warp_size, gpu.register_alloc_unit)
+    regs_per_bank = gpu.max_num_regs // gpu.register_banks
+    too_many = gpu.max_regs_per_thread is not None and n_regs > gpu.max_regs_per_thread
+    warps_by_registers = 0 if too_many else gpu.register_banks * (regs_per_bank // registers_per_warp)
+    by_registers = warps_by_registers // num_warps
+    by_warp_slots = gpu.max_warps_per_sm // num_warps
+    by_block_slots = gpu.max_blocks_per_sm
+    # Shared memory: the SM's whole capacity is shared out, each program taking its bytes plus the reserve;
+    # one program may not take more than the per-program maximum (max_shared_mem).
+    shared_per_program = _round_up(shared_bytes + gpu.reserved_shared_per_block, gpu.shared_alloc_unit)
+    if shared_bytes == 0:
+        by_shared = None
+    elif shared_bytes > gpu.max_shared_mem:
+        by_shared = 0
+    else:
+        by_shared = gpu.shared_mem_per_sm // shared_per_program
+
+    limits = {"registers": by_registers, "shared memory": by_shared, "warp slots": by_warp_slots,
+              "block slots": by_block_slots}
+    programs_per_sm = min(v for v in limits.values() if v is not None)
+    full_grid = sms * programs_per_sm
+    num_programs = min(full_grid, n_rows)
+    if 0 < n_rows < full_grid:
+        limiter = "rows"
+    else:  # ties: name the hard slot limits first (no kernel change can lift them), then the resources
+        limiter = next(name for name in ("warp slots", "block slots", "registers", "shared memory")
+                       if limits[name] == programs_per_sm)
+
+    unit_note = (f"{gpu.register_alloc_unit // gpu.warp_size} per lane" if gpu.vendor == "amd"
+                 else f"units of {gpu.register_alloc_unit}")
+    bank = "SIMDs" if gpu.vendor == "amd" else "sub-partitions"
+    rule = (f"registers: {n_regs} x {gpu.warp_size} rounded up to {unit_note} = {registers_per_warp} per warp; "
+            f"{gpu.register_banks} {bank} x ({regs_per_bank:,} // {registers_per_warp}) = {warps_by_registers} "
+            f"warps // {num_warps} = {by_registers}; warp slots {gpu.max_warps_per_sm} // {num_warps} = "
+            f"{by_warp_slots}; " + (f"block slots {by_block_slots}; " if by_block_slots is not None else "")
+            + ("no shared memory" if by_shared is None else
+               f"shared memory {gpu.shared_mem_per_sm:,} // ({shared_bytes:,} + {gpu.reserved_shared_per_block:,} "
+               f"reserved) = {by_shared}") + f" -> {programs_per_sm} per SM")
+
+    chapter_reg, chapter_sram, chapter_per_sm = chapter_occupancy(gpu, n_regs, shared_bytes, num_warps)
+    chapter_full = sms * chapter_per_sm
+    chapter_num_programs = min(chapter_full, n_rows)
+    if 0 < n_rows < chapter_full:
+        chapter_limiter = "rows"
+    elif chapter_sram is not None and chapter_sram < chapter_reg:
+        chapter_limiter = "shared memory"
+    else:
+        chapter_limiter = "registers"
+    chapter_rule = (f"{gpu.max_num_regs:,} registers // ({n_regs} per thread x {gpu.warp_size} threads x "
+                    f"{num_warps} warps) = {chapter_reg}"
+                    + ("" if chapter_sram is None else
+                       f"; {gpu.max_shared_mem:,} B // {shared_bytes:,} B = {chapter_sram}"))
+    return Occupancy(programs_per_sm, limiter, by_registers, by_shared, by_warp_slots, by_block_slots,
+                     num_programs, full_grid, registers_per_warp, shared_per_program if shared_bytes else 0, rule,
+                     chapter_per_sm, chapter_reg, chapter_sram, chapter_num_programs, chapter_limiter, chapter_rule)
