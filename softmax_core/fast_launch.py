@@ -120,6 +120,19 @@ def _jit_launch(kernel, grid, args, constexprs, num_warps):
     return kernel[grid](*args, **dict(constexprs), num_warps=num_warps, num_stages=1)
 
 
+def _trailing_values(kernel, n_args: int, constexprs: tuple) -> tuple:
+    """Every kernel parameter after the first `n_args`, in signature order: the constexprs given, and the
+    parameter's default for any not given (the launcher takes them all, as the JIT binds them all)."""
+    import inspect
+
+    given = dict(constexprs)
+    params = list(inspect.signature(kernel.fn).parameters.values())[n_args:]
+    missing = [p.name for p in params if p.name not in given and p.default is inspect.Parameter.empty]
+    if missing:
+        raise TypeError(f"{kernel.fn.__name__}: no value for {', '.join(missing)}")
+    return tuple(given[p.name] if p.name in given else p.default for p in params)
+
+
 def kept_launch_for(kernel, grid: tuple, args: tuple, constexprs: tuple, num_warps: int) -> KeptLaunch | None:
     """The kept launch for this exact specialisation (launching once through the JIT if there is none
     yet: call it only where running the kernel on `args` is wanted), or None under the interpreter."""
@@ -130,7 +143,7 @@ def kept_launch_for(kernel, grid: tuple, args: tuple, constexprs: tuple, num_war
     kept = _KEPT.get(key)
     if kept is None:
         compiled = _jit_launch(kernel, grid, args, constexprs, num_warps)
-        kept = _KEPT[key] = KeptLaunch(compiled, grid, tuple(v for _, v in constexprs), device_index)
+        kept = _KEPT[key] = KeptLaunch(compiled, grid, _trailing_values(kernel, len(args), constexprs), device_index)
     return kept
 
 
@@ -158,6 +171,6 @@ def launch(kernel, grid: tuple, args: tuple, constexprs: tuple, num_warps: int) 
     if kept is None or hooks_installed():
         compiled = _jit_launch(kernel, grid, args, constexprs, num_warps)
         if kept is None:
-            _KEPT[key] = KeptLaunch(compiled, grid, tuple(v for _, v in constexprs), device_index)
+            _KEPT[key] = KeptLaunch(compiled, grid, _trailing_values(kernel, len(args), constexprs), device_index)
         return
     kept(args)

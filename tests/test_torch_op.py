@@ -284,13 +284,11 @@ def test_split_never_hangs_beside_a_kernel_holding_the_sms():
             polls += 1
         tl.store(polls_ptr + tl.program_id(0), polls)
 
-    from softmax_core.tuned_plan import DEFAULT_MAX_WARPS_PER_SM, MAX_WARPS_PER_SM
-
     gpu = sc.default_gpu()
     plan = launchers.cached_plan(2, 262_144, torch.float32, "forward", False, 0)
     assert plan.path == "split"
     warps = plan.num_warps                       # the holder's programs are the size of ours
-    warp_slots = MAX_WARPS_PER_SM.get(tuple(gpu.compute_capability), DEFAULT_MAX_WARPS_PER_SM) // warps
+    warp_slots = gpu.max_warps_per_sm // warps
     free = 2                                     # programs of ours that still fit beside the holder
     assert plan.split > free
     limit = 20_000_000
@@ -311,3 +309,22 @@ def test_split_never_hangs_beside_a_kernel_holding_the_sms():
     held = polls[: polls.numel() - free]
     assert int(held.max()) < limit, "the softmax did not finish while the holder held the GPU"
     torch.testing.assert_close(y, expected)
+
+
+def test_kept_launch_takes_every_parameter_the_jit_binds():
+    """A kept launch passes the launcher every kernel parameter in signature order, defaults included (the
+    tiled kernel's trace switch has one), exactly as JITFunction.run binds them."""
+    import inspect
+
+    from softmax_core.fast_launch import _trailing_values
+
+    plan = sc.plan_softmax(3, 70_000, torch.float64, sc.default_gpu(), "forward", False)
+    assert plan.path == "tiled"
+    (kernel, constexprs), = launchers.forward_kernel_calls(plan, False, True)
+    params = list(inspect.signature(kernel.fn).parameters)
+    values = _trailing_values(kernel, 6, constexprs)
+    assert len(values) == len(params) - 6
+    named = dict(zip(params[6:], values))
+    assert named["TILE"] == plan.block_n and named["TRACE"] is False and named["trace_ptr"] is None
+    with pytest.raises(TypeError, match="no value"):
+        _trailing_values(kernel, 6, ())
