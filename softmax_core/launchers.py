@@ -177,7 +177,35 @@ class _SoftmaxFunction(torch.autograd.Function):
     @staticmethod
     def backward(ctx, dy: torch.Tensor):
         (y,) = ctx.saved_tensors
-        return backward_replayed(y, rows_unit_stride(dy), ctx.grad_dtype), None, None
+        dy = rows_unit_stride(dy)
+        if torch.is_grad_enabled():   # create_graph=True: the backward must itself be differentiable
+            return _SoftmaxBackwardFunction.apply(y, dy, ctx.grad_dtype), None, None
+        return backward_replayed(y, dy, ctx.grad_dtype), None, None
+
+
+def softmax_double_backward(y: torch.Tensor, dy: torch.Tensor, g: torch.Tensor):
+    """Gradients of dx = y * (dy - sum(y * dy)) with respect to y and dy, given g = dL/d(dx), in torch ops
+    (second derivatives are rare; they need to be right, not fast):
+        dL/d(dy) = y * (g - sum(g * y))          (the softmax backward again, applied to g)
+        dL/dy    = g * (dy - sum(y * dy)) - sum(g * y) * dy"""
+    g = g.to(y.dtype)
+    gy = (g * y).sum(-1, keepdim=True)
+    return g * (dy - (y * dy).sum(-1, keepdim=True)) - gy * dy, y * (g - gy)
+
+
+class _SoftmaxBackwardFunction(torch.autograd.Function):
+    """The backward kernel as a differentiable step, used only when a graph of the backward is wanted."""
+
+    @staticmethod
+    def forward(ctx, y: torch.Tensor, dy: torch.Tensor, grad_dtype: torch.dtype) -> torch.Tensor:
+        ctx.save_for_backward(y, dy)
+        return backward_replayed(y, dy, grad_dtype)
+
+    @staticmethod
+    def backward(ctx, g: torch.Tensor):
+        y, dy = ctx.saved_tensors
+        d_y, d_dy = softmax_double_backward(y, dy, g)
+        return d_y, d_dy, None
 
 
 # Backward calls already seen: key -> (kept launch, the arguments after dx, the split plan or None).

@@ -102,6 +102,20 @@ def _backward(ctx, dy):
 softmax_forward_op.register_autograd(_backward, setup_context=_setup_context)
 
 
+def _setup_backward_context(ctx, inputs, output):
+    y, dy, _grad_dtype = inputs
+    ctx.save_for_backward(y, dy)
+
+
+def _double_backward(ctx, g):
+    y, dy = ctx.saved_tensors
+    d_y, d_dy = launchers.softmax_double_backward(y, dy, g)
+    return d_y, d_dy, None
+
+
+softmax_backward_op.register_autograd(_double_backward, setup_context=_setup_backward_context)
+
+
 def softmax_matrix(x: torch.Tensor, safe: bool, out_dtype: torch.dtype) -> torch.Tensor:
     """softmax over the last dim of a matrix with unit-stride rows, through the registered operator."""
     return torch.ops.softmax_core.softmax_forward(x, safe, out_dtype)

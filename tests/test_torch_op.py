@@ -328,3 +328,14 @@ def test_kept_launch_takes_every_parameter_the_jit_binds():
     assert named["TILE"] == plan.block_n and named["TRACE"] is False and named["trace_ptr"] is None
     with pytest.raises(TypeError, match="no value"):
         _trailing_values(kernel, 6, ())
+
+
+@pytest.mark.parametrize("shape, dim", [((4, 30), -1), ((3, 5, 6), 1)])
+def test_second_derivatives_eager(shape, dim, device):
+    x = torch.randn(shape, device=device, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradgradcheck(lambda t: sc.softmax(t, dim), (x,))
+
+
+def test_second_derivatives_through_the_operator(device):
+    x = torch.randn(4, 30, device=device, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradgradcheck(lambda t: FORWARD(t, False, torch.float64), (x,))
