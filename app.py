@@ -6,7 +6,7 @@ the numbers on this page come from softmax_core and from recorded benchmark runs
 import streamlit as st
 
 import softmax_core as sc
-from explorer_ui import data, defaults, layout
+from explorer_ui import data, defaults, fmt, layout
 from explorer_ui.i18n import t
 from softmax_core import dtypes
 
@@ -20,15 +20,17 @@ traffic = sc.memory_traffic(M, N, dtypes.torch_dtype(defaults.DTYPE))
 left, right = st.columns(2)
 with left:
     st.subheader(t("home_why_title"))
-    st.markdown(t("home_why", M=M, N=N, naive=layout.fmt_bytes(traffic.naive_bytes),
-                  fused=layout.fmt_bytes(traffic.fused_bytes), speedup=traffic.predicted_speedup))
+    st.markdown(t("home_why", M=M, N=N, naive=fmt.fmt_bytes(traffic.naive_bytes),
+                  fused=fmt.fmt_bytes(traffic.fused_bytes), speedup=traffic.predicted_speedup))
     c1, c2, c3 = st.columns(3)
-    c1.metric(t("home_naive_bytes"), layout.fmt_bytes(traffic.naive_bytes))
-    c2.metric(t("home_fused_bytes"), layout.fmt_bytes(traffic.fused_bytes))
+    c1.metric(t("home_naive_bytes"), fmt.fmt_bytes(traffic.naive_bytes))
+    c2.metric(t("home_fused_bytes"), fmt.fmt_bytes(traffic.fused_bytes))
     c3.metric(t("home_predicted"), f"{traffic.predicted_speedup:.2f}×")
-    measured = data.measured_speedup(defaults.DTYPE, N)
-    if measured:
-        st.markdown(t("home_measured", **measured))
+    measured = data.measured_speedup(defaults.DTYPE, N, M)
+    if measured and measured["exact"]:
+        st.markdown(t("home_measured", **measured) + " " + layout.spread_sentence(measured))
+    elif measured:
+        st.markdown(t("acc_not_at_shape", asked_M=M, asked_N=N, **measured) + " " + layout.spread_sentence(measured))
     else:
         st.caption(t("home_no_measured"))
 with right:

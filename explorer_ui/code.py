@@ -116,6 +116,9 @@ def _code_html(lines: tuple[str, ...], highlighted: tuple[int, ...], caption: st
     formatter = HtmlFormatter(noclasses=True, hl_lines=highlighted, linenos="inline", linenostart=first,
                               style="default", hl_color="#ffe58a", nobackground=False)
     body = highlight("\n".join(lines), PythonLexer(), formatter)
+    # Long lines wrap instead of scrolling out of sight: at a 1280 px window the panel is ~500 px wide, and
+    # the end of a line (`mask=mask, other=PAD_VALUE`) is often what the page is about.
+    body = body.replace('<pre style="', '<pre style="white-space:pre-wrap;overflow-wrap:anywhere;', 1)
     head = f'<div style="font-size:0.8rem;color:#555;margin-bottom:0.2rem">{html.escape(caption)}</div>' \
         if caption else ""
     limit = f"max-height:{max_height}px;" if max_height else ""
@@ -123,9 +126,35 @@ def _code_html(lines: tuple[str, ...], highlighted: tuple[int, ...], caption: st
             f'border:1px solid #e3e6ee;border-radius:6px;padding:0 0.3rem">{body}</div>')
 
 
+def constexpr_text(value) -> str:
+    """A constexpr value as Python source: float("-inf"), 0.0, True."""
+    if isinstance(value, float) and value in (float("inf"), float("-inf")):
+        return 'float("-inf")' if value < 0 else 'float("inf")'
+    return repr(value)
+
+
+@lru_cache(maxsize=16)
+def kernel_source_as_launched(flags: tuple[tuple[str, object], ...]) -> tuple[str, ...]:
+    """The kernel's source as one launch ran it: each constexpr parameter in `flags` ((name, value) pairs,
+    e.g. softmax_core.trace.launch_flags) shows the value that launch passed instead of its default."""
+    lines = list(kernel_source())
+    for name, value in flags:
+        number = find_line(tuple(lines), f"{name}: tl.constexpr")
+        if number is None:
+            raise LookupError(f"the kernel has no constexpr parameter {name}")
+        line = lines[number - 1]
+        indent = line[: len(line) - len(line.lstrip())]
+        lines[number - 1] = f"{indent}{name}: tl.constexpr = {constexpr_text(value)},"
+    return tuple(lines)
+
+
 def kernel_panel(*anchors: str, caption: str | None = None, max_height: int | None = None,
-                 context: int | None = None) -> None:
-    render_code(kernel_source(), kernel_lines(*anchors), caption, max_height, context)
+                 context: int | None = None, flags: dict | None = None) -> None:
+    """The tutorial kernel with `anchors`' lines highlighted; with `flags` (constexpr name -> value), as the
+    launch that passed them ran it."""
+    lines = kernel_source_as_launched(tuple(flags.items())) if flags else kernel_source()
+    render_code(lines, [n for n in (find_line(lines, KERNEL_ANCHORS[a]) for a in anchors) if n is not None],
+                caption, max_height, context)
 
 
 def naive_panel(fragment: str | None, caption: str | None = None) -> None:

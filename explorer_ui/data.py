@@ -16,6 +16,8 @@ import softmax_core as sc
 from softmax_core import bench, dtypes
 from softmax_core import trace as sc_trace
 
+from . import measured
+
 DTYPE_NAMES = dtypes.TUTORIAL_DTYPES     # the dtypes the pages offer: those the tutorial kernel takes
 # The benchmark page reads recorded runs from here; tests point it at a temporary folder.
 RECORDED_DIR_ENV = "SOFTMAX_EXPLORER_RECORDED_DIR"
@@ -46,6 +48,15 @@ def gpu_by_key(key: str) -> sc.GpuSpec:
     return sc.catalog_gpu(key)
 
 
+def gpu_for_name(name: str) -> sc.GpuSpec | None:
+    """The catalog GPU (or this machine's) a recorded run names ("NVIDIA H200"), or None: the same name, else
+    the one whose catalog name starts with it ("NVIDIA H200 (SXM)")."""
+    gpus = [gpu_by_key(key) for key in gpu_keys()]
+    exact = [g for g in gpus if g.name == name]
+    starts = [g for g in gpus if g.name.startswith(name + " ")]
+    return (exact or starts or [None])[0]
+
+
 def gpu_labeler():
     """format_func for a GPU selectbox: the GPU's name and whether it is this machine's or the catalog's."""
     from .i18n import bound
@@ -74,6 +85,14 @@ def what_if_plan(n_rows: int, n_cols: int, dtype: str, gpu_key: str, n_regs: int
 def softmax_plan(n_rows: int, n_cols: int, dtype: str, gpu_key: str):
     """The tuned softmax's plan (rows in registers, or tiles for long rows)."""
     return sc.plan_softmax(n_rows, n_cols, dtypes.torch_dtype(dtype), gpu_by_key(gpu_key))
+
+
+@st.cache_data(show_spinner=False, max_entries=1024)
+def gpu_comparison(kernel: str, n_rows: int, n_cols: int, dtype: str, gpu_key: str):
+    """One catalog GPU's row of softmax_core.gpu_compare.compare_gpus (a compile for that GPU, cached)."""
+    from softmax_core.gpu_compare import compare_gpus
+
+    return compare_gpus(kernel, n_rows, n_cols, dtypes.torch_dtype(dtype), gpus=(gpu_by_key(gpu_key),))[0]
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -146,67 +165,131 @@ def run_day(run) -> str:
 FUSED_PROVIDERS = ("tutorial", "tuned")   # the tutorial's kernel first: it is the one the pages explain
 
 
-def measured_speedup(dtype: str, N: int, M: int | None = None) -> dict | None:
-    """Naive time / fused time from the recorded runs, at the recorded N closest to `N`, or None.
-    Returns the figures and where they come from (GPU, date) for the page to print."""
-    best = None
-    for run in benchmark_runs():
-        frame = run.frame
-        ok = frame[(frame["status"] == "ok") & (frame["direction"] == "forward") & (frame["dtype"] == dtype)]
-        if M is not None:
-            ok = ok[ok["M"] == M]
-        naive = ok[ok["provider"] == "naive"]
-        for fused_name in FUSED_PROVIDERS:
-            fused = ok[ok["provider"] == fused_name]
-            both = naive.merge(fused, on=["M", "N"], suffixes=("_naive", "_fused"))
-            if both.empty:
-                continue
-            row = both.iloc[(both["N"] - N).abs().argsort().iloc[0]]
-            candidate = {"speedup": float(row["ms_median_naive"] / row["ms_median_fused"]), "N": int(row["N"]),
-                         "M": int(row["M"]), "provider": fused_name,
-                         "gpu": str(run.provenance.get("gpu", "?")), "date": run_day(run)}
-            if best is None or abs(candidate["N"] - N) < abs(best["N"] - N):
-                best = candidate
-            break
-    return best
-
-
-def speedup_table(dtype: str):
-    """Predicted (bytes ratio, softmax_core.memory) and measured (naive ms / fused ms) speedup for every N
-    of the first recorded run that timed both, or None. Columns: N, M, predicted, measured, gpu, date."""
-    import pandas as pd
-
-    for run in benchmark_runs():
-        frame = run.frame
-        ok = frame[(frame["status"] == "ok") & (frame["direction"] == "forward") & (frame["dtype"] == dtype)]
-        naive = ok[ok["provider"] == "naive"]
-        for fused_name in FUSED_PROVIDERS:
-            both = naive.merge(ok[ok["provider"] == fused_name], on=["M", "N"], suffixes=("_naive", "_fused"))
-            if both.empty:
-                continue
-            rows = [{"N": int(r.N), "M": int(r.M),
-                     "predicted": sc.memory_traffic(int(r.M), int(r.N), dtypes.torch_dtype(dtype)).predicted_speedup,
-                     "measured": float(r.ms_median_naive / r.ms_median_fused),
-                     "gpu": str(run.provenance.get("gpu", "?")), "date": run_day(run)}
-                    for r in both.sort_values("N").itertuples()]
-            return pd.DataFrame(rows)
+def _forward_pairs(run, dtype: str):
+    """(fused provider, frame of rows timed by both naive and that provider) for a run's forward pass, the
+    tutorial's kernel first; None when the run timed no such pair."""
+    frame = run.frame
+    ok = frame[(frame["status"] == "ok") & (frame["direction"] == "forward") & (frame["dtype"] == dtype)]
+    naive = ok[ok["provider"] == "naive"]
+    for fused_name in FUSED_PROVIDERS:
+        both = naive.merge(ok[ok["provider"] == fused_name], on=["M", "N"], suffixes=("_naive", "_fused"))
+        if not both.empty:
+            return fused_name, both
     return None
 
 
+def _side(row, suffix: str) -> dict:
+    return {k: row.get(f"{k}{suffix}") for k in ("ms_p20", "ms_median", "ms_p80", "ms_min", "ms_max")}
+
+
+def _speedup_figures(row) -> dict:
+    s = measured.speedup(measured.timing_spread(_side(row, "_naive")), measured.timing_spread(_side(row, "_fused")))
+    return {"speedup": s.value, "lo": s.lo, "hi": s.hi, "spread_kind": s.kind, "verdict": s.verdict}
+
+
+def _recorded_only() -> tuple | None:
+    """A cache key for "the recorded runs as they are on disk", or None when this session has a live run
+    (then the answers are computed afresh: a live run does not hash)."""
+    if st.session_state.get(LIVE_RUN_KEY) is not None:
+        return None
+    directory = recorded_dir()
+    return str(directory), _folder_stamp(directory)
+
+
+def measured_speedup(dtype: str, N: int, M: int | None = None) -> dict | None:
+    """Naive time / fused time from the recorded runs at the recorded shape closest to M x N (N first,
+    then M), or None. Returns the figures, their spread (measured.speedup), whether that shape is exactly
+    the one asked for (`exact`), and where they come from (GPU, date)."""
+    key = _recorded_only()
+    if key is not None:
+        return _recorded_measured_speedup(key, dtype, N, M)
+    return _measured_speedup(benchmark_runs(), dtype, N, M)
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def _recorded_measured_speedup(key: tuple, dtype: str, N: int, M: int | None) -> dict | None:
+    return _measured_speedup(recorded_runs(), dtype, N, M)
+
+
+def _measured_speedup(runs, dtype: str, N: int, M: int | None) -> dict | None:
+    best = None
+    for run in runs:
+        pair = _forward_pairs(run, dtype)
+        if pair is None:
+            continue
+        fused_name, both = pair
+        distance = (both["N"] - N).abs() * 10**7 + ((both["M"] - M).abs() if M is not None else 0)
+        row = both.iloc[distance.argsort().iloc[0]].to_dict()
+        candidate = {**_speedup_figures(row), "N": int(row["N"]), "M": int(row["M"]), "provider": fused_name,
+                     "gpu": str(run.provenance.get("gpu", "?")), "date": run_day(run)}
+        candidate["exact"] = candidate["N"] == N and (M is None or candidate["M"] == M)
+        key = (abs(candidate["N"] - N), abs(candidate["M"] - M) if M is not None else 0)
+        if best is None or key < best[0]:
+            best = (key, candidate)
+    return None if best is None else best[1]
+
+
+def speedup_table(dtype: str):
+    """Predicted (bytes ratio, softmax_core.memory; with and without L2) and measured (naive ms / fused ms,
+    with its spread and verdict) speedup for every N of the first recorded run that timed both, or None.
+    Columns: N, M, predicted, predicted_l2, measured, lo, hi, spread_kind, verdict, gpu, date."""
+    key = _recorded_only()
+    if key is not None:
+        return _recorded_speedup_table(key, dtype)
+    return _speedup_table(benchmark_runs(), dtype)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _recorded_speedup_table(key: tuple, dtype: str):
+    return _speedup_table(recorded_runs(), dtype)
+
+
+def _speedup_table(runs, dtype: str):
+    import pandas as pd
+
+    for run in runs:
+        pair = _forward_pairs(run, dtype)
+        if pair is None:
+            continue
+        _, both = pair
+        rows = []
+        for r in both.sort_values("N").to_dict("records"):
+            traffic = sc.memory_traffic(int(r["M"]), int(r["N"]), dtypes.torch_dtype(dtype))
+            rows.append({"N": int(r["N"]), "M": int(r["M"]), "predicted": traffic.predicted_speedup,
+                         "predicted_l2": measured.predicted_speedup_with_l2(traffic), "measured": 0.0,
+                         **_speedup_figures(r), "gpu": str(run.provenance.get("gpu", "?")), "date": run_day(run)})
+            rows[-1]["measured"] = rows[-1].pop("speedup")
+        return pd.DataFrame(rows)
+    return None
+
+
+def provider_label(key: str, run=None) -> str:
+    """A provider's label: today's (softmax_core.bench.PROVIDERS), else the one the run recorded, else its key."""
+    if key in bench.PROVIDERS:
+        return bench.PROVIDERS[key].label
+    labels = run.provenance.get("providers") if run is not None else None
+    return labels.get(key, key) if isinstance(labels, dict) else key
+
+
 def chart_frame(run, direction: str):
-    """One direction of a run, ready to draw: GB/s per provider and N with min/max bars, copy separate.
-    GB/s always comes from the harness's own `gbps` over softmax_core's `bytes_moved`."""
+    """One direction of a run, ready to draw: GB/s per provider and N with interval bars (p20–p80 where the
+    run recorded them, else min–max: measured.timing_spread), copy separate. GB/s always comes from the
+    harness's own `gbps` over softmax_core's `bytes_moved`."""
     frame = run.frame
     part = frame[(frame["direction"] == direction) & (frame["status"] == "ok")].copy()
     if part.empty:
         return part, part
-    nbytes = [sc.bytes_moved(int(m), int(n), dtypes.element_size(d), direction)
-              for m, n, d in zip(part["M"], part["N"], part["dtype"])]
-    part["gbps_lo"] = [bench.gbps(b, ms) for b, ms in zip(nbytes, part["ms_max"])]
-    part["gbps_hi"] = [bench.gbps(b, ms) for b, ms in zip(nbytes, part["ms_min"])]
+    nbytes = [sc.bytes_moved(int(m), int(n), dtypes.element_size(d), direction) for m, n, d in zip(part["M"], part["N"], part["dtype"])]
+    spreads = [measured.timing_spread(r) for r in part.to_dict("records")]
+    part["gbps_lo"] = [bench.gbps(b, sp.hi) for b, sp in zip(nbytes, spreads)]
+    part["gbps_hi"] = [bench.gbps(b, sp.lo) for b, sp in zip(nbytes, spreads)]
+    part["steady"] = [sp.steady for sp in spreads]
+    # no fraction of copy on an unsteady timing (its own or copy's at the same N): measured.shown_ratio
+    copy_steady = {int(n): sp.steady for n, p, sp in zip(part["N"], part["provider"], spreads) if p == "copy"}
+    part["copy_ratio"] = [None if sp.steady is False or copy_steady.get(int(n)) is False else r
+                          for n, sp, r in zip(part["N"], spreads, part["copy_ratio"])]
     part["ms"] = part["ms_median"]
-    labels = run.provenance.get("providers") or {}
-    part["provider"] = [labels.get(p, p) if isinstance(labels, dict) else p for p in part["provider"]]
-    copy_label = labels.get("copy", "copy") if isinstance(labels, dict) else "copy"
-    roof = part[part["provider"] == copy_label][["N", "gbps"]]
-    return part[part["provider"] != copy_label], roof
+    part["provider_key"] = part["provider"]
+    part["provider"] = [provider_label(p, run) for p in part["provider"]]
+    roof = part[part["provider_key"] == "copy"][["N", "gbps"]]
+    return part[part["provider_key"] != "copy"], roof

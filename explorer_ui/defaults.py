@@ -12,6 +12,11 @@ DTYPE = "float32"
 
 # The occupancy chart's "vary BLOCK_SIZE" sweep: 32 ... 65536, each one a real compile.
 BLOCK_SWEEP = tuple(2 ** k for k in range(5, 17))
+# Block sizes below the sweep (rows of 1 to 16 values, on the padding chain): pre-warmed too.
+SHORT_BLOCKS = tuple(2 ** k for k in range(0, 5))
+
+# The GPU page's largest N: the longest row a teacher can ask about (the pre-warm compiles it for every GPU).
+GPU_PAGE_MAX_N = 262_144
 
 # The row-schedule page starts on the chapter's RTX 4060 Ti (when this machine has no GPU), with rows long
 # enough that only a few programs fit on an SM.

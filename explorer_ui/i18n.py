@@ -6,6 +6,10 @@ passed in from code (softmax_core, explorer_ui.defaults); no string contains a f
 Keys are flat names, each defined by exactly one topic file, in both languages, with the same {placeholders}
 (tests/test_locales.py checks all of that, and that every key is used).
 
+Plurals: English nouns follow their number, written in the placeholder's format spec after a bar:
+`{n:,|program|programs}` gives "1 program" and "1,024 programs" (the number, a space, the word). Chinese
+needs no plural: its text writes `{n:,}` and the word itself. Both languages still share the placeholder `n`.
+
 A missing key: under the tests (SOFTMAX_EXPLORER_STRICT_TEXT=1, set by tests/conftest.py and so inherited by
 the servers the browser tests start) `t` raises KeyError, so a page that asks for a key that does not exist
 fails its test. In a classroom the page shows the key itself instead: a visible slip, not a broken page.
@@ -17,6 +21,8 @@ import tomllib
 from pathlib import Path
 
 import streamlit as st
+
+from softmax_core.reason_text import format_counted
 
 LOCALES_DIR = Path(__file__).resolve().parent / "locales"
 LANGUAGES = {"en": "English", "zh": "简体中文"}
@@ -56,6 +62,13 @@ def set_language(lang: str) -> None:
     st.session_state["lang"] = lang if lang in LANGUAGES else "en"
 
 
+def format_text(text: str, **values) -> str:
+    """`text` with `values` formatted in (counted nouns understood: softmax_core.reason_text.format_counted)."""
+    if not values:
+        return text
+    return format_counted(text, **values)
+
+
 def text_in(lang: str, key: str, **values) -> str:
     """`key`'s text in `lang`, formatted with `values`."""
     entry = TEXT.get(key)
@@ -63,8 +76,7 @@ def text_in(lang: str, key: str, **values) -> str:
         if strict():
             raise KeyError(f"no text {key!r} ({lang}) in {LOCALES_DIR}")
         return key
-    text = entry[lang]
-    return text.format(**values) if values else text
+    return format_text(entry[lang], **values)
 
 
 def t(key: str, **values) -> str:

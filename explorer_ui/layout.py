@@ -6,6 +6,7 @@ sidebar navigation is hidden (`client.showSidebarNavigation = false`) and drawn 
 """
 from __future__ import annotations
 
+import contextlib
 import platform
 
 import streamlit as st
@@ -13,6 +14,7 @@ import streamlit as st
 import softmax_core as sc
 
 from . import data, prewarm, urlstate
+from .fmt import fmt_bytes  # noqa: F401  (pages and the glossary ask layout for it; it lives in fmt)
 from .i18n import LANGUAGES, language, set_language, t
 
 # (script path relative to app.py, translation key of its label, icon)
@@ -98,8 +100,42 @@ def intro(page: str) -> None:
     st.markdown(t(f"{page}_intro"))
 
 
-def fmt_bytes(n: float) -> str:
-    for unit, size in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
-        if abs(n) >= size:
-            return f"{n / size:,.1f} {unit}"
-    return f"{n:,.0f} B"
+def spread_sentence(figures: dict) -> str:
+    """How sure a measured speedup is, in words: its interval, what the interval is made of, the verdict
+    (explorer_ui.measured's rule). `figures`: data.measured_speedup's answer."""
+    return t("acc_measured_spread", lo=figures["lo"], hi=figures["hi"], kind=t(f"acc_kind_{figures['spread_kind']}"),
+             verdict=t(f"acc_verdict_{figures['verdict']}"))
+
+
+# -- first-time waits ------------------------------------------------------------------------------------------
+# How long real work took in this server (compiles, traces), per kind: the next wait of that kind is announced
+# with the median. Only waits longer than WAIT_WORTH_SAYING count; a cache hit is not "work".
+WAIT_WORTH_SAYING = 0.3
+_waits: dict[str, list[float]] = {}
+
+
+def expected_seconds(kind: str) -> float | None:
+    """The median of this server's recorded waits of `kind`, or None before the first one."""
+    seen = sorted(_waits.get(kind, ()))
+    return seen[len(seen) // 2] if seen else None
+
+
+def record_wait(kind: str, seconds: float) -> None:
+    if seconds >= WAIT_WORTH_SAYING:
+        _waits.setdefault(kind, []).append(seconds)
+        del _waits[kind][:-20]
+
+
+@contextlib.contextmanager
+def working(kind: str, what: str):
+    """A spinner that says what is being done and about how long it takes the first time (this server's own
+    median for `kind`, else that it can take several seconds), with the time spent so far. Cached work
+    returns before the spinner is seen."""
+    import time
+
+    expected = expected_seconds(kind)
+    about = t("acc_wait_about", seconds=expected) if expected else t("acc_wait_first")
+    start = time.perf_counter()
+    with st.spinner(f"{what} {about}", show_time=True):
+        yield
+    record_wait(kind, time.perf_counter() - start)

@@ -77,6 +77,26 @@ def frame_facts(trace, footprint, row: int, frame: str) -> dict:
     return facts
 
 
+# Claims a frame's sentence makes only when the traced values bear them out (an all −inf row has NaN
+# everywhere: no lane is in [0, 1], and nothing became 0).
+CLAIMS = ("subtract_max_zero", "exp_in_unit")
+
+
+def frame_claim(trace, row: int, frame: str) -> str | None:
+    """The claim (one of CLAIMS) the frame's sentence may add for this row, or None when the values do not
+    support it: after "subtract" the largest value is 0 and none is above it; after "exp" every lane lies in
+    [0, 1] and the largest is exactly 1."""
+    if frame == "subtract":
+        values = trace.stage(row, "minus_max")
+        if not np.isnan(values).any() and np.max(values) == 0.0:
+            return "subtract_max_zero"
+    if frame == "exp":
+        values = trace.stage(row, "exp")
+        if not np.isnan(values).any() and values.min() >= 0.0 and values.max() == 1.0:
+            return "exp_in_unit"
+    return None
+
+
 def memory_status(trace) -> np.ndarray:
     """Each address of the launch's buffer (the matrix, then the guard past its end), as one of
     MEMORY_STATES: written and right, NaN where torch gives NaN too, wrong, written past the end, unwritten."""

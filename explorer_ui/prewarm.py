@@ -91,8 +91,8 @@ def _stop(proc: subprocess.Popen) -> None:
 
 def work_items(defaults_only: bool = False) -> list[tuple[str, object]]:
     """(what, call) in the order a class needs them: each page's defaults first (padding chain, occupancy,
-    row schedule, the BLOCK_SIZE sweep, the compiled code), then the same for every GPU of the catalog, so
-    that switching the GPU on those pages is quick too."""
+    row schedule, the BLOCK_SIZE sweep, the compiled code, the GPU page's longest row), then the same for
+    every GPU of the catalog, so that switching the GPU on those pages is quick too."""
     import torch
 
     import softmax_core as sc
@@ -108,8 +108,10 @@ def work_items(defaults_only: bool = False) -> list[tuple[str, object]]:
     def plan(n_cols: int, gpu):
         return lambda: sc.plan_launch(M, n_cols, dtype, gpu)
 
-    def tuned(gpu):
-        return lambda: sc.plan_softmax(M, N, dtype, gpu)
+    def tuned(gpu, n_cols: int = N):
+        return lambda: sc.plan_softmax(M, n_cols, dtype, gpu)
+
+    top = defaults.GPU_PAGE_MAX_N     # the GPU page's longest row: the slowest first compile of all
 
     def asm(gpu):
         def compile_with_asm():
@@ -122,7 +124,12 @@ def work_items(defaults_only: bool = False) -> list[tuple[str, object]]:
              (f"plan {M}x{defaults.SCHEDULE_N} on {schedule_gpu.key} (row schedule)",
               plan(defaults.SCHEDULE_N, schedule_gpu))]
     items += [(f"plan {M}x{b} on {home.key} (BLOCK_SIZE sweep)", plan(b, home)) for b in defaults.BLOCK_SWEEP]
+    # the padding chain's shortest rows (N < 32) have block sizes below the sweep's
+    items += [(f"plan {M}x{b} on {home.key} (padding chain, short rows)", plan(b, home))
+              for b in defaults.SHORT_BLOCKS]
     items.append((f"PTX/SASS of the {M}x{N} plan on {home.key} (GPU page)", asm(home)))
+    items += [(f"plan {M}x{top} on {home.key} (GPU page, longest row)", plan(top, home)),
+              (f"tuned plan {M}x{top} on {home.key} (GPU page, longest row)", tuned(home, top))]
     items += [(f"tuned plan {M}x{n} on {home.key} (long-rows path map)", (lambda n=n: sc.plan_softmax(M, n, dtype, home)))
               for n in defaults.LONG_ROWS_NS]
     if defaults_only:
@@ -130,7 +137,9 @@ def work_items(defaults_only: bool = False) -> list[tuple[str, object]]:
     others = [g for g in sc.gpu_catalog() if g != home]
     for gpu in others:
         items += [(f"plan {M}x{N} on {gpu.key}", plan(N, gpu)), (f"tuned plan {M}x{N} on {gpu.key}", tuned(gpu)),
-                  (f"plan {M}x{defaults.SCHEDULE_N} on {gpu.key}", plan(defaults.SCHEDULE_N, gpu))]
+                  (f"plan {M}x{defaults.SCHEDULE_N} on {gpu.key}", plan(defaults.SCHEDULE_N, gpu)),
+                  (f"plan {M}x{top} on {gpu.key} (longest row)", plan(top, gpu)),
+                  (f"tuned plan {M}x{top} on {gpu.key} (longest row)", tuned(gpu, top))]
     for gpu in others:
         items += [(f"plan {M}x{b} on {gpu.key} (BLOCK_SIZE sweep)", plan(b, gpu)) for b in defaults.BLOCK_SWEEP]
     return items

@@ -149,6 +149,24 @@ class PageState:
             st.session_state[key] = self._from_url(name, default, lambda raw: parse_bool(name, raw, default))
         return key
 
+    def derived_int_key(self, name: str, default: int, lo: int, hi: int) -> tuple[str, bool]:
+        """Declare an integer input whose default is derived from other inputs (the GPU, the compiled kernel).
+        While the user leaves it alone it follows that default: switch the GPU and it takes the new GPU's
+        value. Once the user has set it — in the link, or by hand — it is kept. Returns (key, kept): `kept`
+        is True when the value was kept although the derived default is now different, so the page can say so."""
+        key, mark, user = self.key(name), f"{self.key(name)}__derived", f"{self.key(name)}__user_set"
+        fresh = key not in st.session_state
+        self.int_key(name, default, lo, hi)
+        state = st.session_state
+        if mark not in state:                       # the page's first run in this session
+            state[user] = fresh and in_url(name)
+        elif not fresh and state[key] != state[mark]:
+            state[user] = True                      # moved away from the default it was following: by hand
+        if not state[user]:
+            state[key] = min(max(int(default), lo), hi)
+        state[mark] = state[key] if not state[user] else min(max(int(default), lo), hi)
+        return key, bool(state[user]) and state[key] != min(max(int(default), lo), hi)
+
     def clamp(self, name: str, lo: int, hi: int) -> int:
         """Keep an already-set value inside a range that depends on other inputs (e.g. a row index when
         the number of rows shrinks), so that no widget is ever created with an out-of-range value."""

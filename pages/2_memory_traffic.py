@@ -3,7 +3,7 @@ import pandas as pd
 import streamlit as st
 
 import softmax_core as sc
-from explorer_ui import charts, code, data, defaults, layout
+from explorer_ui import charts, code, data, defaults, fmt, layout, measured
 from explorer_ui.i18n import t
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState
@@ -17,10 +17,13 @@ state.show_notes()
 kM = state.int_key("M", defaults.CHAPTER_M, 1, 1_048_576)
 kN = state.int_key("N", defaults.CHAPTER_N, 1, 1_048_576)
 kdtype = state.choice_key("dtype", defaults.DTYPE, data.DTYPE_NAMES)
-c1, c2, c3 = st.columns(3)
+kgpu = state.choice_key("gpu", data.default_gpu_key(), data.gpu_keys())
+c1, c2, c3, c4 = st.columns([1, 1, 1, 2])
 M = c1.number_input(t("rows_M"), 1, 1_048_576, step=1, key=kM)
 N = c2.number_input(t("cols_N"), 1, 1_048_576, step=1, key=kN)
 dtype = c3.selectbox(t("dtype"), data.DTYPE_NAMES, key=kdtype)
+gpu_key = c4.selectbox(t("acc_l2_gpu"), data.gpu_keys(), key=kgpu, format_func=data.gpu_labeler())
+gpu = data.gpu_by_key(gpu_key)
 
 traffic = sc.memory_traffic(int(M), int(N), dtypes.torch_dtype(dtype))
 steps = list(traffic.naive_steps)
@@ -35,21 +38,25 @@ def frame_text(step: int) -> str:
         s = steps[step]
         so_far = sum(x.bytes for x in steps[: step + 1])
         return t("memory_frame_naive", k=step + 1, n=len(steps), code=s.code, read=s.elements_read,
-                 written=s.elements_written, bytes=layout.fmt_bytes(s.bytes), total=layout.fmt_bytes(so_far))
+                 written=s.elements_written, bytes=fmt.fmt_bytes(s.bytes), total=fmt.fmt_bytes(so_far))
     return t("memory_frame_fused", read=traffic.fused.elements_read, written=traffic.fused.elements_written,
-             bytes=layout.fmt_bytes(traffic.fused_bytes), naive=layout.fmt_bytes(traffic.naive_bytes))
+             bytes=fmt.fmt_bytes(traffic.fused_bytes), naive=fmt.fmt_bytes(traffic.naive_bytes))
+
+
+# one unit for the whole axis, the one the naive total reads best in (fmt.axis_bytes)
+unit, per_unit = fmt.axis_bytes([traffic.naive_bytes])
 
 
 def render(step: int) -> None:
     rows = [{"impl": naive_label, "step": step_names[i], "order": i, "code": s.code, "read": s.elements_read,
-             "written": s.elements_written, "mb": s.bytes / 1e6, "active": i <= step}
+             "written": s.elements_written, "amount": s.bytes / per_unit, "active": i <= step}
             for i, s in enumerate(steps)]
     rows.append({"impl": fused_label, "step": step_names[-1], "order": 0, "code": traffic.fused.code,
                  "read": traffic.fused.elements_read, "written": traffic.fused.elements_written,
-                 "mb": traffic.fused_bytes / 1e6, "active": step == len(steps)})
+                 "amount": traffic.fused_bytes / per_unit, "active": step == len(steps)})
     left, right = st.columns([3, 2])
     with left:
-        charts.show(charts.stacked_traffic(pd.DataFrame(rows), x_title=t("memory_x"), y_title=t("memory_y"),
+        charts.show(charts.stacked_traffic(pd.DataFrame(rows), x_title=t("memory_x", unit=unit), y_title=t("memory_y"),
                                            color_title=t("memory_color"), title=t("memory_chart_title"),
                                            steps=step_names), key="memory_chart", height=260)
     with right:
@@ -66,7 +73,7 @@ table = pd.DataFrame([{t("memory_col_step"): step_names[i], t("memory_col_code")
                        t("memory_col_read"): s.elements_read, t("memory_col_written"): s.elements_written,
                        t("memory_col_bytes_read"): s.bytes_read, t("memory_col_bytes_written"): s.bytes_written}
                       for i, s in enumerate(steps + [traffic.fused])])
-st.dataframe(table, hide_index=True, width="stretch")
+st.dataframe(fmt.table(table), hide_index=True, width="stretch")
 left, right = st.columns([3, 2])
 with left:
     st.markdown(t("memory_formula", M=int(M), N=int(N), naive=traffic.naive_elements, fused=traffic.fused_elements,
@@ -74,30 +81,71 @@ with left:
 with right:
     a, b = st.columns(2)
     a.metric(t("memory_predicted"), f"{traffic.predicted_speedup:.2f}×", help=t("memory_predicted_help"))
-    measured = data.measured_speedup(dtype, int(N))
-    if measured:
-        b.metric(t("memory_measured"), f"{measured['speedup']:.2f}×",
-                 help=t("memory_measured_help", **measured))
-        st.caption(t("memory_measured_caption", **measured))
+    measured_here = data.measured_speedup(dtype, int(N), int(M))
+    if measured_here and measured_here["exact"]:
+        b.metric(t("memory_measured"), f"{measured_here['speedup']:.2f}×",
+                 help=t("memory_measured_help", **measured_here))
+        st.caption(t("memory_measured_caption", **measured_here) + " " + layout.spread_sentence(measured_here))
+    elif measured_here:     # never borrow another shape's figure: say what was measured, and where
+        b.metric(t("memory_measured"), "—")
+        st.caption(t("acc_not_at_shape", asked_M=int(M), asked_N=int(N), **measured_here) + " "
+                   + layout.spread_sentence(measured_here))
     else:
         b.metric(t("memory_measured"), "—")
         st.caption(t("memory_no_measured"))
 
+# -- the L2 cache: why the measured gain can fall short of the DRAM count ------------------------------------
+l2 = measured.l2_bytes(gpu)
+st.subheader(t("acc_l2_title"))
+if l2 is None:
+    st.markdown(t("acc_l2_unknown", gpu=gpu.name))
+else:
+    tensor = int(M) * int(N) * traffic.element_size
+    st.markdown(t("acc_l2_text", gpu=gpu.name, l2=f"{gpu.l2_mib:,g} MiB ({fmt.fmt_bytes(l2)})", M=int(M), N=int(N), dtype=dtype,
+                  tensor=fmt.fmt_bytes(tensor),
+                  fits=t("acc_l2_fits") if tensor <= l2 else t("acc_l2_does_not_fit"),
+                  naive=fmt.fmt_bytes(traffic.naive_bytes),
+                  naive_l2=fmt.fmt_bytes(measured.naive_bytes_with_l2(traffic)),
+                  pred=traffic.predicted_speedup, pred_l2=measured.predicted_speedup_with_l2(traffic),
+                  cross=measured.l2_crossing_n(int(M), traffic.element_size, gpu)))
+
 table = data.speedup_table(dtype)
 if table is not None:
-    curve = table.melt(id_vars=["N"], value_vars=["predicted", "measured"], var_name="kind", value_name="speedup")
-    curve["kind"] = curve["kind"].map({"predicted": t("memory_predicted"), "measured": t("memory_measured")})
+    kinds = [t("acc_kind_dram"), t("acc_kind_l2"), t("memory_measured")]
+    curve = table.melt(id_vars=["N"], value_vars=["predicted", "predicted_l2", "measured"], var_name="kind",
+                       value_name="speedup")
+    curve["kind"] = curve["kind"].map(dict(zip(["predicted", "predicted_l2", "measured"], kinds)))
+    verdicts = [t(f"acc_verdict_short_{v}") for v in measured.VERDICTS]
+    spread = table[["N", "lo", "hi"]].assign(speedup=table["measured"],
+                                              verdict=[t(f"acc_verdict_short_{v}") for v in table["verdict"]])
+    run_M = int(table["M"].iloc[0])
+    run_gpu = data.gpu_for_name(str(table["gpu"].iloc[0])) or gpu
+    cross_n = measured.l2_crossing_n(run_M, traffic.element_size, run_gpu)
+    crossing = None
+    if cross_n is not None:
+        crossing = pd.DataFrame([{"N": cross_n, "label": t("acc_crossing_label",
+                                                         l2=f"{run_gpu.l2_mib:,g} MiB")}])
     st.subheader(t("memory_curve_title"))
+    y_top = charts.speedup_y_top(curve["speedup"])
     left, right = st.columns([3, 2])
     with left:
         charts.show(charts.speedup_lines(curve, x_title=t("cols_N"), y_title=t("memory_speedup_axis"),
-                                         color_title=t("memory_kind"), title=t("memory_curve_chart")),
-                    key="memory_curve")
+                                         color_title=t("memory_kind"), title=t("memory_curve_chart"), kinds=kinds,
+                                         spread=spread, verdicts=verdicts, verdict_title=t("acc_verdict_title"),
+                                         crossing=crossing, y_top=y_top),
+                    key="memory_curve", height=380)
+        if (spread["hi"] > y_top).any():
+            st.caption(t("acc_speedup_axis_cut", top=y_top))
     with right:
-        shown = table[["N", "M", "predicted", "measured"]].round(2)
-        st.dataframe(shown.rename(columns={"predicted": t("memory_predicted"), "measured": t("memory_measured")}),
-                     hide_index=True, width="stretch")
-    st.caption(t("memory_curve_caption", gpu=table["gpu"].iloc[0], date=table["date"].iloc[0],
-                 M=int(table["M"].iloc[0])))
+        if cross_n is not None:
+            st.markdown(t("acc_crossing_text", M=run_M, gpu=run_gpu.name, l2=f"{run_gpu.l2_mib:,g} MiB",
+                          cross=cross_n))
+    shown = table[["N", "M", "predicted", "predicted_l2", "measured", "lo", "hi"]].copy()
+    shown["verdict"] = spread["verdict"]
+    st.dataframe(fmt.table(shown).rename(columns={
+        "predicted": kinds[0], "predicted_l2": kinds[1], "measured": kinds[2], "lo": t("acc_col_lo"),
+        "hi": t("acc_col_hi"), "verdict": t("acc_verdict_title")}), hide_index=True, width="stretch")
+    st.caption(t("memory_curve_caption", gpu=table["gpu"].iloc[0], date=table["date"].iloc[0], M=run_M))
+    st.caption(t("acc_rule", limit=measured.SPREAD_LIMIT))
 
 state.sync()

@@ -4,12 +4,12 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explorer_ui import charts, code, data, defaults, layout, padding
+from explorer_ui import charts, code, data, defaults, fmt, layout, padding
 from explorer_ui.i18n import bound, has, t
-from explorer_ui.padding import FRAMES, LANE_STATES, MEMORY_STATES, fmt
+from explorer_ui.padding import FRAMES, LANE_STATES, MEMORY_STATES, fmt as value_text
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState
-from softmax_core.trace import MAX_TRACE_BLOCK, VARIANTS
+from softmax_core.trace import MAX_TRACE_BLOCK, VARIANTS, launch_flags
 
 # colours of padding.LANE_STATES and padding.MEMORY_STATES, in their order
 COLORS = (charts.PALETTE["blue"], "#59627a", charts.PALETTE["light"], charts.PALETTE["orange"],
@@ -40,7 +40,7 @@ with c2:
 
 gpu_key = data.default_gpu_key()
 try:
-    with st.spinner(t("computing")):
+    with layout.working("trace", t("acc_wait_trace", rows=n_rows, N=N)):
         trace = data.trace(n_rows, N, num_programs=None, num_stages=None, dtype=defaults.DTYPE, variant=variant,
                            seed=0, poisoned_row=row if variant == "all_neg_inf" else 0, gpu_key=gpu_key,
                            keep_stages=True)
@@ -69,6 +69,8 @@ def frame_text(step: int) -> str:
         where = t("padding_stray_rows", **facts) if footprint.rows_hit() else ""
         where += t("padding_stray_past", **facts) if len(footprint.past_matrix) else ""
         return text + " " + t(text_key, **facts) + " " + where
+    claim = padding.frame_claim(trace, row, frame)      # only said where this launch's values bear it out
+    text = text + (" " + t(f"padding_claim_{claim}") if claim else "")
     return text + (" " + t(text_key, **facts) if has(text_key) else "")
 
 
@@ -80,7 +82,7 @@ def render(step: int) -> None:
     label_of = dict(zip(LANE_STATES, labels))
     shown_states = [label_of[s] for s in states]
     df = pd.DataFrame({"lane": lanes_idx, "value": np.where(np.isfinite(values), values, np.nan),
-                       "shown": [fmt(v) for v in values], "state": shown_states})
+                       "shown": [value_text(v) for v in values], "state": shown_states})
     strip = pd.DataFrame([{"lane": int(lanes_idx[a]), "lane_end": int(lanes_idx[b - 1]) + 1, "state": shown_states[a],
                            "lanes": f"{lanes_idx[a]}–{lanes_idx[b - 1]}"} for a, b in padding.runs(states)])
     left, right = st.columns([3, 2])
@@ -90,8 +92,8 @@ def render(step: int) -> None:
                                  block_size=B, first_lane=int(lo)), key="padding_lanes")
         divided = padding.frame_facts(trace, footprint, row, "divide")
         m = st.columns(4)
-        m[0].metric(t("padding_metric_max"), fmt(trace.row_max[row]) if step >= 1 else "—")
-        m[1].metric(t("padding_metric_sum"), fmt(trace.row_sum[row]) if step >= 4 else "—")
+        m[0].metric(t("padding_metric_max"), value_text(trace.row_max[row]) if step >= 1 else "—")
+        m[1].metric(t("padding_metric_sum"), value_text(trace.row_sum[row]) if step >= 4 else "—")
         m[2].metric(t("padding_metric_out_sum"), divided["out_sum"] if step >= 5 else "—",
                     help=t("padding_metric_out_sum_help"))
         m[3].metric(t("padding_metric_err"), divided["err"] if step >= 6 else "—",
@@ -99,15 +101,20 @@ def render(step: int) -> None:
     with right:
         if frame == "store" and variant == "no_store_mask":
             anchors = ("out_ptr", "store_unmasked")
-        if frame == "load" and variant == "pad_zero":
+        if frame == "load":
             anchors = anchors + ("pad_value",)
-        code.kernel_panel(*anchors, caption=t("kernel_caption"))
+        if frame == "store":
+            anchors = anchors + ("store_masked",)
+        # the code as this launch ran it: its own PAD_VALUE and STORE_MASKED written in
+        flags = launch_flags(variant)
+        code.kernel_panel(*anchors, flags=flags, caption=t("padding_code_as_launched", pad=code.constexpr_text(
+            flags["PAD_VALUE"]), masked=code.constexpr_text(flags["STORE_MASKED"])))
         edge = [c for c in range(max(0, N - 3), min(B, N + 3))]
         near = pd.DataFrame({t("padding_lane"): edge,
                              t("padding_in_row"): ["✓" if c < N else "✗" for c in edge],
-                             t("padding_value"): [fmt(trace.stage(row, stage)[c]) for c in edge]})
+                             t("padding_value"): [value_text(trace.stage(row, stage)[c]) for c in edge]})
         st.caption(t("padding_edge_caption"))
-        st.dataframe(near, hide_index=True, width="stretch")
+        st.dataframe(fmt.table(near), hide_index=True, width="stretch")
 
 
 player("padding", len(FRAMES), render, format_step=frame_text,
@@ -128,7 +135,7 @@ with left:
     wrong = trace.wrong_rows().tolist()
     oob = trace.out_of_bounds_writes
     if variant == "no_store_mask":
-        st.markdown(t("padding_launch_nomask", wrong=", ".join(map(str, wrong)) or "—", oob=len(oob),
+        st.markdown(t("padding_launch_nomask", wrong=", ".join(map(str, wrong)) or t("padding_no_row_wrong"), oob=len(oob),
                       programs=trace.num_programs))
     elif variant == "pad_zero":
         st.markdown(t("padding_launch_padzero", wrong=len(wrong), rows=n_rows))
@@ -139,10 +146,10 @@ with left:
 with right:
     per_row = pd.DataFrame({
         t("padding_col_row"): np.arange(n_rows), t("padding_col_program"): trace.program,
-        t("padding_metric_max"): [fmt(v) for v in trace.row_max],
-        t("padding_metric_sum"): [fmt(v) for v in trace.row_sum],
-        t("padding_metric_out_sum"): [fmt(float(np.sum(trace.output[r]))) for r in range(n_rows)],
+        t("padding_metric_max"): [value_text(v) for v in trace.row_max],
+        t("padding_metric_sum"): [value_text(v) for v in trace.row_sum],
+        t("padding_metric_out_sum"): [value_text(float(np.sum(trace.output[r]))) for r in range(n_rows)],
         t("padding_col_ok"): ["✗" if r in wrong else "✓" for r in range(n_rows)]})
-    st.dataframe(per_row, hide_index=True, width="stretch")
+    st.dataframe(fmt.table(per_row), hide_index=True, width="stretch")
 
 state.sync()

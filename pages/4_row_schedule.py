@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 import softmax_core as sc
-from explorer_ui import charts, code, data, defaults, launch_facts, layout, schedule
+from explorer_ui import charts, code, data, defaults, fmt, launch_facts, layout, schedule
 from explorer_ui.i18n import t
 from explorer_ui.plan_reasons import render_reason
 from explorer_ui.player import player
@@ -35,15 +35,18 @@ try:
     slots = data.launch_plan(FULL_SIZE_M, st.session_state[kN], defaults.DTYPE, st.session_state[kgpu]).num_programs
 except Exception:
     slots = MAX_ROWS
-krows = state.int_key("rows", min(MAX_ROWS, max(1, slots * 3 // 2)), 1, MAX_ROWS)
+rows_default = min(MAX_ROWS, max(1, slots * 3 // 2))
+krows, rows_kept = state.derived_int_key("rows", rows_default, 1, MAX_ROWS)
 c1, c2, c3 = st.columns(3)
 gpu_key = c1.selectbox(t("gpu_choice"), data.gpu_keys(), key=kgpu, format_func=data.gpu_labeler(),
                        help=None if live else t("schedule_gpu_help", gpu=sc.catalog_gpu(defaults.SCHEDULE_GPU).name))
 N = int(c2.number_input(t("cols_N"), 1, MAX_TRACE_BLOCK, step=1, key=kN, help=t("schedule_N_help")))
 n_rows = c3.slider(t("schedule_rows"), 1, MAX_ROWS, key=krows)
+if rows_kept:
+    c3.caption(t("acc_kept", value=n_rows, derived=rows_default, gpu=data.gpu_by_key(gpu_key).name))
 
 try:
-    with st.spinner(t("computing")):
+    with layout.working("compile", t("acc_wait_compile", N=N, gpu=data.gpu_by_key(gpu_key).name)):
         plan = data.launch_plan(n_rows, N, defaults.DTYPE, gpu_key)
         full = data.launch_plan(FULL_SIZE_M, N, defaults.DTYPE, gpu_key)
 except Exception as err:
@@ -58,7 +61,7 @@ if not plan.fits:     # the tutorial kernel cannot launch this row length on thi
 # A link that names P means "this many programs", not the plan's number.
 kauto = state.bool_key("auto", not in_url("P"))
 kP = state.int_key("P", max(plan.num_programs, 1), 1, n_rows)
-kstages = state.int_key("stages", plan.num_stages, 1, 8)
+kstages, stages_kept = state.derived_int_key("stages", plan.num_stages, 1, 8)
 kload = state.int_key("load", 3, 1, 10)
 c1, c2, c3, c4 = st.columns([1, 2, 1, 1])
 with c1:
@@ -67,6 +70,8 @@ if auto:
     st.session_state[kP] = min(max(plan.num_programs, 1), n_rows)
 P = c2.slider(t("schedule_P"), 1, n_rows, key=kP, disabled=auto) if n_rows > 1 else 1
 stages = c3.slider(t("schedule_stages"), 1, 8, key=kstages, help=t("schedule_stages_help"))
+if stages_kept:
+    c3.caption(t("acc_kept", value=stages, derived=plan.num_stages, gpu=plan.gpu.name))
 load = c4.slider(t("schedule_load"), 1, 10, key=kload, help=t("schedule_load_help"))
 
 st.markdown(t("schedule_plan", gpu=plan.gpu.name, sms=plan.gpu.multiprocessor_count, per_sm=plan.programs_per_sm,
@@ -74,7 +79,7 @@ st.markdown(t("schedule_plan", gpu=plan.gpu.name, sms=plan.gpu.multiprocessor_co
               M=FULL_SIZE_M, full=full.num_programs, per_program=full.rows_per_program))
 
 try:
-    with st.spinner(t("computing")):
+    with layout.working("trace", t("acc_wait_trace", rows=n_rows, N=N)):
         # which program takes which row does not depend on num_stages (that only overlaps work within a
         # program), so the trace runs with the plan's and the slider redraws only the pipeline picture
         trace = data.trace(n_rows, N, num_programs=P, num_stages=None, dtype=defaults.DTYPE, variant="correct", seed=0,
@@ -127,7 +132,7 @@ def render(step: int) -> None:
             now = rows[trace.iteration == step - 1]
             table = pd.DataFrame({t("schedule_col_row"): now, t("schedule_program"): trace.program[now]})
             st.caption(t("schedule_now_caption", it=step - 1))
-            st.dataframe(table, hide_index=True, width="stretch", height=200)
+            st.dataframe(fmt.table(table), hide_index=True, width="stretch", height=200)
 
 
 player("schedule", n_frames, render, format_step=frame_text, label=t("schedule_step_label"))
@@ -153,7 +158,7 @@ with left:
 with right:
     per_program = pd.DataFrame({t("schedule_program"): np.arange(P), t("schedule_col_rows"): rows_per,
                                 t("schedule_col_which"): [schedule.row_list(handled[p], 6) for p in range(P)]})
-    st.dataframe(per_program, hide_index=True, width="stretch", height=260)
+    st.dataframe(fmt.table(per_program), hide_index=True, width="stretch", height=260)
 
 # -- num_stages: overlapping the next row's load with this row's math ---------------------------------
 st.subheader(t("schedule_pipe_title"))

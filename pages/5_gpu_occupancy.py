@@ -3,18 +3,21 @@ an occupancy calculator, what happens when a row no longer fits, and the compile
 import pandas as pd
 import streamlit as st
 
-from explorer_ui import charts, code, data, defaults, launch_facts, layout
+import softmax_core as sc
+
+from explorer_ui import charts, code, data, defaults, fmt, launch_facts, layout
 from explorer_ui.i18n import bound, t
 from explorer_ui.plan_reasons import render_reason
 from explorer_ui.urlstate import PageState
 from softmax_core.occupancy import chapter_occupancy
 from softmax_core.tutorial_plan import TUTORIAL_NUM_STAGES, TUTORIAL_STAGES_SHARED_THRESHOLD
 
-MAX_N = 262_144
+MAX_N = defaults.GPU_PAGE_MAX_N
 MAX_REGS_PER_THREAD = 255          # NVIDIA's per-thread ceiling (AMD: 512 VGPRs); the x-axis of the calculator
 CHART_MIN_REGS = 16                # below this the register line shoots up and flattens the rest of the chart
 BLOCK_SWEEP = defaults.BLOCK_SWEEP   # 32 ... 65536: each one a real compile (cached on disk, pre-warmed)
 ASM_PREVIEW_LINES = 400
+COMPARE_KERNELS = ("tutorial", "tuned")     # softmax_core.gpu_compare.KERNELS
 
 layout.setup_page("gpu")
 state = PageState("gpu")
@@ -33,7 +36,7 @@ dtype = c4.selectbox(t("dtype"), data.DTYPE_NAMES, key=kdtype)
 gpu = data.gpu_by_key(gpu_key)
 
 try:
-    with st.spinner(t("computing")):
+    with layout.working("compile", t("acc_wait_compile", N=N, gpu=gpu.name)):
         plan = data.launch_plan(M, N, dtype, gpu_key)
 except Exception as err:
     st.error(t("error_generic", error=err))
@@ -112,18 +115,21 @@ kvary = state.choice_key("vary", "regs", launch_facts.VARY)
 vary = st.radio(t("gpu_vary"), launch_facts.VARY, key=kvary, horizontal=True,
                 format_func=lambda v, tr=bound(): tr(f"gpu_vary_{v}"))
 reg_label, sram_label, prog_label = t("gpu_line_regs"), t("gpu_line_sram"), t("gpu_line_programs")
+hw_label = t("occupancy_line_hardware")
 if vary == "regs":
-    kwhat = state.int_key("regs", plan.n_regs, 1, MAX_REGS_PER_THREAD)
+    kwhat, what_kept = state.derived_int_key("regs", plan.n_regs, 1, MAX_REGS_PER_THREAD)
     what = st.slider(t("gpu_what_if_regs"), 1, MAX_REGS_PER_THREAD, key=kwhat, help=t("gpu_what_if_help"))
+    if what_kept:
+        st.caption(t("acc_kept", value=int(what), derived=plan.n_regs, gpu=gpu.name))
     regs = range(min(CHART_MIN_REGS, int(what), plan.n_regs), MAX_REGS_PER_THREAD + 1)
     curve = pd.DataFrame(launch_facts.register_curve(gpu, plan.shared_bytes, plan.num_warps, regs))
     curve["limit"] = curve["limit"].map({"registers": reg_label, "shared memory": sram_label, "programs": prog_label,
-                                         "hardware": t("occupancy_line_hardware")})
+                                         "hardware": hw_label})
     hypo = data.what_if_plan(M, N, dtype, gpu_key, int(what), plan.shared_bytes, "what-if")
     marker = pd.DataFrame([{"x": int(what), "programs": hypo.programs_per_sm, "label": t("gpu_marker_what_if")}])
     x_title, scale = t("gpu_x_regs"), "linear"
 else:
-    with st.spinner(t("gpu_compiling_sweep", n=len(BLOCK_SWEEP))):
+    with layout.working("sweep", t("gpu_compiling_sweep", n=len(BLOCK_SWEEP))):
         rows, failed = [], []
         for b in BLOCK_SWEEP:
             try:
@@ -135,7 +141,7 @@ else:
             if p.sram_occupancy is not None:
                 rows.append({"x": b, "programs": p.sram_occupancy, "limit": sram_label, "n_regs": p.n_regs})
             rows.append({"x": b, "programs": p.programs_per_sm, "limit": prog_label, "n_regs": p.n_regs})
-            rows.append({"x": b, "programs": p.hardware_programs_per_sm, "limit": t("occupancy_line_hardware"),
+            rows.append({"x": b, "programs": p.hardware_programs_per_sm, "limit": hw_label,
                          "n_regs": p.n_regs})
     curve = pd.DataFrame(rows)
     marker = pd.DataFrame([{"x": plan.block_size, "programs": plan.programs_per_sm, "label": t("gpu_marker_plan")}])
@@ -144,9 +150,14 @@ else:
         st.warning(t("gpu_sweep_failed", sizes=", ".join(map(str, failed))))
 left, right = st.columns([3, 2])
 with left:
+    y_top = charts.occupancy_y_top(curve, prog_label)
     charts.show(charts.occupancy_curve(curve, marker, x_title=x_title, y_title=t("gpu_y_programs"),
-                                       limit_title=t("gpu_limit"), title=t("gpu_calc_chart"), x_scale_type=scale),
+                                       limit_title=t("gpu_limit"), title=t("gpu_calc_chart"),
+                                       limits=[reg_label, sram_label, prog_label, hw_label], x_scale_type=scale,
+                                       y_top=y_top),
                 key="gpu_calc", height=340)
+    if y_top is not None:
+        st.caption(t("acc_axis_cut", top=y_top, highest=int(curve["programs"].max())))
 with right:
     if vary == "regs":
         st.markdown(t("gpu_what_if_text", regs=int(what), programs=hypo.programs_per_sm,
@@ -154,18 +165,60 @@ with right:
                       real=plan.n_regs))
         table = curve[curve["limit"] == prog_label].set_index("x")["programs"]
         steps = table[table.diff().fillna(1) != 0].reset_index()
-        st.dataframe(steps.rename(columns={"x": t("gpu_x_regs"), "programs": t("gpu_y_programs")}),
+        st.dataframe(fmt.table(steps.rename(columns={"x": t("gpu_x_regs"), "programs": t("gpu_y_programs")})),
                      hide_index=True, width="stretch", height=240)
     else:
         pivot = curve.pivot_table(index="x", columns="limit", values="programs").reset_index()
-        st.dataframe(pivot.rename(columns={"x": "BLOCK_SIZE"}), hide_index=True, width="stretch", height=300)
+        st.dataframe(fmt.table(pivot.rename(columns={"x": "BLOCK_SIZE"}), digits=0), hide_index=True, width="stretch",
+                     height=300)
     st.caption(t("gpu_calc_caption"))
+
+# -- every GPU side by side ------------------------------------------------------------------------------
+st.subheader(t("compare_title"))
+kcompare = state.bool_key("compare", False)
+kkernel = state.choice_key("kernel", "tutorial", COMPARE_KERNELS)
+c1, c2 = st.columns([1, 2])
+compare_on = c1.toggle(t("compare_toggle", n=len(sc.gpu_catalog())), key=kcompare, help=t("compare_help"))
+kernel = c2.radio(t("compare_kernel"), COMPARE_KERNELS, key=kkernel, horizontal=True,
+                  format_func=lambda k, tr=bound(): tr(f"compare_kernel_{k}"))
+if compare_on:
+    catalog = [g.key for g in sc.gpu_catalog()]
+    rows, failed = [], []
+    bar = st.progress(0.0)
+    for i, key in enumerate(catalog):
+        bar.progress(i / len(catalog), text=t("compare_progress", gpu=data.gpu_by_key(key).name, i=i + 1,
+                                                n=len(catalog)))
+        try:
+            rows.append(data.gpu_comparison(kernel, M, N, dtype, key))
+        except Exception as err:        # one GPU that cannot compile this is named, the others still shown
+            failed.append(f"{data.gpu_by_key(key).name}: {err}")
+    bar.empty()
+    if rows:
+        table = pd.DataFrame([{
+            t("compare_col_gpu"): r.gpu.name, t("gpu_n_regs"): r.n_regs, t("gpu_spills"): r.n_spills,
+            t("occupancy_hardware_per_sm"): r.programs_per_sm, t("gpu_programs_per_sm"): r.chapter_programs_per_sm,
+            t("occupancy_hardware_limiter"): t(launch_facts.limiter_key(r.limiter)), t("gpu_grid"): r.grid,
+            t("occupancy_resident"): r.resident_programs,
+            t("compare_col_floor"): "—" if r.time_floor_us is None else f"{r.time_floor_us:,.1f}",
+            t("compare_col_path"): r.path, t("compare_col_toolchain"): r.toolchain} for r in rows])
+        figures = [t("compare_fig_hardware"), t("compare_fig_chapter")]
+        bars = pd.DataFrame([{"gpu": r.gpu.name, "figure": f, "programs": v} for r in rows
+                             for f, v in zip(figures, (r.programs_per_sm, r.chapter_programs_per_sm))])
+        charts.show(charts.compare_bars(bars, x_title=t("compare_col_gpu"), y_title=t("gpu_y_programs"),
+                                        color_title=t("compare_figure"), title=t("compare_chart", N=N, M=M),
+                                        figures=figures),
+                    key="gpu_compare", height=90 + 30 * len(rows))
+        st.dataframe(fmt.table(table), hide_index=True, width="stretch")
+        st.caption(t("compare_caption", bytes=fmt.fmt_bytes(rows[0].bytes_moved),
+                     differ=sum(not r.agrees for r in rows), n=len(rows)))
+    for line in failed:
+        st.caption(t("error_generic", error=line))
 
 # -- when a row no longer fits ------------------------------------------------------------------------
 st.subheader(t("gpu_long_title"))
 tuned = None
 try:
-    with st.spinner(t("computing")):
+    with layout.working("tuned", t("acc_wait_tuned", N=N, gpu=gpu.name)):
         tuned = data.softmax_plan(M, N, dtype, gpu_key)
 except Exception as err:
     st.caption(t("error_generic", error=err))
@@ -181,7 +234,7 @@ st.subheader(t("gpu_asm_title"))
 kasm = state.bool_key("asm", False)
 if st.toggle(t("gpu_asm_toggle"), key=kasm):
     try:
-        with st.spinner(t("computing")):
+        with layout.working("asm", t("acc_wait_asm", gpu=gpu.name)):
             asm = data.kernel_asm(plan.block_size, plan.num_warps, plan.num_stages, dtype, gpu_key)
     except Exception as err:
         asm = {}

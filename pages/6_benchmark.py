@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 import softmax_core as sc
-from explorer_ui import charts, code, data, defaults, layout
+from explorer_ui import charts, code, data, defaults, fmt, layout, measured
 from explorer_ui.i18n import bound, t
 from explorer_ui.urlstate import PageState
 from softmax_core import bench, dtypes
@@ -25,9 +25,34 @@ left, right = st.columns([3, 2])
 with left:
     example = sc.bytes_moved(defaults.CHAPTER_M, FORMULA_N, dtypes.element_size(defaults.DTYPE), "forward")
     st.markdown(t("bench_formula", M=defaults.CHAPTER_M, N=FORMULA_N, dtype=defaults.DTYPE,
-                  example=layout.fmt_bytes(example)))
+                  example=fmt.fmt_bytes(example)))
 with right:
     code.kernel_panel("load", "store", caption=t("kernel_caption"), context=1)
+
+
+def bench_tables(run, direction: str):
+    """The run's GB/s (median) and fraction-of-copy tables for one direction, as shown: separators, "⚠" on an
+    unsteady timing (measured.SPREAD_LIMIT), and no ratio where either timing is unsteady. Also returns how
+    many timings were unsteady."""
+    part = run.frame[(run.frame["direction"] == direction) & (run.frame["status"] == "ok")]
+    spreads = {(r["provider"], int(r["N"])): measured.timing_spread(r) for r in part.to_dict("records")}
+    gbps = {(r["provider"], int(r["N"])): r["gbps"] for r in part.to_dict("records")}
+    providers = list(dict.fromkeys(part["provider"]))
+    Ns = sorted({n for _, n in spreads})
+    gb_rows, ratio_rows = [], []
+    for n in Ns:
+        gb_row, ratio_row = {"N": f"{n:,}"}, {"N": f"{n:,}"}
+        copy = spreads.get(("copy", n))
+        for p in providers:
+            sp = spreads.get((p, n))
+            gb_row[p] = "—" if sp is None else f"{gbps[p, n]:,.0f}" + (" ⚠" if sp.steady is False else "")
+            if p != "copy":
+                r = None if sp is None or copy is None else measured.shown_ratio(copy, sp)
+                ratio_row[p] = "—" if r is None else f"{r:.2f}"
+        gb_rows.append(gb_row)
+        ratio_rows.append(ratio_row)
+    unsteady = sum(sp.steady is False for sp in spreads.values())
+    return pd.DataFrame(gb_rows), pd.DataFrame(ratio_rows), unsteady
 
 
 def show_run(run, prefix: str) -> None:
@@ -47,19 +72,19 @@ def show_run(run, prefix: str) -> None:
                         key=f"bench_chart_{prefix}", height=380)
             st.caption(t("bench_chart_caption"))
     with right:
-        part = run.frame[run.frame["direction"] == direction]
-        gb = part.pivot_table(index="N", columns="provider", values="gbps").round(0)
-        others = part[part["provider"] != "copy"]
-        ratio = others.pivot_table(index="N", columns="provider", values="copy_ratio").round(2)
+        gb, ratio, unsteady = bench_tables(run, direction)
         st.caption(t("bench_table_gbps"))
-        st.dataframe(gb, width="stretch")
-        if ratio.notna().any().any():
+        st.dataframe(gb, hide_index=True, width="stretch")
+        if len(ratio.columns) > 1:
             st.caption(t("bench_table_ratio"))
-            st.dataframe(ratio, width="stretch")
+            st.dataframe(ratio, hide_index=True, width="stretch")
+        if unsteady:
+            st.caption(t("acc_bench_unsteady", n=unsteady, limit=measured.SPREAD_LIMIT))
     failed = run.frame[run.frame["status"] != "ok"]
     if not failed.empty:
         with st.expander(t("bench_failed", n=len(failed))):
-            st.dataframe(failed[["provider", "direction", "N", "status", "reason"]], hide_index=True, width="stretch")
+            st.dataframe(fmt.table(failed[["provider", "direction", "N", "status", "reason"]]), hide_index=True,
+                         width="stretch")
     with st.expander(t("bench_provenance")):
         prov = {k: (", ".join(f"{a}: {b}" for a, b in v.items()) if isinstance(v, dict) else
                     ", ".join(map(str, v)) if isinstance(v, list) else v) for k, v in run.provenance.items()}
@@ -128,23 +153,35 @@ else:
     cpu_N = c2.select_slider(t("bench_cpu_Nmax"), CPU_N_CHOICES, key=kcN)
     Ns = [n for n in CPU_N_CHOICES if n <= cpu_N]
     if st.button(t("bench_cpu_run"), key="bench_cpu_run", type="primary"):
-        timer = bench.WallClockTimer(warmup=3, max_repeats=15, budget_s=0.15)
+        # Warm up first: the first calls of a fresh process pay for allocating and touching new memory, which
+        # once made copy's median 8x its min. One untimed pass over the smallest size, then enough samples
+        # per case for percentiles (the spread is shown and judged: measured.SPREAD_LIMIT).
+        bench.run_sweep(int(cpu_M), Ns[:1], defaults.DTYPE, list(CPU_PROVIDERS), ["forward"],
+                        timer=bench.WallClockTimer(warmup=3, max_repeats=3, budget_s=0.05), command="warm-up")
+        timer = bench.WallClockTimer(warmup=5, max_repeats=25, budget_s=0.25)
         st.session_state["bench_cpu_result"] = sweep_with_feedback(
             int(cpu_M), Ns, defaults.DTYPE, list(CPU_PROVIDERS), ["forward"], timer=timer,
             command="explorer app: CPU comparison")
     cpu_run = st.session_state.get("bench_cpu_result")
     if cpu_run is not None:
         frame = cpu_run.frame[cpu_run.frame["status"] == "ok"]
-        naive = frame[frame["provider"] == "naive"].set_index("N")["ms_median"]
-        fused = frame[frame["provider"] == "torch"].set_index("N")["ms_median"]
-        both = naive.index.intersection(fused.index)
+        rows = {(r["provider"], int(r["N"])): r for r in frame.to_dict("records")}
         cpu_M_run = int(cpu_run.provenance["M"])
-        story = pd.DataFrame({
-            "N": both, t("bench_cpu_measured"): (naive[both] / fused[both]).round(2).values,
-            t("bench_cpu_predicted"): [round(sc.memory_traffic(cpu_M_run, int(n)).predicted_speedup, 2) for n in both]})
+        story_rows = []
+        for n in sorted({n for p, n in rows if p == "naive" and ("torch", n) in rows}):
+            naive, fused = measured.timing_spread(rows["naive", n]), measured.timing_spread(rows["torch", n])
+            s = measured.speedup(naive, fused)
+            shown = measured.shown_ratio(naive, fused)      # None: a timing is unsteady, so no ratio
+            story_rows.append({
+                "N": f"{n:,}", t("bench_cpu_measured"): "—" if shown is None else f"{shown:.2f}",
+                t("acc_col_spread"): f"{s.lo:.2f}–{s.hi:.2f}",
+                t("acc_verdict_title"): t(f"acc_verdict_short_{s.verdict}"),
+                t("bench_cpu_predicted"): f"{sc.memory_traffic(cpu_M_run, n).predicted_speedup:.2f}"})
+        story = pd.DataFrame(story_rows)
         show_run(cpu_run, "cpu")
         st.markdown(t("bench_cpu_story"))
         st.dataframe(story, hide_index=True, width="stretch")
+        st.caption(t("acc_rule", limit=measured.SPREAD_LIMIT))
 
 # -- recorded runs ----------------------------------------------------------------------------------------
 st.subheader(t("bench_recorded_title"))

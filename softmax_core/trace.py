@@ -50,14 +50,23 @@ def _check(n_rows: int, n_cols: int, variant: str) -> None:
         raise ValueError(f"n_cols must be positive, got {n_cols}")
 
 
-def _flags(variant: str) -> dict:
+def launch_flags(variant: str) -> dict:
+    """The constexpr flags a variant launches the tutorial kernel with (PAD_VALUE, STORE_MASKED)."""
     return {"PAD_VALUE": 0.0 if variant == "pad_zero" else float("-inf"),
             "STORE_MASKED": variant != "no_store_mask"}
 
 
+_flags = launch_flags
+
+
 def _input(n_rows: int, n_cols: int, dtype: torch.dtype, seed: int, variant: str, poisoned_row: int):
-    generator = torch.Generator().manual_seed(seed)
-    x = torch.randn(n_rows, n_cols, generator=generator).to(dtype)
+    # One generator per row, seeded by (seed, row): a row's values depend on its index only, so asking for
+    # more rows adds rows and leaves the existing ones as they were.
+    generator = torch.Generator()
+    x = torch.empty(n_rows, n_cols)
+    for r in range(n_rows):
+        torch.randn(n_cols, generator=generator.manual_seed(seed * 1_000_003 + r), out=x[r])
+    x = x.to(dtype)
     if variant == "all_neg_inf":
         x[poisoned_row] = float("-inf")
     return x.to(runtime.kernel_device())

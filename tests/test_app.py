@@ -101,7 +101,8 @@ def recorded_dir(tmp_path, monkeypatch):
 SWEEPS = {
     "pages/2_memory_traffic.py": {
         "memory_M": [1, 524_288, 1_048_576], "memory_N": [1, 524_288, 1_048_576],
-        "memory_dtype": ["float32", "float16", "bfloat16"], "memory_step": [0, 3, 5], "sidebar_lang": ["zh", "en"]},
+        "memory_dtype": ["float32", "float16", "bfloat16"], "memory_gpu": ["t4", "mi300x", "h200"],
+        "memory_step": [0, 3, 5], "sidebar_lang": ["zh", "en"]},
     "pages/3_padding_chain.py": {
         "padding_N": [1, 1000, 16384], "padding_rows": [1, 4, 8], "padding_row": [0, 2, 3],
         "padding_break": ["pad_zero", "no_store_mask", "all_neg_inf", "correct"],
@@ -113,7 +114,8 @@ SWEEPS = {
     "pages/5_gpu_occupancy.py": {
         "gpu_gpu": ["t4", "mi300x", "h200"], "gpu_M": [1, 524_288, 1_048_576], "gpu_N": [1, 131_072, 262_144],
         "gpu_dtype": ["float32", "float16", "bfloat16"], "gpu_vary": ["block", "regs"], "gpu_regs": [1, 128, 255],
-        "gpu_asm": [True, False], "sidebar_lang": ["zh", "en"]},
+        "gpu_asm": [True, False], "gpu_kernel": ["tuned", "tutorial"], "gpu_compare": [True, False],
+        "sidebar_lang": ["zh", "en"]},
     "pages/6_benchmark.py": {
         "bench_cpuM": [16, 128, 2048], "bench_cpuN": [128, 1024, 4096], "bench_run": [0],
         "bench_recdir": ["forward"], "sidebar_lang": ["zh", "en"]},
@@ -273,9 +275,10 @@ def test_benchmark_page_shows_a_recorded_run_with_its_provenance(recorded_dir):
     assert at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart")
     assert any(b.proto.label == "Download CSV" for b in at.get("download_button"))
     set_and_run(at, "bench_run", 0)
-    # the memory page now puts the measured speedup beside the predicted one
+    # the memory page puts the measured speedup beside the predicted one, at a shape that was measured
     at.switch_page("pages/2_memory_traffic.py").run()
     assert_ok(at)
+    set_and_run(at, "memory_N", 1024)
     measured = [m.value for m in at.metric if m.label == TEXT["memory_measured"]["en"]]
     assert measured and measured[0] != "—"
     at.switch_page("app.py").run()

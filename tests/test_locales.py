@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import softmax_core as sc
-from explorer_ui import i18n, launch_facts, layout, long_rows, padding, plan_reasons, schedule
+from explorer_ui import i18n, launch_facts, layout, long_rows, measured, padding, plan_reasons, schedule
 from softmax_core.memory import PASS_TENSORS
 from softmax_core.trace import VARIANTS
 
@@ -50,6 +50,11 @@ def families() -> dict[str, tuple[set[str], bool]]:
         "gpu_vary_*": ({f"gpu_vary_{v}" for v in launch_facts.VARY}, True),
         "gpu_path_*": ({f"gpu_path_{p}" for p in launch_facts.TUNED_PATHS}, True),
         "bench_dir_*": ({f"bench_dir_{d}" for d in PASS_TENSORS}, True),
+        "compare_kernel_*": ({"compare_kernel_tutorial", "compare_kernel_tuned"}, True),
+        "padding_claim_*": ({f"padding_claim_{c}" for c in padding.CLAIMS}, True),
+        "acc_kind_*": ({f"acc_kind_{k}" for k in (measured.QUANTILES, measured.MIN_MAX)}, True),
+        "acc_verdict_*": ({f"acc_verdict_{v}" for v in measured.VERDICTS}, True),
+        "acc_verdict_short_*": ({f"acc_verdict_short_{v}" for v in measured.VERDICTS}, True),
         "longrows_phase_*": ({f"longrows_phase_{p}" for p in long_rows.TILE_PHASES}, True),
         "longrows_frame_*": ({f"longrows_frame_{f}" for f in long_rows.ONLINE_FRAMES}, True),
         "longrows_cliff_fail_*": ({f"longrows_cliff_fail_{c}" for c in long_rows.CLIFF_LIMITERS}, True),

@@ -1,0 +1,71 @@
+"""How the app writes numbers: byte sizes in a unit that fits them, counts with thousands separators, tables
+with both. One module, so that every page writes "12.8 MB" and "4,096" the same way.
+
+Decimal units (1 KB = 1,000 B), as GPU makers quote bandwidth and memory sizes. Pure functions.
+"""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+# (unit, bytes in one unit), largest first
+BYTE_UNITS = (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("KB", 1e3), ("B", 1.0))
+
+
+def byte_unit(n: float) -> tuple[str, float]:
+    """The unit a size of `n` bytes reads best in: the largest with at least one whole unit (B below 1 KB)."""
+    size = abs(float(n))
+    for unit, scale in BYTE_UNITS:
+        if size >= scale:
+            return unit, scale
+    return "B", 1.0
+
+
+def fmt_bytes(n: float) -> str:
+    """`n` bytes as "781 B", "3.1 KB", "12.8 MB", "4.4 TB"; never thousands of one unit next to a larger one."""
+    unit, scale = byte_unit(n)
+    if unit == "B":
+        return f"{n:,.0f} B"
+    value = n / scale
+    if round(abs(value), 1) >= 1000 and unit != BYTE_UNITS[0][0]:     # 999.96 MB rounds to 1,000.0: say 1.0 GB
+        bigger = BYTE_UNITS[[u for u, _ in BYTE_UNITS].index(unit) - 1]
+        unit, value = bigger[0], n / bigger[1]
+    return f"{value:,.1f} {unit}"
+
+
+def axis_bytes(values) -> tuple[str, float]:
+    """One unit for a chart axis whose values (bytes) are `values`: the unit of the largest, so that the
+    axis reads "0 … 40 MB" and not "0 … 40,000,000 B" or "0.000040 TB". Returns (unit, divisor)."""
+    largest = max((abs(float(v)) for v in values), default=0.0)
+    return byte_unit(largest)
+
+
+def count(n) -> str:
+    """An integer with thousands separators ("262,144")."""
+    return f"{int(n):,}"
+
+
+def ratio(x: float, digits: int = 2) -> str:
+    """A speedup or a ratio: "1.85×"; "—" when there is none."""
+    if x is None or not math.isfinite(x):
+        return "—"
+    return f"{x:,.{digits}f}×"
+
+
+def table(frame: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
+    """A copy of `frame` ready to show: integer columns with thousands separators, float columns rounded to
+    `digits` places with separators, everything else as it is. The shown table is text, so it reads the same
+    in every browser (Streamlit's own number format drops the separators)."""
+    out = frame.copy()
+    for column in out.columns:
+        series = out[column]
+        if pd.api.types.is_bool_dtype(series):
+            continue
+        if pd.api.types.is_integer_dtype(series):
+            out[column] = [f"{v:,}" for v in series]
+        elif pd.api.types.is_float_dtype(series):
+            out[column] = ["—" if not math.isfinite(v) else
+                           f"{int(v):,}" if float(v).is_integer() and abs(v) >= 1000 else f"{v:,.{digits}f}"
+                           for v in series]
+    return out
