@@ -100,30 +100,30 @@ def _csv_list(text: str | None, cast=str) -> list | None:
 def run_benchmark(args: argparse.Namespace, argv: list[str]) -> int:
     """Run the chosen sweep once per dtype, print each table, save each run as CSV + JSON in --out."""
     if args.sweep == "tutorial":  # the tutorial's benchmark, plus the copy roofline so ratios can be read off
-        M, sizes, dtypes = bench.TUTORIAL_SWEEP_M, bench.TUTORIAL_SWEEP_N, ["float32"]
+        M, sizes, dtype_names = bench.TUTORIAL_SWEEP_M, bench.TUTORIAL_SWEEP_N, ["float32"]
         providers, directions = ["copy", "tutorial", "tuned", "torch"], ["forward"]
     else:
-        M, sizes, dtypes = bench.FULL_SWEEP_M, bench.FULL_SWEEP_N, bench.FULL_SWEEP_DTYPES
+        M, sizes, dtype_names = bench.FULL_SWEEP_M, bench.FULL_SWEEP_N, bench.FULL_SWEEP_DTYPES
         providers, directions = bench.available_providers(), ["forward", "backward"]
     try:
         sizes = _csv_list(args.sizes, int) or sizes
     except ValueError:
         print(f"--sizes takes integers separated by commas, got {args.sizes!r}")
         return 2
-    dtypes, providers = _csv_list(args.dtypes) or dtypes, _csv_list(args.providers) or providers
-    if bad := [d for d in dtypes if d not in dtypes.TUTORIAL_DTYPES] + [p for p in providers if p not in PROVIDERS]:
+    dtype_names, providers = _csv_list(args.dtypes) or dtype_names, _csv_list(args.providers) or providers
+    if bad := [d for d in dtype_names if d not in dtypes.TUTORIAL_DTYPES] + [p for p in providers if p not in PROVIDERS]:
         print(f"unknown dtype or provider: {', '.join(bad)} (dtypes: {', '.join(dtypes.TUTORIAL_DTYPES)}; "
               f"providers: {', '.join(PROVIDERS)})")
         return 2
     command = shlex.join(["python", "-m", "softmax_core", *argv])
     timer = bench.DoBenchTimer(warmup_ms=10, rep_ms=args.rep_ms)
-    for dtype in dtypes:
+    for dtype in dtype_names:
         print(f"{args.sweep} sweep: M={M}, {dtype}, {len(sizes)} sizes, {', '.join(providers)}, "
               f"{' + '.join(directions)}", flush=True)
         run = bench.run_sweep(M, sizes, dtype, providers, directions, timer=timer,
                               progress=text_progress(), command=command)
         print(format_table(run), flush=True)
-        if args.sweep == "tutorial" and len(dtypes) == 1:
+        if args.sweep == "tutorial" and len(dtype_names) == 1:
             stem = "softmax-benchmark"
         else:
             gpu = "".join(c if c.isalnum() else "-" for c in (run.provenance["gpu"] or "gpu").lower()).strip("-")
@@ -134,7 +134,7 @@ def run_benchmark(args: argparse.Namespace, argv: list[str]) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m softmax_core", description=__doc__)
     parser.add_argument("--benchmark", action="store_true", help="run a benchmark sweep (needs a GPU)")
     parser.add_argument("--sweep", choices=("tutorial", "full"), default="tutorial",
@@ -148,7 +148,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--plan", nargs=2, type=int, metavar=("ROWS", "COLS"), help="print the launch plan")
     parser.add_argument("--dtype", choices=dtypes.TUTORIAL_DTYPES, default="float32")
     parser.add_argument("--gpu", help="plan for a catalog GPU (key from assets/gpus.json) instead of this one")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     print(runtime.backend_description())
     if args.plan:
         describe_plan(*args.plan, args.dtype, args.gpu)

@@ -29,7 +29,39 @@ def _choose_interpreter() -> bool:
     return True
 
 
+def _interpret_triton_library() -> int:
+    """Make Triton's own library functions interpretable when triton was imported before us.
+
+    `@triton.jit` picks compiled or interpreted when it runs. Triton's library (`tl.cdiv`, `tl.max`,
+    `tl.sum`, ...) is itself written with `@triton.jit`, so if `import triton` came before we switched the
+    interpreter on, those functions were made for the compiler, and an interpreted kernel calling them
+    fails ("Cannot call @triton.jit'd outside of the scope of a kernel"). Rebuild each of them as an
+    interpreted function, in every triton.language module that names it (one new object per old one, so
+    identity checks inside the interpreter still hold). Returns how many names were rebound."""
+    import sys
+
+    if "triton" not in sys.modules:
+        return 0
+    from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.jit import JITFunction
+
+    rebuilt: dict[int, object] = {}
+    count = 0
+    for name, module in list(sys.modules.items()):
+        if module is None or not (name == "triton.language" or name.startswith("triton.language.")):
+            continue
+        for attr, value in list(vars(module).items()):
+            if type(value) is JITFunction:   # exactly: an InterpretedFunction is left alone
+                if id(value) not in rebuilt:
+                    rebuilt[id(value)] = InterpretedFunction(value.fn)
+                setattr(module, attr, rebuilt[id(value)])
+                count += 1
+    return count
+
+
 INTERPRETED: bool = _choose_interpreter()
+if INTERPRETED:
+    _interpret_triton_library()
 KERNEL_DEVICE_TYPE = "cpu" if INTERPRETED else "cuda"
 
 

@@ -12,9 +12,10 @@ Two shapes of work, chosen per row length by the plan (tuned_plan.py):
           one CHUNK of it in registers. Each computes its chunk's (max, sum), publishes the pair, and waits
           until its peers have published theirs; then every program combines the SPLIT pairs into the row's
           (max, sum) and writes its chunk. The row is read once and written once, like the rows path.
-          This needs every program of a row to be on the GPU at the same time (a program waiting for a
-          peer that never starts would wait forever), so the plan launches no more programs than fit at
-          once, and a row too long for that (beyond about 512K float32 values) goes back to tiles. Where
+          This wants every program of a row on the GPU at the same time, so the plan launches no more
+          programs than fit at once, and a row too long for that (beyond about 512K float32 values) goes
+          back to tiles. Where the GPU is shared and a peer cannot start, a program stops waiting after
+          SPIN_LIMIT polls and reads the peer's chunk itself (never a hang, only a slower row). Where
           programs cannot all be resident (the interpreter runs them one after another), the same kernel
           runs as two launches: publish, then finish.
 Backward: dx = y * (dy - sum(dy * y)), with the same three shapes.
@@ -188,17 +189,65 @@ def _publish(slot, word, PHASE: tl.constexpr):
         tl.store(slot, word)
 
 
+# How long a program waits for its peers before it stops trusting that they run at all. The plan launches
+# no more programs than fit on the GPU at once, so normally every peer has published within a few
+# microseconds. But the GPU may be shared (MPS, green contexts, another stream's persistent kernel holding
+# SMs) and then a peer may not start until this program ends: waiting for it would hang forever. After
+# SPIN_LIMIT polls (each an L2 round trip of roughly a microsecond, so some tens of milliseconds in all) a
+# program reads the missing peers' chunks from memory itself and computes what they would have published.
+# Slower, but always an answer; and every program publishes before it waits, so a late peer finds its
+# group's results in place and never waits long itself.
+SPIN_LIMIT = 1 << 14
+
+
 @triton.jit
-def _gather(slots, is_peer, no_peer, PHASE: tl.constexpr):
-    """All slots of a row, once every peer has published (PHASE 0 waits; the two-launch form has them
-    already). Volatile loads go to L2 each time instead of a stale copy in L1."""
+def _gather(slots, is_peer, no_peer, PHASE: tl.constexpr, SPIN: tl.constexpr):
+    """All slots of a row, and how many are still NOT_PUBLISHED. PHASE 0 polls until every peer has
+    published or SPIN polls have passed (a slot still missing then is the caller's to fill); the two-launch
+    form has them all already. Volatile loads go to L2 each time instead of a stale copy in L1."""
     words = tl.load(slots, mask=is_peer, other=no_peer, volatile=True)
+    missing = tl.sum((words == _NOT_PUBLISHED).to(tl.int32), axis=0)     # -1: NOT_PUBLISHED
     if PHASE == 0:
-        missing = tl.sum((words == _NOT_PUBLISHED).to(tl.int32), axis=0)
-        while missing > 0:
+        polls = 0
+        while (missing > 0) & (polls < SPIN):
             words = tl.load(slots, mask=is_peer, other=no_peer, volatile=True)
             missing = tl.sum((words == _NOT_PUBLISHED).to(tl.int32), axis=0)
-    return words
+            polls += 1
+    return words, missing
+
+
+# Fallback reads of a peer's chunk go in pieces of this many values, so that they need few registers
+# beside the chunk the program already holds.
+FALLBACK_TILE = tl.constexpr(1024)
+
+
+@triton.jit
+def _chunk_pair(x_row, n_cols, part, CHUNK: tl.constexpr):
+    """The (max, sum) that program `part` of a row publishes, computed from x by another program:
+    a running max and sum over FALLBACK_TILE-wide pieces, summed relative to the chunk's max (or to 0 for a
+    chunk of only -inf), as the publishing program does."""
+    run_max = tl.full((), float("-inf"), tl.float32)
+    run_sum = tl.full((), 0.0, tl.float32)
+    for start in range(0, CHUNK, FALLBACK_TILE):
+        cols = part * CHUNK + start + tl.arange(0, FALLBACK_TILE)
+        v = tl.load(x_row + cols, mask=cols < n_cols, other=float("-inf")).to(tl.float32)
+        new_max = tl.maximum(run_max, tl.max(v, axis=0))
+        shift = tl.where(new_max == float("-inf"), 0.0, new_max)
+        run_sum = run_sum * _exp(run_max - shift, False) + tl.sum(_exp(v - shift, False), axis=0)
+        run_max = new_max
+    return _pack(run_max, run_sum)
+
+
+@triton.jit
+def _chunk_dot(y_row, dy_row, n_cols, part, CHUNK: tl.constexpr):
+    """The backward's share of program `part`: sum(y * dy) over its chunk, read from memory."""
+    acc = tl.full((), 0.0, tl.float32)
+    for start in range(0, CHUNK, FALLBACK_TILE):
+        cols = part * CHUNK + start + tl.arange(0, FALLBACK_TILE)
+        ok = cols < n_cols
+        acc += tl.sum(tl.load(y_row + cols, mask=ok, other=0.0).to(tl.float32)
+                      * tl.load(dy_row + cols, mask=ok, other=0.0).to(tl.float32), axis=0)
+    return _pack(tl.full((), 0.0, tl.float32), acc)
 
 
 @triton.jit
@@ -208,6 +257,7 @@ def softmax_split_kernel(
     n_rows, n_cols,
     slots_ptr,
     SPLIT: tl.constexpr, PEERS: tl.constexpr, CHUNK: tl.constexpr, SAFE: tl.constexpr, PHASE: tl.constexpr,
+    SPIN: tl.constexpr,
 ):
     # PHASE 0: publish, wait for the peers, finish - one launch, one read of x (GPU only).
     # PHASE 1 then PHASE 2: two launches, no waiting (the second reads x again). The interpreter runs
@@ -246,7 +296,16 @@ def softmax_split_kernel(
                          eviction_policy="evict_first")
         if PHASE != 1:
             # Every program combines the same SPLIT pairs the same way, so all agree on the row's (max, sum).
-            maxes, sums = _unpack(_gather(row_slots + peers, peers < SPLIT, NO_PEER_FORWARD, PHASE))
+            words, missing = _gather(row_slots + peers, peers < SPLIT, NO_PEER_FORWARD, PHASE, SPIN)
+            # A peer that never published within the wait: compute its pair from x. (One test per row when
+            # all arrived; looking at each peer in turn is only for the rare row that needs it.)
+            if PHASE == 0:
+                if missing > 0:
+                    for p in range(0, SPLIT):
+                        if tl.sum(((peers == p) & (words == _NOT_PUBLISHED)).to(tl.int32), axis=0) > 0:
+                            words = tl.where(peers == p,
+                                             _chunk_pair(x_ptr + row64 * x_row_stride, n_cols, p, CHUNK), words)
+            maxes, sums = _unpack(words)
             row_max = tl.max(maxes, axis=0)
             # A row of only -inf: NaN like torch, or zeros with SAFE (shift by 0, and 1/0 becomes 0 below).
             row_shift = row_max
@@ -268,7 +327,7 @@ def softmax_backward_split_kernel(
     y_row_stride, dy_row_stride, dx_row_stride,
     n_rows, n_cols,
     slots_ptr,
-    SPLIT: tl.constexpr, PEERS: tl.constexpr, CHUNK: tl.constexpr, PHASE: tl.constexpr,
+    SPLIT: tl.constexpr, PEERS: tl.constexpr, CHUNK: tl.constexpr, PHASE: tl.constexpr, SPIN: tl.constexpr,
 ):
     # The backward needs one number per row, sum(dy * y): each program publishes its chunk's share
     # (in the low half of its slot; the high half is 0). PHASE and the early loads as in the forward.
@@ -295,7 +354,15 @@ def softmax_backward_split_kernel(
         dy_next = tl.load(dy_ptr + next64 * dy_row_stride + cols, mask=next_ok, other=0.0,
                           eviction_policy="evict_first")
         if PHASE != 1:
-            _, dots = _unpack(_gather(row_slots + peers, peers < SPLIT, NO_PEER_BACKWARD, PHASE))
+            words, missing = _gather(row_slots + peers, peers < SPLIT, NO_PEER_BACKWARD, PHASE, SPIN)
+            if PHASE == 0:   # as in the forward: a peer that never published is computed here
+                if missing > 0:
+                    for p in range(0, SPLIT):
+                        if tl.sum(((peers == p) & (words == _NOT_PUBLISHED)).to(tl.int32), axis=0) > 0:
+                            words = tl.where(peers == p, _chunk_dot(y_ptr + row64 * y_row_stride,
+                                                                    dy_ptr + row64 * dy_row_stride, n_cols, p, CHUNK),
+                                             words)
+            _, dots = _unpack(words)
             dot = tl.sum(dots, axis=0)
             dx = y.to(tl.float32) * (dy.to(tl.float32) - dot)
             tl.store(dx_ptr + row64 * dx_row_stride + cols, dx, mask=cols < n_cols, eviction_policy="evict_first")

@@ -14,6 +14,7 @@ import torch
 import triton
 
 from . import dtypes
+from .tuned_kernels import SPIN_LIMIT
 from .compile import CompileJob, KernelResources, kernel_resources
 from .gpu import GpuSpec, default_gpu
 from .signatures import kernel_signature
@@ -222,7 +223,7 @@ def plan_split(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec, direc
     split, chunk, warps = split_config(n_cols, gpu, direction, chunk)
     warps = num_warps or warps
     constexprs = {"SPLIT": split, "PEERS": triton.next_power_of_2(split), "CHUNK": chunk,
-                  **{k: v for k, v in flags.items() if k != "FP64"}, "PHASE": 0}
+                  **{k: v for k, v in flags.items() if k != "FP64"}, "PHASE": 0, "SPIN": SPIN_LIMIT}
     res = kernel_resources(_job(SPLIT_KERNEL[direction], dtype, constexprs, warps, gpu))
     per_sm = resident_programs_per_sm(gpu, res, warps)
     groups = min(n_rows, gpu.multiprocessor_count * per_sm // split)

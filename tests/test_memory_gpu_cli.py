@@ -78,3 +78,14 @@ def test_traffic_formulas_are_the_chapters_and_come_from_the_accounting():
     assert linear_formula(lambda M, N: 7 * M) == "7M"
     with pytest.raises(ValueError):
         linear_formula(lambda M, N: M * M * N)
+
+
+def test_benchmark_arguments_are_checked_before_anything_runs(capsys):
+    """An unknown dtype or provider is refused with the lists of valid ones (no GPU needed to get there)."""
+    from softmax_core.__main__ import build_parser, run_benchmark
+
+    args = build_parser().parse_args(["--benchmark", "--sweep", "full", "--dtypes", "float32,int8",
+                                      "--providers", "tuned,nope"])
+    assert run_benchmark(args, []) == 2
+    said = capsys.readouterr().out
+    assert "int8" in said and "nope" in said and "bfloat16" in said

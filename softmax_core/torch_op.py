@@ -1,0 +1,121 @@
+"""softmax as two PyTorch operators, so that torch.compile, torch.export and CUDA graphs can take it in.
+
+    torch.ops.softmax_core.softmax_forward(x, safe, out_dtype) -> y        x: a matrix, rows unit-stride
+    torch.ops.softmax_core.softmax_backward(y, dy, grad_dtype) -> dx
+
+The forward carries its backward (`register_autograd`), and each has a fake implementation that only says
+what comes out (shape, dtype, device), so a tracer never needs to run a kernel. `softmax_matrix` below is
+what launchers.softmax calls while a tool is tracing it; eager calls skip the operator's dispatch, which
+costs more than launching a small kernel.
+
+On a GPU the operators are `torch.library.triton_op`s whose bodies launch the kernels through
+`wrap_triton`: torch.compile then sees the Triton kernels themselves, Inductor launches them with its own
+launcher, and `mode="reduce-overhead"` captures them in a CUDA graph. Under the interpreter (no GPU) there
+is no Triton code Inductor could generate for the CPU, so the operators are opaque `custom_op`s: a compiled
+graph calls them like any other operator, and they run the interpreted kernels.
+"""
+from __future__ import annotations
+
+import torch
+
+from . import launchers, runtime
+
+NAMESPACE = "softmax_core"
+
+
+def _plan(matrix: torch.Tensor, direction: str, safe: bool):
+    # Shape, dtype and the device's index: nothing here asks the driver anything.
+    n_rows, n_cols = (int(d) for d in matrix.shape)
+    return launchers.cached_plan(n_rows, n_cols, matrix.dtype, direction, safe, matrix.get_device())
+
+
+def _forward_body(x: torch.Tensor, safe: bool, out_dtype: torch.dtype, kernel_wrapper) -> torch.Tensor:
+    n_rows, n_cols = x.shape
+    plan = _plan(x, "forward", safe)
+    y = torch.empty((n_rows, n_cols), dtype=out_dtype, device=x.device)
+    args = (x, y, x.stride(0), y.stride(0), n_rows, n_cols)
+    if plan.path == "split":
+        args += (launchers._split_slots(plan, x.device),)
+    for kernel, constexprs in launchers.forward_kernel_calls(plan, safe, x.dtype == torch.float64):
+        with runtime.one_launch_at_a_time():
+            kernel_wrapper(kernel)[plan.grid](*args, **dict(constexprs), num_warps=plan.num_warps, num_stages=1)
+    return y
+
+
+def _backward_body(y: torch.Tensor, dy: torch.Tensor, grad_dtype: torch.dtype, kernel_wrapper) -> torch.Tensor:
+    n_rows, n_cols = y.shape
+    plan = _plan(y, "backward", False)
+    dx = torch.empty((n_rows, n_cols), dtype=grad_dtype, device=y.device)
+    args = (y, dy, dx, y.stride(0), dy.stride(0), dx.stride(0), n_rows, n_cols)
+    if plan.path == "split":
+        args += (launchers._split_slots(plan, y.device),)
+    for kernel, constexprs in launchers.backward_kernel_calls(plan, y.dtype == torch.float64):
+        with runtime.one_launch_at_a_time():
+            kernel_wrapper(kernel)[plan.grid](*args, **dict(constexprs), num_warps=plan.num_warps, num_stages=1)
+    return dx
+
+
+if runtime.INTERPRETED:
+    def _as_is(kernel):
+        return kernel
+
+    @torch.library.custom_op(f"{NAMESPACE}::softmax_forward", mutates_args=(), device_types="cpu")
+    def softmax_forward_op(x: torch.Tensor, safe: bool, out_dtype: torch.dtype) -> torch.Tensor:
+        return _forward_body(x, safe, out_dtype, _as_is)
+
+    @torch.library.custom_op(f"{NAMESPACE}::softmax_backward", mutates_args=(), device_types="cpu")
+    def softmax_backward_op(y: torch.Tensor, dy: torch.Tensor, grad_dtype: torch.dtype) -> torch.Tensor:
+        return _backward_body(y, dy, grad_dtype, _as_is)
+
+    @softmax_forward_op.register_fake
+    def _(x, safe, out_dtype):
+        return x.new_empty(x.shape, dtype=out_dtype)
+
+    @softmax_backward_op.register_fake
+    def _(y, dy, grad_dtype):
+        return y.new_empty(y.shape, dtype=grad_dtype)
+else:
+    from torch.library import triton_op, wrap_triton
+
+    # A triton_op's fake implementation is derived from its body (the launches do nothing on fake tensors).
+    @triton_op(f"{NAMESPACE}::softmax_forward", mutates_args=())
+    def softmax_forward_op(x: torch.Tensor, safe: bool, out_dtype: torch.dtype) -> torch.Tensor:
+        return _forward_body(x, safe, out_dtype, wrap_triton)
+
+    @triton_op(f"{NAMESPACE}::softmax_backward", mutates_args=())
+    def softmax_backward_op(y: torch.Tensor, dy: torch.Tensor, grad_dtype: torch.dtype) -> torch.Tensor:
+        return _backward_body(y, dy, grad_dtype, wrap_triton)
+
+
+def _setup_context(ctx, inputs, output):
+    x, _safe, _out_dtype = inputs
+    ctx.save_for_backward(output)
+    ctx.grad_dtype = x.dtype
+
+
+def _backward(ctx, dy):
+    (y,) = ctx.saved_tensors
+    dy = dy if dy.stride(-1) == 1 or dy.shape[-1] == 1 else dy.contiguous()
+    return torch.ops.softmax_core.softmax_backward(y, dy, ctx.grad_dtype), None, None
+
+
+softmax_forward_op.register_autograd(_backward, setup_context=_setup_context)
+
+
+def _setup_backward_context(ctx, inputs, output):
+    y, dy, _grad_dtype = inputs
+    ctx.save_for_backward(y, dy)
+
+
+def _double_backward(ctx, g):
+    y, dy = ctx.saved_tensors
+    d_y, d_dy = launchers.softmax_double_backward(y, dy, g)
+    return d_y, d_dy, None
+
+
+softmax_backward_op.register_autograd(_double_backward, setup_context=_setup_backward_context)
+
+
+def softmax_matrix(x: torch.Tensor, safe: bool, out_dtype: torch.dtype) -> torch.Tensor:
+    """softmax over the last dim of a matrix with unit-stride rows, through the registered operator."""
+    return torch.ops.softmax_core.softmax_forward(x, safe, out_dtype)
