@@ -111,6 +111,12 @@ def _unshadow(before: str) -> str:
     return _DIRECTIVE_COLON.sub(r"\\:", before, count=1)
 
 
+# A bold term that became a link, "多少**[寄存器](…)**": CommonMark opens bold only where `**` is not squeezed
+# between a letter and punctuation, and Chinese has no space before it, so the stars showed as stars. Bold
+# inside the link's text ("[**寄存器**](…)") reads the same and always parses.
+_BOLD_LINK = re.compile(r"\*\*\[([^\]\n]+)\]\(([^)\s]+)\)\*\*")
+
+
 def link_terms(text: str, first: FirstUse | None = None) -> str:
     """`text` with the first mention of each glossary term turned into a link to its entry (longer terms
     first, so "persistent programs" links to its own entry, not to "program"); code and links are left alone."""
@@ -131,7 +137,7 @@ def link_terms(text: str, first: FirstUse | None = None) -> str:
                 before = _unshadow(text[:found.start()])
                 text = before + first(term, found.group(0)) + text[found.end():]
                 break
-    return text
+    return _BOLD_LINK.sub(r"[**\1**](\2)", text)
 
 
 def _num(x: float, digits: int = 0) -> str:

@@ -323,3 +323,11 @@ def test_where_registers_come_from_is_said_in_chinese(how, monkeypatch):
     for module in (i18n, recorded_text):
         monkeypatch.setattr(module, "language", lambda: "en")
     assert recorded_text.how_text(how) == how
+
+
+def test_a_bold_term_that_becomes_a_link_stays_bold_next_to_chinese():
+    """"多少**[寄存器](…)**" shows its stars (CommonMark does not open bold between a letter and `[`)."""
+    from explorer_ui import glossary
+
+    linked = glossary.link_terms("每个线程要多少**registers**,再除")
+    assert "**[" not in linked and "[**registers**](" in linked, linked
