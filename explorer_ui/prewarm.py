@@ -133,7 +133,9 @@ def work_items(defaults_only: bool = False) -> list[tuple[str, object]]:
               (f"tuned plan {M}x{top} on {home.key} (GPU page, longest row)", tuned(home, top))]
     items += [(f"tuned plan {M}x{n} on {home.key} (long-rows path map)", (lambda n=n: sc.plan_softmax(M, n, dtype, home)))
               for n in defaults.LONG_ROWS_NS]
-    items += [(f"num_stages 1-4 at N={N} on {home.key} (chapter notes)", lambda: sc_chapter.stages_cost(N, dtype, home)),
+    items += [(f"offline compile at N={N} for {home.key} (chapter notes, beside the live warmup)",
+               lambda: sc_chapter.offline_resources(N, dtype, home)),
+              (f"num_stages 1-4 at N={N} on {home.key} (chapter notes)", lambda: sc_chapter.stages_cost(N, dtype, home)),
               (f"plans for the {sc_chapter.STRIDE_DEMO} stride demo (chapter notes)",
                lambda: (sc.plan_launch(*sc_chapter.STRIDE_DEMO, dtype, home),
                         sc.plan_softmax(*sc_chapter.STRIDE_DEMO, dtype, home)))]

@@ -44,6 +44,9 @@ with left:
     if gpu.live:
         try:
             live = chapter.warmup_resources(M, N, dtype)
+        except sc_chapter.WarmupDoesNotFit as err:
+            st.warning(t("chapter_res_does_not_fit", N=N, block=err.block_size, required=err.required,
+                         limit=err.limit))
         except Exception as err:
             st.error(t("error_generic", error=err))
     if live is not None:

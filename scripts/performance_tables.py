@@ -24,7 +24,8 @@ VERSIONS = [
     ("v4", "history/nvidia-h200-full-float32-20261129T1523", "history/nvidia-h200-full-bfloat16-20261129T1524"),
     ("v5 (1st run)", "history/nvidia-h200-full-float32-20261129T1725",
      "history/nvidia-h200-full-bfloat16-20261129T1726"),
-    ("v5", "nvidia-h200-full-float32-20261129T1733", "nvidia-h200-full-bfloat16-20261129T1735"),
+    ("v5", "history/nvidia-h200-full-float32-20261129T1733", "history/nvidia-h200-full-bfloat16-20261129T1735"),
+    ("v6", "nvidia-h200-full-float32-20261130T0527", "nvidia-h200-full-bfloat16-20261130T0528"),
 ]
 PEERS = ["tutorial", "torch", "torch_compile", "liger", "naive"]
 

@@ -60,6 +60,15 @@ def _tutorial_meta(n_cols: int, gpu: GpuSpec) -> tuple[int, int, int]:
     return block_size, tutorial_num_warps(block_size), tutorial_num_stages(gpu)
 
 
+class WarmupDoesNotFit(RuntimeError):
+    """`_init_handles()` refused the kernel (Triton's OutOfResources): what the chapter's wrapper meets on a
+    long row. Carries the figures so the app can explain it in the reader's language."""
+
+    def __init__(self, block_size: int, required: int, limit: int, resource: str):
+        super().__init__(f"BLOCK_SIZE {block_size}: {resource} {required:,} > {limit:,}")
+        self.block_size, self.required, self.limit, self.resource = block_size, required, limit, resource
+
+
 def warmup_resources(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32) -> ResourceReport:
     """The chapter's own calls, on this machine's GPU: `kernel.warmup(...)` compiles without launching,
     `_init_handles()` loads the binary, and the driver reports `n_regs`; `metadata.shared` is what the
@@ -73,7 +82,11 @@ def warmup_resources(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float3
     kernel = tutorial_softmax_kernel.warmup(x, y, x.stride(0), y.stride(0), n_rows, n_cols, y,
                                             BLOCK_SIZE=block_size, num_stages=num_stages, num_warps=num_warps,
                                             grid=(1,))
-    kernel._init_handles()
+    from triton.runtime.errors import OutOfResources
+    try:
+        kernel._init_handles()        # loading is where the driver refuses a kernel that needs too much
+    except OutOfResources as exc:
+        raise WarmupDoesNotFit(block_size, int(exc.required), int(exc.limit), exc.name) from exc
     return ResourceReport(int(kernel.n_regs), int(kernel.n_spills), int(kernel.metadata.shared), block_size,
                           num_warps, num_stages, "kernel.warmup(...); kernel._init_handles(); kernel.n_regs, "
                           "kernel.metadata.shared")

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import torch
 from streamlit.testing.v1 import AppTest
 
 from explorer_ui import code, layout
@@ -137,6 +138,13 @@ EXPECTED_ERRORS = {"pages/5_gpu_occupancy.py": ("gpu_does_not_fit",)}
 CONDITIONAL = {
     "pages/4_row_schedule.py": ({"schedule_auto": False, "schedule_rows": 40}, {"schedule_P": [1, 20, 40]}),
 }
+if torch.cuda.is_available():
+    # On a GPU the benchmark page offers the live harness (each change runs a real sweep: timed on the
+    # device by its own tests, not swept here) instead of the CPU comparison.
+    SWEEPS["pages/6_benchmark.py"] = {key: values for key, values in SWEEPS["pages/6_benchmark.py"].items()
+                                      if not key.startswith("bench_cpu")}
+    CONDITIONAL["pages/6_benchmark.py"] = ({}, {f"bench_{name}": [] for name in
+                                                ("M", "dtype", "Nlo", "Nhi", "providers", "directions")})
 
 
 def widget(at: AppTest, key: str):
@@ -302,6 +310,7 @@ def test_benchmark_page_without_recordings_says_so(tmp_path, monkeypatch):
     assert any("No recorded benchmark run" in i.value for i in at.info)
 
 
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the CPU comparison is the no-GPU page's section")
 def test_cpu_comparison_runs_on_this_machine():
     at = app_on("pages/6_benchmark.py", {"cpuM": "16", "cpuN": "256"})
     at.button(key="bench_cpu_run").click().run()

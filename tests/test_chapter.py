@@ -2,6 +2,8 @@
 import pytest
 import torch
 
+import softmax_core as sc
+
 from softmax_core import chapter as ch
 from softmax_core import runtime
 from softmax_core.gpu import catalog_gpu
@@ -66,7 +68,9 @@ def test_grid_quirk_is_read_from_triton():
 
 def test_exp_error_is_small_but_measured():
     e = ch.exp_error(-20.0, 0.0, 4096)
-    assert 0 <= e.tl_max_rel < 1e-5 and e.tl_max_ulp < 8
+    # tl.exp is exp2(x · log2 e): the product's rounding grows with |x|, and on a GPU ex2.approx adds its own
+    # (measured on the H200 over [-20, 0]: 13.8 ulp; the interpreter, computing in numpy: about 2)
+    assert 0 <= e.tl_max_rel < 1e-5 and e.tl_max_ulp < (8 if sc.runtime.INTERPRETED else 32)
     assert -20.0 <= e.worst_x <= 0.0
     assert e.torch_max_ulp < 2          # torch.exp in float32 is correctly rounded or nearly
     with pytest.raises(ValueError):

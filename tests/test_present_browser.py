@@ -49,20 +49,6 @@ GEOMETRY_JS = """(prefix) => {
 
 
 @pytest.fixture(scope="module")
-def browser():
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError as exc:
-        pytest.fail(f"Playwright is not installed ({exc}).\n{kit.INSTALL_HINT}", pytrace=False)
-    if not Path(kit.CHROMIUM).is_file():
-        pytest.fail(f"Chromium is not installed: {kit.CHROMIUM} is missing.\n{kit.INSTALL_HINT}", pytrace=False)
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=kit.CHROMIUM, headless=True, args=kit.CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture(scope="module")
 def server(browser):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with kit.StreamlitServer(log_path=ARTIFACTS / "streamlit-present.log", extra_args=kit.NO_FILE_WATCHER) as srv:

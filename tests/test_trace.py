@@ -67,10 +67,16 @@ def test_no_store_mask_writes_past_the_matrix():
     tr = trace_rows(4, 781, variant="no_store_mask", num_programs=2, gpu=H200)
     guard = tr.out_of_bounds_writes
     assert guard.tolist() == list(range(4 * 781, 3 * 781 + 1024))   # the last row's padded lanes
-    # the interpreter runs program 0 (rows 0, 2) before program 1 (rows 1, 3): row 1's stray zeros land
-    # on the start of row 2 after row 2 was stored, so row 2 is corrupted
-    assert tr.wrong_rows().tolist() == [2]
-    assert (tr.output[2, : 1024 - 781] == 0).all()
+    if sc.runtime.INTERPRETED:
+        # the interpreter runs program 0 (rows 0, 2) before program 1 (rows 1, 3): row 1's stray zeros land
+        # on the start of row 2 after row 2 was stored, so row 2 is corrupted
+        assert tr.wrong_rows().tolist() == [2]
+    else:
+        # on a GPU both programs run at once, so which stores land last is a race: any row after the first
+        # can be hit, and the same launch can come out differently next time (measured on the H200: rows 1, 3)
+        assert set(tr.wrong_rows().tolist()) <= {1, 2, 3}
+    for row in tr.wrong_rows().tolist():
+        assert (tr.output[row, : 1024 - 781] == 0).all()    # corrupted by its neighbour's padded zeros
 
 
 def test_store_footprint_measures_each_rows_reach():

@@ -91,7 +91,7 @@ def _torch_compile_unavailable() -> str | None:
 
 @functools.cache
 def _liger_forward() -> Forward:
-    from liger_kernel.launchers.softmax import LigerSoftmaxFunction
+    from liger_kernel.ops.softmax import LigerSoftmaxFunction
     return LigerSoftmaxFunction.apply
 
 
