@@ -115,6 +115,10 @@ def reason_text(reason: str) -> str:
 
 _TIMER = re.compile(r"^triton\.testing\.do_bench\(warmup=(?P<warmup>\d+), rep=(?P<rep>\d+)\), L2 flushed before "
                     r"every call; median, min, max of the samples$")
+_TIMER_QUANTILES = re.compile(r"^triton\.testing\.do_bench\(warmup=(?P<warmup>\d+), rep=(?P<rep>\d+)\), L2 flushed "
+                              r"before every call; 20th, 50th and 80th percentiles, min and max of the samples$")
+_WALL_CLOCK = re.compile(r"^wall clock \(time\.perf_counter\), (?P<warmup>\d+) warm-up calls, up to (?P<repeats>\d+) timed "
+                         r"calls or (?P<budget>[\d.]+) s; 20th, 50th and 80th percentiles, min and max$")
 _BACKEND_GPU = re.compile(r"^GPU: kernels are compiled by Triton for (?P<name>.+)$")
 _BACKEND_CPU = re.compile(r"^no GPU: kernels run in Triton's interpreter on the CPU$")
 _BYTES = re.compile(r"^forward 2·M·N·element_size \(read x, write y\); backward 3·M·N·element_size "
@@ -138,6 +142,8 @@ def provenance_value(key: str, value) -> str:
         return text
     sayings = ((_TIMER, lambda **v: t("bench_prov_timer", **v)), (_BACKEND_GPU, lambda **v: t("backend_gpu", **v)),
                (_BYTES, lambda **v: t("bench_prov_bytes", **v)),
+               (_TIMER_QUANTILES, lambda **v: t("bench_prov_timer_quantiles", **v)),
+               (_WALL_CLOCK, lambda **v: t("bench_prov_wall_clock", **v)),
                (_BACKEND_CPU, lambda **v: t("backend_interpreter", **v)))
     for pattern, say in sayings:
         match = pattern.match(text)

@@ -331,3 +331,16 @@ def test_a_bold_term_that_becomes_a_link_stays_bold_next_to_chinese():
 
     linked = glossary.link_terms("每个线程要多少**registers**,再除")
     assert "**[" not in linked and "[**registers**](" in linked, linked
+
+
+@pytest.mark.parametrize("timer", ["DoBenchTimer", "WallClockTimer"])
+def test_the_timers_description_is_said_in_chinese(timer, monkeypatch):
+    """The benchmark provenance's `timer` entry, as the harness writes it today, reads as Chinese."""
+    from explorer_ui import i18n, recorded_text
+    from softmax_core.bench import harness
+
+    for module in (i18n, recorded_text):
+        monkeypatch.setattr(module, "language", lambda: "zh")
+    english = getattr(harness, timer)().description
+    said = recorded_text.provenance_value("timer", english)
+    assert said != english and not english_runs(said, PROSE_RUN), said
