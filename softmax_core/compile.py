@@ -1,6 +1,6 @@
 """The real resource needs of a compiled kernel: registers per thread and shared memory per program.
 
-The seed learns them from `kernel.warmup()` on a live GPU. Without one, Triton still compiles the very
+The tutorial learns them from `kernel.warmup()` on a live GPU. Without one, Triton still compiles the very
 same kernel for a named GPU architecture (`triton.compile` with a `GPUTarget`); the cubin it produces is
 what a driver would load, and `cuobjdump --dump-resource-usage` (shipped in the triton wheel) reads the
 register count out of it. Under the interpreter that compile must happen in a child process, because
@@ -43,7 +43,7 @@ class CompileJob:
     num_warps: int
     num_stages: int
     target: tuple                    # GPUTarget(*target): ("cuda", 90, 32) or ("hip", "gfx942", 64)
-    on_device: bool = False          # also load it on this machine's GPU and ask the driver (the seed's way)
+    on_device: bool = False          # also load it on this machine's GPU and ask the driver (the tutorial's way)
 
     def key(self) -> str:
         return _job_key(self)
@@ -131,7 +131,7 @@ def compile_for_target(job: CompileJob, want_asm: bool = False) -> KernelResourc
     asm: dict = {}
     loaded_how = ""
     if job.on_device:
-        # What the seed's warmup does: load the binary, and the driver reports registers and spills.
+        # What the tutorial's warmup does: load the binary, and the driver reports registers and spills.
         # A kernel that needs more shared memory than the GPU has is refused (OutOfResources): then read
         # its registers from the cubin instead, so the plan can explain why it does not fit.
         from triton.runtime.errors import OutOfResources
