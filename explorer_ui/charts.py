@@ -282,7 +282,7 @@ def occupancy_curve(df: pd.DataFrame, marker: pd.DataFrame, *, x_title: str, y_t
         y=alt.Y("programs:Q", title=y_title, scale=y_scale),
         color=alt.Color("limit:N", title=limit_title, sort=limits,
                         scale=alt.Scale(domain=limits, range=list(SAFE[:len(limits)])),
-                        legend=alt.Legend(orient="bottom", columns=2, labelLimit=300)),
+                        legend=alt.Legend(orient=present.pick("bottom", "right"), columns=present.pick(2, 1), labelLimit=300)),
         strokeDash=alt.StrokeDash("limit:N", legend=None, sort=limits),
         tooltip=[alt.Tooltip("x:Q", title=x_title, format=","), alt.Tooltip("programs:Q", title=y_title),
                  alt.Tooltip("limit:N", title=limit_title)],
