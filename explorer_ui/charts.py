@@ -82,11 +82,27 @@ def show(fig: Figure, key: str, height: int | None = None) -> None:
     view = spec.get("config", {}).get("view", {})
     for default in ("continuousWidth", "continuousHeight"):   # altair's theme defaults; Streamlit sizes charts
         view.pop(default, None)
+    if present.is_on():
+        _legends_beside(spec)
     spec["datasets"] = dict(fig.datasets)       # Streamlit ships these beside the spec, keyed by these names
     if height is None:
         st.vega_lite_chart(spec=spec, key=key, width="stretch")
     else:
         st.vega_lite_chart(spec=spec, key=key, width="stretch", height=height)
+
+
+def _legends_beside(node) -> None:
+    """Presentation mode caps a chart's height; a legend under the plot would take that height from the plot
+    (seen: a plot squeezed to nothing), so every legend moves beside it, one column."""
+    if isinstance(node, dict):
+        legend = node.get("legend")
+        if isinstance(legend, dict) and legend.get("orient") == "bottom":
+            legend.update(orient="right", columns=1)
+        for value in node.values():
+            _legends_beside(value)
+    elif isinstance(node, list):
+        for value in node:
+            _legends_beside(value)
 
 
 def _data(name: str) -> alt.NamedData:
@@ -282,7 +298,7 @@ def occupancy_curve(df: pd.DataFrame, marker: pd.DataFrame, *, x_title: str, y_t
         y=alt.Y("programs:Q", title=y_title, scale=y_scale),
         color=alt.Color("limit:N", title=limit_title, sort=limits,
                         scale=alt.Scale(domain=limits, range=list(SAFE[:len(limits)])),
-                        legend=alt.Legend(orient=present.pick("bottom", "right"), columns=present.pick(2, 1), labelLimit=300)),
+                        legend=alt.Legend(orient="bottom", columns=2, labelLimit=300)),
         strokeDash=alt.StrokeDash("limit:N", legend=None, sort=limits),
         tooltip=[alt.Tooltip("x:Q", title=x_title, format=","), alt.Tooltip("programs:Q", title=y_title),
                  alt.Tooltip("limit:N", title=limit_title)],

@@ -184,3 +184,15 @@ def test_render_reason_in_chinese_shows_the_same_figures_as_in_english():
         figures = r"\d[\d,]{2,}"          # the made-up figures are all 1,000 and up
         assert sorted(re.findall(figures, zh)) == sorted(re.findall(figures, en)), (en, zh)
         assert not re.search(r"[A-Za-z]{3,} [a-z]{3,} [a-z]{3,}", zh.replace("docs/performance.md", "")), zh
+
+
+def test_presentation_mode_moves_bottom_legends_beside_the_plot():
+    from explorer_ui.charts import _legends_beside
+
+    spec = {"layer": [{"encoding": {"color": {"legend": {"orient": "bottom", "columns": 3}}}},
+                      {"encoding": {"shape": {"legend": None}}}],
+            "encoding": {"x": {"legend": {"orient": "top"}}}}
+    _legends_beside(spec)
+    assert spec["layer"][0]["encoding"]["color"]["legend"] == {"orient": "right", "columns": 1}
+    assert spec["layer"][1]["encoding"]["shape"]["legend"] is None
+    assert spec["encoding"]["x"]["legend"] == {"orient": "top"}
