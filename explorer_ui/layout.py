@@ -152,3 +152,11 @@ def working(kind: str, what: str):
     with st.spinner(f"{what} {about}", show_time=True):
         yield
     record_wait(kind, time.perf_counter() - start)
+
+
+def gpu_choice(state: urlstate.PageState, where, label: str) -> tuple[str, sc.GpuSpec]:
+    """The page's GPU: a catalog (or live) GPU chosen in `where`, kept in the URL as `gpu`, labelled by
+    name. Returns the key (what the cached plans take) and its GpuSpec."""
+    key = state.choice_key("gpu", data.default_gpu_key(), data.gpu_keys())
+    gpu_key = where.selectbox(label, data.gpu_keys(), key=key, format_func=data.gpu_labeler())
+    return gpu_key, data.gpu_by_key(gpu_key)

@@ -11,13 +11,11 @@ state = PageState("glossary")
 layout.intro("glossary")
 state.show_notes()
 
-kgpu = state.choice_key("gpu", data.default_gpu_key(), data.gpu_keys())
 kN = state.int_key("N", defaults.CHAPTER_N, 1, 65536)
 c1, c2 = st.columns([2, 1])
-gpu_key = c1.selectbox(t("glossary_gpu"), data.gpu_keys(), key=kgpu, format_func=data.gpu_labeler())
+gpu_key, gpu = layout.gpu_choice(state, c1, t("glossary_gpu"))
 N = int(c2.number_input(t("glossary_N"), 1, 65536, step=1, key=kN))
 M = defaults.CHAPTER_M
-gpu = data.gpu_by_key(gpu_key)
 try:
     plan = data.launch_plan(M, N, defaults.DTYPE, gpu_key)
 except Exception as err:      # a GPU the kernel cannot be compiled for: definitions still show

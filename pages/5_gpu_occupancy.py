@@ -24,16 +24,14 @@ state = PageState("gpu")
 layout.intro("gpu")
 state.show_notes()
 
-kgpu = state.choice_key("gpu", data.default_gpu_key(), data.gpu_keys())
 kM = state.int_key("M", defaults.CHAPTER_M, 1, 1_048_576)
 kN = state.int_key("N", defaults.CHAPTER_N, 1, MAX_N)
 kdtype = state.choice_key("dtype", defaults.DTYPE, data.DTYPE_NAMES)
 c1, c2, c3, c4 = st.columns([2, 1, 1, 1])
-gpu_key = c1.selectbox(t("gpu_choice"), data.gpu_keys(), key=kgpu, format_func=data.gpu_labeler())
+gpu_key, gpu = layout.gpu_choice(state, c1, t("gpu_choice"))
 M = int(c2.number_input(t("rows_M"), 1, 1_048_576, step=1, key=kM))
 N = int(c3.number_input(t("cols_N"), 1, MAX_N, step=1, key=kN))
 dtype = c4.selectbox(t("dtype"), data.DTYPE_NAMES, key=kdtype)
-gpu = data.gpu_by_key(gpu_key)
 
 try:
     with layout.working("compile", t("acc_wait_compile", N=N, gpu=gpu.name)):

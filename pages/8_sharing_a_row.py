@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explorer_ui import charts, code, data, layout, predict, slides
+from explorer_ui import charts, code, data, defaults, layout, predict, slides
 from explorer_ui import long_rows as lr
 from explorer_ui.i18n import bound, t
 from explorer_ui.player import player
@@ -24,12 +24,10 @@ state = PageState("sharing")
 layout.intro("sharing")
 state.show_notes()
 
-kgpu = state.choice_key("gpu", data.default_gpu_key(), data.gpu_keys())
-kdtype = state.choice_key("dtype", "float32", data.DTYPE_NAMES)
+kdtype = state.choice_key("dtype", defaults.DTYPE, data.DTYPE_NAMES)
 c1, c2 = st.columns([2, 1])
-gpu_key = c1.selectbox(t("gpu_choice"), data.gpu_keys(), key=kgpu, format_func=data.gpu_labeler())
+gpu_key, gpu = layout.gpu_choice(state, c1, t("gpu_choice"))
 dtype = c2.selectbox(t("dtype"), data.DTYPE_NAMES, key=kdtype, help=t("sharing_dtype_help"))
-gpu = data.gpu_by_key(gpu_key)
 
 # -- 4. the split path ----------------------------------------------------------------------------------------
 st.header(t("sharing_split_title"))

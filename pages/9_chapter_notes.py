@@ -20,12 +20,10 @@ state = PageState("chapter")
 layout.intro("chapter")
 state.show_notes()
 
-kgpu = state.choice_key("gpu", data.default_gpu_key(), data.gpu_keys())
 kN = state.int_key("N", defaults.CHAPTER_N, 1, 65536)
 c1, c2 = st.columns([2, 1])
-gpu_key = c1.selectbox(t("chapter_gpu"), data.gpu_keys(), key=kgpu, format_func=data.gpu_labeler())
+gpu_key, gpu = layout.gpu_choice(state, c1, t("chapter_gpu"))
 N = int(c2.number_input(t("cols_N"), 1, 65536, step=1, key=kN))
-gpu = data.gpu_by_key(gpu_key)
 M, dtype = defaults.CHAPTER_M, defaults.DTYPE
 try:
     plan = data.launch_plan(M, N, dtype, gpu_key)
