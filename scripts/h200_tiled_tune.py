@@ -5,10 +5,11 @@ the H200.
 
     PYTHONPATH=. python scripts/h200_tiled_tune.py OUT.csv
 
-The question it answers (docs/performance.md, "Long bf16 rows"): a bf16 tile of 16,384 values is 32 KB, half
-of a float32 tile's bytes, and the tiled loop issues its next load only after the current tile's arithmetic.
-With one program per SM, that leaves too few bytes in flight to cover DRAM latency. Wider bf16 tiles, more
-warps, or a tile prefetched one step ahead should each keep more bytes in flight.
+The questions (docs/performance.md, "Long rows"). Sweep 1 (tile, warps, PREFETCH): does the tiled loop keep
+too few bytes in flight? Mostly not: at 131072 and 262144 every shape ended at 0.72-0.76x copy. Sweep 2 (a
+row's tiles shared by SPLIT programs that run at once): is it the L2? For float32 partly (up to 0.89x),
+for bf16 no (worse). Sweep 3 (SLOTS): is it the two block-wide reductions (barriers) per tile in pass 1,
+which a bf16 tile pays for half a float32 tile's bytes?
 """
 from __future__ import annotations
 
@@ -36,7 +37,9 @@ def _env_list(name: str, default, cast=int):
 M = 4096
 NS = _env_list("TILED_TUNE_NS", (32768, 65536, 131072, 262144))
 DTYPES = [getattr(torch, d) for d in _env_list("TILED_TUNE_DTYPES", ("bfloat16", "float32"), str)]
-SHAPES = [(16384, 16), (16384, 32), (32768, 16), (32768, 32), (8192, 16), (8192, 8), (4096, 8)]
+# (tile, warps): the three best of the first sweep (tuning/h200-tiled-tune-20261130-1-prefetch.csv).
+SHAPES = [(16384, 16), (16384, 32), (8192, 8), (4096, 8)]
+SLOTS = _env_list("TILED_TUNE_SLOTS", (0, 32, 128))
 
 
 def bench(fn) -> tuple[float, float, float]:
@@ -45,19 +48,25 @@ def bench(fn) -> tuple[float, float, float]:
 
 
 def variants(n_rows: int, n_cols: int, dtype: torch.dtype, direction: str):
+    """The plan's choice; then tiled shapes with pass 1 reduced per tile or per slot (TILED_TUNE_SLOTS), one
+    program per row; and the best shared-row shape of sweep 2 (8192-wide tiles, 8 warps, 4 or 8 per row)."""
     gpu = default_gpu()
     flags = {"SAFE": False, "FP64": False} if direction == "forward" else {"FP64": False}
     yield "default", cached_plan(n_rows, n_cols, dtype, direction, False)
     for tile, warps in SHAPES:
-        for prefetch in (False, True):
+        for slots in SLOTS:
             yield "tiled", plan_tiled(n_rows, n_cols, dtype, gpu, direction, flags, tile=tile, num_warps=warps,
-                                      prefetch=prefetch)
+                                      prefetch=False, split=1, slots=slots)
+    for split in (4, 8):
+        yield "tiled", plan_tiled(n_rows, n_cols, dtype, gpu, direction, flags, tile=8192, num_warps=8,
+                                  prefetch=False, split=split)
 
 
 def describe(plan) -> str:
     if plan is None:
         return "-"
-    extra = f" split={plan.split}" if plan.path == "split" else f" prefetch={int(plan.prefetch)}"
+    extra = f" split={plan.split}" + ("" if plan.path == "split" else f" prefetch={int(plan.prefetch)} "
+                                                                       f"slots={plan.slots}")
     return (f"{plan.path} block={plan.block_n} warps={plan.num_warps}{extra} grid={plan.num_programs} "
             f"regs={plan.resources.n_regs} spills={plan.resources.n_spills} "
             f"per_sm={plan.occupancy.programs_per_sm}")

@@ -14,7 +14,8 @@ import torch
 from . import dtypes, runtime
 from .fast_launch import launch
 from .tuned_kernels import (NOT_PUBLISHED, softmax_backward_rows_kernel, softmax_backward_split_kernel,
-                    softmax_backward_tiled_kernel, softmax_rows_kernel, softmax_split_kernel, softmax_tiled_kernel)
+                            softmax_backward_tiled_kernel, softmax_backward_tiled_split_kernel, softmax_rows_kernel,
+                            softmax_split_kernel, softmax_tiled_kernel, softmax_tiled_split_kernel)
 from .gpu import GpuSpec, default_gpu
 from .reason_text import describe
 from .tutorial_kernel import tutorial_softmax_kernel
@@ -99,8 +100,12 @@ def forward_kernel_calls(plan: SoftmaxPlan, safe: bool, fp64: bool):
     if plan.path == "rows":
         return [(softmax_rows_kernel, (("ROWS", plan.rows_per_program), ("BLOCK_N", plan.block_n),
                                        ("SAFE", safe), ("FP64", fp64)))]
+    if plan.shares_rows:
+        return [(softmax_tiled_split_kernel, (("TILE", plan.block_n), ("SPLIT", plan.split), ("PEERS", plan.peers),
+                                              ("SAFE", safe), ("PHASE", phase), ("SPIN", SPIN_LIMIT)))
+                for phase in split_phases()]
     return [(softmax_tiled_kernel, (("TILE", plan.block_n), ("SAFE", safe), ("FP64", fp64),
-                                    ("PREFETCH", plan.prefetch)))]
+                                    ("PREFETCH", plan.prefetch), ("SLOTS", plan.slots)))]
 
 
 def backward_kernel_calls(plan: SoftmaxPlan, fp64: bool):
@@ -111,7 +116,12 @@ def backward_kernel_calls(plan: SoftmaxPlan, fp64: bool):
     if plan.path == "rows":
         return [(softmax_backward_rows_kernel, (("ROWS", plan.rows_per_program), ("BLOCK_N", plan.block_n),
                                                 ("FP64", fp64)))]
-    return [(softmax_backward_tiled_kernel, (("TILE", plan.block_n), ("FP64", fp64), ("PREFETCH", plan.prefetch)))]
+    if plan.shares_rows:
+        return [(softmax_backward_tiled_split_kernel, (("TILE", plan.block_n), ("SPLIT", plan.split),
+                                                       ("PEERS", plan.peers), ("PHASE", phase), ("SPIN", SPIN_LIMIT)))
+                for phase in split_phases()]
+    return [(softmax_backward_tiled_kernel, (("TILE", plan.block_n), ("FP64", fp64), ("PREFETCH", plan.prefetch),
+                                             ("SLOTS", plan.slots)))]
 
 
 def softmax_forward(x: torch.Tensor, plan: SoftmaxPlan, safe: bool = False, out_dtype: torch.dtype | None = None,
@@ -128,7 +138,7 @@ def softmax_forward(x: torch.Tensor, plan: SoftmaxPlan, safe: bool = False, out_
     out_dtype = out_dtype or x.dtype
     y = torch.empty(out_shape if out_shape is not None else (n_rows, n_cols), dtype=out_dtype, device=x.device)
     args = (x, y, row_stride, n_cols, n_rows, n_cols)
-    if plan.path == "split":
+    if plan.shares_rows:
         args += (_split_slots(plan, x.device),)
     for kernel, constexprs in forward_kernel_calls(plan, safe, x.dtype == torch.float64):
         launch(kernel, plan.grid, args, constexprs, plan.num_warps)
@@ -142,7 +152,7 @@ def softmax_backward(y: torch.Tensor, dy: torch.Tensor, plan: SoftmaxPlan,
     n_rows, n_cols = y.shape
     dx = torch.empty((n_rows, n_cols), dtype=grad_dtype or y.dtype, device=y.device)
     args = (y, dy, dx, y.stride(0), dy.stride(0), dx.stride(0), n_rows, n_cols)
-    if plan.path == "split":
+    if plan.shares_rows:
         args += (_split_slots(plan, y.device),)
     for kernel, constexprs in backward_kernel_calls(plan, y.dtype == torch.float64):
         launch(kernel, plan.grid, args, constexprs, plan.num_warps)
@@ -232,7 +242,7 @@ def backward_replayed(y: torch.Tensor, dy: torch.Tensor, grad_dtype: torch.dtype
     if not runtime.INTERPRETED:
         (kernel, constexprs), = backward_kernel_calls(plan, y.dtype == torch.float64)
         args = (y, dy, dx, y.stride(0), dy.stride(0), dx.stride(0), *y.shape)
-        split_plan = plan if plan.path == "split" else None
+        split_plan = plan if plan.shares_rows else None
         if split_plan is not None:
             args += (_split_slots(plan, y.device),)
         kept = kept_launch_for(kernel, plan.grid, args, constexprs, plan.num_warps)   # found, not launched
@@ -398,7 +408,7 @@ class ReadyForward:
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         y = softmax_forward(x, self.plan, self.safe, self.dtype, n_rows=self.n_rows, n_cols=self.n_cols,
                             row_stride=self.row_stride, out_shape=self.shape)
-        if self.go is None and not runtime.INTERPRETED and self.plan.path != "split":
+        if self.go is None and not runtime.INTERPRETED and not self.plan.shares_rows:
             (kernel, constexprs), = forward_kernel_calls(self.plan, self.safe, x.dtype == torch.float64)
             args = (x, y, self.row_stride, self.n_cols, self.n_rows, self.n_cols)
             kept = kept_launch_for(kernel, self.plan.grid, args, constexprs, self.plan.num_warps)

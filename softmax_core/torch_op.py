@@ -34,7 +34,7 @@ def _forward_body(x: torch.Tensor, safe: bool, out_dtype: torch.dtype, kernel_wr
     plan = _plan(x, "forward", safe)
     y = torch.empty((n_rows, n_cols), dtype=out_dtype, device=x.device)
     args = (x, y, x.stride(0), y.stride(0), n_rows, n_cols)
-    if plan.path == "split":
+    if plan.shares_rows:
         args += (launchers._split_slots(plan, x.device),)
     for kernel, constexprs in launchers.forward_kernel_calls(plan, safe, x.dtype == torch.float64):
         with runtime.one_launch_at_a_time():
@@ -47,7 +47,7 @@ def _backward_body(y: torch.Tensor, dy: torch.Tensor, grad_dtype: torch.dtype, k
     plan = _plan(y, "backward", False)
     dx = torch.empty((n_rows, n_cols), dtype=grad_dtype, device=y.device)
     args = (y, dy, dx, y.stride(0), dy.stride(0), dx.stride(0), n_rows, n_cols)
-    if plan.path == "split":
+    if plan.shares_rows:
         args += (launchers._split_slots(plan, y.device),)
     for kernel, constexprs in launchers.backward_kernel_calls(plan, y.dtype == torch.float64):
         with runtime.one_launch_at_a_time():

@@ -92,13 +92,18 @@ def softmax_tiled_kernel(
     TILE: tl.constexpr,
     SAFE: tl.constexpr, FP64: tl.constexpr,
     trace_ptr=None, TRACE: tl.constexpr = False,
-    PREFETCH: tl.constexpr = False,
+    PREFETCH: tl.constexpr = False, SLOTS: tl.constexpr = 0,
 ):
     # TRACE (off by default, and then compiled away with trace_ptr) also writes, per row and tile, the
     # TRACE_TILE_FIELDS below to trace_ptr: what pass 1 knew before and after the tile (long_row_trace.py).
     # PREFETCH asks for the next tile before reducing this one: a loop's next load is otherwise issued only
     # when the current tile's arithmetic is done, so between tiles the program has nothing in flight and
     # waits a whole memory round trip per tile. With it, one tile is always on its way (twice the registers).
+    # SLOTS > 0 (no TRACE, no PREFETCH): pass 1 keeps TILE // SLOTS running (max, sum) pairs instead of one,
+    # each over a slot of SLOTS neighbouring columns, and combines them once at the row's end. A tile's max
+    # and sum over the whole program need two block-wide reductions, each a barrier that stops every warp;
+    # a slot's stay within a few lanes of one warp. (A bf16 tile moves half a float32 tile's bytes for the
+    # same two barriers.)
     n_tiles = tl.cdiv(n_cols, TILE)
     offsets = tl.arange(0, TILE)
     for row in tl.range(tl.program_id(0), n_rows, tl.num_programs(0)):
@@ -107,9 +112,27 @@ def softmax_tiled_kernel(
         # Pass 1: one (max, sum) for the whole row, one tile at a time.
         running_max = _acc(tl.full((), float("-inf"), tl.float32), FP64)
         running_sum = _acc(tl.full((), 0.0, tl.float32), FP64)
+        if SLOTS > 0:
+            slot_cols = tl.arange(0, TILE // SLOTS)[:, None] * SLOTS + tl.arange(0, SLOTS)[None, :]
+            slot_max = _acc(tl.full((TILE // SLOTS,), float("-inf"), tl.float32), FP64)
+            slot_sum = _acc(tl.full((TILE // SLOTS,), 0.0, tl.float32), FP64)
+            for t in range(0, n_tiles):
+                cols2 = t * TILE + slot_cols
+                x2 = _acc(tl.load(x_row + cols2, mask=cols2 < n_cols, other=float("-inf"),
+                                  eviction_policy="evict_last"), FP64)
+                new_max = tl.maximum(slot_max, tl.max(x2, axis=1))
+                shift = tl.where(new_max == float("-inf"), 0.0, new_max)
+                slot_sum = slot_sum * _exp(slot_max - shift, FP64) + tl.sum(_exp(x2 - shift[:, None], FP64), axis=1)
+                slot_max = new_max
+            running_max = tl.max(slot_max, axis=0)
+            shift = tl.where(running_max == float("-inf"), 0.0, running_max)
+            running_sum = tl.sum(tl.where(slot_sum == 0.0, 0.0, slot_sum * _exp(slot_max - shift, FP64)), axis=0)
+            n_pass1_tiles = 0
+        else:
+            n_pass1_tiles = n_tiles
         if PREFETCH:
             x_next = tl.load(x_row + offsets, mask=offsets < n_cols, other=float("-inf"), eviction_policy="evict_last")
-        for t in range(0, n_tiles):
+        for t in range(0, n_pass1_tiles):
             cols = t * TILE + offsets
             if PREFETCH:
                 x = _acc(x_next, FP64)
@@ -388,6 +411,159 @@ def softmax_backward_split_kernel(
             tl.store(dx_ptr + row64 * dx_row_stride + cols, dx, mask=cols < n_cols, eviction_policy="evict_first")
 
 
+# -- Tiles shared by programs that run at once -------------------------------------------------------------
+# The tiled path's second pass re-reads its row from L2. With one program per row and one or two programs per
+# SM, the rows in flight are 132 or more on an H200: at 256 KB a row (131072 bf16 values) that is over 30 MB,
+# more than the L2 keeps near an SM, and the second read goes back to DRAM. Here a row is walked by SPLIT
+# programs at once, each owning a span of whole tiles: pass 1 over its span gives a (max, sum) that it
+# publishes as the split kernels' programs do; once its peers' pairs are in, pass 2 writes its span, last
+# tile first. Fewer rows are in flight (the programs per SM divided by SPLIT), each re-read only the span
+# its program just read, so the second read finds it in L2.
+
+
+@triton.jit
+def _span_pair(x_row, lo, hi):
+    """The (max, sum) a peer owning columns [lo, hi) publishes, read from memory by another program (the
+    wait ran out; see _gather): a running max and sum over FALLBACK_TILE-wide pieces."""
+    run_max = tl.full((), float("-inf"), tl.float32)
+    run_sum = tl.full((), 0.0, tl.float32)
+    for start in range(lo, hi, FALLBACK_TILE):
+        cols = start + tl.arange(0, FALLBACK_TILE)
+        v = tl.load(x_row + cols, mask=cols < hi, other=float("-inf")).to(tl.float32)
+        new_max = tl.maximum(run_max, tl.max(v, axis=0))
+        shift = tl.where(new_max == float("-inf"), 0.0, new_max)
+        run_sum = run_sum * _exp(run_max - shift, False) + tl.sum(_exp(v - shift, False), axis=0)
+        run_max = new_max
+    return _pack(run_max, run_sum)
+
+
+@triton.jit
+def _span_dot(y_row, dy_row, lo, hi):
+    """The backward's share of a peer owning columns [lo, hi): sum(y * dy), read from memory."""
+    acc = tl.full((), 0.0, tl.float32)
+    for start in range(lo, hi, FALLBACK_TILE):
+        cols = start + tl.arange(0, FALLBACK_TILE)
+        ok = cols < hi
+        acc += tl.sum(tl.load(y_row + cols, mask=ok, other=0.0).to(tl.float32)
+                      * tl.load(dy_row + cols, mask=ok, other=0.0).to(tl.float32), axis=0)
+    return _pack(tl.full((), 0.0, tl.float32), acc)
+
+
+@triton.jit
+def softmax_tiled_split_kernel(
+    x_ptr, y_ptr,
+    x_row_stride, y_row_stride,
+    n_rows, n_cols,
+    slots_ptr,
+    TILE: tl.constexpr, SPLIT: tl.constexpr, PEERS: tl.constexpr, SAFE: tl.constexpr, PHASE: tl.constexpr,
+    SPIN: tl.constexpr,
+):
+    # Programs come in groups of SPLIT, as in softmax_split_kernel (PHASE too); program `part` of a group owns
+    # the columns [lo, hi): span_tiles whole tiles (the last part may own fewer, or none).
+    part = tl.program_id(0) % SPLIT
+    group = tl.program_id(0) // SPLIT
+    n_groups = tl.num_programs(0) // SPLIT
+    span = tl.cdiv(tl.cdiv(n_cols, TILE), SPLIT) * TILE
+    lo = part * span
+    hi = tl.minimum(lo + span, n_cols)
+    n_span_tiles = tl.cdiv(tl.maximum(hi - lo, 0), TILE)
+    offsets = tl.arange(0, TILE)
+    peers = tl.arange(0, PEERS)
+    for row in tl.range(group, n_rows, n_groups):
+        row64 = tl.cast(row, tl.int64)
+        x_row = x_ptr + row64 * x_row_stride
+        y_row = y_ptr + row64 * y_row_stride
+        row_slots = slots_ptr + row64 * SPLIT
+        if PHASE != 2:
+            # Pass 1 over the span: its max and its sum relative to that max (the online normaliser).
+            run_max = tl.full((), float("-inf"), tl.float32)
+            run_sum = tl.full((), 0.0, tl.float32)
+            for t in range(0, n_span_tiles):
+                cols = lo + t * TILE + offsets
+                x = tl.load(x_row + cols, mask=cols < hi, other=float("-inf"),
+                            eviction_policy="evict_last").to(tl.float32)
+                new_max = tl.maximum(run_max, tl.max(x, axis=0))
+                shift = tl.where(new_max == float("-inf"), 0.0, new_max)
+                run_sum = run_sum * _exp(run_max - shift, False) + tl.sum(_exp(x - shift, False), axis=0)
+                run_max = new_max
+            _publish(row_slots + part, _pack(run_max, run_sum), PHASE)
+        if PHASE != 1:
+            words, missing = _gather(row_slots + peers, peers < SPLIT, NO_PEER_FORWARD, PHASE, SPIN)
+            if PHASE == 0:   # a peer that never published: its pair from x (see softmax_split_kernel)
+                if missing > 0:
+                    for p in range(0, SPLIT):
+                        if tl.sum(((peers == p) & (words == _NOT_PUBLISHED)).to(tl.int32), axis=0) > 0:
+                            words = tl.where(peers == p, _span_pair(x_row, p * span, tl.minimum(p * span + span,
+                                                                                                 n_cols)), words)
+            maxes, sums = _unpack(words)
+            row_max = tl.max(maxes, axis=0)
+            row_shift = row_max
+            if SAFE:
+                row_shift = tl.where(row_max == float("-inf"), 0.0, row_max)
+            row_sum = tl.sum(tl.where(sums == 0.0, 0.0, sums * _exp(maxes - row_shift, False)), axis=0)
+            inv_sum = 1.0 / row_sum
+            if SAFE:
+                inv_sum = tl.where(row_sum == 0.0, 0.0, inv_sum)
+            # Pass 2 over the span, last tile first: the tiles this program read last are the likeliest in L2.
+            for t in range(0, n_span_tiles):
+                cols = lo + (n_span_tiles - 1 - t) * TILE + offsets
+                mask = cols < hi
+                x = tl.load(x_row + cols, mask=mask, other=float("-inf"), eviction_policy="evict_first")
+                tl.store(y_row + cols, _exp(x.to(tl.float32) - row_shift, False) * inv_sum, mask=mask,
+                         eviction_policy="evict_first")
+
+
+@triton.jit
+def softmax_backward_tiled_split_kernel(
+    y_ptr, dy_ptr, dx_ptr,
+    y_row_stride, dy_row_stride, dx_row_stride,
+    n_rows, n_cols,
+    slots_ptr,
+    TILE: tl.constexpr, SPLIT: tl.constexpr, PEERS: tl.constexpr, PHASE: tl.constexpr, SPIN: tl.constexpr,
+):
+    # The backward's one number per row, sum(dy * y), from spans of tiles shared as in the forward.
+    part = tl.program_id(0) % SPLIT
+    group = tl.program_id(0) // SPLIT
+    n_groups = tl.num_programs(0) // SPLIT
+    span = tl.cdiv(tl.cdiv(n_cols, TILE), SPLIT) * TILE
+    lo = part * span
+    hi = tl.minimum(lo + span, n_cols)
+    n_span_tiles = tl.cdiv(tl.maximum(hi - lo, 0), TILE)
+    offsets = tl.arange(0, TILE)
+    peers = tl.arange(0, PEERS)
+    for row in tl.range(group, n_rows, n_groups):
+        row64 = tl.cast(row, tl.int64)
+        y_row = y_ptr + row64 * y_row_stride
+        dy_row = dy_ptr + row64 * dy_row_stride
+        dx_row = dx_ptr + row64 * dx_row_stride
+        row_slots = slots_ptr + row64 * SPLIT
+        if PHASE != 2:
+            dot_part = tl.full((), 0.0, tl.float32)
+            for t in range(0, n_span_tiles):
+                cols = lo + t * TILE + offsets
+                ok = cols < hi
+                y = tl.load(y_row + cols, mask=ok, other=0.0, eviction_policy="evict_last").to(tl.float32)
+                dy = tl.load(dy_row + cols, mask=ok, other=0.0, eviction_policy="evict_last").to(tl.float32)
+                dot_part += tl.sum(y * dy, axis=0)
+            _publish(row_slots + part, _pack(tl.full((), 0.0, tl.float32), dot_part), PHASE)
+        if PHASE != 1:
+            words, missing = _gather(row_slots + peers, peers < SPLIT, NO_PEER_BACKWARD, PHASE, SPIN)
+            if PHASE == 0:
+                if missing > 0:
+                    for p in range(0, SPLIT):
+                        if tl.sum(((peers == p) & (words == _NOT_PUBLISHED)).to(tl.int32), axis=0) > 0:
+                            words = tl.where(peers == p, _span_dot(y_row, dy_row, p * span,
+                                                                   tl.minimum(p * span + span, n_cols)), words)
+            _, dots = _unpack(words)
+            dot = tl.sum(dots, axis=0)
+            for t in range(0, n_span_tiles):
+                cols = lo + (n_span_tiles - 1 - t) * TILE + offsets
+                mask = cols < hi
+                y = tl.load(y_row + cols, mask=mask, other=0.0, eviction_policy="evict_first").to(tl.float32)
+                dy = tl.load(dy_row + cols, mask=mask, other=0.0, eviction_policy="evict_first").to(tl.float32)
+                tl.store(dx_row + cols, y * (dy - dot), mask=mask, eviction_policy="evict_first")
+
+
 @triton.jit
 def softmax_backward_rows_kernel(
     y_ptr, dy_ptr, dx_ptr,
@@ -414,10 +590,12 @@ def softmax_backward_tiled_kernel(
     y_row_stride, dy_row_stride, dx_row_stride,
     n_rows, n_cols,
     TILE: tl.constexpr, FP64: tl.constexpr,
-    PREFETCH: tl.constexpr = False,
+    PREFETCH: tl.constexpr = False, SLOTS: tl.constexpr = 0,
 ):
     # Pass 1 sums y * dy over the row's tiles; pass 2 writes dx, last tile first. PREFETCH as in the forward:
-    # the next tile of y and dy is asked for before this one is used.
+    # the next tile of y and dy is asked for before this one is used. SLOTS > 0: pass 1 adds y * dy into a
+    # tile-wide accumulator, element by element, and sums it once at the row's end (no block-wide
+    # reduction, so no barrier, per tile).
     n_tiles = tl.cdiv(n_cols, TILE)
     offsets = tl.arange(0, TILE)
     for row in tl.range(tl.program_id(0), n_rows, tl.num_programs(0)):
@@ -425,6 +603,8 @@ def softmax_backward_tiled_kernel(
         y_row = y_ptr + row64 * y_row_stride
         dy_row = dy_ptr + row64 * dy_row_stride
         dot = _acc(tl.full((), 0.0, tl.float32), FP64)
+        if SLOTS > 0:
+            partial = _acc(tl.zeros((TILE,), tl.float32), FP64)
         if PREFETCH:
             y_next = tl.load(y_row + offsets, mask=offsets < n_cols, other=0.0, eviction_policy="evict_last")
             dy_next = tl.load(dy_row + offsets, mask=offsets < n_cols, other=0.0, eviction_policy="evict_last")
@@ -439,7 +619,12 @@ def softmax_backward_tiled_kernel(
                 mask = cols < n_cols
                 y = _acc(tl.load(y_row + cols, mask=mask, other=0.0, eviction_policy="evict_last"), FP64)
                 dy = _acc(tl.load(dy_row + cols, mask=mask, other=0.0, eviction_policy="evict_last"), FP64)
-            dot += tl.sum(y * dy, axis=0)
+            if SLOTS > 0:
+                partial += y * dy
+            else:
+                dot += tl.sum(y * dy, axis=0)
+        if SLOTS > 0:
+            dot = tl.sum(partial, axis=0)
         if PREFETCH:
             last = (n_tiles - 1) * TILE + offsets
             y_next = tl.load(y_row + last, mask=last < n_cols, other=0.0, eviction_policy="evict_first")

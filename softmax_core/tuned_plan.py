@@ -27,6 +27,9 @@ TILED_KERNEL = {"forward": "softmax_core.tuned_kernels:softmax_tiled_kernel",
                 "backward": "softmax_core.tuned_kernels:softmax_backward_tiled_kernel"}
 SPLIT_KERNEL = {"forward": "softmax_core.tuned_kernels:softmax_split_kernel",
                 "backward": "softmax_core.tuned_kernels:softmax_backward_split_kernel"}
+TILED_SPLIT_KERNEL = {"forward": "softmax_core.tuned_kernels:softmax_tiled_split_kernel",
+                      "backward": "softmax_core.tuned_kernels:softmax_backward_tiled_split_kernel"}
+SHARED_ROW_KERNELS = (*SPLIT_KERNEL.values(), *TILED_SPLIT_KERNEL.values())   # they take a slots_ptr
 
 # Every constant below was chosen by measurement on the H200; docs/performance.md, "The plan's constants",
 # gives the figures and the sweeps they come from.
@@ -46,6 +49,14 @@ TILE_VALUES = 16384
 TILED_WARPS = 16
 # Tiled path: ask for the next tile before reducing this one (tuned_kernels.softmax_tiled_kernel, PREFETCH).
 TILED_PREFETCH = False
+# Tiled path: pass 1 keeps a running (max, sum) per slot of this many columns, combined once per row (0: one
+# per tile, reduced over the whole program each tile; tuned_kernels.softmax_tiled_kernel, SLOTS).
+TILED_SLOTS = 0
+# Tiled path: share each row among programs that run at once (tuned_kernels.softmax_tiled_split_kernel) when
+# the rows in flight would need more than this share of the L2 to be re-read from it; at most this many
+# programs per row.
+TILED_L2_SHARE = 0.25
+MAX_TILED_SPLIT = 16
 # Which long-row path (float32 forward): from TILED_FROM_ROW_BYTES the tiled kernel (its second pass reads
 # the row from L2); from SPLIT_FROM_ROW_BYTES, where rows in flight no longer fit in L2, the split path.
 # 2-byte types stay tiled; the backward (two tensors in) takes the split path as soon as whole float32 rows
@@ -76,12 +87,19 @@ class SoftmaxPlan:
     resources: KernelResources
     occupancy: Occupancy
     reason: PlanReason              # why this path: a code and its figures (reasons.py)
-    split: int = 1                  # split path: programs per row (num_programs is a multiple of it)
+    split: int = 1                  # split path, or a shared tiled row: programs per row (num_programs is a
+                                    # multiple of it; they run at once and meet through published slots)
     prefetch: bool = False          # tiled path: the next tile is asked for before this one is reduced
+    slots: int = 0                  # tiled path: pass 1 reduces per slot of this many columns (0: per tile)
 
     @property
     def grid(self) -> tuple[int]:
         return (self.num_programs,)
+
+    @property
+    def shares_rows(self) -> bool:
+        """Several programs per row, meeting through slots (the split path, or a tiled row shared)."""
+        return self.split > 1
 
     @property
     def peers(self) -> int:
@@ -138,7 +156,7 @@ def _job(kernel: str, dtype: torch.dtype, constexprs: dict, num_warps: int,
          gpu: GpuSpec) -> CompileJob:
     # i64 strides: the plan sizes the kernels for the widest stride a launch can pass (beyond 2**31 elements).
     signature, values = kernel_signature(kernel, dtypes.of(dtype).triton_pointer, "i64", constexprs,
-                                         pointers={"slots_ptr": "*i64"} if kernel in SPLIT_KERNEL.values() else None)
+                                         pointers={"slots_ptr": "*i64"} if kernel in SHARED_ROW_KERNELS else None)
     return CompileJob(kernel, signature, values, num_warps, 1, gpu.compile_target, on_device=gpu.live)
 
 
@@ -210,22 +228,60 @@ def plan_softmax(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, g
     return plan_tiled(n_rows, n_cols, dtype, gpu, direction, flags, why, split_declined)
 
 
+def tiled_split(n_rows: int, n_cols: int, element_bytes: int, gpu: GpuSpec, direction: str,
+                programs_per_sm: int, tile: int) -> int:
+    """Programs per row for the tiled path: 1, or the smallest power of two that brings the bytes of the
+    rows in flight (programs at once / programs per row, x the row's bytes in every input tensor) within
+    TILED_L2_SHARE of the L2, so that pass 2 re-reads from L2. At most MAX_TILED_SPLIT and the row's tiles."""
+    if gpu.vendor != "nvidia" or not gpu.l2_mib or programs_per_sm < 1:
+        return 1
+    in_flight_bytes = gpu.multiprocessor_count * programs_per_sm * n_cols * element_bytes * (
+        2 if direction == "backward" else 1)
+    budget = TILED_L2_SHARE * gpu.l2_mib * 2 ** 20
+    split = 1
+    while in_flight_bytes / split > budget and split < min(MAX_TILED_SPLIT, triton.cdiv(n_cols, tile), n_rows):
+        split *= 2
+    return split
+
+
 def plan_tiled(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec, direction: str, flags: dict,
                why: dict | None = None, split_declined: bool = False, *, tile: int | None = None,
-               num_warps: int | None = None, prefetch: bool | None = None) -> SoftmaxPlan:
-    """The tiled path: one program per row, two passes over TILE-wide tiles. `tile`, `num_warps` and
-    `prefetch` override the shape for the tuning sweep (scripts/h200_tiled_tune.py)."""
+               num_warps: int | None = None, prefetch: bool | None = None, split: int | None = None,
+               slots: int | None = None) -> SoftmaxPlan:
+    """The tiled path: two passes over TILE-wide tiles, one program per row or (split > 1) a row's tiles
+    shared by `split` programs that run at once. `tile`, `num_warps`, `prefetch` and `split` override the
+    shape for the tuning sweep (scripts/h200_tiled_tune.py)."""
     default_tile, default_warps = tiled_config(n_cols)
     tile = min(tile or default_tile, triton.next_power_of_2(n_cols))
     warps = num_warps or default_warps
     prefetch = TILED_PREFETCH if prefetch is None else prefetch
-    res = kernel_resources(_job(TILED_KERNEL[direction], dtype, {"TILE": tile, **flags, "PREFETCH": prefetch},
-                                warps, gpu))
+    slots = TILED_SLOTS if slots is None else slots
+    slots = min(slots, tile) if not prefetch else 0
+    res = kernel_resources(_job(TILED_KERNEL[direction], dtype, {"TILE": tile, **flags, "PREFETCH": prefetch,
+                                                                  "SLOTS": slots}, warps, gpu))
     occ = occupancy(gpu, res.n_regs, res.shared_bytes, warps, n_rows)
+    if split is None:
+        split = 1 if dtype == torch.float64 else tiled_split(n_rows, n_cols, dtypes.element_size(dtype), gpu,
+                                                              direction, occ.programs_per_sm, tile)
+    num_programs = n_rows
+    if split > 1:
+        if dtype == torch.float64:
+            raise ValueError("a shared tiled row computes in float32; float64 rows are not shared")
+        constexprs = {"TILE": tile, "SPLIT": split, "PEERS": triton.next_power_of_2(split),
+                      **{k: v for k, v in flags.items() if k != "FP64"}, "PHASE": 0, "SPIN": SPIN_LIMIT}
+        res = kernel_resources(_job(TILED_SPLIT_KERNEL[direction], dtype, constexprs, warps, gpu))
+        per_sm = resident_programs_per_sm(gpu, res, warps)
+        groups = min(n_rows, gpu.multiprocessor_count * per_sm // split)
+        if groups == 0:
+            raise ValueError(f"a row shared by {split} programs needs them all at once; this GPU runs "
+                             f"{gpu.multiprocessor_count * per_sm} of them")
+        num_programs = groups * split
+        occ = occupancy(gpu, res.n_regs, res.shared_bytes, warps, num_programs)
+        prefetch, slots = False, 0
     reason = PlanReason.of(ReasonCode.TILED, **(why or {"why": ReasonCode.FORCED}), split_declined=split_declined,
                            tile=tile, n_tiles=triton.cdiv(n_cols, tile), programs_per_sm=occ.programs_per_sm)
     return SoftmaxPlan(gpu, direction, n_rows, n_cols, dtypes.name(dtype), "tiled", 1, tile, warps,
-                       n_rows, res, occ, reason, prefetch=prefetch)
+                       num_programs, res, occ, reason, split=split, prefetch=prefetch, slots=slots)
 
 
 def plan_split(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec, direction: str, flags: dict,

@@ -274,3 +274,51 @@ def test_tiled_path_with_and_without_prefetch(prefetch, dtype, device):
     expected = torch._softmax_backward_data(dy.double(), y.double(), -1, torch.float64)
     torch.testing.assert_close(softmax_backward(y, dy, backward).double(), expected,
                                **({"atol": 1e-6, "rtol": 1e-4} if dtype == torch.float32 else {"atol": 2e-2, "rtol": 2e-2}))
+
+
+@pytest.mark.parametrize("split", [2, 3, 4])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_tiled_rows_shared_by_programs(split, dtype, device):
+    """A tiled row shared by `split` programs (each a span of whole tiles, meeting through published
+    slots) gives torch's answer forward and backward: a ragged last span, spans of only -inf, a row of only
+    -inf (NaN, or zeros with safe), a NaN, and a row whose values all sit far below zero."""
+    from softmax_core.tuned_plan import plan_tiled
+    n = 5 * 1024 + 77
+    x = (torch.randn(6, n) * 4).to(dtype)
+    x[1, : 3 * 1024] = -INF
+    x[2] = -INF
+    x[3, 1000] = NAN
+    x[4] = -1000.0
+    x[4, -5:] = -999.0
+    x = x.to(device)
+    for safe in (False, True):
+        plan = plan_tiled(6, n, dtype, sc.default_gpu(), "forward", {"SAFE": safe, "FP64": False}, tile=1024,
+                          split=split)
+        assert plan.shares_rows and plan.split == split and plan.num_programs % split == 0
+        y = softmax_forward(x, plan, safe)
+        if safe:
+            assert torch.equal(y[2], torch.zeros_like(y[2]))
+            assert_like_torch(y[[0, 1, 3, 4, 5]], x[[0, 1, 3, 4, 5]])
+        else:
+            assert_like_torch(y, x)
+    y = torch.softmax(x[[0, 1, 4]].float(), -1).to(dtype)
+    dy = torch.randn(y.shape).to(dtype).to(device)
+    plan = plan_tiled(3, n, dtype, sc.default_gpu(), "backward", {"FP64": False}, tile=1024, split=split)
+    expected = torch._softmax_backward_data(dy.double(), y.double(), -1, torch.float64)
+    torch.testing.assert_close(softmax_backward(y, dy, plan).double(), expected,
+                               **({"atol": 1e-6, "rtol": 1e-4} if dtype == torch.float32 else {"atol": 2e-2, "rtol": 2e-2}))
+
+
+def test_tiled_rows_are_shared_when_the_rows_in_flight_overflow_the_l2():
+    """The tiled plan shares a row among programs exactly when the bytes of the rows in flight would not fit
+    TILED_L2_SHARE of the L2 (then pass 2 would re-read from DRAM); more tensors in, more sharing."""
+    from softmax_core import tuned_plan
+    h200 = sc.catalog_gpu("h200")
+    budget = tuned_plan.TILED_L2_SHARE * h200.l2_mib * 2 ** 20
+    for n_cols, direction in [(32768, "forward"), (131072, "forward"), (262144, "forward"), (131072, "backward")]:
+        split = tuned_plan.tiled_split(4096, n_cols, 2, h200, direction, 1, 16384)
+        in_flight = h200.multiprocessor_count * n_cols * 2 * (2 if direction == "backward" else 1)
+        assert in_flight / split <= budget or split == tuned_plan.MAX_TILED_SPLIT
+        assert split == 1 or in_flight / (split // 2) > budget, (n_cols, direction, split)
+    assert tuned_plan.tiled_split(4096, 262144, 2, h200, "forward", 1, 16384) > 1
+    assert tuned_plan.tiled_split(4096, 8192, 2, h200, "forward", 1, 4096) == 1
