@@ -36,8 +36,11 @@ def render_reason(reason: PlanReason, tr: Callable[..., str] = t) -> str:
     extra: dict[str, object] = {}
     if code is ReasonCode.ROWS:
         extra["spilled"] = tr("reason_rows_no_spill") if v["n_spills"] == 0 else tr("reason_rows_spilled", **v)
-    elif code is ReasonCode.TILED and v["split_declined"]:
-        why += tr("reason_tiled_split_declined")
+    elif code is ReasonCode.TILED:
+        if v["split_declined"]:
+            why += tr("reason_tiled_split_declined")
+        extra["per_row"] = (tr("reason_tiled_one_per_row") if v["shared_by"] == 1
+                            else tr("reason_tiled_shared_row", **v))
     elif code is ReasonCode.SPLIT:
         direction = v["direction"]
         extra = dict(publish=tr(f"reason_split_publish_{direction}"), total=tr(f"reason_split_total_{direction}"),

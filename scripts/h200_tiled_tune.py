@@ -1,15 +1,17 @@
 """Tuning sweep for the tiled path (a long row walked in tiles, twice) on a GPU: tile width, warps and
-PREFETCH (the next tile asked for before this one is reduced), against copy, torch and the plan's own choice
-in the same run. Every variant's answer is checked before it is timed. Writes a CSV. Not a test: run it on
-the H200.
+programs per row, against copy, torch and the plan's own choice in the same run. Every variant's answer is
+checked before it is timed. Writes a CSV. Not a test: run it on the H200.
 
     PYTHONPATH=. python scripts/h200_tiled_tune.py OUT.csv
 
-The questions (docs/performance.md, "Long rows"). Sweep 1 (tile, warps, PREFETCH): does the tiled loop keep
-too few bytes in flight? Mostly not: at 131072 and 262144 every shape ended at 0.72-0.76x copy. Sweep 2 (a
-row's tiles shared by SPLIT programs that run at once): is it the L2? For float32 partly (up to 0.89x),
-for bf16 no (worse). Sweep 3 (SLOTS): is it the two block-wide reductions (barriers) per tile in pass 1,
-which a bf16 tile pays for half a float32 tile's bytes?
+What the three sweeps of 2026-11-30 asked (assets/benchmarks/tuning/h200-tiled-tune-20261130-*.csv;
+docs/performance.md, "Long rows"). Sweeps 1 and 3 ran variants that are no longer in the kernels: PREFETCH
+and SLOTS, in commit 11e51aa with this script's version for them.
+  1. Does the tiled loop keep too few bytes in flight (tile width, warps, the next tile prefetched)? Not at
+     the long rows: at 131072 and 262144 every shape ended at 0.71-0.76x copy, forward.
+  2. Is it the L2 (a row's tiles shared by SPLIT programs, so fewer rows are in flight)? For the backward,
+     partly (bf16 131072: 0.64 -> 0.75x); for the bf16 forward no (slower).
+  3. Is it the two block-wide reductions (barriers) per tile in pass 1 (SLOTS: per-slot reductions)? No.
 """
 from __future__ import annotations
 
@@ -39,7 +41,7 @@ NS = _env_list("TILED_TUNE_NS", (32768, 65536, 131072, 262144))
 DTYPES = [getattr(torch, d) for d in _env_list("TILED_TUNE_DTYPES", ("bfloat16", "float32"), str)]
 # (tile, warps): the three best of the first sweep (tuning/h200-tiled-tune-20261130-1-prefetch.csv).
 SHAPES = [(16384, 16), (16384, 32), (8192, 8), (4096, 8)]
-SLOTS = _env_list("TILED_TUNE_SLOTS", (0, 32, 128))
+SPLITS = _env_list("TILED_TUNE_SPLITS", (1, 4, 8))
 
 
 def bench(fn) -> tuple[float, float, float]:
@@ -48,25 +50,20 @@ def bench(fn) -> tuple[float, float, float]:
 
 
 def variants(n_rows: int, n_cols: int, dtype: torch.dtype, direction: str):
-    """The plan's choice; then tiled shapes with pass 1 reduced per tile or per slot (TILED_TUNE_SLOTS), one
-    program per row; and the best shared-row shape of sweep 2 (8192-wide tiles, 8 warps, 4 or 8 per row)."""
+    """The plan's choice; then each tiled shape with a row shared by 1, 4 or 8 programs (TILED_TUNE_SPLITS)."""
     gpu = default_gpu()
     flags = {"SAFE": False, "FP64": False} if direction == "forward" else {"FP64": False}
     yield "default", cached_plan(n_rows, n_cols, dtype, direction, False)
     for tile, warps in SHAPES:
-        for slots in SLOTS:
+        for split in SPLITS:
             yield "tiled", plan_tiled(n_rows, n_cols, dtype, gpu, direction, flags, tile=tile, num_warps=warps,
-                                      prefetch=False, split=1, slots=slots)
-    for split in (4, 8):
-        yield "tiled", plan_tiled(n_rows, n_cols, dtype, gpu, direction, flags, tile=8192, num_warps=8,
-                                  prefetch=False, split=split)
+                                      split=split)
 
 
 def describe(plan) -> str:
     if plan is None:
         return "-"
-    extra = f" split={plan.split}" + ("" if plan.path == "split" else f" prefetch={int(plan.prefetch)} "
-                                                                       f"slots={plan.slots}")
+    extra = f" split={plan.split}"
     return (f"{plan.path} block={plan.block_n} warps={plan.num_warps}{extra} grid={plan.num_programs} "
             f"regs={plan.resources.n_regs} spills={plan.resources.n_spills} "
             f"per_sm={plan.occupancy.programs_per_sm}")

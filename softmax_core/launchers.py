@@ -104,8 +104,7 @@ def forward_kernel_calls(plan: SoftmaxPlan, safe: bool, fp64: bool):
         return [(softmax_tiled_split_kernel, (("TILE", plan.block_n), ("SPLIT", plan.split), ("PEERS", plan.peers),
                                               ("SAFE", safe), ("PHASE", phase), ("SPIN", SPIN_LIMIT)))
                 for phase in split_phases()]
-    return [(softmax_tiled_kernel, (("TILE", plan.block_n), ("SAFE", safe), ("FP64", fp64),
-                                    ("PREFETCH", plan.prefetch), ("SLOTS", plan.slots)))]
+    return [(softmax_tiled_kernel, (("TILE", plan.block_n), ("SAFE", safe), ("FP64", fp64)))]
 
 
 def backward_kernel_calls(plan: SoftmaxPlan, fp64: bool):
@@ -120,8 +119,7 @@ def backward_kernel_calls(plan: SoftmaxPlan, fp64: bool):
         return [(softmax_backward_tiled_split_kernel, (("TILE", plan.block_n), ("SPLIT", plan.split),
                                                        ("PEERS", plan.peers), ("PHASE", phase), ("SPIN", SPIN_LIMIT)))
                 for phase in split_phases()]
-    return [(softmax_backward_tiled_kernel, (("TILE", plan.block_n), ("FP64", fp64), ("PREFETCH", plan.prefetch),
-                                             ("SLOTS", plan.slots)))]
+    return [(softmax_backward_tiled_kernel, (("TILE", plan.block_n), ("FP64", fp64)))]
 
 
 def softmax_forward(x: torch.Tensor, plan: SoftmaxPlan, safe: bool = False, out_dtype: torch.dtype | None = None,

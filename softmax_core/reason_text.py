@@ -85,10 +85,14 @@ def describe(reason: PlanReason) -> str:
         if v["split_declined"]:
             why += ("; sharing the row between programs that run at once cannot take it here either (the "
                     "programs would spill registers, or more of them would have to run at once than fit)")
+        per_row = ("One program per row" if v["shared_by"] == 1 else format_counted(
+            "Each row is shared by {shared_by} programs that run at once, each walking its own span of tiles, so "
+            "fewer rows are in flight and pass 2 finds its span still in L2; they meet once per row, as the split "
+            "path's programs do", **v))
         return format_counted("{Why}, so the row is processed in tiles of {tile:,|value|values} ({n_tiles} per "
                               "row): pass 1 keeps a running max and sum, pass 2 writes the outputs, last tile first "
-                              "so it is still in L2. One program per row; {programs_per_sm:|program fits|programs fit} "
-                              "on an SM at a time.", **v, Why=why[0].upper() + why[1:])
+                              "so it is still in L2. {per_row}; {programs_per_sm:|program fits|programs fit} "
+                              "on an SM at a time.", **v, Why=why[0].upper() + why[1:], per_row=per_row)
     if code is ReasonCode.SPLIT:
         publish, total, traffic = _EXCHANGE[v["direction"]]
         return format_counted("{Why}, so {split:|program|programs} share each row, {chunk:,|value|values} each "

@@ -20,9 +20,10 @@ value of another code) why that path was taken, and the figures of that second c
 
 - ``rows``: whole rows held in registers. Figures: ``why``, ``rows`` (rows per program), ``block_n``
   (padded row), ``block_bytes`` (its bytes), ``n_regs``, ``n_spills``, ``programs_per_sm``.
-- ``tiled``: two passes over tiles, one program per row. Figures: ``why``, ``split_declined`` (True: the
-  split path was wanted but cannot run here), ``tile`` (values per tile), ``n_tiles`` (per row),
-  ``programs_per_sm``.
+- ``tiled``: two passes over tiles, one program per row or a row's tiles shared by programs that run at
+  once. Figures: ``why``, ``split_declined`` (True: the split path was wanted but cannot run here), ``tile``
+  (values per tile), ``n_tiles`` (per row), ``programs_per_sm``, ``shared_by`` (programs per row: 1, or more
+  for the bf16/fp16 backward's longest rows).
 - ``split``: programs that run at once share each row. Figures: ``why``, ``direction`` ("forward": they
   exchange (max, sum); "backward": sum(y * dy)), ``split`` (programs per row), ``chunk`` (values each),
   ``n_regs``, ``programs_per_sm`` (resident for sure), ``groups`` (rows in flight), ``num_programs``.
@@ -78,7 +79,7 @@ FIGURES: dict[ReasonCode, tuple[str, ...]] = {
     ReasonCode.TUTORIAL_OVER_SHARED_MEMORY: ("shared_bytes", "block_size", "gpu", "max_shared_mem"),
     ReasonCode.TUTORIAL_OVER_REGISTERS: ("n_regs", "threads", "max_num_regs"),
     ReasonCode.ROWS: ("why", "rows", "block_n", "block_bytes", "n_regs", "n_spills", "programs_per_sm"),
-    ReasonCode.TILED: ("why", "split_declined", "tile", "n_tiles", "programs_per_sm"),
+    ReasonCode.TILED: ("why", "split_declined", "tile", "n_tiles", "programs_per_sm", "shared_by"),
     ReasonCode.SPLIT: ("why", "direction", "split", "chunk", "n_regs", "programs_per_sm", "groups",
                        "num_programs"),
     ReasonCode.FITS_IN_REGISTERS: (),

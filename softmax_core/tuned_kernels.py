@@ -92,18 +92,9 @@ def softmax_tiled_kernel(
     TILE: tl.constexpr,
     SAFE: tl.constexpr, FP64: tl.constexpr,
     trace_ptr=None, TRACE: tl.constexpr = False,
-    PREFETCH: tl.constexpr = False, SLOTS: tl.constexpr = 0,
 ):
     # TRACE (off by default, and then compiled away with trace_ptr) also writes, per row and tile, the
     # TRACE_TILE_FIELDS below to trace_ptr: what pass 1 knew before and after the tile (long_row_trace.py).
-    # PREFETCH asks for the next tile before reducing this one: a loop's next load is otherwise issued only
-    # when the current tile's arithmetic is done, so between tiles the program has nothing in flight and
-    # waits a whole memory round trip per tile. With it, one tile is always on its way (twice the registers).
-    # SLOTS > 0 (no TRACE, no PREFETCH): pass 1 keeps TILE // SLOTS running (max, sum) pairs instead of one,
-    # each over a slot of SLOTS neighbouring columns, and combines them once at the row's end. A tile's max
-    # and sum over the whole program need two block-wide reductions, each a barrier that stops every warp;
-    # a slot's stay within a few lanes of one warp. (A bf16 tile moves half a float32 tile's bytes for the
-    # same two barriers.)
     n_tiles = tl.cdiv(n_cols, TILE)
     offsets = tl.arange(0, TILE)
     for row in tl.range(tl.program_id(0), n_rows, tl.num_programs(0)):
@@ -112,35 +103,10 @@ def softmax_tiled_kernel(
         # Pass 1: one (max, sum) for the whole row, one tile at a time.
         running_max = _acc(tl.full((), float("-inf"), tl.float32), FP64)
         running_sum = _acc(tl.full((), 0.0, tl.float32), FP64)
-        if SLOTS > 0:
-            slot_cols = tl.arange(0, TILE // SLOTS)[:, None] * SLOTS + tl.arange(0, SLOTS)[None, :]
-            slot_max = _acc(tl.full((TILE // SLOTS,), float("-inf"), tl.float32), FP64)
-            slot_sum = _acc(tl.full((TILE // SLOTS,), 0.0, tl.float32), FP64)
-            for t in range(0, n_tiles):
-                cols2 = t * TILE + slot_cols
-                x2 = _acc(tl.load(x_row + cols2, mask=cols2 < n_cols, other=float("-inf"),
-                                  eviction_policy="evict_last"), FP64)
-                new_max = tl.maximum(slot_max, tl.max(x2, axis=1))
-                shift = tl.where(new_max == float("-inf"), 0.0, new_max)
-                slot_sum = slot_sum * _exp(slot_max - shift, FP64) + tl.sum(_exp(x2 - shift[:, None], FP64), axis=1)
-                slot_max = new_max
-            running_max = tl.max(slot_max, axis=0)
-            shift = tl.where(running_max == float("-inf"), 0.0, running_max)
-            running_sum = tl.sum(tl.where(slot_sum == 0.0, 0.0, slot_sum * _exp(slot_max - shift, FP64)), axis=0)
-            n_pass1_tiles = 0
-        else:
-            n_pass1_tiles = n_tiles
-        if PREFETCH:
-            x_next = tl.load(x_row + offsets, mask=offsets < n_cols, other=float("-inf"), eviction_policy="evict_last")
-        for t in range(0, n_pass1_tiles):
+        for t in range(0, n_tiles):
             cols = t * TILE + offsets
-            if PREFETCH:
-                x = _acc(x_next, FP64)
-                x_next = tl.load(x_row + cols + TILE, mask=cols + TILE < n_cols, other=float("-inf"),
-                                 eviction_policy="evict_last")
-            else:
-                x = _acc(tl.load(x_row + cols, mask=cols < n_cols, other=float("-inf"),
-                                 eviction_policy="evict_last"), FP64)
+            x = _acc(tl.load(x_row + cols, mask=cols < n_cols, other=float("-inf"),
+                             eviction_policy="evict_last"), FP64)
             new_max = tl.maximum(running_max, tl.max(x, axis=0))
             # While every value so far is -inf, shift by 0 instead: -inf - (-inf) would be NaN and
             # poison a row whose real values come in a later tile.
@@ -165,19 +131,10 @@ def softmax_tiled_kernel(
         else:
             inv_sum = 1.0 / running_sum
         # Pass 2: last tile first, while it is still in L2.
-        if PREFETCH:
-            last = (n_tiles - 1) * TILE + offsets
-            x_next = tl.load(x_row + last, mask=last < n_cols, other=float("-inf"), eviction_policy="evict_first")
         for t in range(0, n_tiles):
             cols = (n_tiles - 1 - t) * TILE + offsets
             mask = cols < n_cols
-            if PREFETCH:
-                x = _acc(x_next, FP64)
-                # the tile before this one; none after the first (cols - TILE would be negative)
-                x_next = tl.load(x_row + cols - TILE, mask=(cols >= TILE) & (cols - TILE < n_cols),
-                                 other=float("-inf"), eviction_policy="evict_first")
-            else:
-                x = _acc(tl.load(x_row + cols, mask=mask, other=float("-inf"), eviction_policy="evict_first"), FP64)
+            x = _acc(tl.load(x_row + cols, mask=mask, other=float("-inf"), eviction_policy="evict_first"), FP64)
             tl.store(y_row + cols, _exp(x - running_max, FP64) * inv_sum, mask=mask, eviction_policy="evict_first")
 
 
@@ -590,54 +547,25 @@ def softmax_backward_tiled_kernel(
     y_row_stride, dy_row_stride, dx_row_stride,
     n_rows, n_cols,
     TILE: tl.constexpr, FP64: tl.constexpr,
-    PREFETCH: tl.constexpr = False, SLOTS: tl.constexpr = 0,
 ):
-    # Pass 1 sums y * dy over the row's tiles; pass 2 writes dx, last tile first. PREFETCH as in the forward:
-    # the next tile of y and dy is asked for before this one is used. SLOTS > 0: pass 1 adds y * dy into a
-    # tile-wide accumulator, element by element, and sums it once at the row's end (no block-wide
-    # reduction, so no barrier, per tile).
     n_tiles = tl.cdiv(n_cols, TILE)
     offsets = tl.arange(0, TILE)
     for row in tl.range(tl.program_id(0), n_rows, tl.num_programs(0)):
         row64 = tl.cast(row, tl.int64)
-        y_row = y_ptr + row64 * y_row_stride
-        dy_row = dy_ptr + row64 * dy_row_stride
         dot = _acc(tl.full((), 0.0, tl.float32), FP64)
-        if SLOTS > 0:
-            partial = _acc(tl.zeros((TILE,), tl.float32), FP64)
-        if PREFETCH:
-            y_next = tl.load(y_row + offsets, mask=offsets < n_cols, other=0.0, eviction_policy="evict_last")
-            dy_next = tl.load(dy_row + offsets, mask=offsets < n_cols, other=0.0, eviction_policy="evict_last")
         for t in range(0, n_tiles):
             cols = t * TILE + offsets
-            if PREFETCH:
-                y, dy = _acc(y_next, FP64), _acc(dy_next, FP64)
-                ahead = cols + TILE < n_cols
-                y_next = tl.load(y_row + cols + TILE, mask=ahead, other=0.0, eviction_policy="evict_last")
-                dy_next = tl.load(dy_row + cols + TILE, mask=ahead, other=0.0, eviction_policy="evict_last")
-            else:
-                mask = cols < n_cols
-                y = _acc(tl.load(y_row + cols, mask=mask, other=0.0, eviction_policy="evict_last"), FP64)
-                dy = _acc(tl.load(dy_row + cols, mask=mask, other=0.0, eviction_policy="evict_last"), FP64)
-            if SLOTS > 0:
-                partial += y * dy
-            else:
-                dot += tl.sum(y * dy, axis=0)
-        if SLOTS > 0:
-            dot = tl.sum(partial, axis=0)
-        if PREFETCH:
-            last = (n_tiles - 1) * TILE + offsets
-            y_next = tl.load(y_row + last, mask=last < n_cols, other=0.0, eviction_policy="evict_first")
-            dy_next = tl.load(dy_row + last, mask=last < n_cols, other=0.0, eviction_policy="evict_first")
+            mask = cols < n_cols
+            y = _acc(tl.load(y_ptr + row64 * y_row_stride + cols, mask=mask, other=0.0,
+                             eviction_policy="evict_last"), FP64)
+            dy = _acc(tl.load(dy_ptr + row64 * dy_row_stride + cols, mask=mask, other=0.0,
+                              eviction_policy="evict_last"), FP64)
+            dot += tl.sum(y * dy, axis=0)
         for t in range(0, n_tiles):
             cols = (n_tiles - 1 - t) * TILE + offsets
             mask = cols < n_cols
-            if PREFETCH:
-                y, dy = _acc(y_next, FP64), _acc(dy_next, FP64)
-                before = (cols >= TILE) & (cols - TILE < n_cols)
-                y_next = tl.load(y_row + cols - TILE, mask=before, other=0.0, eviction_policy="evict_first")
-                dy_next = tl.load(dy_row + cols - TILE, mask=before, other=0.0, eviction_policy="evict_first")
-            else:
-                y = _acc(tl.load(y_row + cols, mask=mask, other=0.0, eviction_policy="evict_first"), FP64)
-                dy = _acc(tl.load(dy_row + cols, mask=mask, other=0.0, eviction_policy="evict_first"), FP64)
+            y = _acc(tl.load(y_ptr + row64 * y_row_stride + cols, mask=mask, other=0.0,
+                             eviction_policy="evict_first"), FP64)
+            dy = _acc(tl.load(dy_ptr + row64 * dy_row_stride + cols, mask=mask, other=0.0,
+                              eviction_policy="evict_first"), FP64)
             tl.store(dx_ptr + row64 * dx_row_stride + cols, y * (dy - dot), mask=mask, eviction_policy="evict_first")

@@ -44,18 +44,20 @@ BYTES_PER_THREAD = 64
 MAX_VALUES_PER_THREAD = 32
 # 16 warps, not the 32 a program may have: a 32-warp program leaves a single program per SM.
 MIN_WARPS, MAX_WARPS = 4, 16
-# Tiled path: values per tile and warps per program. Its grid is one program per row.
+# Tiled path: values per tile and warps per program. Its grid is one program per row. The backward reads
+# two tensors: from TILED_WIDE_FROM_BYTES of them per row it takes TILED_WIDE_WARPS (more loads in flight).
 TILE_VALUES = 16384
 TILED_WARPS = 16
-# Tiled path: ask for the next tile before reducing this one (tuned_kernels.softmax_tiled_kernel, PREFETCH).
-TILED_PREFETCH = False
-# Tiled path: pass 1 keeps a running (max, sum) per slot of this many columns, combined once per row (0: one
-# per tile, reduced over the whole program each tile; tuned_kernels.softmax_tiled_kernel, SLOTS).
-TILED_SLOTS = 0
-# Tiled path: share each row among programs that run at once (tuned_kernels.softmax_tiled_split_kernel) when
-# the rows in flight would need more than this share of the L2 to be re-read from it; at most this many
-# programs per row.
-TILED_L2_SHARE = 0.25
+TILED_WIDE_FROM_BYTES = 256 * 1024
+TILED_WIDE_WARPS = 32
+# Tiled backward for 2-byte types: past TILED_SHARED_FROM_BYTES of y and dy per row, each row is shared by
+# programs that run at once (tuned_kernels.softmax_backward_tiled_split_kernel), each owning about
+# TILED_SPAN_BYTES of them, so that the rows in flight fit in L2 for pass 2; TILED_SHARED_TILE-wide tiles,
+# TILED_SHARED_WARPS warps, at most MAX_TILED_SPLIT programs per row. (Sharing the forward's rows measured
+# slower; float32 rows that long take the split path.)
+TILED_SHARED_FROM_BYTES = 256 * 1024
+TILED_SPAN_BYTES = 64 * 1024
+TILED_SHARED_TILE, TILED_SHARED_WARPS = 8192, 8
 MAX_TILED_SPLIT = 16
 # Which long-row path (float32 forward): from TILED_FROM_ROW_BYTES the tiled kernel (its second pass reads
 # the row from L2); from SPLIT_FROM_ROW_BYTES, where rows in flight no longer fit in L2, the split path.
@@ -89,8 +91,6 @@ class SoftmaxPlan:
     reason: PlanReason              # why this path: a code and its figures (reasons.py)
     split: int = 1                  # split path, or a shared tiled row: programs per row (num_programs is a
                                     # multiple of it; they run at once and meet through published slots)
-    prefetch: bool = False          # tiled path: the next tile is asked for before this one is reduced
-    slots: int = 0                  # tiled path: pass 1 reduces per slot of this many columns (0: per tile)
 
     @property
     def grid(self) -> tuple[int]:
@@ -130,8 +130,18 @@ def values_per_thread(rows: int, block_n: int, warps: int, warp_size: int = 32) 
     return rows * block_n // (warps * warp_size)
 
 
-def tiled_config(n_cols: int) -> tuple[int, int]:
-    return min(triton.next_power_of_2(n_cols), TILE_VALUES), TILED_WARPS
+def tiled_config(n_cols: int, element_bytes: int = 4, direction: str = "forward",
+                 gpu: GpuSpec | None = None) -> tuple[int, int, int]:
+    """(TILE, num_warps, programs per row) for the tiled path."""
+    tile = min(triton.next_power_of_2(n_cols), TILE_VALUES)
+    if direction == "forward":
+        return tile, TILED_WARPS, 1
+    pair_bytes = 2 * n_cols * element_bytes            # y and dy
+    if (element_bytes == 2 and pair_bytes > TILED_SHARED_FROM_BYTES
+            and (gpu is None or gpu.vendor == "nvidia")):
+        split = min(MAX_TILED_SPLIT, triton.cdiv(pair_bytes, TILED_SPAN_BYTES))
+        return min(tile, TILED_SHARED_TILE), TILED_SHARED_WARPS, split
+    return tile, TILED_WIDE_WARPS if pair_bytes >= TILED_WIDE_FROM_BYTES else TILED_WARPS, 1
 
 
 def split_config(n_cols: int, gpu: GpuSpec, direction: str = "forward",
@@ -228,60 +238,50 @@ def plan_softmax(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, g
     return plan_tiled(n_rows, n_cols, dtype, gpu, direction, flags, why, split_declined)
 
 
-def tiled_split(n_rows: int, n_cols: int, element_bytes: int, gpu: GpuSpec, direction: str,
-                programs_per_sm: int, tile: int) -> int:
-    """Programs per row for the tiled path: 1, or the smallest power of two that brings the bytes of the
-    rows in flight (programs at once / programs per row, x the row's bytes in every input tensor) within
-    TILED_L2_SHARE of the L2, so that pass 2 re-reads from L2. At most MAX_TILED_SPLIT and the row's tiles."""
-    if gpu.vendor != "nvidia" or not gpu.l2_mib or programs_per_sm < 1:
-        return 1
-    in_flight_bytes = gpu.multiprocessor_count * programs_per_sm * n_cols * element_bytes * (
-        2 if direction == "backward" else 1)
-    budget = TILED_L2_SHARE * gpu.l2_mib * 2 ** 20
-    split = 1
-    while in_flight_bytes / split > budget and split < min(MAX_TILED_SPLIT, triton.cdiv(n_cols, tile), n_rows):
-        split *= 2
-    return split
-
-
 def plan_tiled(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec, direction: str, flags: dict,
                why: dict | None = None, split_declined: bool = False, *, tile: int | None = None,
-               num_warps: int | None = None, prefetch: bool | None = None, split: int | None = None,
-               slots: int | None = None) -> SoftmaxPlan:
+               num_warps: int | None = None, split: int | None = None) -> SoftmaxPlan:
     """The tiled path: two passes over TILE-wide tiles, one program per row or (split > 1) a row's tiles
-    shared by `split` programs that run at once. `tile`, `num_warps`, `prefetch` and `split` override the
+    shared by `split` programs that run at once. `tile`, `num_warps` and `split` override tiled_config's
     shape for the tuning sweep (scripts/h200_tiled_tune.py)."""
-    default_tile, default_warps = tiled_config(n_cols)
+    default_tile, default_warps, default_split = tiled_config(n_cols, dtypes.element_size(dtype), direction, gpu)
+    if split is None and tile is None and num_warps is None:
+        tile, num_warps, split = default_tile, default_warps, default_split
     tile = min(tile or default_tile, triton.next_power_of_2(n_cols))
     warps = num_warps or default_warps
-    prefetch = TILED_PREFETCH if prefetch is None else prefetch
-    slots = TILED_SLOTS if slots is None else slots
-    slots = min(slots, tile) if not prefetch else 0
-    res = kernel_resources(_job(TILED_KERNEL[direction], dtype, {"TILE": tile, **flags, "PREFETCH": prefetch,
-                                                                  "SLOTS": slots}, warps, gpu))
-    occ = occupancy(gpu, res.n_regs, res.shared_bytes, warps, n_rows)
-    if split is None:
-        split = 1 if dtype == torch.float64 else tiled_split(n_rows, n_cols, dtypes.element_size(dtype), gpu,
-                                                              direction, occ.programs_per_sm, tile)
-    num_programs = n_rows
+    split = 1 if split is None else split
     if split > 1:
-        if dtype == torch.float64:
-            raise ValueError("a shared tiled row computes in float32; float64 rows are not shared")
-        constexprs = {"TILE": tile, "SPLIT": split, "PEERS": triton.next_power_of_2(split),
-                      **{k: v for k, v in flags.items() if k != "FP64"}, "PHASE": 0, "SPIN": SPIN_LIMIT}
-        res = kernel_resources(_job(TILED_SPLIT_KERNEL[direction], dtype, constexprs, warps, gpu))
-        per_sm = resident_programs_per_sm(gpu, res, warps)
-        groups = min(n_rows, gpu.multiprocessor_count * per_sm // split)
-        if groups == 0:
-            raise ValueError(f"a row shared by {split} programs needs them all at once; this GPU runs "
-                             f"{gpu.multiprocessor_count * per_sm} of them")
-        num_programs = groups * split
-        occ = occupancy(gpu, res.n_regs, res.shared_bytes, warps, num_programs)
-        prefetch, slots = False, 0
+        shared = _plan_shared_tiles(n_rows, n_cols, dtype, gpu, direction, flags, why, split_declined, tile,
+                                    warps, split)
+        if shared is not None:
+            return shared
+    res = kernel_resources(_job(TILED_KERNEL[direction], dtype, {"TILE": tile, **flags}, warps, gpu))
+    occ = occupancy(gpu, res.n_regs, res.shared_bytes, warps, n_rows)
     reason = PlanReason.of(ReasonCode.TILED, **(why or {"why": ReasonCode.FORCED}), split_declined=split_declined,
-                           tile=tile, n_tiles=triton.cdiv(n_cols, tile), programs_per_sm=occ.programs_per_sm)
+                           tile=tile, n_tiles=triton.cdiv(n_cols, tile), programs_per_sm=occ.programs_per_sm,
+                           shared_by=1)
     return SoftmaxPlan(gpu, direction, n_rows, n_cols, dtypes.name(dtype), "tiled", 1, tile, warps,
-                       num_programs, res, occ, reason, split=split, prefetch=prefetch, slots=slots)
+                       n_rows, res, occ, reason)
+
+
+def _plan_shared_tiles(n_rows, n_cols, dtype, gpu, direction, flags, why, split_declined, tile, warps,
+                       split) -> SoftmaxPlan | None:
+    """A tiled row shared by `split` programs, or None where they cannot all run at once (or float64)."""
+    if dtype == torch.float64 or gpu.vendor != "nvidia":
+        return None
+    constexprs = {"TILE": tile, "SPLIT": split, "PEERS": triton.next_power_of_2(split),
+                  **{k: v for k, v in flags.items() if k != "FP64"}, "PHASE": 0, "SPIN": SPIN_LIMIT}
+    res = kernel_resources(_job(TILED_SPLIT_KERNEL[direction], dtype, constexprs, warps, gpu))
+    per_sm = resident_programs_per_sm(gpu, res, warps)
+    groups = min(n_rows, gpu.multiprocessor_count * per_sm // split)
+    if groups == 0 or res.n_spills > 0:
+        return None
+    occ = occupancy(gpu, res.n_regs, res.shared_bytes, warps, groups * split)
+    reason = PlanReason.of(ReasonCode.TILED, **(why or {"why": ReasonCode.FORCED}), split_declined=split_declined,
+                           tile=tile, n_tiles=triton.cdiv(n_cols, tile), programs_per_sm=occ.programs_per_sm,
+                           shared_by=split)
+    return SoftmaxPlan(gpu, direction, n_rows, n_cols, dtypes.name(dtype), "tiled", 1, tile, warps,
+                       groups * split, res, occ, reason, split=split)
 
 
 def plan_split(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec, direction: str, flags: dict,

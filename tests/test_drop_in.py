@@ -253,29 +253,6 @@ def test_gpu_gradients_match_torch(n_cols):
 
 
 
-@pytest.mark.parametrize("prefetch", [False, True])
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
-def test_tiled_path_with_and_without_prefetch(prefetch, dtype, device):
-    """The tiled kernels ask for the next tile ahead when the plan says so: same answers either way, with
-    a row length that is not a multiple of the tile, leading all -inf tiles, a row of only -inf and NaN."""
-    from softmax_core.tuned_plan import plan_tiled
-    n = 5 * 1024 + 77
-    x = (torch.randn(5, n) * 4).to(dtype).to(device)
-    x[1, : 3 * 1024] = -INF                 # pass 1 starts on -inf tiles, pass 2 ends on them
-    x[2] = -INF
-    x[3, 4000] = NAN
-    forward = plan_tiled(5, n, dtype, sc.default_gpu(), "forward", {"SAFE": False, "FP64": False}, tile=1024,
-                         prefetch=prefetch)
-    assert forward.prefetch is prefetch and forward.block_n == 1024
-    assert_like_torch(softmax_forward(x, forward, False), x)
-    y = torch.softmax(x[[0, 1, 4]].float(), -1).to(dtype)
-    dy = torch.randn(y.shape).to(dtype).to(device)
-    backward = plan_tiled(3, n, dtype, sc.default_gpu(), "backward", {"FP64": False}, tile=1024, prefetch=prefetch)
-    expected = torch._softmax_backward_data(dy.double(), y.double(), -1, torch.float64)
-    torch.testing.assert_close(softmax_backward(y, dy, backward).double(), expected,
-                               **({"atol": 1e-6, "rtol": 1e-4} if dtype == torch.float32 else {"atol": 2e-2, "rtol": 2e-2}))
-
-
 @pytest.mark.parametrize("split", [2, 3, 4])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_tiled_rows_shared_by_programs(split, dtype, device):
@@ -309,16 +286,23 @@ def test_tiled_rows_shared_by_programs(split, dtype, device):
                                **({"atol": 1e-6, "rtol": 1e-4} if dtype == torch.float32 else {"atol": 2e-2, "rtol": 2e-2}))
 
 
-def test_tiled_rows_are_shared_when_the_rows_in_flight_overflow_the_l2():
-    """The tiled plan shares a row among programs exactly when the bytes of the rows in flight would not fit
-    TILED_L2_SHARE of the L2 (then pass 2 would re-read from DRAM); more tensors in, more sharing."""
-    from softmax_core import tuned_plan
+def test_the_tiled_backward_shares_rows_of_2_byte_types_past_the_threshold():
+    """tiled_config: the forward never shares a row; the backward of bf16/fp16 rows whose y and dy pass
+    TILED_SHARED_FROM_BYTES does, with about TILED_SPAN_BYTES of them per program (at most MAX_TILED_SPLIT);
+    below it one program per row, with more warps from TILED_WIDE_FROM_BYTES."""
+    from softmax_core import tuned_plan as tp
     h200 = sc.catalog_gpu("h200")
-    budget = tuned_plan.TILED_L2_SHARE * h200.l2_mib * 2 ** 20
-    for n_cols, direction in [(32768, "forward"), (131072, "forward"), (262144, "forward"), (131072, "backward")]:
-        split = tuned_plan.tiled_split(4096, n_cols, 2, h200, direction, 1, 16384)
-        in_flight = h200.multiprocessor_count * n_cols * 2 * (2 if direction == "backward" else 1)
-        assert in_flight / split <= budget or split == tuned_plan.MAX_TILED_SPLIT
-        assert split == 1 or in_flight / (split // 2) > budget, (n_cols, direction, split)
-    assert tuned_plan.tiled_split(4096, 262144, 2, h200, "forward", 1, 16384) > 1
-    assert tuned_plan.tiled_split(4096, 8192, 2, h200, "forward", 1, 4096) == 1
+    for n_cols in (32768, 65536, 131072, 262144, 1 << 20):
+        assert tp.tiled_config(n_cols, 2, "forward", h200)[2] == 1
+        assert tp.tiled_config(n_cols, 4, "backward", h200)[2] == 1              # float32 rows: the split path's
+        tile, warps, split = tp.tiled_config(n_cols, 2, "backward", h200)
+        pair = 2 * n_cols * 2
+        if pair > tp.TILED_SHARED_FROM_BYTES:
+            assert split == min(tp.MAX_TILED_SPLIT, -(-pair // tp.TILED_SPAN_BYTES)) > 1
+            assert (tile, warps) == (tp.TILED_SHARED_TILE, tp.TILED_SHARED_WARPS)
+        else:
+            assert split == 1 and warps == (tp.TILED_WIDE_WARPS if pair >= tp.TILED_WIDE_FROM_BYTES else tp.TILED_WARPS)
+    plan = sc.plan_softmax(4096, 131072, torch.bfloat16, h200, "backward")
+    assert plan.path == "tiled" and plan.split == 8 and plan.num_programs % 8 == 0
+    assert plan.num_programs <= h200.multiprocessor_count * plan.occupancy.programs_per_sm   # all at once
+    assert sc.plan_softmax(4096, 131072, torch.bfloat16, h200, "forward").split == 1
