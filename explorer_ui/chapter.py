@@ -39,17 +39,9 @@ def stages_cost(n_cols: int, dtype: str, gpu_key: str) -> tuple[sc_chapter.Stage
 @st.cache_data(show_spinner=False, max_entries=16)
 def warps_table(block_sizes: tuple[int, ...], dtype: str, gpu_key: str) -> list[dict]:
     """The num_warps rule for each BLOCK_SIZE, with the registers the compiled kernel then needs."""
-    gpu = data.gpu_by_key(gpu_key)
-    rows = []
-    for r in sc_chapter.num_warps_rule(block_sizes, gpu.warp_size):
-        try:
-            res = sc_chapter.offline_resources(r.block_size, dtypes.torch_dtype(dtype), gpu)
-            regs, spills = res.n_regs, res.n_spills
-        except Exception:        # a row too wide to compile for this GPU: the rule still stands
-            regs = spills = None
-        rows.append({"block_size": r.block_size, "num_warps": r.num_warps, "threads": r.threads,
-                     "values_per_thread": r.values_per_thread, "n_regs": regs, "n_spills": spills})
-    return rows
+    return [{"block_size": c.rule.block_size, "num_warps": c.rule.num_warps, "threads": c.rule.threads,
+             "values_per_thread": c.rule.values_per_thread, "n_regs": c.n_regs, "n_spills": c.n_spills}
+            for c in sc_chapter.num_warps_cost(block_sizes, dtypes.torch_dtype(dtype), data.gpu_by_key(gpu_key))]
 
 
 @st.cache_data(show_spinner=False, max_entries=4)

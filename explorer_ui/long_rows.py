@@ -32,6 +32,8 @@ MAP_ROWS = defaults.CHAPTER_M                        # the recorded benchmark's 
 # The sweep that timed the tiled and split paths side by side in the kernels' current form (packed 64-bit
 # slots, chunks kept in their own dtype), 16K to 256K values per row, on the H200 (docs/performance.md, v5).
 PATHS_CSV = ROOT / "assets" / "benchmarks" / "tuning" / "h200-split-tune-20261129-4-packed-native-dtype.csv"
+PATHS_GPU = defaults.LONG_ROWS_RECORDED_GPU             # the catalog GPU that sweep ran on
+L2_NS = defaults.LONG_ROWS_L2_NS                     # the L2 chart's sizes (pre-warmed too)
 # Names the pages build text keys from (tests/test_locales.py generates the key families from these).
 TILE_PHASES = ("later", "now1", "done1", "now2", "done2")          # longrows_phase_*
 ONLINE_FRAMES = ("first", "keep", "grow", "guard", "pass2", "pass2_nan", "check")   # longrows_frame_*
@@ -534,7 +536,7 @@ def traffic_table(gpu_key: str, dtype: str) -> pd.DataFrame:
     from . import data
 
     gpu = data.gpu_by_key(gpu_key)
-    return l2_table([lrt.tiled_traffic(MAP_ROWS, n, _torch_dtype(dtype), gpu) for n in MAP_NS if n >= 4096])
+    return l2_table([lrt.tiled_traffic(MAP_ROWS, n, _torch_dtype(dtype), gpu) for n in L2_NS])
 
 
 @st.cache_data(show_spinner=False, max_entries=32)

@@ -92,11 +92,16 @@ def _stop(proc: subprocess.Popen) -> None:
 def work_items(defaults_only: bool = False) -> list[tuple[str, object]]:
     """(what, call) in the order a class needs them: each page's defaults first (padding chain, occupancy,
     row schedule, the BLOCK_SIZE sweep, the compiled code, the GPU page's longest row), then the same for
-    every GPU of the catalog, so that switching the GPU on those pages is quick too."""
+    every GPU of the catalog, so that switching the GPU on those pages is quick too.
+
+    With a GPU in the machine the pages start on it, and their plans compile and load the kernel there
+    (CompileJob.on_device); some pages still compile offline for that GPU's architecture (the chapter notes,
+    to compare the two ways) or for a catalog GPU (the long-rows page's recorded H200): both are here too."""
     import torch
 
     import softmax_core as sc
     from softmax_core import chapter as sc_chapter
+    from softmax_core import long_row_trace as lrt
     from softmax_core.compile import kernel_resources
     from softmax_core.tutorial_plan import tutorial_compile_job
 
@@ -138,7 +143,14 @@ def work_items(defaults_only: bool = False) -> list[tuple[str, object]]:
               (f"num_stages 1-4 at N={N} on {home.key} (chapter notes)", lambda: sc_chapter.stages_cost(N, dtype, home)),
               (f"plans for the {sc_chapter.STRIDE_DEMO} stride demo (chapter notes)",
                lambda: (sc.plan_launch(*sc_chapter.STRIDE_DEMO, dtype, home),
-                        sc.plan_softmax(*sc_chapter.STRIDE_DEMO, dtype, home)))]
+                        sc.plan_softmax(*sc_chapter.STRIDE_DEMO, dtype, home))),
+              # offline even where home is this machine's GPU, so not the BLOCK_SIZE sweep's plans there
+              (f"num_warps table, offline compiles for {home.key} (chapter notes)",
+               lambda: sc_chapter.num_warps_cost(defaults.BLOCK_SWEEP, dtype, home))]
+    # the long-rows page's L2 chart, on its GPU and on the one its recorded sweep ran on (the same without a GPU)
+    for gpu in dict.fromkeys((home, sc.catalog_gpu(defaults.LONG_ROWS_RECORDED_GPU))):
+        items.append((f"tiled traffic for N >= {defaults.LONG_ROWS_L2_NS[0]} on {gpu.key} (long rows, L2 chart)",
+                      lambda gpu=gpu: [lrt.tiled_traffic(M, n, dtype, gpu) for n in defaults.LONG_ROWS_L2_NS]))
     if defaults_only:
         return items
     others = [g for g in sc.gpu_catalog() if g != home]

@@ -214,7 +214,7 @@ if flight is not None:
         else:
             labels = {p: t(f"longrows_path_{p}") for p in lr.PATH_NAMES}
             rec = rec.assign(path_label=rec["path"].map(labels))
-            h200_cross = lr.l2_crossing(lr.traffic_table("h200", dtype)) if "h200" in data.gpu_keys() else None
+            h200_cross = lr.l2_crossing(lr.traffic_table(lr.PATHS_GPU, dtype)) if lr.PATHS_GPU in data.gpu_keys() else None
             charts.show(lr.paths_chart(rec[rec["path"] != "copy"], h200_cross, x_title="N",
                                        y_title=t("longrows_ratio_axis"), path_title=t("longrows_path"),
                                        title=t("longrows_paths_chart", dtype=dtype)), key="longrows_paths")

@@ -6,7 +6,8 @@
 - Strides: a row's stride is how far the kernel's pointer jumps between rows; what the tutorial kernel and
   `softmax` do with sliced and transposed input: `stride_cases`, `stride_addresses`.
 - What `num_stages` asks of the compiler, read from real compiles: `stages_cost`.
-- The num_warps heuristic as a rule with its reason: `num_warps_rule`.
+- The num_warps heuristic as a rule with its reason, and the registers it leads to: `num_warps_rule`,
+  `num_warps_cost`.
 - The chapter's unit test, 1823 x 781 against `torch.softmax`: `chapter_unit_test`.
 - The 3-D grid the chapter's warmup demands (`grid_quirk`) and how far `tl.exp` is from float64's exp
   (`exp_error`).
@@ -210,6 +211,28 @@ def num_warps_rule(block_sizes: tuple[int, ...], warp_size: int = 32) -> tuple[W
         threads = w * warp_size
         rows.append(WarpsRow(b, w, threads, max(1, b // threads)))
     return tuple(rows)
+
+
+@dataclass(frozen=True)
+class WarpsCost:
+    rule: WarpsRow
+    n_regs: int | None           # registers per thread of the compiled kernel; None: it does not compile for the GPU
+    n_spills: int | None
+
+
+def num_warps_cost(block_sizes: tuple[int, ...], dtype: torch.dtype = torch.float32,
+                   gpu: GpuSpec | None = None) -> tuple[WarpsCost, ...]:
+    """The rule for each BLOCK_SIZE beside the registers the kernel then needs, compiled offline for `gpu`'s
+    architecture (`offline_resources`, so the same numbers with or without the GPU at hand)."""
+    gpu = gpu or default_gpu()
+    out = []
+    for r in num_warps_rule(block_sizes, gpu.warp_size):
+        try:
+            res = offline_resources(r.block_size, dtype, gpu)
+            out.append(WarpsCost(r, res.n_regs, res.n_spills))
+        except Exception:        # a row too wide to compile for this GPU: the rule still stands
+            out.append(WarpsCost(r, None, None))
+    return tuple(out)
 
 
 # -- the chapter's unit test ------------------------------------------------------------------------------------

@@ -388,14 +388,89 @@ def test_prewarm_starts_once_per_server_and_not_when_switched_off(monkeypatch):
     assert launched == [False]
 
 
-def test_prewarm_compiles_what_the_pages_ask_for(tmp_path, monkeypatch):
-    """The pre-warm's child fills an empty disk cache; then the padding, schedule and GPU pages at their
-    defaults (and the GPU page's BLOCK_SIZE sweep and compiled code) find every plan there: no compile."""
+# Every page at its defaults (each in a new session: links from one page don't carry over), the GPU page last,
+# with its BLOCK_SIZE sweep and compiled code: every compile they ask for must be one the pre-warm made.
+GPU_PAGE = "pages/5_gpu_occupancy.py"
+PREWARMED_PAGES = tuple(page for page in PAGE_FILES if page != GPU_PAGE) + (GPU_PAGE,)
+
+
+def open_pages_at_their_defaults(asked: list) -> None:
+    """`asked` (record_compiles' list) learns which page is open, for describe_compiles."""
+    for page in PREWARMED_PAGES:
+        asked.append(page)
+        at = app_on(page)
+    asked.append(f"{GPU_PAGE}: vary BLOCK_SIZE, show PTX/SASS")
+    set_and_run(at, "gpu_vary", "block")
+    set_and_run(at, "gpu_asm", True)
+    assert not at.warning, [w.value for w in at.warning]      # no BLOCK_SIZE of the sweep failed
+
+
+def record_compiles(monkeypatch) -> list:
+    """From now on, every compile that reaches a compiler is recorded as (job, want_asm) and still answered,
+    so that the pages carry on and one run lists every compile they needed. The answer is the offline compile
+    of the same kernel for the same target (a job to load on the GPU included: this machine may have none)."""
+    import dataclasses
+
+    from softmax_core import compile as sc_compile
+    from softmax_core import runtime
+
+    compile_here = sc_compile.compiler_process.request if runtime.INTERPRETED else sc_compile.compile_for_target
+    asked, answers = [], {}
+
+    def record(job, want_asm=False):
+        asked.append((job, want_asm))
+        offline = (dataclasses.replace(job, on_device=False), want_asm)
+        if offline not in answers:
+            answers[offline] = compile_here(*offline)
+        return answers[offline]
+
+    monkeypatch.setattr(sc_compile.compiler_process, "request", record)
+    monkeypatch.setattr(sc_compile, "compile_for_target", record)
+    return asked
+
+
+def compiles(asked: list) -> list:
+    return [item for item in asked if not isinstance(item, str)]
+
+
+def describe_compiles(asked: list) -> str:
+    """Each compile (once) under the page that asked for it: which kernel, for which target, whether it was to
+    be loaded on this machine's GPU, its launch options and constexprs."""
+    lines, seen, page = [], set(), None
+    for item in asked:
+        if isinstance(item, str):
+            page = item
+            continue
+        if item in seen:
+            continue
+        if page not in seen:
+            seen.add(page)
+            lines.append(f"{page}:")
+        seen.add(item)
+        job, want_asm = item
+        constexprs = ", ".join(f"{k}={v}" for k, v in job.constexprs if v is not None)
+        lines.append(f"  {job.kernel.split(':')[1]}({job.signature[0][1]}) target={job.target} "
+                     f"on_device={job.on_device} num_warps={job.num_warps} num_stages={job.num_stages}"
+                     f"{' +PTX/SASS' if want_asm else ''}: {constexprs}")
+    return f"{len(set(compiles(asked)))} compile(s) the pre-warm did not make:\n" + "\n".join(lines)
+
+
+def forget_compiles() -> None:
+    """Forget what this process already knows, so that only the disk cache can answer."""
     import streamlit as st
 
-    from explorer_ui import prewarm
     from softmax_core import compile as sc_compile
     from softmax_core import tutorial_plan
+
+    sc_compile.forget_in_memory()
+    tutorial_plan.clear_plan_cache()
+    st.cache_data.clear()
+
+
+def test_prewarm_compiles_what_the_pages_ask_for(tmp_path, monkeypatch):
+    """The pre-warm's child fills an empty disk cache; then every page at its defaults (and the GPU page's
+    BLOCK_SIZE sweep and compiled code) finds every plan there: no compile."""
+    from explorer_ui import prewarm
 
     monkeypatch.setenv("SOFTMAX_EXPLORER_CACHE", str(tmp_path))
     child = prewarm.launch(defaults_only=True)
@@ -404,22 +479,48 @@ def test_prewarm_compiles_what_the_pages_ask_for(tmp_path, monkeypatch):
     assert "failed" not in report and " done in " in report, report
     assert list((tmp_path / "compile").glob("*.json"))
 
-    # Forget what this process already knows, so that only the pre-warm's files can answer.
-    sc_compile.forget_in_memory()
-    tutorial_plan.clear_plan_cache()
-    st.cache_data.clear()
-    compiled = []
+    forget_compiles()
+    asked = record_compiles(monkeypatch)
+    open_pages_at_their_defaults(asked)
+    assert not compiles(asked), describe_compiles(asked)
 
-    def no_compile(job, want_asm=False):
-        compiled.append((job, want_asm))
-        raise RuntimeError(f"compiled although the pre-warm should have: {job}")
 
-    monkeypatch.setattr(sc_compile.compiler_process, "request", no_compile)
-    monkeypatch.setattr(sc_compile, "compile_for_target", no_compile)
-    for page in ("pages/9_chapter_notes.py", "pages/3_padding_chain.py", "pages/4_row_schedule.py",
-                 "pages/5_gpu_occupancy.py"):
-        at = app_on(page)                   # each in a new session: links from one page don't carry over
-    set_and_run(at, "gpu_vary", "block")
-    set_and_run(at, "gpu_asm", True)
-    assert not at.warning, [w.value for w in at.warning]      # no BLOCK_SIZE of the sweep failed
-    assert compiled == []
+def test_prewarm_on_a_machine_with_a_gpu_compiles_what_the_pages_ask_for(tmp_path, monkeypatch):
+    """The same promise where the app finds a GPU (a teacher's H200): the pages then default to the live GPU
+    (plans compiled and loaded on it, on_device=True), and some still compile offline for its architecture
+    (the chapter notes compare the two ways). Here the live GPU is an H200 as the driver would describe it;
+    kernels still run in the interpreter, and a compile to load on the GPU is answered by the offline compile
+    (record_compiles). The pre-warm runs in this process, so that it sees the same GPU."""
+    import dataclasses
+
+    import softmax_core as sc
+    import streamlit as st
+    from explorer_ui import data, prewarm
+    from softmax_core import gpu as sc_gpu
+
+    if torch.cuda.is_available():
+        pytest.skip("a real GPU is here: the test above runs the pre-warm against it")
+    live = dataclasses.replace(sc.catalog_gpu("h200"), key="live-0", name="NVIDIA H200", live=True)
+
+    def current_gpu(index: int = 0):
+        return live if index == 0 else None
+
+    monkeypatch.setenv("SOFTMAX_EXPLORER_CACHE", str(tmp_path))
+    monkeypatch.setattr(sc_gpu, "current_gpu", current_gpu)
+    monkeypatch.setattr(sc, "current_gpu", current_gpu)
+    st.cache_resource.clear()          # data.live_gpu: probed once per server
+    forget_compiles()
+    try:
+        assert data.live_gpu() == live and sc.default_gpu() == live
+        asked = record_compiles(monkeypatch)
+        for what, call in prewarm.work_items(defaults_only=True):
+            call()
+        assert any(job.on_device for job, _ in asked)          # the live GPU's own compiles are pre-warmed
+        asked.clear()
+        forget_compiles()
+        open_pages_at_their_defaults(asked)
+        assert not compiles(asked), describe_compiles(asked)
+    finally:
+        monkeypatch.undo()                 # no later test may meet this GPU in a cache
+        st.cache_resource.clear()
+        forget_compiles()

@@ -50,6 +50,22 @@ def test_num_warps_rule_reads_the_plan_table():
     assert [r.values_per_thread for r in rows] == [8, 8, 8, 16]
 
 
+def test_num_warps_cost_puts_the_offline_compile_beside_the_rule(monkeypatch):
+    h200 = catalog_gpu("h200")
+    costs = ch.num_warps_cost((1024, 4096), torch.float32, h200)
+    assert [c.rule for c in costs] == list(ch.num_warps_rule((1024, 4096), h200.warp_size))
+    for c in costs:
+        res = ch.offline_resources(c.rule.block_size, torch.float32, h200)
+        assert (c.n_regs, c.n_spills) == (res.n_regs, res.n_spills) and c.n_regs > 0
+    # a BLOCK_SIZE that does not compile for the GPU keeps its rule, with no registers to show
+
+    def too_wide(n_cols, dtype, gpu):
+        raise RuntimeError("out of resources")
+
+    monkeypatch.setattr(ch, "offline_resources", too_wide)
+    assert [(c.rule.block_size, c.n_regs, c.n_spills) for c in ch.num_warps_cost((1024,), gpu=h200)] == [(1024, None, None)]
+
+
 def test_chapter_unit_test_passes_and_can_fail():
     ok = ch.chapter_unit_test((37, 781))
     assert ok.passed and ok.message == "" and ok.max_abs_error < 1e-5 and ok.block_size == 1024
