@@ -156,7 +156,8 @@ def _registry() -> dict[str, Provider]:
 
 PROVIDERS: dict[str, Provider] = _registry()
 # The optional peers' distributions, whose versions a record keeps when the peer is in the run.
-PEER_PACKAGES = {"liger": ("liger-kernel",), "quack": ("quack-kernels", "nvidia-cutlass-dsl")}
+# Written with underscores (the same distribution to pip and importlib.metadata): one word in any table.
+PEER_PACKAGES = {"liger": ("liger_kernel",), "quack": ("quack_kernels", "nvidia_cutlass_dsl")}
 
 
 def get_provider(name: str) -> Provider:
