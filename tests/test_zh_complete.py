@@ -383,3 +383,15 @@ def test_why_quack_or_a_graph_capture_was_not_timed_is_said_in_chinese(reason, m
         monkeypatch.setattr(module, "language", lambda: "zh")
     said = recorded_text.reason_text(reason)
     assert said != reason and not english_runs(said, PROSE_RUN) and "?" not in said, said
+
+
+def test_the_clocks_machine_name_is_said_in_chinese(monkeypatch):
+    """provenance["timer"]: do_bench and do_bench_cudagraph are identifiers; "wall clock" is English words."""
+    from explorer_ui import i18n, recorded_text
+    from softmax_core import bench
+
+    for module in (i18n, recorded_text):
+        monkeypatch.setattr(module, "language", lambda: "zh")
+    said = recorded_text.provenance_value("timer", bench.WALL_CLOCK)
+    assert said != bench.WALL_CLOCK and not english_runs(said, LABEL_RUN), said
+    assert recorded_text.provenance_value("timer", bench.DO_BENCH_CUDAGRAPH) == "do_bench_cudagraph"
