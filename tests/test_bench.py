@@ -419,3 +419,29 @@ def test_the_full_sweep_takes_quack_when_it_is_available(monkeypatch, tmp_path):
     assert cli.build_parser().parse_args(["--timer", "cudagraph"]).timer == "cudagraph"
     with pytest.raises(SystemExit):
         cli.build_parser().parse_args(["--timer", "graph"])
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_the_cuda_graph_timer_times_and_a_failed_capture_leaves_cuda_usable(monkeypatch):
+    """On the device: do_bench_cudagraph really runs; a provider that reads a value back to the host while
+    being captured (illegal in a capture) is a "failed" row, and every provider after it is still timed."""
+    def reads_back(x):
+        y = torch.softmax(x, dim=-1)
+        if y.sum().item() < 0:           # a copy to the host: not allowed while a CUDA graph is captured
+            raise AssertionError("unreachable")
+        return y
+
+    monkeypatch.setitem(bench.PROVIDERS, "reads_back", Provider("reads_back", "reads back", reads_back))
+    run = bench.run_sweep(256, [1024], "float32", ["copy", "reads_back", "torch", "tuned"],
+                          timer=bench.CudaGraphTimer(rep_ms=5), command="pytest gpu")
+    rows = run.frame.set_index(["provider", "direction"])
+    assert rows.loc[("reads_back", "forward"), "status"] == "failed"
+    assert rows.loc[("reads_back", "forward"), "reason"].startswith("GraphCaptureError: cannot be timed")
+    for name in ("copy", "torch", "tuned"):
+        for direction in ("forward", "backward"):
+            row = rows.loc[(name, direction)]
+            assert row.status == "ok", (name, direction, row.reason)
+            assert 0 < row.ms_min <= row.ms_median <= row.ms_max
+    assert not torch.cuda.is_current_stream_capturing()
+    assert torch.cuda.current_stream() == torch.cuda.default_stream()
+    assert run.provenance["timer"] == "do_bench_cudagraph"
