@@ -88,24 +88,39 @@ class KeptLaunch:
             launcher(self.grid0, self.grid1, self.grid2, stream, self.function, self.metadata, None, None, None,
                      *args, *self.tail)
 
-    def bind(self, tail: tuple):
+    def bind(self, tail: tuple, raw_pointers: bool = True):
         """A function of the first two kernel arguments (the tensors that change per call) that launches with
-        `tail` (every other argument, constexprs included, in signature order) and the current stream."""
+        `tail` (every other argument, constexprs included, in signature order) and the current stream.
+
+        With `raw_pointers` the two tensors reach the launcher as their addresses (ints). Given a tensor, the
+        C launcher calls its `data_ptr()` and then asks the driver whether the address is a GPU address
+        (cuPointerGetAttribute, about half a microsecond each); given an int it takes it as it is. That check
+        has already been made for this call's key (same device, a tensor the first launch accepted), so the
+        second one is skipped. Call the result once where a launch is harmless and fall back to
+        `raw_pointers=False` if it raises: a launcher that takes no ints says so there."""
         g0, g1, g2, fn, meta, dev = self.grid0, self.grid1, self.grid2, self.function, self.metadata, self.device_index
         stream = torch._C._cuda_getCurrentRawStream
         launcher = self.run
         if self.form == "3.9":
             c_launch, coop, pdl = launcher.launch, launcher.launch_cooperative_grid, launcher.launch_pdl
             annotations, signature = launcher.arg_annotations, launcher.kernel_signature
-
-            def go(a, b):
-                c_launch(g0, g1, g2, stream(dev), fn, coop, pdl, meta, None, None, None, None, None,
-                         annotations, signature, (a, b) + tail)
+            if raw_pointers:
+                def go(a, b):
+                    c_launch(g0, g1, g2, stream(dev), fn, coop, pdl, meta, None, None, None, None, None,
+                             annotations, signature, (a.data_ptr(), b.data_ptr()) + tail)
+            else:
+                def go(a, b):
+                    c_launch(g0, g1, g2, stream(dev), fn, coop, pdl, meta, None, None, None, None, None,
+                             annotations, signature, (a, b) + tail)
         elif self.form == "3.6":
             c_launch, coop, pdl = launcher.launch, launcher.launch_cooperative_grid, launcher.launch_pdl
-
-            def go(a, b):
-                c_launch(g0, g1, g2, stream(dev), fn, coop, pdl, None, None, meta, None, None, None, a, b, *tail)
+            if raw_pointers:
+                def go(a, b):
+                    c_launch(g0, g1, g2, stream(dev), fn, coop, pdl, None, None, meta, None, None, None,
+                             a.data_ptr(), b.data_ptr(), *tail)
+            else:
+                def go(a, b):
+                    c_launch(g0, g1, g2, stream(dev), fn, coop, pdl, None, None, meta, None, None, None, a, b, *tail)
         else:
             def go(a, b):
                 launcher(g0, g1, g2, stream(dev), fn, meta, None, None, None, a, b, *tail)

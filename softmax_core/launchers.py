@@ -99,7 +99,8 @@ def forward_kernel_calls(plan: SoftmaxPlan, safe: bool, fp64: bool):
     if plan.path == "rows":
         return [(softmax_rows_kernel, (("ROWS", plan.rows_per_program), ("BLOCK_N", plan.block_n),
                                        ("SAFE", safe), ("FP64", fp64)))]
-    return [(softmax_tiled_kernel, (("TILE", plan.block_n), ("SAFE", safe), ("FP64", fp64)))]
+    return [(softmax_tiled_kernel, (("TILE", plan.block_n), ("SAFE", safe), ("FP64", fp64),
+                                    ("PREFETCH", plan.prefetch)))]
 
 
 def backward_kernel_calls(plan: SoftmaxPlan, fp64: bool):
@@ -110,7 +111,7 @@ def backward_kernel_calls(plan: SoftmaxPlan, fp64: bool):
     if plan.path == "rows":
         return [(softmax_backward_rows_kernel, (("ROWS", plan.rows_per_program), ("BLOCK_N", plan.block_n),
                                                 ("FP64", fp64)))]
-    return [(softmax_backward_tiled_kernel, (("TILE", plan.block_n), ("FP64", fp64)))]
+    return [(softmax_backward_tiled_kernel, (("TILE", plan.block_n), ("FP64", fp64), ("PREFETCH", plan.prefetch)))]
 
 
 def softmax_forward(x: torch.Tensor, plan: SoftmaxPlan, safe: bool = False, out_dtype: torch.dtype | None = None,
@@ -297,7 +298,8 @@ def softmax(x: torch.Tensor, dim: int = -1, dtype: torch.dtype | None = None, *,
             go = ready.go
             if go is not None and not hooks_installed():
                 # The whole per-call path: an allocation and the kept launcher. All else was decided once.
-                y = _empty_like(x, dtype=ready.dtype, memory_format=_CONTIGUOUS)
+                y = _empty_like(x) if ready.plain_output else _empty_like(x, dtype=ready.dtype,
+                                                                          memory_format=_CONTIGUOUS)
                 go(x, y)
                 return y
             return ready(x)
@@ -375,7 +377,8 @@ def _ready_forward(x: torch.Tensor, dim: int, safe: bool, out_dtype: torch.dtype
     else:
         return None
     plan = cached_plan(n_rows, n_cols, x.dtype, "forward", safe, x.get_device())
-    return ReadyForward(plan, safe, out_dtype, x.shape, n_rows, n_cols, row_stride)
+    return ReadyForward(plan, safe, out_dtype, x.shape, n_rows, n_cols, row_stride,
+                        plain_output=x.is_contiguous() and out_dtype == x.dtype)
 
 
 class ReadyForward:
@@ -383,12 +386,14 @@ class ReadyForward:
     on x's address, and (on a GPU, for the one-launch paths, after the first call) `go(x, y)`, the kept
     compiled kernel's launch with everything else bound."""
 
-    __slots__ = ("plan", "safe", "shape", "dtype", "n_rows", "n_cols", "row_stride", "go")
+    __slots__ = ("plan", "safe", "shape", "dtype", "n_rows", "n_cols", "row_stride", "go", "plain_output")
 
-    def __init__(self, plan, safe, out_dtype, shape, n_rows, n_cols, row_stride):
+    def __init__(self, plan, safe, out_dtype, shape, n_rows, n_cols, row_stride, plain_output=False):
         self.plan, self.safe, self.dtype, self.shape = plan, safe, out_dtype, shape
         self.n_rows, self.n_cols, self.row_stride = n_rows, n_cols, row_stride
         self.go = None
+        # x contiguous and y of x's dtype: a plain empty_like(x) is y's layout (and cheaper than asking for one)
+        self.plain_output = plain_output
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         y = softmax_forward(x, self.plan, self.safe, self.dtype, n_rows=self.n_rows, n_cols=self.n_cols,
@@ -397,7 +402,12 @@ class ReadyForward:
             (kernel, constexprs), = forward_kernel_calls(self.plan, self.safe, x.dtype == torch.float64)
             args = (x, y, self.row_stride, self.n_cols, self.n_rows, self.n_cols)
             kept = kept_launch_for(kernel, self.plan.grid, args, constexprs, self.plan.num_warps)
-            self.go = kept.bind(args[2:] + kept.tail)
+            go = kept.bind(args[2:] + kept.tail)
+            try:
+                go(x, y)      # once more into the same y (same answer): does this launcher take addresses?
+            except (TypeError, ValueError):
+                go = kept.bind(args[2:] + kept.tail, raw_pointers=False)
+            self.go = go
         return y
 
 

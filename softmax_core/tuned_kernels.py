@@ -92,9 +92,13 @@ def softmax_tiled_kernel(
     TILE: tl.constexpr,
     SAFE: tl.constexpr, FP64: tl.constexpr,
     trace_ptr=None, TRACE: tl.constexpr = False,
+    PREFETCH: tl.constexpr = False,
 ):
     # TRACE (off by default, and then compiled away with trace_ptr) also writes, per row and tile, the
     # TRACE_TILE_FIELDS below to trace_ptr: what pass 1 knew before and after the tile (long_row_trace.py).
+    # PREFETCH asks for the next tile before reducing this one: a loop's next load is otherwise issued only
+    # when the current tile's arithmetic is done, so between tiles the program has nothing in flight and
+    # waits a whole memory round trip per tile. With it, one tile is always on its way (twice the registers).
     n_tiles = tl.cdiv(n_cols, TILE)
     offsets = tl.arange(0, TILE)
     for row in tl.range(tl.program_id(0), n_rows, tl.num_programs(0)):
@@ -103,10 +107,17 @@ def softmax_tiled_kernel(
         # Pass 1: one (max, sum) for the whole row, one tile at a time.
         running_max = _acc(tl.full((), float("-inf"), tl.float32), FP64)
         running_sum = _acc(tl.full((), 0.0, tl.float32), FP64)
+        if PREFETCH:
+            x_next = tl.load(x_row + offsets, mask=offsets < n_cols, other=float("-inf"), eviction_policy="evict_last")
         for t in range(0, n_tiles):
             cols = t * TILE + offsets
-            x = _acc(tl.load(x_row + cols, mask=cols < n_cols, other=float("-inf"),
-                             eviction_policy="evict_last"), FP64)
+            if PREFETCH:
+                x = _acc(x_next, FP64)
+                x_next = tl.load(x_row + cols + TILE, mask=cols + TILE < n_cols, other=float("-inf"),
+                                 eviction_policy="evict_last")
+            else:
+                x = _acc(tl.load(x_row + cols, mask=cols < n_cols, other=float("-inf"),
+                                 eviction_policy="evict_last"), FP64)
             new_max = tl.maximum(running_max, tl.max(x, axis=0))
             # While every value so far is -inf, shift by 0 instead: -inf - (-inf) would be NaN and
             # poison a row whose real values come in a later tile.
@@ -131,10 +142,19 @@ def softmax_tiled_kernel(
         else:
             inv_sum = 1.0 / running_sum
         # Pass 2: last tile first, while it is still in L2.
+        if PREFETCH:
+            last = (n_tiles - 1) * TILE + offsets
+            x_next = tl.load(x_row + last, mask=last < n_cols, other=float("-inf"), eviction_policy="evict_first")
         for t in range(0, n_tiles):
             cols = (n_tiles - 1 - t) * TILE + offsets
             mask = cols < n_cols
-            x = _acc(tl.load(x_row + cols, mask=mask, other=float("-inf"), eviction_policy="evict_first"), FP64)
+            if PREFETCH:
+                x = _acc(x_next, FP64)
+                # the tile before this one; none after the first (cols - TILE would be negative)
+                x_next = tl.load(x_row + cols - TILE, mask=(cols >= TILE) & (cols - TILE < n_cols),
+                                 other=float("-inf"), eviction_policy="evict_first")
+            else:
+                x = _acc(tl.load(x_row + cols, mask=mask, other=float("-inf"), eviction_policy="evict_first"), FP64)
             tl.store(y_row + cols, _exp(x - running_max, FP64) * inv_sum, mask=mask, eviction_policy="evict_first")
 
 
@@ -394,25 +414,45 @@ def softmax_backward_tiled_kernel(
     y_row_stride, dy_row_stride, dx_row_stride,
     n_rows, n_cols,
     TILE: tl.constexpr, FP64: tl.constexpr,
+    PREFETCH: tl.constexpr = False,
 ):
+    # Pass 1 sums y * dy over the row's tiles; pass 2 writes dx, last tile first. PREFETCH as in the forward:
+    # the next tile of y and dy is asked for before this one is used.
     n_tiles = tl.cdiv(n_cols, TILE)
     offsets = tl.arange(0, TILE)
     for row in tl.range(tl.program_id(0), n_rows, tl.num_programs(0)):
         row64 = tl.cast(row, tl.int64)
+        y_row = y_ptr + row64 * y_row_stride
+        dy_row = dy_ptr + row64 * dy_row_stride
         dot = _acc(tl.full((), 0.0, tl.float32), FP64)
+        if PREFETCH:
+            y_next = tl.load(y_row + offsets, mask=offsets < n_cols, other=0.0, eviction_policy="evict_last")
+            dy_next = tl.load(dy_row + offsets, mask=offsets < n_cols, other=0.0, eviction_policy="evict_last")
         for t in range(0, n_tiles):
             cols = t * TILE + offsets
-            mask = cols < n_cols
-            y = _acc(tl.load(y_ptr + row64 * y_row_stride + cols, mask=mask, other=0.0,
-                             eviction_policy="evict_last"), FP64)
-            dy = _acc(tl.load(dy_ptr + row64 * dy_row_stride + cols, mask=mask, other=0.0,
-                              eviction_policy="evict_last"), FP64)
+            if PREFETCH:
+                y, dy = _acc(y_next, FP64), _acc(dy_next, FP64)
+                ahead = cols + TILE < n_cols
+                y_next = tl.load(y_row + cols + TILE, mask=ahead, other=0.0, eviction_policy="evict_last")
+                dy_next = tl.load(dy_row + cols + TILE, mask=ahead, other=0.0, eviction_policy="evict_last")
+            else:
+                mask = cols < n_cols
+                y = _acc(tl.load(y_row + cols, mask=mask, other=0.0, eviction_policy="evict_last"), FP64)
+                dy = _acc(tl.load(dy_row + cols, mask=mask, other=0.0, eviction_policy="evict_last"), FP64)
             dot += tl.sum(y * dy, axis=0)
+        if PREFETCH:
+            last = (n_tiles - 1) * TILE + offsets
+            y_next = tl.load(y_row + last, mask=last < n_cols, other=0.0, eviction_policy="evict_first")
+            dy_next = tl.load(dy_row + last, mask=last < n_cols, other=0.0, eviction_policy="evict_first")
         for t in range(0, n_tiles):
             cols = (n_tiles - 1 - t) * TILE + offsets
             mask = cols < n_cols
-            y = _acc(tl.load(y_ptr + row64 * y_row_stride + cols, mask=mask, other=0.0,
-                             eviction_policy="evict_first"), FP64)
-            dy = _acc(tl.load(dy_ptr + row64 * dy_row_stride + cols, mask=mask, other=0.0,
-                              eviction_policy="evict_first"), FP64)
+            if PREFETCH:
+                y, dy = _acc(y_next, FP64), _acc(dy_next, FP64)
+                before = (cols >= TILE) & (cols - TILE < n_cols)
+                y_next = tl.load(y_row + cols - TILE, mask=before, other=0.0, eviction_policy="evict_first")
+                dy_next = tl.load(dy_row + cols - TILE, mask=before, other=0.0, eviction_policy="evict_first")
+            else:
+                y = _acc(tl.load(y_row + cols, mask=mask, other=0.0, eviction_policy="evict_first"), FP64)
+                dy = _acc(tl.load(dy_row + cols, mask=mask, other=0.0, eviction_policy="evict_first"), FP64)
             tl.store(dx_ptr + row64 * dx_row_stride + cols, y * (dy - dot), mask=mask, eviction_policy="evict_first")

@@ -44,6 +44,8 @@ MIN_WARPS, MAX_WARPS = 4, 16
 # Tiled path: values per tile and warps per program. Its grid is one program per row.
 TILE_VALUES = 16384
 TILED_WARPS = 16
+# Tiled path: ask for the next tile before reducing this one (tuned_kernels.softmax_tiled_kernel, PREFETCH).
+TILED_PREFETCH = False
 # Which long-row path (float32 forward): from TILED_FROM_ROW_BYTES the tiled kernel (its second pass reads
 # the row from L2); from SPLIT_FROM_ROW_BYTES, where rows in flight no longer fit in L2, the split path.
 # 2-byte types stay tiled; the backward (two tensors in) takes the split path as soon as whole float32 rows
@@ -75,6 +77,7 @@ class SoftmaxPlan:
     occupancy: Occupancy
     reason: PlanReason              # why this path: a code and its figures (reasons.py)
     split: int = 1                  # split path: programs per row (num_programs is a multiple of it)
+    prefetch: bool = False          # tiled path: the next tile is asked for before this one is reduced
 
     @property
     def grid(self) -> tuple[int]:
@@ -204,14 +207,25 @@ def plan_softmax(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, g
             raise ValueError("path='split': the row's programs would spill registers, or more of them would "
                              "have to run at once than fit on this GPU")
         split_declined = True
-    tile, tiled_warps = tiled_config(n_cols)
-    tiled_res = kernel_resources(_job(TILED_KERNEL[direction], dtype, {"TILE": tile, **flags},
-                                      tiled_warps, gpu))
-    occ_tiled = occupancy(gpu, tiled_res.n_regs, tiled_res.shared_bytes, tiled_warps, n_rows)
-    reason = PlanReason.of(ReasonCode.TILED, **why, split_declined=split_declined, tile=tile,
-                           n_tiles=triton.cdiv(n_cols, tile), programs_per_sm=occ_tiled.programs_per_sm)
-    return SoftmaxPlan(gpu, direction, n_rows, n_cols, dtypes.name(dtype), "tiled", 1, tile, tiled_warps,
-                       n_rows, tiled_res, occ_tiled, reason)
+    return plan_tiled(n_rows, n_cols, dtype, gpu, direction, flags, why, split_declined)
+
+
+def plan_tiled(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec, direction: str, flags: dict,
+               why: dict | None = None, split_declined: bool = False, *, tile: int | None = None,
+               num_warps: int | None = None, prefetch: bool | None = None) -> SoftmaxPlan:
+    """The tiled path: one program per row, two passes over TILE-wide tiles. `tile`, `num_warps` and
+    `prefetch` override the shape for the tuning sweep (scripts/h200_tiled_tune.py)."""
+    default_tile, default_warps = tiled_config(n_cols)
+    tile = min(tile or default_tile, triton.next_power_of_2(n_cols))
+    warps = num_warps or default_warps
+    prefetch = TILED_PREFETCH if prefetch is None else prefetch
+    res = kernel_resources(_job(TILED_KERNEL[direction], dtype, {"TILE": tile, **flags, "PREFETCH": prefetch},
+                                warps, gpu))
+    occ = occupancy(gpu, res.n_regs, res.shared_bytes, warps, n_rows)
+    reason = PlanReason.of(ReasonCode.TILED, **(why or {"why": ReasonCode.FORCED}), split_declined=split_declined,
+                           tile=tile, n_tiles=triton.cdiv(n_cols, tile), programs_per_sm=occ.programs_per_sm)
+    return SoftmaxPlan(gpu, direction, n_rows, n_cols, dtypes.name(dtype), "tiled", 1, tile, warps,
+                       n_rows, res, occ, reason, prefetch=prefetch)
 
 
 def plan_split(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec, direction: str, flags: dict,

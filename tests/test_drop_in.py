@@ -251,3 +251,26 @@ def test_gpu_gradients_match_torch(n_cols):
     (theirs,) = torch.autograd.grad(torch.softmax(x, -1), x, dy)
     torch.testing.assert_close(ours, theirs, atol=1e-6, rtol=1e-4)
 
+
+
+@pytest.mark.parametrize("prefetch", [False, True])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_tiled_path_with_and_without_prefetch(prefetch, dtype, device):
+    """The tiled kernels ask for the next tile ahead when the plan says so: same answers either way, with
+    a row length that is not a multiple of the tile, leading all -inf tiles, a row of only -inf and NaN."""
+    from softmax_core.tuned_plan import plan_tiled
+    n = 5 * 1024 + 77
+    x = (torch.randn(5, n) * 4).to(dtype).to(device)
+    x[1, : 3 * 1024] = -INF                 # pass 1 starts on -inf tiles, pass 2 ends on them
+    x[2] = -INF
+    x[3, 4000] = NAN
+    forward = plan_tiled(5, n, dtype, sc.default_gpu(), "forward", {"SAFE": False, "FP64": False}, tile=1024,
+                         prefetch=prefetch)
+    assert forward.prefetch is prefetch and forward.block_n == 1024
+    assert_like_torch(softmax_forward(x, forward, False), x)
+    y = torch.softmax(x[[0, 1, 4]].float(), -1).to(dtype)
+    dy = torch.randn(y.shape).to(dtype).to(device)
+    backward = plan_tiled(3, n, dtype, sc.default_gpu(), "backward", {"FP64": False}, tile=1024, prefetch=prefetch)
+    expected = torch._softmax_backward_data(dy.double(), y.double(), -1, torch.float64)
+    torch.testing.assert_close(softmax_backward(y, dy, backward).double(), expected,
+                               **({"atol": 1e-6, "rtol": 1e-4} if dtype == torch.float32 else {"atol": 2e-2, "rtol": 2e-2}))

@@ -103,7 +103,7 @@ def test_the_plans_tiled_compile_has_the_trace_switched_off():
     signature, values = kernel_signature(TILED_KERNEL["forward"], "*fp32", "i64", {"TILE": 1024, "SAFE": False,
                                                                                     "FP64": False})
     assert dict(signature)["trace_ptr"] == "constexpr" and dict(values) == {
-        "TILE": 1024, "SAFE": False, "FP64": False, "trace_ptr": None, "TRACE": False}
+        "TILE": 1024, "SAFE": False, "FP64": False, "trace_ptr": None, "TRACE": False, "PREFETCH": False}
     plan = sc.plan_softmax(4096, 65536, torch.float32, sc.catalog_gpu("h200"), path="tiled")
     assert plan.path == "tiled" and plan.resources.n_regs > 0     # the offline compile accepts the signature
 

@@ -339,3 +339,38 @@ def test_second_derivatives_eager(shape, dim, device):
 def test_second_derivatives_through_the_operator(device):
     x = torch.randn(4, 30, device=device, dtype=torch.float64, requires_grad=True)
     assert torch.autograd.gradgradcheck(lambda t: FORWARD(t, False, torch.float64), (x,))
+
+
+def test_ready_calls_know_when_a_plain_empty_like_is_the_output():
+    """The replayed call allocates y with a bare empty_like(x) only when that is y's layout and dtype."""
+    from softmax_core.launchers import _ready_forward
+    dense = torch.randn(8, 40)
+    assert _ready_forward(dense, 1, False, torch.float32).plain_output
+    assert not _ready_forward(dense.to(torch.bfloat16), 1, False, torch.float32).plain_output   # a wider y
+    padded = torch.randn(8, 48)[:, :40]                                                             # rows 48 apart
+    assert not _ready_forward(padded, 1, False, torch.float32).plain_output
+
+
+@pytest.mark.gpu
+def test_the_kept_fast_path_gives_the_first_calls_answer():
+    """After the first call of a key, calls go through the kept launcher with raw addresses: same answers,
+    bit for bit, for a new tensor at another address, a padded-row view and a bf16 -> float32 call."""
+    def fresh(kind):     # a new tensor at a new address each time, same values, same key
+        g = torch.Generator(device="cuda").manual_seed(1)
+        if kind == "dense":
+            return torch.randn(4096, 256, device="cuda", generator=g)
+        if kind == "padded":
+            return torch.randn(64, 1000, device="cuda", generator=g)[:, :781]
+        return torch.randn(300, 512, device="cuda", generator=g).to(torch.bfloat16)
+
+    for kind, dtype in [("dense", None), ("padded", None), ("bf16", torch.float32)]:
+        x = fresh(kind)
+        first = sc.softmax(x, -1, dtype)
+        key = (x.shape, x.stride(), x.dtype, x.get_device(), -1, dtype, False, x.data_ptr() % 16)
+        assert launchers._READY[key].go is not None, "the second call would not take the kept path"
+        keep = [x]
+        for _ in range(3):
+            keep.append(fresh(kind))
+            again = sc.softmax(keep[-1], -1, dtype)
+            assert again.is_contiguous() and again.dtype == first.dtype
+            torch.testing.assert_close(again, first, rtol=0, atol=0)
