@@ -142,10 +142,19 @@ def _recorded_runs(directory: str, stamp: tuple) -> list:
     return list(bench.load_recorded_runs(directory))
 
 
-def recorded_runs() -> list:
-    """Every recorded benchmark run (BenchmarkRun: .frame and .provenance) in the recorded folder."""
+def recorded_runs(view: str = bench.EAGER) -> list:
+    """The recorded benchmark runs (BenchmarkRun: .frame and .provenance) in the recorded folder of one timing
+    view: EAGER (each call launched from Python, the record every page reads) unless CUDAGRAPH is asked for."""
     directory = recorded_dir()
-    return _recorded_runs(str(directory), _folder_stamp(directory))
+    return bench.current_runs(_recorded_runs(str(directory), _folder_stamp(directory)), view)
+
+
+def graph_run_for(run):
+    """The newest recorded CUDA-graph run of the same GPU, dtype and M as `run`, or None."""
+    p = run.provenance
+    same = [r for r in recorded_runs(bench.CUDAGRAPH)
+            if all(r.provenance.get(k) == p.get(k) for k in ("gpu", "dtype", "M"))]
+    return same[-1] if same else None
 
 
 LIVE_RUN_KEY = "bench_live_run"     # where the Benchmark page keeps this session's live GPU sweep

@@ -96,6 +96,14 @@ _REASONS = (
     (re.compile(r"^RuntimeError: Cannot launch Triton kernel since n = (?P<n>\d+) exceeds the recommended Triton "
                 r"blocksize = (?P<limit>\d+)\.?$"), lambda **v: t("bench_reason_blocksize", **v)),
     (re.compile(r"^OutOfResources: shared memory"), lambda **v: t("bench_reason_out_of_shared", **v)),
+    (re.compile(r"^(?P<package>[\w-]+) is not installed; it is an optional peer \(pip install [\w-]+\)$"),
+     lambda **v: t("bench_reason_not_installed", **v)),
+    (re.compile(r"^QuACK needs an NVIDIA GPU \(its kernels are written in NVIDIA's CuTe DSL\)$"),
+     lambda **v: t("bench_reason_quack_gpu", **v)),
+    (re.compile(r"^GraphCaptureError: cannot be timed from a CUDA graph: (?P<error>[A-Z]\w*)"),
+     lambda **v: t("bench_reason_graph_capture", **v)),
+    (re.compile(r"^GraphCaptureError: CUDA is unusable after a failed graph capture"),
+     lambda **v: t("bench_reason_graph_broken", **v)),
 )
 _ERROR_TYPE = re.compile(r"^(?P<error>[A-Z]\w*(?:Error|Exception|Resources|Fit))\b")
 
@@ -117,6 +125,10 @@ _TIMER = re.compile(r"^triton\.testing\.do_bench\(warmup=(?P<warmup>\d+), rep=(?
                     r"every call; median, min, max of the samples$")
 _TIMER_QUANTILES = re.compile(r"^triton\.testing\.do_bench\(warmup=(?P<warmup>\d+), rep=(?P<rep>\d+)\), L2 flushed "
                               r"before every call; 20th, 50th and 80th percentiles, min and max of the samples$")
+_CUDAGRAPH = re.compile(r"^triton\.testing\.do_bench_cudagraph\(rep=(?P<rep>\d+)\): the calls replayed from a CUDA "
+                        r"graph, so no CPU launch cost; L2 not flushed between calls \(the copy roofline is timed the "
+                        r"same way\); 20th, 50th and 80th percentiles, min and max of 10 samples, each the mean of one "
+                        r"replay$")
 _WALL_CLOCK = re.compile(r"^wall clock \(time\.perf_counter\), (?P<warmup>\d+) warm-up calls, up to (?P<repeats>\d+) timed "
                          r"calls or (?P<budget>[\d.]+) s; 20th, 50th and 80th percentiles, min and max$")
 _BACKEND_GPU = re.compile(r"^GPU: kernels are compiled by Triton for (?P<name>.+)$")
@@ -140,10 +152,13 @@ def provenance_value(key: str, value) -> str:
     text = str(value)
     if language() != "zh":
         return text
+    if key == "timer" and text == "wall clock":         # the clock's machine name (softmax_core.bench.WALL_CLOCK)
+        return t("bench_prov_kind_wall_clock")
     sayings = ((_TIMER, lambda **v: t("bench_prov_timer", **v)), (_BACKEND_GPU, lambda **v: t("backend_gpu", **v)),
                (_BYTES, lambda **v: t("bench_prov_bytes", **v)),
                (_TIMER_QUANTILES, lambda **v: t("bench_prov_timer_quantiles", **v)),
                (_WALL_CLOCK, lambda **v: t("bench_prov_wall_clock", **v)),
+               (_CUDAGRAPH, lambda **v: t("bench_prov_cudagraph", **v)),
                (_BACKEND_CPU, lambda **v: t("backend_interpreter", **v)))
     for pattern, say in sayings:
         match = pattern.match(text)

@@ -142,8 +142,7 @@ if on_gpu:
     with c3:
         lo = st.select_slider(t("bench_N_from"), candidates, key=klo)
         hi = st.select_slider(t("bench_N_to"), candidates, key=khi)
-    chosen = st.multiselect(t("bench_providers"), providers, key=kprov,
-                            format_func=lambda p: bench.PROVIDERS[p].label)
+    chosen = st.multiselect(t("bench_providers"), providers, key=kprov, format_func=data.provider_label)
     dirs = st.multiselect(t("bench_directions"), ["forward", "backward"], key=kdirs,
                           format_func=lambda d, tr=bound(): tr(f"bench_dir_{d}"))
     Ns = [n for n in candidates if min(lo, hi) <= n <= max(lo, hi)]
@@ -204,6 +203,16 @@ else:
     krun = state.int_key("run", chapter_dtype[-1] if chapter_dtype else len(runs) - 1, 0, len(runs) - 1)
     index = st.selectbox(t("bench_pick_run"), list(range(len(runs))), key=krun, format_func=lambda i: labels[i])
     run = runs[index]
+    # The same GPU, dtype and M timed from a CUDA graph, if such a record exists: then a switch between the
+    # two clocks (absent otherwise, and its URL value is then left alone).
+    graph_run = data.graph_run_for(run)
+    if graph_run is not None:
+        ktiming = state.choice_key("timing", bench.EAGER, bench.TIMING_VIEWS)
+        timing = st.radio(t("bench_timing"), bench.TIMING_VIEWS, key=ktiming, horizontal=True,
+                          format_func=lambda v, tr=bound(): tr(f"bench_timing_{v}"))
+        st.caption(t("bench_timing_explain"))
+        if timing == bench.CUDAGRAPH:
+            run = graph_run
     p = run.provenance
     st.markdown(t("bench_recorded_on", gpu=p.get("gpu") or p.get("device", "?"), date=data.run_day(run),
                   torch=p.get("torch", "?"), triton=p.get("triton", "?"), M=p.get("M", "?"), dtype=p.get("dtype", "?")))

@@ -3,6 +3,10 @@ so that no figure in that document is typed by hand.
 
     python scripts/performance_tables.py            # print the tables
     python scripts/performance_tables.py --write    # replace them in docs/performance.md
+
+The eager record (do_bench: each call launched from Python, L2 flushed) is listed by hand in VERSIONS. When
+assets/benchmarks/ also holds CUDA-graph records (do_bench_cudagraph: replayed from a graph, L2 not flushed)
+of the current record's GPU, the newest one per dtype gets a section of its own after the eager one.
 """
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from softmax_core.bench import load_run  # noqa: E402
+from softmax_core.bench import CUDAGRAPH, load_recorded_runs, load_run  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "assets" / "benchmarks"
@@ -27,11 +31,11 @@ VERSIONS = [
     ("v5", "history/nvidia-h200-full-float32-20261129T1733", "history/nvidia-h200-full-bfloat16-20261129T1735"),
     ("v6", "nvidia-h200-full-float32-20261130T0527", "nvidia-h200-full-bfloat16-20261130T0528"),
 ]
-PEERS = ["tutorial", "torch", "torch_compile", "liger", "naive"]
+PEERS = ["tutorial", "torch", "torch_compile", "liger", "quack", "naive"]
 
 
-def load(stem: str) -> tuple[pd.DataFrame, dict]:
-    run = load_run(BENCH / f"{stem}.json")
+def load(stem: str, directory: Path = BENCH) -> tuple[pd.DataFrame, dict]:
+    run = load_run(directory / f"{stem}.json")
     return run.frame, run.provenance
 
 
@@ -56,8 +60,8 @@ def by_version() -> str:
     return "\n".join(lines)
 
 
-def record(stem: str) -> str:
-    df, prov = load(stem)
+def record(stem: str, directory: Path = BENCH) -> str:
+    df, prov = load(stem, directory)
     present = [p for p in PEERS if p in set(df.provider)]
     fwd = df[df.direction == "forward"]
     gbps = fwd.pivot_table(index="N", columns="provider", values="gbps")
@@ -74,7 +78,8 @@ def record(stem: str) -> str:
         cells += ["fails" if pd.isna(gbps.loc[n].get(p)) else f"{gbps.loc[n, p]:,.0f}" for p in present]
         cells += [fmt(gbps.loc[n, "tuned"] / gbps.loc[n, "copy"]), fmt(best_peer / gbps.loc[n, "copy"])]
         lines.append(f"| {n} | " + " | ".join(cells) + " |")
-    bwd = {p: ratio(df, p, "backward") for p in ["tuned", "torch", "torch_compile", "liger"] if p in set(df.provider)}
+    bwd = {p: ratio(df, p, "backward") for p in ["tuned", "torch", "torch_compile", "liger", "quack"]
+           if p in set(df.provider)}
     table = pd.DataFrame(bwd)
     lines += ["", "Backward (through autograd), ratio to a 2-read-1-write copy of the same bytes:", "",
               "| N | " + " | ".join(table.columns) + " |", "|---" * (len(table.columns) + 1) + "|"]
@@ -82,9 +87,37 @@ def record(stem: str) -> str:
     return "\n".join(lines)
 
 
-def tables() -> str:
+def graph_stems(directory: Path = BENCH) -> list[str]:
+    """The newest CUDA-graph record per dtype (bfloat16 first, as the eager tables) of the current eager
+    record's GPU, by file stem; none when there is no such record."""
+    gpu = load(VERSIONS[-1][1])[1].get("gpu")
+    newest = {}
+    for run in load_recorded_runs(directory, view=CUDAGRAPH):       # oldest first: the newest one stays
+        if run.provenance.get("gpu") == gpu:
+            newest[run.provenance.get("dtype")] = Path(run.provenance["csv"]).stem
+    return [newest[d] for d in ("bfloat16", "float32") if d in newest]
+
+
+def graph_section(directory: Path = BENCH) -> str | None:
+    stems = graph_stems(directory)
+    if not stems:
+        return None
+    timer = load(stems[0], directory)[1].get("timer_description", "triton.testing.do_bench_cudagraph")
+    lines = ["### Timed from a CUDA graph (`do_bench_cudagraph`)", "",
+             f"Each call replayed from a CUDA graph: no CPU launch cost, and L2 is not flushed between calls, so "
+             f"compare these ratios to copy with each other, not these GB/s with the eager ones. Timer: {timer}."]
+    return "\n\n".join(["\n".join(lines), *(record(stem, directory) for stem in stems)])
+
+
+def tables(directory: Path = BENCH) -> str:
     _, f32, b16 = VERSIONS[-1]
-    return "\n\n".join([by_version(), record(b16), record(f32)])
+    eager = [by_version(), record(b16), record(f32)]
+    graph = graph_section(directory)
+    if graph is None:
+        return "\n\n".join(eager)
+    header = ("### Timed eager (`do_bench`)\n\nEach call launched from Python, L2 flushed before every call: "
+              "the record the app shows first.")
+    return "\n\n".join([header, *eager, graph])
 
 
 if __name__ == "__main__":

@@ -97,6 +97,18 @@ def _csv_list(text: str | None, cast=str) -> list | None:
     return [cast(item.strip()) for item in text.split(",") if item.strip()] if text else None
 
 
+def record_stem(run: BenchmarkRun, sweep: str, dtype: str, timer: str = bench.EAGER, single: bool = False) -> str:
+    """A run's file name, without extension: <gpu>-<sweep>-<dtype>-<UTC stamp> for eager timing, with
+    "-cudagraph" after the sweep for CUDA-graph timing, so the two records never share a name. The tutorial
+    sweep of one dtype is softmax-benchmark(-cudagraph), as the tutorial names its output."""
+    suffix = "" if timer == bench.EAGER else f"-{timer}"
+    if sweep == "tutorial" and single:
+        return f"softmax-benchmark{suffix}"
+    gpu = "".join(c if c.isalnum() else "-" for c in (run.provenance["gpu"] or "gpu").lower()).strip("-")
+    stamp = run.provenance["date"][:16].replace(":", "").replace("-", "")
+    return f"{gpu}-{sweep}{suffix}-{dtype}-{stamp}"
+
+
 def run_benchmark(args: argparse.Namespace, argv: list[str]) -> int:
     """Run the chosen sweep once per dtype, print each table, save each run as CSV + JSON in --out."""
     if args.sweep == "tutorial":  # the tutorial's benchmark, plus the copy roofline so ratios can be read off
@@ -116,20 +128,15 @@ def run_benchmark(args: argparse.Namespace, argv: list[str]) -> int:
               f"providers: {', '.join(PROVIDERS)})")
         return 2
     command = shlex.join(["python", "-m", "softmax_core", *argv])
-    timer = bench.DoBenchTimer(warmup_ms=10, rep_ms=args.rep_ms)
+    timer = bench.TIMERS[args.timer](args.rep_ms)
     for dtype in dtype_names:
         print(f"{args.sweep} sweep: M={M}, {dtype}, {len(sizes)} sizes, {', '.join(providers)}, "
-              f"{' + '.join(directions)}", flush=True)
+              f"{' + '.join(directions)}; timer: {bench.describe_timer(timer)}", flush=True)
         run = bench.run_sweep(M, sizes, dtype, providers, directions, timer=timer,
                               progress=text_progress(), command=command)
         print(format_table(run), flush=True)
-        if args.sweep == "tutorial" and len(dtype_names) == 1:
-            stem = "softmax-benchmark"
-        else:
-            gpu = "".join(c if c.isalnum() else "-" for c in (run.provenance["gpu"] or "gpu").lower()).strip("-")
-            stamp = run.provenance["date"][:16].replace(":", "").replace("-", "")
-            stem = f"{gpu}-{args.sweep}-{dtype}-{stamp}"
-        csv_path, json_path = bench.save_run(run, args.out, stem)
+        csv_path, json_path = bench.save_run(run, args.out, record_stem(run, args.sweep, dtype, args.timer,
+                                                                        single=len(dtype_names) == 1))
         print(f"wrote {csv_path} (table) and {json_path} (provenance)", flush=True)
     return 0
 
@@ -144,7 +151,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--providers", help="comma-separated subset of: " + ", ".join(PROVIDERS))
     parser.add_argument("--sizes", help="comma-separated N values instead of the sweep's own")
     parser.add_argument("--dtypes", help="comma-separated dtypes instead of the sweep's own")
-    parser.add_argument("--rep-ms", type=int, default=40, help="do_bench's timed milliseconds per measurement")
+    parser.add_argument("--timer", choices=tuple(bench.TIMERS), default=bench.EAGER,
+                        help="eager: triton.testing.do_bench, each call launched from Python, L2 flushed before "
+                             "each (the record); cudagraph: triton.testing.do_bench_cudagraph, the calls "
+                             "replayed from a CUDA graph (no launch cost), L2 not flushed")
+    parser.add_argument("--rep-ms", type=int, default=40, help="the timer's timed milliseconds per measurement")
     parser.add_argument("--plan", nargs=2, type=int, metavar=("ROWS", "COLS"), help="print the launch plan")
     parser.add_argument("--dtype", choices=dtypes.TUTORIAL_DTYPES, default="float32")
     parser.add_argument("--gpu", help="plan for a catalog GPU (key from assets/gpus.json) instead of this one")

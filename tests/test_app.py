@@ -10,6 +10,7 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 from explorer_ui import code, layout
+from conftest import write_record
 from explorer_ui.i18n import TEXT
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -524,3 +525,50 @@ def test_prewarm_on_a_machine_with_a_gpu_compiles_what_the_pages_ask_for(tmp_pat
         monkeypatch.undo()                 # no later test may meet this GPU in a cache
         st.cache_resource.clear()
         forget_compiles()
+
+
+# -- the two clocks: eager (do_bench) and CUDA-graph (do_bench_cudagraph) records ------------------------------
+def _shown_texts(at: AppTest) -> str:
+    import json
+
+    specs = [json.dumps({"spec": json.loads(c.proto.spec)}) for c in at.get("vega_lite_chart")]
+    datasets = [str(d.data) for c in at.get("vega_lite_chart") for d in c.proto.datasets]
+    frames = [f.value.to_string() for f in at.dataframe]
+    return " ".join([*(m.value for m in at.markdown), *(c.value for c in at.caption), *specs, *datasets, *frames])
+
+
+def test_the_timing_switch_shows_the_cuda_graph_record_with_its_provenance(graph_recorded_dir):
+    at = app_on("pages/6_benchmark.py")
+    switch = widget(at, "bench_timing")
+    assert switch.value == "eager"                               # the eager record is the one shown first
+    assert list(switch.options) == [TEXT["bench_timing_eager"]["en"], TEXT["bench_timing_cudagraph"]["en"]]
+    assert TEXT["bench_timing_explain"]["en"].split("**")[0].strip() in _shown_texts(at)
+    text = _shown_texts(at)
+    assert "2026-01-02" in text and "2026-01-03" not in text and "QuACK" in text
+    set_and_run(at, "bench_timing", "cudagraph")
+    text = _shown_texts(at)
+    assert "2026-01-03" in text and "do_bench_cudagraph" in text and "L2 not flushed" in text
+    assert "QuACK" in text and "0.6.5" in text                   # the series, and its version in the provenance
+    assert at.query_params["timing"] == "cudagraph"
+
+
+def test_a_link_opens_the_graph_view_and_a_bad_value_falls_back(graph_recorded_dir):
+    at = app_on("pages/6_benchmark.py", {"timing": "cudagraph"})
+    assert widget(at, "bench_timing").value == "cudagraph" and "2026-01-03" in _shown_texts(at)
+    at = app_on("pages/6_benchmark.py", {"timing": "sideways"})    # app_on asserts: no exception, no error box
+    assert widget(at, "bench_timing").value == "eager" and "2026-01-02" in _shown_texts(at)
+
+
+def test_no_timing_switch_without_a_graph_record(recorded_dir, tmp_path, monkeypatch):
+    at = app_on("pages/6_benchmark.py", {"timing": "cudagraph"})
+    assert "bench_timing" not in widget_keys(at)
+    assert TEXT["bench_timing_explain"]["en"].split("**")[0].strip() not in _shown_texts(at)
+    # a graph record of another dtype does not count for this one
+    write_record(recorded_dir, "other-dtype", "do_bench_cudagraph", "2026-01-05T00:00:00+00:00", 0.01)
+    other = pd.read_csv(recorded_dir / "other-dtype.csv").assign(dtype="bfloat16")
+    other.to_csv(recorded_dir / "other-dtype.csv", index=False)
+    import json
+    info = json.loads((recorded_dir / "other-dtype.json").read_text())
+    (recorded_dir / "other-dtype.json").write_text(json.dumps({**info, "dtype": "bfloat16"}))
+    at = app_on("pages/6_benchmark.py")
+    assert "bench_timing" not in widget_keys(at)

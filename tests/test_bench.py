@@ -20,7 +20,7 @@ from softmax_core.__main__ import format_table, text_progress
 from softmax_core.bench import Provider
 
 REQUIRED_PROVENANCE = {"gpu", "sm_count", "driver", "torch", "triton", "python", "date", "command", "M",
-                       "dtype", "Ns", "directions", "providers", "timer"}
+                       "dtype", "Ns", "directions", "providers", "timer", "timer_description", "record_version"}
 
 
 def fixed_timer(*times):
@@ -229,7 +229,7 @@ def test_providers_say_whether_they_can_run():
         ok, why = bench.PROVIDERS[name].available()
         assert ok == (why == "")
         if runtime.INTERPRETED:  # optional GPU peers: missing, or present but without a GPU to run on
-            assert not ok and ("not importable" in why or why == "needs a GPU")
+            assert not ok and ("not importable" in why or "not installed" in why or "GPU" in why)
 
 
 def test_recorded_runs_use_the_current_provider_names():
@@ -264,3 +264,184 @@ def test_runs_recorded_without_percentiles_load_with_them_empty(tmp_path):
     assert list(loaded.frame.columns) == bench.COLUMNS
     assert loaded.frame.ms_p20.isna().all() and loaded.frame.ms_p80.isna().all()
     assert list(loaded.frame.ms_median) == [1.0, 1.0] and list(loaded.frame.provider) == ["torch", "tutorial"]
+
+
+# -- the CUDA-graph timer, the timer in the record, and QuACK ---------------------------------------------------
+def test_the_cuda_graph_timer_asks_for_the_quantiles_and_says_what_it_measures(monkeypatch):
+    """do_bench_cudagraph cannot run on a CPU: a stand-in checks what it is asked and answers five numbers,
+    which become the Timing's p20, median, p80, min and max in that order."""
+    import triton.testing
+
+    asked = []
+
+    def fake(fn, rep=20, grad_to_none=None, quantiles=None, return_mode="mean"):
+        asked.append((fn, rep, quantiles))
+        return [0.2, 0.5, 0.8, 0.1, 1.0]
+
+    monkeypatch.setattr(triton.testing, "do_bench_cudagraph", fake)
+    call = object()
+    timer = bench.CudaGraphTimer(rep_ms=25)
+    assert timer(call) == bench.Timing(p20=0.2, median=0.5, p80=0.8, min=0.1, max=1.0)
+    assert asked == [(call, 25, [0.2, 0.5, 0.8, 0.0, 1.0])]
+    text = timer.description
+    assert text.startswith("triton.testing.do_bench_cudagraph(rep=25)")
+    assert "CUDA graph" in text and "no CPU launch cost" in text and "L2 not flushed" in text
+    assert "copy roofline is timed the same way" in text
+    assert "L2 flushed before every call" in bench.DoBenchTimer().description      # the eager one still says so
+    assert (bench.timer_kind(timer), bench.timer_kind(bench.DoBenchTimer()), bench.timer_kind(bench.WallClockTimer()),
+            bench.timer_kind(lambda fn: None)) == ("do_bench_cudagraph", "do_bench", "wall clock", None)
+
+
+def test_a_call_that_cannot_be_captured_is_a_failed_row_and_the_sweep_goes_on(monkeypatch):
+    """A capture error (here: ending an invalidated capture, raised while the provider's own error is being
+    handled, as torch.cuda.graph does) becomes a "failed" row with both errors in one line; the next
+    provider is timed as usual."""
+    import gc
+    import triton.testing
+
+    def fake(fn, rep=20, grad_to_none=None, quantiles=None, return_mode="mean"):
+        assert not gc.isenabled()          # no collection during a capture (see harness._capture_guard)
+        if fn().dtype == torch.bfloat16:   # the sync provider's answer: stands for "synchronised while capturing"
+            try:
+                raise RuntimeError("CUDA error: operation not permitted when stream is capturing")
+            finally:
+                raise RuntimeError("CUDA error: operation failed due to a previous error during capture")
+        return [1.0, 1.0, 1.0, 1.0, 1.0]
+
+    monkeypatch.setattr(triton.testing, "do_bench_cudagraph", fake)
+    syncs = Provider("syncs", "syncs", lambda x: torch.softmax(x, -1).bfloat16(), roofline=True)
+    monkeypatch.setitem(bench.PROVIDERS, "syncs", syncs)
+    was_collecting = gc.isenabled()
+    run = bench.run_sweep(4, [8], "float32", ["syncs", "torch"], directions=("forward",),
+                          timer=bench.CudaGraphTimer(), command="pytest")
+    assert gc.isenabled() == was_collecting
+    rows = run.frame.set_index("provider")
+    assert rows.loc["syncs", "status"] == "failed" and rows.loc["torch", "status"] == "ok"
+    reason = rows.loc["syncs", "reason"]
+    assert reason.startswith("GraphCaptureError: cannot be timed from a CUDA graph: RuntimeError: CUDA error: "
+                             "operation not permitted when stream is capturing; then RuntimeError"), reason
+    assert "\n" not in reason
+    assert run.provenance["timer"] == "do_bench_cudagraph"
+    assert run.provenance["timer_description"] == bench.CudaGraphTimer().description
+
+
+def test_the_record_names_its_timer_and_old_records_still_load(tmp_path):
+    eager = bench.run_sweep(2, [8], "float32", ["copy", "torch"], directions=("forward",),
+                            timer=bench.WallClockTimer(warmup=0, max_repeats=3, budget_s=0.0), command="eager")
+    assert eager.provenance["record_version"] == bench.RECORD_VERSION == 2
+    assert eager.provenance["timer"] == "wall clock" and eager.timing_view == "eager"
+    bench.save_run(eager, tmp_path, "new")
+    assert bench.load_run(tmp_path / "new.json").provenance["timer"] == "wall clock"
+    # a version-1 record: the description under "timer", no record_version (the H200 records until v6)
+    old = bench.load_run(bench.RECORDED_DIR / "nvidia-h200-full-float32-20261130T0527.json")
+    assert old.provenance["record_version"] == 1 and old.provenance["timer"] == "do_bench"
+    assert old.provenance["timer_description"].startswith("triton.testing.do_bench(warmup=10, rep=40)")
+    assert old.timing_view == "eager"
+
+
+def _fake_record(directory, stem, timer, date, dtype="float32", gpu="Test GPU 9000"):
+    rows = [dict(provider=p, direction="forward", dtype=dtype, M=4096, N=1024, ms_p20=0.01, ms_median=0.01,
+                 ms_p80=0.01, ms_min=0.01, ms_max=0.01, gbps=1000.0, copy_ratio=1.0, status="ok", reason="")
+            for p in ("copy", "torch")]
+    info = {"gpu": gpu, "dtype": dtype, "M": 4096, "date": date, "record_version": 2, "timer": timer,
+            "timer_description": timer}
+    bench.save_run(bench.BenchmarkRun(pd.DataFrame(rows, columns=bench.COLUMNS), info), directory, stem)
+
+
+def test_recorded_runs_pick_the_eager_record_by_default_and_find_the_graph_one(tmp_path):
+    # the graph record is the newest: a picker that took "the newest run" would take it
+    _fake_record(tmp_path, "gpu-full-float32-1", "do_bench", "2026-01-01T00:00:00+00:00")
+    _fake_record(tmp_path, "gpu-full-cudagraph-float32-2", "do_bench_cudagraph", "2026-01-02T00:00:00+00:00")
+    every = bench.load_recorded_runs(tmp_path)
+    assert [r.timing_view for r in every] == ["eager", "cudagraph"]
+    assert [r.provenance["date"][:10] for r in bench.load_recorded_runs(tmp_path, view="eager")] == ["2026-01-01"]
+    graph = bench.load_recorded_runs(tmp_path, view="cudagraph")
+    assert [r.timer for r in graph] == ["do_bench_cudagraph"]
+    assert bench.current_runs(every) == [every[0]] and bench.current_runs(every, "cudagraph") == [every[1]]
+    with pytest.raises(ValueError, match="timing view"):
+        bench.load_recorded_runs(tmp_path, view="graph")
+
+
+def test_quack_is_skipped_here_with_a_clear_reason():
+    """No quack-kernels on this machine (or no GPU): its rows are "skipped", saying which, never "failed"."""
+    run = bench.run_sweep(4, [16], "bfloat16", ["copy", "quack"], timer=fixed_timer((1.0, 1.0, 1.0)),
+                          command="pytest")
+    quack = run.frame[run.frame.provider == "quack"]
+    assert list(quack.status) == ["skipped", "skipped"]
+    reason = quack.reason.iloc[0]
+    import importlib.util
+    if importlib.util.find_spec("quack") is None:
+        assert reason.startswith("quack-kernels is not installed")
+    else:
+        assert "NVIDIA GPU" in reason or "does not import" in reason
+    assert run.provenance["unavailable"]["quack"] == reason
+    assert bench.PROVIDERS["quack"].label == "QuACK"
+    # its package versions sit beside torch's and triton's (None: not installed)
+    assert "quack_kernels" in run.provenance and "nvidia_cutlass_dsl" in run.provenance
+    assert run.provenance["quack_kernels"] == bench.package_version("quack-kernels")
+    plain = bench.run_sweep(4, [16], "float32", ["torch"], directions=("forward",),
+                            timer=fixed_timer((1.0, 1.0, 1.0)), command="pytest")
+    assert "quack_kernels" not in plain.provenance
+
+
+def test_the_full_sweep_takes_quack_when_it_is_available(monkeypatch, tmp_path):
+    from softmax_core import __main__ as cli
+
+    seen = {}
+
+    def fake_sweep(M, Ns, dtype, providers, directions, timer=None, progress=None, command=None, **_):
+        seen.setdefault("providers", list(providers))
+        seen.setdefault("timers", []).append(timer)
+        rows = [dict(provider=p, direction="forward", dtype=dtype, M=M, N=Ns[0], ms_p20=0.1, ms_median=0.1,
+                     ms_p80=0.1, ms_min=0.1, ms_max=0.1, gbps=1.0, copy_ratio=1.0, status="ok", reason="")
+                for p in providers]
+        info = {"gpu": "NVIDIA H200", "date": "2026-12-01T10:20:30+00:00", "dtype": dtype, "M": M,
+                "timer": bench.timer_kind(timer), "command": command}
+        return bench.BenchmarkRun(pd.DataFrame(rows, columns=bench.COLUMNS), info)
+
+    monkeypatch.setattr(runtime, "INTERPRETED", False)
+    monkeypatch.setattr(runtime, "backend_description", lambda: "GPU: pretend")
+    monkeypatch.setattr(bench, "run_sweep", fake_sweep)
+    monkeypatch.setattr(bench, "available_providers", lambda: ["copy", "tuned", "torch", "quack"])
+    argv = ["--benchmark", "--sweep", "full", "--sizes", "1024", "--timer", "cudagraph", "--rep-ms", "30",
+            "--out", str(tmp_path)]
+    assert cli.main(argv) == 0
+    assert seen["providers"] == ["copy", "tuned", "torch", "quack"]
+    assert all(isinstance(t, bench.CudaGraphTimer) and t.rep_ms == 30 for t in seen["timers"])
+    assert sorted(p.name for p in tmp_path.glob("*.json")) == [
+        "nvidia-h200-full-cudagraph-bfloat16-20261201T1020.json", "nvidia-h200-full-cudagraph-float32-20261201T1020.json"]
+    eager_dir = tmp_path / "eager"
+    seen.clear()
+    assert cli.main(["--benchmark", "--sweep", "full", "--sizes", "1024", "--out", str(eager_dir)]) == 0
+    assert all(isinstance(t, bench.DoBenchTimer) for t in seen["timers"])      # eager is the default
+    assert sorted(p.name for p in eager_dir.glob("*.json")) == [
+        "nvidia-h200-full-bfloat16-20261201T1020.json", "nvidia-h200-full-float32-20261201T1020.json"]
+    assert cli.build_parser().parse_args(["--timer", "cudagraph"]).timer == "cudagraph"
+    with pytest.raises(SystemExit):
+        cli.build_parser().parse_args(["--timer", "graph"])
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_the_cuda_graph_timer_times_and_a_failed_capture_leaves_cuda_usable(monkeypatch):
+    """On the device: do_bench_cudagraph really runs; a provider that reads a value back to the host while
+    being captured (illegal in a capture) is a "failed" row, and every provider after it is still timed."""
+    def reads_back(x):
+        y = torch.softmax(x, dim=-1)
+        if y.sum().item() < 0:           # a copy to the host: not allowed while a CUDA graph is captured
+            raise AssertionError("unreachable")
+        return y
+
+    monkeypatch.setitem(bench.PROVIDERS, "reads_back", Provider("reads_back", "reads back", reads_back))
+    run = bench.run_sweep(256, [1024], "float32", ["copy", "reads_back", "torch", "tuned"],
+                          timer=bench.CudaGraphTimer(rep_ms=5), command="pytest gpu")
+    rows = run.frame.set_index(["provider", "direction"])
+    assert rows.loc[("reads_back", "forward"), "status"] == "failed"
+    assert rows.loc[("reads_back", "forward"), "reason"].startswith("GraphCaptureError: cannot be timed")
+    for name in ("copy", "torch", "tuned"):
+        for direction in ("forward", "backward"):
+            row = rows.loc[(name, direction)]
+            assert row.status == "ok", (name, direction, row.reason)
+            assert 0 < row.ms_min <= row.ms_median <= row.ms_max
+    assert not torch.cuda.is_current_stream_capturing()
+    assert torch.cuda.current_stream() == torch.cuda.default_stream()
+    assert run.provenance["timer"] == "do_bench_cudagraph"

@@ -69,6 +69,7 @@ def families() -> dict[str, tuple[set[str], bool]]:
         "predict_lane_*": ({f"predict_lane_{k}" for k in predict.LANE_KINDS}, True),
         "bench_provider_*": ({f"bench_provider_{k}" for k in sc.bench.PROVIDERS}, True),
         "bench_status_*": ({f"bench_status_{s}" for s in recorded_text.STATUSES}, True),
+        "bench_timing_*": ({f"bench_timing_{v}" for v in sc.bench.TIMING_VIEWS}, True),
     }
 
 

@@ -333,7 +333,7 @@ def test_a_bold_term_that_becomes_a_link_stays_bold_next_to_chinese():
     assert "**[" not in linked and "[**registers**](" in linked, linked
 
 
-@pytest.mark.parametrize("timer", ["DoBenchTimer", "WallClockTimer"])
+@pytest.mark.parametrize("timer", ["DoBenchTimer", "WallClockTimer", "CudaGraphTimer"])
 def test_the_timers_description_is_said_in_chinese(timer, monkeypatch):
     """The benchmark provenance's `timer` entry, as the harness writes it today, reads as Chinese."""
     from explorer_ui import i18n, recorded_text
@@ -344,3 +344,54 @@ def test_the_timers_description_is_said_in_chinese(timer, monkeypatch):
     english = getattr(harness, timer)().description
     said = recorded_text.provenance_value("timer", english)
     assert said != english and not english_runs(said, PROSE_RUN), said
+
+
+@pytest.mark.parametrize("view", ["eager", "cudagraph"])
+def test_the_timing_switch_and_the_graph_record_read_as_chinese(view, graph_recorded_dir):
+    """With a CUDA-graph record beside the eager one, the benchmark page in 中文 offers the switch in Chinese,
+    and either view (QuACK's series, the graph timer's provenance) shows no English sentence."""
+    from explorer_ui.i18n import TEXT
+
+    at = open_in_chinese("pages/6_benchmark.py")
+    switch = _widget(at, "bench_timing")
+    assert switch is not None, "no timing switch although a CUDA-graph record exists"
+    assert list(switch.options) == [TEXT["bench_timing_eager"]["zh"], TEXT["bench_timing_cudagraph"]["zh"]]
+    switch.set_value(view)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    prose, labels = page_texts(at)
+    assert any(TEXT["bench_timing_explain"]["zh"].strip()[:12] in text for text in prose)
+    assert any("QuACK" in text for text in labels)
+    if view == "cudagraph":
+        assert any("从 CUDA 图中重放,没有 CPU 启动开销" in text for text in labels + prose)
+    found = findings(at)
+    assert not found, "\n".join(found)
+
+
+@pytest.mark.parametrize("reason", [
+    "quack-kernels is not installed; it is an optional peer (pip install quack-kernels)",
+    "QuACK needs an NVIDIA GPU (its kernels are written in NVIDIA's CuTe DSL)",
+    "GraphCaptureError: cannot be timed from a CUDA graph: RuntimeError: CUDA error: operation not permitted "
+    "when stream is capturing; then RuntimeError: CUDA error: operation failed due to a previous error",
+    "GraphCaptureError: CUDA is unusable after a failed graph capture (AcceleratorError: CUDA error: x); "
+    "capture failed: RuntimeError: y",
+])
+def test_why_quack_or_a_graph_capture_was_not_timed_is_said_in_chinese(reason, monkeypatch):
+    from explorer_ui import i18n, recorded_text
+
+    for module in (i18n, recorded_text):
+        monkeypatch.setattr(module, "language", lambda: "zh")
+    said = recorded_text.reason_text(reason)
+    assert said != reason and not english_runs(said, PROSE_RUN) and "?" not in said, said
+
+
+def test_the_clocks_machine_name_is_said_in_chinese(monkeypatch):
+    """provenance["timer"]: do_bench and do_bench_cudagraph are identifiers; "wall clock" is English words."""
+    from explorer_ui import i18n, recorded_text
+    from softmax_core import bench
+
+    for module in (i18n, recorded_text):
+        monkeypatch.setattr(module, "language", lambda: "zh")
+    said = recorded_text.provenance_value("timer", bench.WALL_CLOCK)
+    assert said != bench.WALL_CLOCK and not english_runs(said, LABEL_RUN), said
+    assert recorded_text.provenance_value("timer", bench.DO_BENCH_CUDAGRAPH) == "do_bench_cudagraph"

@@ -8,19 +8,22 @@ provider has no such pass, or cannot run on this machine; `reason` says why).
 
 Bytes are always `memory.bytes_moved` (forward reads x, writes y; backward reads y and dy, writes dx), so
 GB/s here is the same number the memory page predicts with. On a GPU the clock is
-`triton.testing.do_bench` (L2 flushed before every call); on a CPU a wall clock, good for comparing
-naive and torch on this machine, never for comparing with a GPU.
+`triton.testing.do_bench` (each call launched from Python, L2 flushed before every call), or, asked for,
+`triton.testing.do_bench_cudagraph` (the calls replayed from a CUDA graph: no CPU launch cost, L2 not
+flushed); on a CPU a wall clock, good for comparing naive and torch on this machine, never for comparing
+with a GPU.
 """
 from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import statistics
 import sys
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable, Iterator, Sequence
+from typing import Callable, ClassVar, Iterator, Sequence
 
 import pandas as pd
 import torch
@@ -28,7 +31,8 @@ import torch
 from .. import dtypes, runtime
 from ..memory import PASS_TENSORS, bytes_moved
 from .providers import Provider, get_provider, one_line
-from .records import COLUMNS, BenchmarkRun, provenance
+from .records import (COLUMNS, CUDAGRAPH, DO_BENCH, DO_BENCH_CUDAGRAPH, EAGER, WALL_CLOCK, BenchmarkRun,
+                      provenance)
 
 # The tutorial's sweep: one M, N = 256 ... 12672 in steps of 128, float32, forward.
 TUTORIAL_SWEEP_M = 4096
@@ -59,11 +63,15 @@ Timer = Callable[[Callable[[], object]], Timing]
 NO_TIMING = Timing(*(float("nan"),) * 5)
 
 
+QUANTILES = [0.2, 0.5, 0.8, 0.0, 1.0]     # Timing's fields, in order, as quantiles of the samples
+
+
 @dataclass(frozen=True)
 class DoBenchTimer:
     """Triton's GPU timer: CUDA events around each call, L2 flushed before each, quantiles of the samples."""
     warmup_ms: int = 10
     rep_ms: int = 40
+    kind: ClassVar[str] = DO_BENCH
 
     @property
     def description(self) -> str:
@@ -72,8 +80,83 @@ class DoBenchTimer:
 
     def __call__(self, fn: Callable[[], object]) -> Timing:
         import triton.testing
-        return Timing(*triton.testing.do_bench(fn, warmup=self.warmup_ms, rep=self.rep_ms,
-                                               quantiles=[0.2, 0.5, 0.8, 0.0, 1.0]))
+        return Timing(*triton.testing.do_bench(fn, warmup=self.warmup_ms, rep=self.rep_ms, quantiles=QUANTILES))
+
+
+class GraphCaptureError(RuntimeError):
+    """A provider's call could not be captured in (or replayed from) a CUDA graph."""
+
+
+@dataclass(frozen=True)
+class CudaGraphTimer:
+    """Triton's CUDA-graph timer: the calls are captured once in a CUDA graph and replayed, so what is timed
+    is the GPU's work alone, without the CPU's cost of launching each call from Python.
+
+    Unlike do_bench, nothing flushes L2 between the calls: a matrix small enough to fit in L2 is read from
+    L2, not from DRAM, after the first call. The copy roofline of the same run is timed the same way, so a
+    provider's ratio to copy still compares like with like; its GB/s beside an eager run's does not.
+    do_bench_cudagraph takes 10 samples, each the mean over one replay of as many calls as fill `rep_ms`.
+    Same signature in triton 3.6 and 3.9: do_bench_cudagraph(fn, rep, grad_to_none, quantiles, return_mode)."""
+    rep_ms: int = 40
+    kind: ClassVar[str] = DO_BENCH_CUDAGRAPH
+
+    @property
+    def description(self) -> str:
+        return (f"triton.testing.do_bench_cudagraph(rep={self.rep_ms}): the calls replayed from a CUDA graph, "
+                "so no CPU launch cost; L2 not flushed between calls (the copy roofline is timed the same way); "
+                "20th, 50th and 80th percentiles, min and max of 10 samples, each the mean of one replay")
+
+    def __call__(self, fn: Callable[[], object]) -> Timing:
+        import triton.testing
+        with _capture_guard():
+            return Timing(*triton.testing.do_bench_cudagraph(fn, rep=self.rep_ms, quantiles=QUANTILES))
+
+
+@contextlib.contextmanager
+def _capture_guard() -> Iterator[None]:
+    """Run a CUDA-graph capture so that, if it fails, the next provider finds CUDA as it was.
+
+    What a failed capture can leave behind, and what is done about each:
+    - the wrong current stream: torch.cuda.graph's __exit__ ends the capture first and restores the stream
+      after; when ending the capture raises (it does, once the capture was invalidated), the capture
+      stream stays current. The stream current before is put back.
+    - a stale CUDA error: a call that is illegal during capture (a synchronisation, a copy to the host to
+      read a value) records an error that the next error check, in whatever code runs next, could report
+      as its own. One small kernel and a synchronize run here, inside this guard, so such an error surfaces
+      (and is cleared) now; if they fail twice the context itself is broken, which the reason then says.
+    - Python's garbage collector: it may finalize a Triton kernel object during the capture, and unloading
+      its module is illegal while capturing (triton 3.9 switches the collector off around its capture,
+      3.6 does not). It is switched off here for both, and back on after.
+    The failed graph itself (and its memory pool) goes with the exception's frames when measure() drops it."""
+    cuda = torch.cuda.is_available()
+    stream = torch.cuda.current_stream() if cuda else None
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    except Exception as err:
+        if cuda and torch.cuda.current_stream() != stream:
+            torch.cuda.set_stream(stream)
+        raise GraphCaptureError(_capture_failure(err, check_cuda=cuda)) from err
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _capture_failure(err: Exception, check_cuda: bool = True) -> str:
+    """Why a capture failed, in one line, after checking that CUDA still works for the next provider."""
+    # When ending an invalidated capture raises, the error that invalidated it is the one being handled then.
+    first = err.__context__ if isinstance(err.__context__, Exception) else None
+    why = one_line(first) + "; then " + one_line(err) if first is not None else one_line(err)
+    for attempt in range(2 if check_cuda else 0):
+        try:
+            torch.ones(1, device=torch.cuda.current_device()).add_(1)
+            torch.cuda.synchronize()
+            break
+        except Exception as stale:
+            if attempt:
+                return f"CUDA is unusable after a failed graph capture ({one_line(stale)}); capture failed: {why}"
+    return f"cannot be timed from a CUDA graph: {why}"
 
 
 @dataclass(frozen=True)
@@ -82,6 +165,7 @@ class WallClockTimer:
     warmup: int = 2
     max_repeats: int = 30
     budget_s: float = 1.0
+    kind: ClassVar[str] = WALL_CLOCK
 
     @property
     def description(self) -> str:
@@ -116,6 +200,18 @@ def default_timer() -> Timer:
 
 def describe_timer(timer: Timer) -> str:
     return getattr(timer, "description", None) or getattr(timer, "__name__", type(timer).__name__)
+
+
+def timer_kind(timer: Timer) -> str | None:
+    """Which clock a timer is, for machines: DO_BENCH, DO_BENCH_CUDAGRAPH, WALL_CLOCK, or None (a stand-in)."""
+    return getattr(timer, "kind", None)
+
+
+# The command line's --timer choices: eager is today's record (each call launched from Python).
+TIMERS: dict[str, Callable[[int], Timer]] = {
+    EAGER: lambda rep_ms: DoBenchTimer(warmup_ms=10, rep_ms=rep_ms),
+    CUDAGRAPH: lambda rep_ms: CudaGraphTimer(rep_ms=rep_ms),
+}
 
 
 # -------------------------------------------------------------------------------------- one GPU at a time
@@ -264,5 +360,5 @@ def run_sweep(M: int, Ns: Sequence[int], dtype: torch.dtype | str, providers: Se
                 torch.cuda.empty_cache()  # the next size may be 4x larger; give back this one's blocks
     frame = pd.DataFrame(with_copy_ratio(rows), columns=COLUMNS)
     info = provenance(M, Ns, dtypes.name(dtype), [p.name for p in chosen], directions, describe_timer(timer),
-                      command if command is not None else " ".join(sys.argv), seed)
+                      command if command is not None else " ".join(sys.argv), seed, timer_kind=timer_kind(timer))
     return BenchmarkRun(frame, info)

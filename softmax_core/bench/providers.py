@@ -7,6 +7,7 @@ run it at all.
 from __future__ import annotations
 
 import functools
+import importlib.util
 from dataclasses import dataclass
 from typing import Callable
 
@@ -97,8 +98,29 @@ def _liger_forward() -> Forward:
 
 @functools.cache
 def _quack_forward() -> Forward:
+    # Imported on first use only: importing quack takes seconds and loads NVIDIA's CuTe DSL. Its softmax is
+    # an autograd function over a 2-D tensor (float32, float16 or bfloat16), softmax over the last dim.
     from quack.softmax import softmax
     return softmax
+
+
+def _quack_unavailable() -> str | None:
+    # Cheapest question first: whether the package is there at all (no import), then the GPU, then the
+    # import itself (cached: a failed import is not retried for every row of a sweep).
+    if importlib.util.find_spec("quack") is None:
+        return "quack-kernels is not installed; it is an optional peer (pip install quack-kernels)"
+    if runtime.INTERPRETED or torch.version.hip:
+        return "QuACK needs an NVIDIA GPU (its kernels are written in NVIDIA's CuTe DSL)"
+    return _quack_import_problem()
+
+
+@functools.cache
+def _quack_import_problem() -> str | None:
+    try:
+        _quack_forward()
+    except Exception as err:  # ImportError, or a CUDA/DSL error raised while the package imports
+        return f"quack-kernels is installed but does not import ({one_line(err)})"
+    return None
 
 
 def _optional_peer(loader: Callable[[], Forward], package: str) -> Callable[[], str | None]:
@@ -126,13 +148,16 @@ def _registry() -> dict[str, Provider]:
         Provider("naive", "naive (five torch ops)", launchers.naive_softmax, autograd_backward(launchers.naive_softmax)),
         Provider("liger", "Liger-Kernel softmax", lambda x: _liger_forward()(x),
                  autograd_backward(lambda x: _liger_forward()(x)), _optional_peer(_liger_forward, "liger_kernel")),
-        Provider("quack", "QuACK softmax", lambda x: _quack_forward()(x),
-                 autograd_backward(lambda x: _quack_forward()(x)), _optional_peer(_quack_forward, "quack")),
+        Provider("quack", "QuACK", lambda x: _quack_forward()(x),
+                 autograd_backward(lambda x: _quack_forward()(x)), _quack_unavailable),
     ]
     return {p.name: p for p in providers}
 
 
 PROVIDERS: dict[str, Provider] = _registry()
+# The optional peers' distributions, whose versions a record keeps when the peer is in the run.
+# Written with underscores (the same distribution to pip and importlib.metadata): one word in any table.
+PEER_PACKAGES = {"liger": ("liger_kernel",), "quack": ("quack_kernels", "nvidia_cutlass_dsl")}
 
 
 def get_provider(name: str) -> Provider:

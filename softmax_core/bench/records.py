@@ -4,11 +4,18 @@ Each row of the table is one (provider, N, direction) measurement. Times are mil
 and 80th percentiles of the samples and their minimum and maximum. Runs recorded before the 20th / 80th
 percentiles were kept load with those columns empty (NaN), and runs recorded under a provider's earlier
 name load under its current one (`RENAMED_PROVIDERS`).
+
+Record version 2 (`record_version`) names the clock twice: `timer` for machines (DO_BENCH, DO_BENCH_CUDAGRAPH
+or WALL_CLOCK) and `timer_description` for people. Version 1 kept only the description, under `timer`;
+loading one moves it to `timer_description` and derives `timer` from it. A run is in one of two timing
+views (`timing_view`): EAGER, each call launched from Python (do_bench, or a wall clock on a CPU), the
+project's record; or CUDAGRAPH, the calls replayed from a CUDA graph (do_bench_cudagraph).
 """
 from __future__ import annotations
 
 import datetime
 import hashlib
+import importlib.metadata
 import json
 import platform
 import shutil
@@ -23,7 +30,7 @@ import torch
 
 from .. import dtypes, runtime
 from ..gpu import ASSETS
-from .providers import PROVIDERS
+from .providers import PEER_PACKAGES, PROVIDERS
 
 RECORDED_DIR = ASSETS / "benchmarks"
 LIBRARY_DIR = Path(__file__).resolve().parent.parent
@@ -31,12 +38,27 @@ TIME_COLUMNS = ["ms_p20", "ms_median", "ms_p80", "ms_min", "ms_max"]
 COLUMNS = ["provider", "direction", "dtype", "M", "N", *TIME_COLUMNS, "gbps", "copy_ratio", "status", "reason"]
 # Providers recorded under an earlier name: loading a recorded run gives them their current one.
 RENAMED_PROVIDERS = {"as_taught": "tutorial", "ours": "tuned"}
+RECORD_VERSION = 2
+# the clocks (provenance["timer"])
+DO_BENCH, DO_BENCH_CUDAGRAPH, WALL_CLOCK = "do_bench", "do_bench_cudagraph", "wall clock"
+# the timing views: a run's calls launched one by one from Python, or replayed from a CUDA graph
+EAGER, CUDAGRAPH = "eager", "cudagraph"
+TIMING_VIEWS = (EAGER, CUDAGRAPH)
 
 
 @dataclass(frozen=True)
 class BenchmarkRun:
     frame: pd.DataFrame                       # one row per (provider, N, direction), columns = COLUMNS
     provenance: dict = field(default_factory=dict)
+
+    @property
+    def timer(self) -> str | None:
+        """The clock that timed the run (DO_BENCH, DO_BENCH_CUDAGRAPH, WALL_CLOCK), None when unknown."""
+        return self.provenance.get("timer")
+
+    @property
+    def timing_view(self) -> str:
+        return timing_view(self.timer)
 
     @property
     def label(self) -> str:
@@ -74,9 +96,34 @@ def source_digest(root: Path = LIBRARY_DIR) -> str:
     return digest.hexdigest()[:12]
 
 
+def timing_view(timer: str | None) -> str:
+    """CUDAGRAPH for a run timed by do_bench_cudagraph, else EAGER (every call launched from Python)."""
+    return CUDAGRAPH if timer == DO_BENCH_CUDAGRAPH else EAGER
+
+
+def timer_from_description(description: object) -> str | None:
+    """The clock a version-1 record's timer description names, or None."""
+    text = str(description or "")
+    for prefix, kind in (("triton.testing.do_bench_cudagraph(", DO_BENCH_CUDAGRAPH),
+                         ("triton.testing.do_bench(", DO_BENCH), ("wall clock", WALL_CLOCK)):
+        if text.startswith(prefix):
+            return kind
+    return None
+
+
+def package_version(distribution: str) -> str | None:
+    """An installed distribution's version (importlib.metadata, nothing imported), or None."""
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
 def provenance(M: int, Ns: Sequence[int], dtype: str, providers: Sequence[str], directions: Sequence[str],
-               timer_description: str, command: str, seed: int) -> dict:
-    """Where and how a run was measured. No host name: runs are committed to a public repository."""
+               timer_description: str, command: str, seed: int, timer_kind: str | None = None) -> dict:
+    """Where and how a run was measured. No host name: runs are committed to a public repository.
+    The optional peers' packages in the run get their versions beside torch's and triton's (None: not
+    installed)."""
     import triton
 
     on_gpu = not runtime.INTERPRETED
@@ -90,6 +137,7 @@ def provenance(M: int, Ns: Sequence[int], dtype: str, providers: Sequence[str], 
         "cpu": platform.machine(),
         "torch": torch.__version__,
         "triton": triton.__version__,
+        **{package: package_version(package) for name in providers for package in PEER_PACKAGES.get(name, ())},
         "python": platform.python_version(),
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "command": command,
@@ -101,7 +149,9 @@ def provenance(M: int, Ns: Sequence[int], dtype: str, providers: Sequence[str], 
         "directions": list(directions),
         "providers": {name: PROVIDERS[name].label for name in providers},
         "unavailable": {name: why for name in providers if (why := PROVIDERS[name].available()[1])},
-        "timer": timer_description,
+        "record_version": RECORD_VERSION,
+        "timer": timer_kind,
+        "timer_description": timer_description,
         "bytes": "forward 2·M·N·element_size (read x, write y); "
                  "backward 3·M·N·element_size (read y and dy, write dx)",
         "copy": "forward: torch.empty_like(x).copy_(x); backward: torch.add(a, b, out=c), 2 reads + 1 write",
@@ -136,16 +186,34 @@ def load_run(json_path: str | Path) -> BenchmarkRun:
     for key in ("providers", "unavailable"):
         if key in info:
             info[key] = _renamed(info[key])
-    return BenchmarkRun(frame[COLUMNS], info)
+    return BenchmarkRun(frame[COLUMNS], _upgraded(info))
 
 
-def load_recorded_runs(directory: str | Path = RECORDED_DIR) -> list[BenchmarkRun]:
-    """Every saved run in `directory`, oldest first; none if the directory is missing or empty."""
+def _upgraded(info: dict) -> dict:
+    """A version-1 provenance in version 2's terms (see the module's docstring); later ones as they are."""
+    if info.get("record_version", 1) >= 2:
+        return info
+    description = info.pop("timer", None)
+    return {**info, "record_version": 1, "timer": timer_from_description(description),
+            "timer_description": description}
+
+
+def load_recorded_runs(directory: str | Path = RECORDED_DIR, view: str | None = None) -> list[BenchmarkRun]:
+    """Every saved run in `directory` (only those of timing view `view`, EAGER or CUDAGRAPH, when given),
+    oldest first; none if the directory is missing or empty."""
+    if view is not None and view not in TIMING_VIEWS:
+        raise ValueError(f"unknown timing view {view!r}; known: {', '.join(TIMING_VIEWS)}")
     directory = Path(directory)
     runs = []
     for json_path in sorted(directory.glob("*.json")) if directory.is_dir() else []:
         try:
             runs.append(load_run(json_path))
-        except (OSError, ValueError, KeyError) as err:  # a stray or broken file must not hide the others
+        except (OSError, ValueError, KeyError, TypeError) as err:  # a stray or broken file must not hide the others
             warnings.warn(f"skipped recorded run {json_path.name}: {err}")
+    runs = [r for r in runs if view is None or r.timing_view == view]
     return sorted(runs, key=lambda r: str(r.provenance.get("date", "")))
+
+
+def current_runs(runs: Sequence[BenchmarkRun], view: str = EAGER) -> list[BenchmarkRun]:
+    """The runs of one timing view, in their order: the app's record is the EAGER one unless asked."""
+    return [r for r in runs if r.timing_view == view]
