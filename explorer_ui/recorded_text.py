@@ -125,10 +125,10 @@ _TIMER = re.compile(r"^triton\.testing\.do_bench\(warmup=(?P<warmup>\d+), rep=(?
                     r"every call; median, min, max of the samples$")
 _TIMER_QUANTILES = re.compile(r"^triton\.testing\.do_bench\(warmup=(?P<warmup>\d+), rep=(?P<rep>\d+)\), L2 flushed "
                               r"before every call; 20th, 50th and 80th percentiles, min and max of the samples$")
-_CUDAGRAPH = re.compile(r"^triton\.testing\.do_bench_cudagraph\(rep=(?P<rep>\d+)\): the calls replayed from a CUDA "
-                        r"graph, so no CPU launch cost; L2 not flushed between calls \(the copy roofline is timed the "
-                        r"same way\); 20th, 50th and 80th percentiles, min and max of 10 samples, each the mean of one "
-                        r"replay$")
+_CUDAGRAPH = re.compile(r"^do_bench_cudagraph's method \(rep=(?P<rep>\d+)\), captured on the stream the call was "
+                        r"prepared on: the calls replayed from a CUDA graph, so no CPU launch cost; L2 not flushed "
+                        r"between calls \(the copy roofline is timed the same way\); 20th, 50th and 80th percentiles, "
+                        r"min and max of 10 samples, each the mean of one replay$")
 _WALL_CLOCK = re.compile(r"^wall clock \(time\.perf_counter\), (?P<warmup>\d+) warm-up calls, up to (?P<repeats>\d+) timed "
                          r"calls or (?P<budget>[\d.]+) s; 20th, 50th and 80th percentiles, min and max$")
 _BACKEND_GPU = re.compile(r"^GPU: kernels are compiled by Triton for (?P<name>.+)$")

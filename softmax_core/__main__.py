@@ -153,8 +153,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--dtypes", help="comma-separated dtypes instead of the sweep's own")
     parser.add_argument("--timer", choices=tuple(bench.TIMERS), default=bench.EAGER,
                         help="eager: triton.testing.do_bench, each call launched from Python, L2 flushed before "
-                             "each (the record); cudagraph: triton.testing.do_bench_cudagraph, the calls "
-                             "replayed from a CUDA graph (no launch cost), L2 not flushed")
+                             "each (the record); cudagraph: triton.testing.do_bench_cudagraph's method, the "
+                             "calls replayed from a CUDA graph (no launch cost), L2 not flushed")
     parser.add_argument("--rep-ms", type=int, default=40, help="the timer's timed milliseconds per measurement")
     parser.add_argument("--plan", nargs=2, type=int, metavar=("ROWS", "COLS"), help="print the launch plan")
     parser.add_argument("--dtype", choices=dtypes.TUTORIAL_DTYPES, default="float32")

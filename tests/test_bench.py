@@ -267,24 +267,27 @@ def test_runs_recorded_without_percentiles_load_with_them_empty(tmp_path):
 
 
 # -- the CUDA-graph timer, the timer in the record, and QuACK ---------------------------------------------------
-def test_the_cuda_graph_timer_asks_for_the_quantiles_and_says_what_it_measures(monkeypatch):
-    """do_bench_cudagraph cannot run on a CPU: a stand-in checks what it is asked and answers five numbers,
-    which become the Timing's p20, median, p80, min and max in that order."""
-    import triton.testing
+def test_the_cuda_graph_timer_summarises_its_samples_and_says_what_it_measures(monkeypatch):
+    """A CUDA graph cannot be captured on a CPU: a stand-in for the capture-and-replay step checks what it is
+    asked and answers ten samples, which become the Timing's p20, median, p80, min and max."""
+    from softmax_core.bench import harness
 
     asked = []
+    samples = [0.9, 0.1, 0.5, 0.3, 0.7, 0.2, 0.4, 0.6, 0.8, 1.0]
 
-    def fake(fn, rep=20, grad_to_none=None, quantiles=None, return_mode="mean"):
-        asked.append((fn, rep, quantiles))
-        return [0.2, 0.5, 0.8, 0.1, 1.0]
+    def fake(fn, rep_ms, n_samples=10):
+        asked.append((fn, rep_ms))
+        return samples
 
-    monkeypatch.setattr(triton.testing, "do_bench_cudagraph", fake)
+    monkeypatch.setattr(harness, "_graph_samples", fake)
     call = object()
     timer = bench.CudaGraphTimer(rep_ms=25)
-    assert timer(call) == bench.Timing(p20=0.2, median=0.5, p80=0.8, min=0.1, max=1.0)
-    assert asked == [(call, 25, [0.2, 0.5, 0.8, 0.0, 1.0])]
+    assert timer(call) == bench.Timing(*torch.quantile(torch.tensor(samples, dtype=torch.float64),
+                                                       torch.tensor([0.2, 0.5, 0.8, 0.0, 1.0],
+                                                                    dtype=torch.float64)).tolist())
+    assert asked == [(call, 25)]
     text = timer.description
-    assert text.startswith("triton.testing.do_bench_cudagraph(rep=25)")
+    assert text.startswith("do_bench_cudagraph's method (rep=25), captured on the stream the call was prepared on")
     assert "CUDA graph" in text and "no CPU launch cost" in text and "L2 not flushed" in text
     assert "copy roofline is timed the same way" in text
     assert "L2 flushed before every call" in bench.DoBenchTimer().description      # the eager one still says so
@@ -297,18 +300,19 @@ def test_a_call_that_cannot_be_captured_is_a_failed_row_and_the_sweep_goes_on(mo
     handled, as torch.cuda.graph does) becomes a "failed" row with both errors in one line; the next
     provider is timed as usual."""
     import gc
-    import triton.testing
 
-    def fake(fn, rep=20, grad_to_none=None, quantiles=None, return_mode="mean"):
+    from softmax_core.bench import harness
+
+    def fake(fn, rep_ms, n_samples=10):
         assert not gc.isenabled()          # no collection during a capture (see harness._capture_guard)
         if fn().dtype == torch.bfloat16:   # the sync provider's answer: stands for "synchronised while capturing"
             try:
                 raise RuntimeError("CUDA error: operation not permitted when stream is capturing")
             finally:
                 raise RuntimeError("CUDA error: operation failed due to a previous error during capture")
-        return [1.0, 1.0, 1.0, 1.0, 1.0]
+        return [1.0] * n_samples
 
-    monkeypatch.setattr(triton.testing, "do_bench_cudagraph", fake)
+    monkeypatch.setattr(harness, "_graph_samples", fake)
     syncs = Provider("syncs", "syncs", lambda x: torch.softmax(x, -1).bfloat16(), roofline=True)
     monkeypatch.setitem(bench.PROVIDERS, "syncs", syncs)
     was_collecting = gc.isenabled()

@@ -9,8 +9,8 @@ provider has no such pass, or cannot run on this machine; `reason` says why).
 Bytes are always `memory.bytes_moved` (forward reads x, writes y; backward reads y and dy, writes dx), so
 GB/s here is the same number the memory page predicts with. On a GPU the clock is
 `triton.testing.do_bench` (each call launched from Python, L2 flushed before every call), or, asked for,
-`triton.testing.do_bench_cudagraph` (the calls replayed from a CUDA graph: no CPU launch cost, L2 not
-flushed); on a CPU a wall clock, good for comparing naive and torch on this machine, never for comparing
+`triton.testing.do_bench_cudagraph`'s method (the calls replayed from a CUDA graph: no CPU launch cost, L2
+not flushed; see CudaGraphTimer); on a CPU a wall clock, good for comparing naive and torch on this machine, never for comparing
 with a GPU.
 """
 from __future__ import annotations
@@ -89,27 +89,88 @@ class GraphCaptureError(RuntimeError):
 
 @dataclass(frozen=True)
 class CudaGraphTimer:
-    """Triton's CUDA-graph timer: the calls are captured once in a CUDA graph and replayed, so what is timed
-    is the GPU's work alone, without the CPU's cost of launching each call from Python.
+    """Triton's CUDA-graph method (triton.testing.do_bench_cudagraph): the calls are captured once in a CUDA
+    graph and replayed, so what is timed is the GPU's work alone, without the CPU's cost of launching each
+    call from Python. 10 samples, each the mean over one replay of as many calls as fill `rep_ms`.
 
     Unlike do_bench, nothing flushes L2 between the calls: a matrix small enough to fit in L2 is read from
     L2, not from DRAM, after the first call. The copy roofline of the same run is timed the same way, so a
     provider's ratio to copy still compares like with like; its GB/s beside an eager run's does not.
-    do_bench_cudagraph takes 10 samples, each the mean over one replay of as many calls as fill `rep_ms`.
-    Same signature in triton 3.6 and 3.9: do_bench_cudagraph(fn, rep, grad_to_none, quantiles, return_mode)."""
+
+    The steps are do_bench_cudagraph's, but the capture runs on the stream that is current when the timer is
+    called (measure() prepares each call on `capture_stream()`), where do_bench_cudagraph captures on a stream
+    of its own. The difference matters for a backward: autograd runs each backward kernel on the stream its
+    forward ran on, so a backward whose forward ran anywhere else would make that stream wait on the capture,
+    which CUDA refuses ("operation would make the legacy stream depend on a capturing blocking stream": every
+    backward of the first graph record, tuning/h200-graph-backward-capture-failures-20261130.csv)."""
     rep_ms: int = 40
     kind: ClassVar[str] = DO_BENCH_CUDAGRAPH
 
     @property
     def description(self) -> str:
-        return (f"triton.testing.do_bench_cudagraph(rep={self.rep_ms}): the calls replayed from a CUDA graph, "
-                "so no CPU launch cost; L2 not flushed between calls (the copy roofline is timed the same way); "
-                "20th, 50th and 80th percentiles, min and max of 10 samples, each the mean of one replay")
+        return (f"do_bench_cudagraph's method (rep={self.rep_ms}), captured on the stream the call was prepared "
+                "on: the calls replayed from a CUDA graph, so no CPU launch cost; L2 not flushed between calls "
+                "(the copy roofline is timed the same way); 20th, 50th and 80th percentiles, min and max of 10 "
+                "samples, each the mean of one replay")
 
     def __call__(self, fn: Callable[[], object]) -> Timing:
-        import triton.testing
         with _capture_guard():
-            return Timing(*triton.testing.do_bench_cudagraph(fn, rep=self.rep_ms, quantiles=QUANTILES))
+            return timing_of(_graph_samples(fn, self.rep_ms))
+
+
+_CAPTURE_STREAMS: dict = {}
+
+
+def capture_stream() -> torch.cuda.Stream:
+    """The side stream (one per device) on which graph-timed calls are prepared and captured: a capture
+    cannot run on the default stream."""
+    device = torch.cuda.current_device()
+    if device not in _CAPTURE_STREAMS:
+        _CAPTURE_STREAMS[device] = torch.cuda.Stream(device)
+    return _CAPTURE_STREAMS[device]
+
+
+def _graph_samples(fn: Callable[[], object], rep_ms: float, n_samples: int = 10) -> list[float]:
+    """do_bench_cudagraph's steps on the current stream: a warm-up call, an estimate from 5 calls, a graph of
+    as many calls as fill rep_ms, then n_samples replays, each giving milliseconds per call."""
+    fn()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(5):
+        fn()
+    end.record()
+    torch.cuda.synchronize()
+    estimate_ms = start.elapsed_time(end) / 5
+    n_repeat = max(1, int(rep_ms / estimate_ms)) if estimate_ms > 0 else 1000
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=torch.cuda.current_stream()):
+        for _ in range(n_repeat):
+            fn()
+    torch.cuda.synchronize()
+    samples = []
+    for _ in range(n_samples):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        graph.replay()
+        end.record()
+        torch.cuda.synchronize()
+        samples.append(start.elapsed_time(end) / n_repeat)
+    del graph
+    return samples
+
+
+@contextlib.contextmanager
+def _preparing_for(timer: Timer) -> Iterator[None]:
+    """Where measure() prepares, checks and times a call: on the capture stream for the graph timer (after
+    the inputs, made on the default stream, are ready), as it is otherwise."""
+    if not isinstance(timer, CudaGraphTimer) or not torch.cuda.is_available():
+        yield
+        return
+    stream = capture_stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        yield
+    torch.cuda.current_stream().wait_stream(stream)
 
 
 @contextlib.contextmanager
@@ -306,14 +367,15 @@ def measure(p: Provider, direction: str, inputs: _Inputs, timer: Timer) -> dict:
     if direction == "backward" and p.backward is None:
         return row("skipped", p.no_backward_reason)
     try:
-        if direction == "forward":
-            call, expected = functools.partial(p.forward, x), inputs.y_ref
-        else:
-            call, expected = p.backward(x, inputs.dy), inputs.dx_ref
-        problem = None if p.roofline else mismatch(call(), expected, x.dtype)  # first call: compiles, then checks
-        if problem:
-            return row("failed", problem)
-        timing = timer(call)
+        with _preparing_for(timer):
+            if direction == "forward":
+                call, expected = functools.partial(p.forward, x), inputs.y_ref
+            else:
+                call, expected = p.backward(x, inputs.dy), inputs.dx_ref
+            problem = None if p.roofline else mismatch(call(), expected, x.dtype)  # first call: compiles, checks
+            if problem:
+                return row("failed", problem)
+            timing = timer(call)
     except Exception as err:  # OutOfResources, KernelDoesNotFit, out of memory, ...: a failure is data
         return row("failed", one_line(err))
     return row("ok", timing=timing)

@@ -105,6 +105,7 @@ def timer_from_description(description: object) -> str | None:
     """The clock a version-1 record's timer description names, or None."""
     text = str(description or "")
     for prefix, kind in (("triton.testing.do_bench_cudagraph(", DO_BENCH_CUDAGRAPH),
+                         ("do_bench_cudagraph's method (", DO_BENCH_CUDAGRAPH),
                          ("triton.testing.do_bench(", DO_BENCH), ("wall clock", WALL_CLOCK)):
         if text.startswith(prefix):
             return kind
