@@ -113,3 +113,4 @@ def l2_crossing_n(M: int, element_size: int, gpu) -> float | None:
     """The N at which M·N·element size equals the GPU's L2 size (above it a tensor no longer fits)."""
     l2 = l2_bytes(gpu)
     return None if l2 is None or M <= 0 else l2 / (M * element_size)
+

@@ -35,10 +35,10 @@ with right:
     code.kernel_panel("load", "store", caption=t("kernel_caption"), context=1)
 
 
-def bench_tables(run, direction: str):
+def bench_tables(run, direction: str, no_ratio_at=frozenset()):
     """The run's GB/s (median) and fraction-of-copy tables for one direction, as shown: separators, "⚠" on an
-    unsteady timing (measured.SPREAD_LIMIT), and no ratio where either timing is unsteady. Also returns how
-    many timings were unsteady."""
+    unsteady timing (measured.SPREAD_LIMIT), and no ratio where either timing is unsteady or at the sizes in
+    `no_ratio_at` (a roofline that cannot be trusted there). Also returns how many timings were unsteady."""
     part = run.frame[(run.frame["direction"] == direction) & (run.frame["status"] == "ok")]
     spreads = {(r["provider"], int(r["N"])): measured.timing_spread(r) for r in part.to_dict("records")}
     gbps = {(r["provider"], int(r["N"])): r["gbps"] for r in part.to_dict("records")}
@@ -52,7 +52,7 @@ def bench_tables(run, direction: str):
             sp = spreads.get((p, n))
             gb_row[p] = "—" if sp is None else f"{gbps[p, n]:,.0f}" + (" ⚠" if sp.steady is False else "")
             if p != "copy":
-                r = None if sp is None or copy is None else measured.shown_ratio(copy, sp)
+                r = None if sp is None or copy is None or n in no_ratio_at else measured.shown_ratio(copy, sp)
                 ratio_row[p] = "—" if r is None else f"{r:.2f}"
         gb_rows.append(gb_row)
         ratio_rows.append(ratio_row)
@@ -60,12 +60,18 @@ def bench_tables(run, direction: str):
     return pd.DataFrame(gb_rows), pd.DataFrame(ratio_rows), unsteady
 
 
-def show_run(run, prefix: str) -> None:
-    """Chart with the copy roofline, the table beside it, failures, provenance, CSV download."""
+def show_run(run, prefix: str, eager_run=None) -> None:
+    """Chart with the copy roofline, the table beside it, failures, provenance, CSV download. `eager_run`: for
+    a CUDA-graph run, the eager run of the same GPU, dtype and M, to check the graph's roofline against."""
     directions = [d for d in ("forward", "backward") if (run.frame["direction"] == d).any()] or ["forward"]
     kdir = state.choice_key(f"{prefix}dir", directions[0], directions)
     direction = st.radio(t("bench_direction"), directions, key=kdir, horizontal=True,
                          format_func=lambda d, tr=bound(): tr(f"bench_dir_{d}"))
+    slow_roof = {}
+    if eager_run is not None:
+        def rows(r):
+            return r.frame[r.frame["direction"] == direction].to_dict("records")
+        slow_roof = bench.slower_graph_roofline(rows(run), rows(eager_run))
     lines, roof = data.chart_frame(run, direction)
     left, right = st.columns([3, 2])
     with left:
@@ -77,7 +83,7 @@ def show_run(run, prefix: str) -> None:
                         key=f"bench_chart_{prefix}", height=380)
             st.caption(t("bench_chart_caption"))
     with right:
-        gb, ratio, unsteady = bench_tables(run, direction)
+        gb, ratio, unsteady = bench_tables(run, direction, frozenset(slow_roof))
         st.caption(t("bench_table_gbps"))
         st.dataframe(gb, hide_index=True, width="stretch")
         if len(ratio.columns) > 1:
@@ -85,6 +91,11 @@ def show_run(run, prefix: str) -> None:
             st.dataframe(ratio, hide_index=True, width="stretch")
         if unsteady:
             st.caption(t("acc_bench_unsteady", n=unsteady, limit=measured.SPREAD_LIMIT))
+        if slow_roof:
+            st.caption(t("bench_graph_slow_roofline", sizes=", ".join(f"{n:,}" for n in slow_roof),
+                         graph=f"{min(g for g, _ in slow_roof.values()):,.0f}",
+                         eager=f"{max(e for _, e in slow_roof.values()):,.0f}",
+                         limit=bench.GRAPH_ROOFLINE_LIMIT))
     failed = run.frame[run.frame["status"] != "ok"]
     if not failed.empty:
         with st.expander(t("bench_failed", n=len(failed))):
@@ -205,17 +216,17 @@ else:
     run = runs[index]
     # The same GPU, dtype and M timed from a CUDA graph, if such a record exists: then a switch between the
     # two clocks (absent otherwise, and its URL value is then left alone).
-    graph_run = data.graph_run_for(run)
+    graph_run, eager_run = data.graph_run_for(run), None
     if graph_run is not None:
         ktiming = state.choice_key("timing", bench.EAGER, bench.TIMING_VIEWS)
         timing = st.radio(t("bench_timing"), bench.TIMING_VIEWS, key=ktiming, horizontal=True,
                           format_func=lambda v, tr=bound(): tr(f"bench_timing_{v}"))
         st.caption(t("bench_timing_explain"))
         if timing == bench.CUDAGRAPH:
-            run = graph_run
+            eager_run, run = run, graph_run
     p = run.provenance
     st.markdown(t("bench_recorded_on", gpu=p.get("gpu") or p.get("device", "?"), date=data.run_day(run),
                   torch=p.get("torch", "?"), triton=p.get("triton", "?"), M=p.get("M", "?"), dtype=p.get("dtype", "?")))
-    show_run(run, "rec")
+    show_run(run, "rec", eager_run)
 
 state.sync()

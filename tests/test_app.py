@@ -572,3 +572,30 @@ def test_no_timing_switch_without_a_graph_record(recorded_dir, tmp_path, monkeyp
     (recorded_dir / "other-dtype.json").write_text(json.dumps({**info, "dtype": "bfloat16"}))
     at = app_on("pages/6_benchmark.py")
     assert "bench_timing" not in widget_keys(at)
+
+
+def test_the_graph_view_gives_no_ratio_where_the_graph_copy_ran_slower_than_eager():
+    """The recorded H200 runs: from 512 MB per tensor the forward copy replayed from a graph ran slower than
+    launched from Python; there the graph view shows no ratio and says why, with the sizes computed from the
+    two records (the backward's roofline, an add kernel, is unaffected)."""
+    from explorer_ui import data
+    from softmax_core import bench
+
+    at = app_on("pages/6_benchmark.py", {"timing": "cudagraph"})
+    eager = [r for r in data.recorded_runs() if r.provenance.get("dtype") == "float32"][-1]
+    graph = data.graph_run_for(eager)
+    assert graph is not None and widget(at, "bench_timing").value == "cudagraph"
+
+    def rows(run, direction):
+        return run.frame[run.frame["direction"] == direction].to_dict("records")
+
+    slow = bench.slower_graph_roofline(rows(graph, "forward"), rows(eager, "forward"))
+    assert slow and not bench.slower_graph_roofline(rows(graph, "backward"), rows(eager, "backward"))
+    captions = " ".join(c.value for c in at.caption)
+    assert "No ratios at N = " + ", ".join(f"{n:,}" for n in slow) in captions
+    ratios = [f.value for f in at.dataframe if "tuned" in f.value.columns and "copy" not in f.value.columns][0]
+    shown = dict(zip(ratios["N"], ratios["tuned"]))
+    assert all(shown[f"{n:,}"] == "—" for n in slow)
+    assert any(v != "—" for n, v in shown.items() if int(n.replace(",", "")) not in slow)
+    at = app_on("pages/6_benchmark.py")                                  # the eager view: every ratio shown
+    assert "No ratios at N" not in " ".join(c.value for c in at.caption)

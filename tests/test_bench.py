@@ -337,7 +337,7 @@ def test_the_record_names_its_timer_and_old_records_still_load(tmp_path):
     bench.save_run(eager, tmp_path, "new")
     assert bench.load_run(tmp_path / "new.json").provenance["timer"] == "wall clock"
     # a version-1 record: the description under "timer", no record_version (the H200 records until v6)
-    old = bench.load_run(bench.RECORDED_DIR / "nvidia-h200-full-float32-20261130T0527.json")
+    old = bench.load_run(bench.RECORDED_DIR / "history" / "nvidia-h200-full-float32-20261130T0527.json")
     assert old.provenance["record_version"] == 1 and old.provenance["timer"] == "do_bench"
     assert old.provenance["timer_description"].startswith("triton.testing.do_bench(warmup=10, rep=40)")
     assert old.timing_view == "eager"

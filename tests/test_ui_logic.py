@@ -196,3 +196,20 @@ def test_presentation_mode_moves_bottom_legends_beside_the_plot():
     assert spec["layer"][0]["encoding"]["color"]["legend"] == {"orient": "right", "columns": 1}
     assert spec["layer"][1]["encoding"]["shape"]["legend"] is None
     assert spec["encoding"]["x"]["legend"] == {"orient": "top"}
+
+
+def test_a_graph_roofline_slower_than_eager_is_found_and_a_faster_one_is_not():
+    from softmax_core import bench
+
+    def rows(pairs, provider="copy"):
+        return [{"provider": provider, "N": n, "gbps": g, "status": "ok"} for n, g in pairs]
+
+    eager = rows([(256, 1000.0), (32768, 4000.0), (65536, 4100.0)]) + rows([(32768, 1.0)], "tuned")
+    graph = rows([(256, 3000.0), (32768, 2600.0), (65536, 3700.0)]) + [
+        {"provider": "copy", "N": 131072, "gbps": 1.0, "status": "ok"}]          # no eager row at 131072
+    limit = bench.GRAPH_ROOFLINE_LIMIT
+    assert bench.slower_graph_roofline(graph, eager) == {32768: (2600.0, 4000.0)}  # 3700 > 0.9 x 4100
+    assert bench.slower_graph_roofline(graph, eager, limit=0.95) == {32768: (2600.0, 4000.0),
+                                                                         65536: (3700.0, 4100.0)}
+    failed = [dict(r, status="failed") for r in graph]
+    assert bench.slower_graph_roofline(failed, eager) == {} and limit < 1

@@ -10,10 +10,11 @@ from .harness import (FULL_SWEEP_DTYPES, FULL_SWEEP_M, FULL_SWEEP_N, QUANTILES, 
                       mismatch, run_sweep, timer_kind, timing_of, with_copy_ratio)
 from .providers import (PEER_PACKAGES, PROVIDERS, NotDifferentiable, Provider, autograd_backward,
                         available_providers, get_provider)
-from .records import (COLUMNS, CUDAGRAPH, DO_BENCH, DO_BENCH_CUDAGRAPH, EAGER, RECORD_VERSION, RECORDED_DIR,
+from .records import (COLUMNS, CUDAGRAPH, DO_BENCH, DO_BENCH_CUDAGRAPH, EAGER, GRAPH_ROOFLINE_LIMIT,
+                      RECORD_VERSION, RECORDED_DIR,
                       RENAMED_PROVIDERS, TIME_COLUMNS, TIMING_VIEWS, WALL_CLOCK, BenchmarkRun, current_runs,
-                      load_recorded_runs, load_run, package_version, provenance, save_run, source_digest,
-                      timing_view)
+                      load_recorded_runs, load_run, package_version, provenance, save_run,
+                      slower_graph_roofline, source_digest, timing_view)
 
 __all__ = [
     "FULL_SWEEP_DTYPES", "FULL_SWEEP_M", "FULL_SWEEP_N", "QUANTILES", "TIMERS", "TUTORIAL_SWEEP_M",
@@ -22,7 +23,9 @@ __all__ = [
     "mismatch", "run_sweep", "timer_kind", "timing_of", "with_copy_ratio",
     "PEER_PACKAGES", "PROVIDERS", "NotDifferentiable", "Provider", "autograd_backward", "available_providers",
     "get_provider",
-    "COLUMNS", "CUDAGRAPH", "DO_BENCH", "DO_BENCH_CUDAGRAPH", "EAGER", "RECORD_VERSION", "RECORDED_DIR",
+    "COLUMNS", "CUDAGRAPH", "DO_BENCH", "DO_BENCH_CUDAGRAPH", "EAGER", "GRAPH_ROOFLINE_LIMIT", "RECORD_VERSION",
+    "RECORDED_DIR",
     "RENAMED_PROVIDERS", "TIME_COLUMNS", "TIMING_VIEWS", "WALL_CLOCK", "BenchmarkRun", "current_runs",
-    "load_recorded_runs", "load_run", "package_version", "provenance", "save_run", "source_digest", "timing_view",
+    "load_recorded_runs", "load_run", "package_version", "provenance", "save_run", "slower_graph_roofline",
+    "source_digest", "timing_view",
 ]

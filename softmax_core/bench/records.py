@@ -218,3 +218,22 @@ def load_recorded_runs(directory: str | Path = RECORDED_DIR, view: str | None = 
 def current_runs(runs: Sequence[BenchmarkRun], view: str = EAGER) -> list[BenchmarkRun]:
     """The runs of one timing view, in their order: the app's record is the EAGER one unless asked."""
     return [r for r in runs if r.timing_view == view]
+
+
+# A roofline replayed from a CUDA graph should run at least as fast as launched from Python: no launch gaps,
+# and L2 is not flushed. Where it ran below this fraction of the eager copy's GB/s at the same N, ratios to it
+# would flatter every provider. (On the H200, from 512 MB per tensor, torch's contiguous copy_, which is a
+# cudaMemcpyAsync, replayed from a graph at 0.65-0.67x its eager GB/s; the backward's add kernel did not.)
+# The page (pages/6_benchmark.py) and docs/performance.md's tables (scripts/performance_tables.py) both
+# leave those ratios out.
+GRAPH_ROOFLINE_LIMIT = 0.9
+
+
+def slower_graph_roofline(graph_rows, eager_rows, limit: float = GRAPH_ROOFLINE_LIMIT) -> dict[int, tuple[float, float]]:
+    """N -> (graph copy GB/s, eager copy GB/s) for each N where the copy timed from a CUDA graph ran below
+    `limit` x the same copy launched from Python. Rows: mappings with provider, N, gbps and status (one
+    direction of each run)."""
+    def copies(rows):
+        return {int(r["N"]): float(r["gbps"]) for r in rows if r["provider"] == "copy" and r["status"] == "ok"}
+    graph, eager = copies(graph_rows), copies(eager_rows)
+    return {n: (graph[n], eager[n]) for n in sorted(graph) if n in eager and graph[n] < limit * eager[n]}
