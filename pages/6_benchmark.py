@@ -92,9 +92,9 @@ def show_run(run, prefix: str, eager_run=None) -> None:
         if unsteady:
             st.caption(t("acc_bench_unsteady", n=unsteady, limit=measured.SPREAD_LIMIT))
         if slow_roof:
-            st.caption(t("bench_graph_slow_roofline", sizes=", ".join(f"{n:,}" for n in slow_roof),
-                         graph=f"{min(g for g, _ in slow_roof.values()):,.0f}",
-                         eager=f"{max(e for _, e in slow_roof.values()):,.0f}",
+            worst = min(slow_roof, key=lambda n: slow_roof[n][0] / slow_roof[n][1])     # the largest shortfall
+            st.caption(t("bench_graph_slow_roofline", sizes=", ".join(f"{n:,}" for n in slow_roof), n=f"{worst:,}",
+                         graph=f"{slow_roof[worst][0]:,.0f}", eager=f"{slow_roof[worst][1]:,.0f}",
                          limit=bench.GRAPH_ROOFLINE_LIMIT))
     failed = run.frame[run.frame["status"] != "ok"]
     if not failed.empty:

@@ -222,15 +222,15 @@ FALLBACK_TILE = tl.constexpr(1024)
 
 
 @triton.jit
-def _chunk_pair(x_row, n_cols, part, CHUNK: tl.constexpr):
-    """The (max, sum) that program `part` of a row publishes, computed from x by another program:
-    a running max and sum over FALLBACK_TILE-wide pieces, summed relative to the chunk's max (or to 0 for a
-    chunk of only -inf), as the publishing program does."""
+def _span_pair(x_row, lo, hi):
+    """The (max, sum) a peer owning columns [lo, hi) publishes, read from memory by another program (the
+    wait ran out; see _gather): a running max and sum over FALLBACK_TILE-wide pieces, summed relative to the
+    span's max (or to 0 for a span of only -inf), as the publishing program does."""
     run_max = tl.full((), float("-inf"), tl.float32)
     run_sum = tl.full((), 0.0, tl.float32)
-    for start in range(0, CHUNK, FALLBACK_TILE):
-        cols = part * CHUNK + start + tl.arange(0, FALLBACK_TILE)
-        v = tl.load(x_row + cols, mask=cols < n_cols, other=float("-inf")).to(tl.float32)
+    for start in range(lo, hi, FALLBACK_TILE):
+        cols = start + tl.arange(0, FALLBACK_TILE)
+        v = tl.load(x_row + cols, mask=cols < hi, other=float("-inf")).to(tl.float32)
         new_max = tl.maximum(run_max, tl.max(v, axis=0))
         shift = tl.where(new_max == float("-inf"), 0.0, new_max)
         run_sum = run_sum * _exp(run_max - shift, False) + tl.sum(_exp(v - shift, False), axis=0)
@@ -239,12 +239,12 @@ def _chunk_pair(x_row, n_cols, part, CHUNK: tl.constexpr):
 
 
 @triton.jit
-def _chunk_dot(y_row, dy_row, n_cols, part, CHUNK: tl.constexpr):
-    """The backward's share of program `part`: sum(y * dy) over its chunk, read from memory."""
+def _span_dot(y_row, dy_row, lo, hi):
+    """The backward's share of a peer owning columns [lo, hi): sum(y * dy), read from memory."""
     acc = tl.full((), 0.0, tl.float32)
-    for start in range(0, CHUNK, FALLBACK_TILE):
-        cols = part * CHUNK + start + tl.arange(0, FALLBACK_TILE)
-        ok = cols < n_cols
+    for start in range(lo, hi, FALLBACK_TILE):
+        cols = start + tl.arange(0, FALLBACK_TILE)
+        ok = cols < hi
         acc += tl.sum(tl.load(y_row + cols, mask=ok, other=0.0).to(tl.float32)
                       * tl.load(dy_row + cols, mask=ok, other=0.0).to(tl.float32), axis=0)
     return _pack(tl.full((), 0.0, tl.float32), acc)
@@ -303,8 +303,8 @@ def softmax_split_kernel(
                 if missing > 0:
                     for p in range(0, SPLIT):
                         if tl.sum(((peers == p) & (words == _NOT_PUBLISHED)).to(tl.int32), axis=0) > 0:
-                            words = tl.where(peers == p,
-                                             _chunk_pair(x_ptr + row64 * x_row_stride, n_cols, p, CHUNK), words)
+                            words = tl.where(peers == p, _span_pair(x_ptr + row64 * x_row_stride, p * CHUNK,
+                                                                    tl.minimum(p * CHUNK + CHUNK, n_cols)), words)
             maxes, sums = _unpack(words)
             row_max = tl.max(maxes, axis=0)
             # A row of only -inf: NaN like torch, or zeros with SAFE (shift by 0, and 1/0 becomes 0 below).
@@ -359,9 +359,9 @@ def softmax_backward_split_kernel(
                 if missing > 0:
                     for p in range(0, SPLIT):
                         if tl.sum(((peers == p) & (words == _NOT_PUBLISHED)).to(tl.int32), axis=0) > 0:
-                            words = tl.where(peers == p, _chunk_dot(y_ptr + row64 * y_row_stride,
-                                                                    dy_ptr + row64 * dy_row_stride, n_cols, p, CHUNK),
-                                             words)
+                            words = tl.where(peers == p, _span_dot(y_ptr + row64 * y_row_stride,
+                                                                   dy_ptr + row64 * dy_row_stride, p * CHUNK,
+                                                                   tl.minimum(p * CHUNK + CHUNK, n_cols)), words)
             _, dots = _unpack(words)
             dot = tl.sum(dots, axis=0)
             dx = y.to(tl.float32) * (dy.to(tl.float32) - dot)
@@ -379,31 +379,17 @@ def softmax_backward_split_kernel(
 
 
 @triton.jit
-def _span_pair(x_row, lo, hi):
-    """The (max, sum) a peer owning columns [lo, hi) publishes, read from memory by another program (the
-    wait ran out; see _gather): a running max and sum over FALLBACK_TILE-wide pieces."""
-    run_max = tl.full((), float("-inf"), tl.float32)
-    run_sum = tl.full((), 0.0, tl.float32)
-    for start in range(lo, hi, FALLBACK_TILE):
-        cols = start + tl.arange(0, FALLBACK_TILE)
-        v = tl.load(x_row + cols, mask=cols < hi, other=float("-inf")).to(tl.float32)
-        new_max = tl.maximum(run_max, tl.max(v, axis=0))
-        shift = tl.where(new_max == float("-inf"), 0.0, new_max)
-        run_sum = run_sum * _exp(run_max - shift, False) + tl.sum(_exp(v - shift, False), axis=0)
-        run_max = new_max
-    return _pack(run_max, run_sum)
-
-
-@triton.jit
-def _span_dot(y_row, dy_row, lo, hi):
-    """The backward's share of a peer owning columns [lo, hi): sum(y * dy), read from memory."""
-    acc = tl.full((), 0.0, tl.float32)
-    for start in range(lo, hi, FALLBACK_TILE):
-        cols = start + tl.arange(0, FALLBACK_TILE)
-        ok = cols < hi
-        acc += tl.sum(tl.load(y_row + cols, mask=ok, other=0.0).to(tl.float32)
-                      * tl.load(dy_row + cols, mask=ok, other=0.0).to(tl.float32), axis=0)
-    return _pack(tl.full((), 0.0, tl.float32), acc)
+def _my_span(n_cols, TILE: tl.constexpr, SPLIT: tl.constexpr):
+    """Where this program stands in a shared tiled row: its part of the group, its group, the number of
+    groups, the span width (whole tiles, the same for every part), and its columns [lo, hi) with their tile
+    count (the last parts may own fewer tiles, or none)."""
+    part = tl.program_id(0) % SPLIT
+    group = tl.program_id(0) // SPLIT
+    n_groups = tl.num_programs(0) // SPLIT
+    span = tl.cdiv(tl.cdiv(n_cols, TILE), SPLIT) * TILE
+    lo = part * span
+    hi = tl.minimum(lo + span, n_cols)
+    return part, group, n_groups, span, lo, hi, tl.cdiv(tl.maximum(hi - lo, 0), TILE)
 
 
 @triton.jit
@@ -415,15 +401,8 @@ def softmax_tiled_split_kernel(
     TILE: tl.constexpr, SPLIT: tl.constexpr, PEERS: tl.constexpr, SAFE: tl.constexpr, PHASE: tl.constexpr,
     SPIN: tl.constexpr,
 ):
-    # Programs come in groups of SPLIT, as in softmax_split_kernel (PHASE too); program `part` of a group owns
-    # the columns [lo, hi): span_tiles whole tiles (the last part may own fewer, or none).
-    part = tl.program_id(0) % SPLIT
-    group = tl.program_id(0) // SPLIT
-    n_groups = tl.num_programs(0) // SPLIT
-    span = tl.cdiv(tl.cdiv(n_cols, TILE), SPLIT) * TILE
-    lo = part * span
-    hi = tl.minimum(lo + span, n_cols)
-    n_span_tiles = tl.cdiv(tl.maximum(hi - lo, 0), TILE)
+    # Programs come in groups of SPLIT, as in softmax_split_kernel (PHASE too).
+    part, group, n_groups, span, lo, hi, n_span_tiles = _my_span(n_cols, TILE, SPLIT)
     offsets = tl.arange(0, TILE)
     peers = tl.arange(0, PEERS)
     for row in tl.range(group, n_rows, n_groups):
@@ -479,13 +458,7 @@ def softmax_backward_tiled_split_kernel(
     TILE: tl.constexpr, SPLIT: tl.constexpr, PEERS: tl.constexpr, PHASE: tl.constexpr, SPIN: tl.constexpr,
 ):
     # The backward's one number per row, sum(dy * y), from spans of tiles shared as in the forward.
-    part = tl.program_id(0) % SPLIT
-    group = tl.program_id(0) // SPLIT
-    n_groups = tl.num_programs(0) // SPLIT
-    span = tl.cdiv(tl.cdiv(n_cols, TILE), SPLIT) * TILE
-    lo = part * span
-    hi = tl.minimum(lo + span, n_cols)
-    n_span_tiles = tl.cdiv(tl.maximum(hi - lo, 0), TILE)
+    part, group, n_groups, span, lo, hi, n_span_tiles = _my_span(n_cols, TILE, SPLIT)
     offsets = tl.arange(0, TILE)
     peers = tl.arange(0, PEERS)
     for row in tl.range(group, n_rows, n_groups):

@@ -269,19 +269,30 @@ def _plan_shared_tiles(n_rows, n_cols, dtype, gpu, direction, flags, why, split_
     """A tiled row shared by `split` programs, or None where they cannot all run at once (or float64)."""
     if dtype == torch.float64 or gpu.vendor != "nvidia":
         return None
-    constexprs = {"TILE": tile, "SPLIT": split, "PEERS": triton.next_power_of_2(split),
-                  **{k: v for k, v in flags.items() if k != "FP64"}, "PHASE": 0, "SPIN": SPIN_LIMIT}
-    res = kernel_resources(_job(TILED_SPLIT_KERNEL[direction], dtype, constexprs, warps, gpu))
-    per_sm = resident_programs_per_sm(gpu, res, warps)
-    groups = min(n_rows, gpu.multiprocessor_count * per_sm // split)
-    if groups == 0 or res.n_spills > 0:
+    fit = _co_resident(TILED_SPLIT_KERNEL[direction], dtype, {"TILE": tile}, flags, warps, gpu, n_rows, split)
+    if fit is None:
         return None
-    occ = occupancy(gpu, res.n_regs, res.shared_bytes, warps, groups * split)
+    res, _, groups, occ = fit
     reason = PlanReason.of(ReasonCode.TILED, **(why or {"why": ReasonCode.FORCED}), split_declined=split_declined,
                            tile=tile, n_tiles=triton.cdiv(n_cols, tile), programs_per_sm=occ.programs_per_sm,
                            shared_by=split)
     return SoftmaxPlan(gpu, direction, n_rows, n_cols, dtypes.name(dtype), "tiled", 1, tile, warps,
                        groups * split, res, occ, reason, split=split)
+
+
+def _co_resident(kernel: str, dtype: torch.dtype, shape: dict, flags: dict, warps: int, gpu: GpuSpec,
+                 n_rows: int, split: int) -> tuple[KernelResources, int, int, Occupancy] | None:
+    """For kernels whose `split` programs per row wait for each other: (resources, programs resident per SM,
+    groups, occupancy), where groups (rows in flight) is as many as can all run at once; None when not one
+    group fits, or the compile spilled registers. The kernel is compiled in its one-launch form (PHASE 0)."""
+    constexprs = {**shape, "SPLIT": split, "PEERS": triton.next_power_of_2(split),
+                  **{k: v for k, v in flags.items() if k != "FP64"}, "PHASE": 0, "SPIN": SPIN_LIMIT}
+    res = kernel_resources(_job(kernel, dtype, constexprs, warps, gpu))
+    per_sm = resident_programs_per_sm(gpu, res, warps)
+    groups = min(n_rows, gpu.multiprocessor_count * per_sm // split)
+    if groups == 0 or res.n_spills > 0:
+        return None
+    return res, per_sm, groups, occupancy(gpu, res.n_regs, res.shared_bytes, warps, groups * split)
 
 
 def plan_split(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec, direction: str, flags: dict,
@@ -292,14 +303,10 @@ def plan_split(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec, direc
     override the shape for the tuning sweep (scripts/h200_split_tune.py)."""
     split, chunk, warps = split_config(n_cols, gpu, direction, chunk)
     warps = num_warps or warps
-    constexprs = {"SPLIT": split, "PEERS": triton.next_power_of_2(split), "CHUNK": chunk,
-                  **{k: v for k, v in flags.items() if k != "FP64"}, "PHASE": 0, "SPIN": SPIN_LIMIT}
-    res = kernel_resources(_job(SPLIT_KERNEL[direction], dtype, constexprs, warps, gpu))
-    per_sm = resident_programs_per_sm(gpu, res, warps)
-    groups = min(n_rows, gpu.multiprocessor_count * per_sm // split)
-    if groups == 0 or res.n_spills > 0:
+    fit = _co_resident(SPLIT_KERNEL[direction], dtype, {"CHUNK": chunk}, flags, warps, gpu, n_rows, split)
+    if fit is None:
         return None
-    occ = occupancy(gpu, res.n_regs, res.shared_bytes, warps, groups * split)
+    res, per_sm, groups, occ = fit
     reason = PlanReason.of(ReasonCode.SPLIT, **(why or {"why": ReasonCode.FORCED}), direction=direction,
                            split=split, chunk=chunk, n_regs=res.n_regs, programs_per_sm=per_sm, groups=groups,
                            num_programs=groups * split)
