@@ -11,7 +11,10 @@ SHORT_TUNE_NS, SHORT_TUNE_DTYPES, SHORT_TUNE_ROWS and SHORT_TUNE_WARPS (comma-se
 
 Why (docs/performance.md, v7): replayed from a CUDA graph, our forward at N = 256-1024 ran 0.56-0.78x copy,
 behind QuACK (0.85-0.95), torch.compile and Liger (0.99 at fp32 1024); eager timing had hidden it under the
-launch cost every provider pays. Before the run, predict: which ROWS x warps wins at each N, and by how much.
+launch cost every provider pays. The prediction written before the run: the plan's short-row programs spread a
+row over several warps (fp32 256: 8 rows x 256 values, 4 warps: two warps a row), so each row block's max and
+sum are block-wide reductions with 4 bar.sync (sm_90 PTX of the offline compile); one warp per program has
+none, so 1-warp programs of 1-4 rows should win at N <= 1024 once the launch cost is gone.
 """
 from __future__ import annotations
 
