@@ -50,6 +50,8 @@ TILE_VALUES = 16384
 TILED_WARPS = 16
 TILED_WIDE_FROM_BYTES = 256 * 1024
 TILED_WIDE_WARPS = 32
+# A program has at most 1024 threads (CUDA's and HIP's block limit): 32 warps of 32, or 16 wavefronts of 64.
+MAX_THREADS_PER_PROGRAM = 1024
 # Tiled backward for 2-byte types: past TILED_SHARED_FROM_BYTES of y and dy per row, each row is shared by
 # programs that run at once (tuned_kernels.softmax_backward_tiled_split_kernel), each owning about
 # TILED_SPAN_BYTES of them, so that the rows in flight fit in L2 for pass 2; TILED_SHARED_TILE-wide tiles,
@@ -141,7 +143,9 @@ def tiled_config(n_cols: int, element_bytes: int = 4, direction: str = "forward"
             and (gpu is None or gpu.vendor == "nvidia")):
         split = min(MAX_TILED_SPLIT, triton.cdiv(pair_bytes, TILED_SPAN_BYTES))
         return min(tile, TILED_SHARED_TILE), TILED_SHARED_WARPS, split
-    return tile, TILED_WIDE_WARPS if pair_bytes >= TILED_WIDE_FROM_BYTES else TILED_WARPS, 1
+    if pair_bytes < TILED_WIDE_FROM_BYTES:
+        return tile, TILED_WARPS, 1
+    return tile, min(TILED_WIDE_WARPS, MAX_THREADS_PER_PROGRAM // (gpu.warp_size if gpu else 32)), 1
 
 
 def split_config(n_cols: int, gpu: GpuSpec, direction: str = "forward",

@@ -302,6 +302,8 @@ def test_the_tiled_backward_shares_rows_of_2_byte_types_past_the_threshold():
             assert (tile, warps) == (tp.TILED_SHARED_TILE, tp.TILED_SHARED_WARPS)
         else:
             assert split == 1 and warps == (tp.TILED_WIDE_WARPS if pair >= tp.TILED_WIDE_FROM_BYTES else tp.TILED_WARPS)
+    amd = next(g for g in sc.gpu_catalog() if g.warp_size == 64)
+    assert tp.tiled_config(65536, 2, "backward", amd) == (tp.TILE_VALUES, tp.MAX_THREADS_PER_PROGRAM // 64, 1)
     plan = sc.plan_softmax(4096, 131072, torch.bfloat16, h200, "backward")
     assert plan.path == "tiled" and plan.split == 8 and plan.num_programs % 8 == 0
     assert plan.num_programs <= h200.multiprocessor_count * plan.occupancy.programs_per_sm   # all at once
