@@ -106,28 +106,27 @@ def record(stem: str, directory: Path = BENCH, eager_stem: str | None = None) ->
     return "\n".join(lines)
 
 
-def graph_stems(directory: Path = BENCH) -> list[str]:
-    """The newest CUDA-graph record per dtype (bfloat16 first, as the eager tables) of the current eager
-    record's GPU, by file stem; none when there is no such record."""
+def graph_stems(directory: Path = BENCH) -> dict[str, str]:
+    """dtype -> file stem of the newest CUDA-graph record of that dtype (bfloat16 first, as the eager tables)
+    of the current eager record's GPU; empty when there is no such record."""
     gpu = load(VERSIONS[-1][1])[1].get("gpu")
     newest = {}
     for run in load_recorded_runs(directory, view=CUDAGRAPH):       # oldest first: the newest one stays
         if run.provenance.get("gpu") == gpu:
             newest[run.provenance.get("dtype")] = Path(run.provenance["csv"]).stem
-    return [newest[d] for d in ("bfloat16", "float32") if d in newest]
+    return {d: newest[d] for d in ("bfloat16", "float32") if d in newest}
 
 
 def graph_section(directory: Path = BENCH) -> str | None:
     stems = graph_stems(directory)
     if not stems:
         return None
-    timer = load(stems[0], directory)[1].get("timer_description", "triton.testing.do_bench_cudagraph")
+    timer = load(next(iter(stems.values())), directory)[1].get("timer_description", "triton.testing.do_bench_cudagraph")
     lines = ["### Timed from a CUDA graph (`do_bench_cudagraph`)", "",
              f"Each call replayed from a CUDA graph: no CPU launch cost, and L2 is not flushed between calls, so "
              f"compare these ratios to copy with each other, not these GB/s with the eager ones. Timer: {timer}."]
     eager = {"bfloat16": VERSIONS[-1][2], "float32": VERSIONS[-1][1]}
-    return "\n\n".join(["\n".join(lines), *(record(stem, directory, eager.get(load(stem, directory)[1].get("dtype")))
-                                           for stem in stems)])
+    return "\n\n".join(["\n".join(lines), *(record(stem, directory, eager[dtype]) for dtype, stem in stems.items())])
 
 
 def tables(directory: Path = BENCH) -> str:

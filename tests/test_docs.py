@@ -46,7 +46,7 @@ def test_performance_tables_print_a_cuda_graph_record_in_a_section_of_its_own(tm
     info = {**source, "csv": f"{stem}.csv", "record_version": 2, "timer": bench.DO_BENCH_CUDAGRAPH,
             "timer_description": bench.CudaGraphTimer().description, "date": "2099-12-31T00:00:00+00:00"}
     (tmp_path / f"{stem}.json").write_text(json.dumps(info))
-    assert tables.graph_stems(tmp_path) == [stem]
+    assert tables.graph_stems(tmp_path) == {"float32": stem}
     text = tables.tables(tmp_path)
     eager_at, graph_at = text.index("### Timed eager (`do_bench`)"), text.index("### Timed from a CUDA graph")
     assert eager_at < text.index(f"`{Path(f32).name}.csv`") < graph_at < text.index(f"`{stem}.csv`")
