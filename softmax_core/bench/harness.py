@@ -186,8 +186,8 @@ def _capture_guard() -> Iterator[None]:
       as its own. One small kernel and a synchronize run here, inside this guard, so such an error surfaces
       (and is cleared) now; if they fail twice the context itself is broken, which the reason then says.
     - Python's garbage collector: it may finalize a Triton kernel object during the capture, and unloading
-      its module is illegal while capturing (triton 3.9 switches the collector off around its capture,
-      3.6 does not). It is switched off here for both, and back on after.
+      its module is illegal while capturing (torch.cuda.graph never switches the collector off; some
+      versions collect once before capturing). It is switched off here, and back on after.
     The failed graph itself (and its memory pool) goes with the exception's frames when measure() drops it."""
     cuda = torch.cuda.is_available()
     stream = torch.cuda.current_stream() if cuda else None
