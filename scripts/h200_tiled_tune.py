@@ -12,6 +12,11 @@ and SLOTS, in commit 11e51aa with this script's version for them.
   2. Is it the L2 (a row's tiles shared by SPLIT programs, so fewer rows are in flight)? For the backward,
      partly (bf16 131072: 0.64 -> 0.75x); for the bf16 forward no (slower).
   3. Is it the two block-wide reductions (barriers) per tile in pass 1 (SLOTS: per-slot reductions)? No.
+Then Nsight Compute (scripts/h200_profile.py, 2026-11-30): the bf16 tiled forward at 131072 kept DRAM 75% busy
+(copy ~89%) with its warps mostly waiting on loads (long scoreboard), and read 1.17x the bytes a single pass
+would. So:
+  4. STAGES (TILED_TUNE_STAGES=1,2,3): tiles copied ahead into shared memory by Triton's pipeliner (cp.async),
+     so loads stay in flight while a tile is reduced, without the registers the prefetch of sweep 1 spilled.
 """
 from __future__ import annotations
 
@@ -40,8 +45,11 @@ M = 4096
 NS = _env_list("TILED_TUNE_NS", (32768, 65536, 131072, 262144))
 DTYPES = [getattr(torch, d) for d in _env_list("TILED_TUNE_DTYPES", ("bfloat16", "float32"), str)]
 # (tile, warps): the three best of the first sweep (tuning/h200-tiled-tune-20261130-1-prefetch.csv).
-SHAPES = [(16384, 16), (16384, 32), (8192, 8), (4096, 8)]
+SHAPES = [tuple(int(v) for v in shape.split("x"))
+          for shape in _env_list("TILED_TUNE_SHAPES", ("16384x16", "16384x32", "8192x8", "4096x8"), str)]
 SPLITS = _env_list("TILED_TUNE_SPLITS", (1, 4, 8))
+STAGES = _env_list("TILED_TUNE_STAGES", (1,))
+DIRECTIONS = _env_list("TILED_TUNE_DIRECTIONS", ("forward", "backward"), str)
 
 
 def bench(fn) -> tuple[float, float, float]:
@@ -56,14 +64,15 @@ def variants(n_rows: int, n_cols: int, dtype: torch.dtype, direction: str):
     yield "default", cached_plan(n_rows, n_cols, dtype, direction, False)
     for tile, warps in SHAPES:
         for split in SPLITS:
-            yield "tiled", plan_tiled(n_rows, n_cols, dtype, gpu, direction, flags, tile=tile, num_warps=warps,
-                                      split=split)
+            for stages in STAGES:
+                yield "tiled", plan_tiled(n_rows, n_cols, dtype, gpu, direction, flags, tile=tile, num_warps=warps,
+                                          split=split, stages=stages)
 
 
 def describe(plan) -> str:
     if plan is None:
         return "-"
-    extra = f" split={plan.split}"
+    extra = f" split={plan.split} stages={plan.stages} shared={plan.resources.shared_bytes}"
     return (f"{plan.path} block={plan.block_n} warps={plan.num_warps}{extra} grid={plan.num_programs} "
             f"regs={plan.resources.n_regs} spills={plan.resources.n_spills} "
             f"per_sm={plan.occupancy.programs_per_sm}")
@@ -102,21 +111,26 @@ def main(out_path: str) -> None:
             copy_gbps = fwd_bytes / copy_times[1] * 1e-6
             record(dtype, n, "copy", None, copy_times, fwd_bytes, copy_gbps)
             record(dtype, n, "torch", None, bench(lambda: torch.softmax(x, -1)), fwd_bytes, copy_gbps)
-            ref = torch.softmax(x.float(), -1)
-            candidates(dtype, n, "", "forward", lambda plan: softmax_forward(x, plan, False), ref, fwd_bytes, copy_gbps)
-            del ref, y_copy
-            dy = torch.randn_like(x)
-            y = torch.softmax(x, -1)
-            dx_ref = torch._softmax_backward_data(dy, y, -1, dtype).float()
-            out3 = torch.empty_like(x)
-            bcopy_times = bench(lambda: torch.add(y, dy, out=out3))
-            bcopy_gbps = bwd_bytes / bcopy_times[1] * 1e-6
-            record(dtype, n, "bwd-copy", None, bcopy_times, bwd_bytes, bcopy_gbps)
-            record(dtype, n, "bwd-torch", None, bench(lambda: torch._softmax_backward_data(dy, y, -1, dtype)),
-                   bwd_bytes, bcopy_gbps)
-            candidates(dtype, n, "bwd-", "backward", lambda plan: softmax_backward(y, dy, plan), dx_ref, bwd_bytes,
-                       bcopy_gbps)
-            del x, y, dy, out3, dx_ref
+            if "forward" in DIRECTIONS:
+                ref = torch.softmax(x.float(), -1)
+                candidates(dtype, n, "", "forward", lambda plan: softmax_forward(x, plan, False), ref, fwd_bytes,
+                           copy_gbps)
+                del ref
+            del y_copy
+            if "backward" in DIRECTIONS:
+                dy = torch.randn_like(x)
+                y = torch.softmax(x, -1)
+                dx_ref = torch._softmax_backward_data(dy, y, -1, dtype).float()
+                out3 = torch.empty_like(x)
+                bcopy_times = bench(lambda: torch.add(y, dy, out=out3))
+                bcopy_gbps = bwd_bytes / bcopy_times[1] * 1e-6
+                record(dtype, n, "bwd-copy", None, bcopy_times, bwd_bytes, bcopy_gbps)
+                record(dtype, n, "bwd-torch", None, bench(lambda: torch._softmax_backward_data(dy, y, -1, dtype)),
+                       bwd_bytes, bcopy_gbps)
+                candidates(dtype, n, "bwd-", "backward", lambda plan: softmax_backward(y, dy, plan), dx_ref, bwd_bytes,
+                           bcopy_gbps)
+                del y, dy, out3, dx_ref
+            del x
             torch.cuda.empty_cache()
             pd.DataFrame(rows_out).to_csv(out_path, index=False)     # what is done so far survives a timeout
     pd.DataFrame(rows_out).to_csv(out_path, index=False)

@@ -102,9 +102,10 @@ def forward_kernel_calls(plan: SoftmaxPlan, safe: bool, fp64: bool):
                                        ("SAFE", safe), ("FP64", fp64)))]
     if plan.shares_rows:
         return [(softmax_tiled_split_kernel, (("TILE", plan.block_n), ("SPLIT", plan.split), ("PEERS", plan.peers),
-                                              ("SAFE", safe), ("PHASE", phase), ("SPIN", SPIN_LIMIT)))
+                                              ("SAFE", safe), ("PHASE", phase), ("SPIN", SPIN_LIMIT),
+                                              ("STAGES", plan.stages)))
                 for phase in split_phases()]
-    return [(softmax_tiled_kernel, (("TILE", plan.block_n), ("SAFE", safe), ("FP64", fp64)))]
+    return [(softmax_tiled_kernel, (("TILE", plan.block_n), ("SAFE", safe), ("FP64", fp64), ("STAGES", plan.stages)))]
 
 
 def backward_kernel_calls(plan: SoftmaxPlan, fp64: bool):
@@ -117,9 +118,10 @@ def backward_kernel_calls(plan: SoftmaxPlan, fp64: bool):
                                                 ("FP64", fp64)))]
     if plan.shares_rows:
         return [(softmax_backward_tiled_split_kernel, (("TILE", plan.block_n), ("SPLIT", plan.split),
-                                                       ("PEERS", plan.peers), ("PHASE", phase), ("SPIN", SPIN_LIMIT)))
+                                                       ("PEERS", plan.peers), ("PHASE", phase), ("SPIN", SPIN_LIMIT),
+                                                       ("STAGES", plan.stages)))
                 for phase in split_phases()]
-    return [(softmax_backward_tiled_kernel, (("TILE", plan.block_n), ("FP64", fp64)))]
+    return [(softmax_backward_tiled_kernel, (("TILE", plan.block_n), ("FP64", fp64), ("STAGES", plan.stages)))]
 
 
 def softmax_forward(x: torch.Tensor, plan: SoftmaxPlan, safe: bool = False, out_dtype: torch.dtype | None = None,

@@ -37,6 +37,13 @@ SHARED_ROW_KERNELS = (*SPLIT_KERNEL.values(), *TILED_SPLIT_KERNEL.values())   # 
 # program loads about this much (the tutorial's one-row programs move only N x 4 bytes each).
 BYTES_PER_PROGRAM = 16 * 1024
 PROGRAMS_PER_SM_TO_FILL = 2
+# Short rows, forward (a padded row of at most SHORT_ROW_BYTES): programs of about SHORT_PROGRAM_BYTES, one
+# warp for each SHORT_PROGRAM_BYTES. Replayed from a CUDA graph, where no launch cost hides the kernel, 1-2 rows
+# on 1-2 warps beat 4-8 rows on 4-8 warps by 10-30% at N = 256-1024 (tuning/h200-short-rows-tune-20261130-*.csv):
+# a row's max and sum stay among one warp's shuffles, with no barrier between warps, and small programs
+# finish sooner in a grid that fits on the GPU at once.
+SHORT_ROW_BYTES = 4 * 1024
+SHORT_PROGRAM_BYTES = 2 * 1024
 # Bytes of row each thread loads: four 16-byte vector loads (16 fp32 or 32 bf16 values).
 BYTES_PER_THREAD = 64
 # After the upcast every value is a float32 register. Beyond this many per thread the compiler runs out
@@ -57,6 +64,8 @@ MAX_THREADS_PER_PROGRAM = 1024
 # TILED_SPAN_BYTES of them, so that the rows in flight fit in L2 for pass 2; TILED_SHARED_TILE-wide tiles,
 # TILED_SHARED_WARPS warps, at most MAX_TILED_SPLIT programs per row. (Sharing the forward's rows measured
 # slower; float32 rows that long take the split path.)
+# Tiles in flight per tiled program (STAGES): 1 loads each tile when it is needed.
+TILED_STAGES = 1
 TILED_SHARED_FROM_BYTES = 256 * 1024
 TILED_SPAN_BYTES = 64 * 1024
 TILED_SHARED_TILE, TILED_SHARED_WARPS = 8192, 8
@@ -93,6 +102,8 @@ class SoftmaxPlan:
     reason: PlanReason              # why this path: a code and its figures (reasons.py)
     split: int = 1                  # split path, or a shared tiled row: programs per row (num_programs is a
                                     # multiple of it; they run at once and meet through published slots)
+    stages: int = 1                 # tiled path: tiles in flight per program (STAGES - 1 of them copied ahead
+                                    # into shared memory by Triton's pipeliner); 1: each tile loaded when used
 
     @property
     def grid(self) -> tuple[int]:
@@ -113,16 +124,21 @@ def _pow2_clamp(value: int, low: int, high: int) -> int:
     return max(low, min(high, triton.next_power_of_2(max(1, value))))
 
 
-def rows_config(n_cols: int, element_bytes: int, gpu: GpuSpec, n_rows: int) -> tuple[int, int, int]:
+def rows_config(n_cols: int, element_bytes: int, gpu: GpuSpec, n_rows: int,
+                direction: str = "forward") -> tuple[int, int, int]:
     """(ROWS, BLOCK_N, num_warps) for holding whole rows in registers."""
     warp_size = gpu.warp_size
     block_n = triton.next_power_of_2(n_cols)
-    rows = _pow2_clamp(BYTES_PER_PROGRAM // (block_n * element_bytes), 1, 64)
+    row_bytes = block_n * element_bytes
+    short = direction == "forward" and row_bytes <= SHORT_ROW_BYTES
+    rows = _pow2_clamp((SHORT_PROGRAM_BYTES if short else BYTES_PER_PROGRAM) // row_bytes, 1, 64)
     # ... but never so many rows per program that the grid leaves SMs idle: keep at least
     # PROGRAMS_PER_SM_TO_FILL programs for every SM.
     fill_limit = max(1, n_rows // (PROGRAMS_PER_SM_TO_FILL * gpu.multiprocessor_count))
     rows = min(rows, 1 << (fill_limit.bit_length() - 1))
-    program_bytes = rows * block_n * element_bytes
+    program_bytes = rows * row_bytes
+    if short:
+        return rows, block_n, max(1, program_bytes // SHORT_PROGRAM_BYTES)
     warps = _pow2_clamp(program_bytes // (warp_size * BYTES_PER_THREAD), MIN_WARPS, MAX_WARPS)
     warps = min(warps, max(1, rows * block_n // warp_size))   # never more threads than values
     return rows, block_n, warps
@@ -146,6 +162,13 @@ def tiled_config(n_cols: int, element_bytes: int = 4, direction: str = "forward"
     if pair_bytes < TILED_WIDE_FROM_BYTES:
         return tile, TILED_WARPS, 1
     return tile, min(TILED_WIDE_WARPS, MAX_THREADS_PER_PROGRAM // (gpu.warp_size if gpu else 32)), 1
+
+
+def tiled_stages(n_cols: int, element_bytes: int = 4, direction: str = "forward",
+                 gpu: GpuSpec | None = None) -> int:
+    """Tiles in flight per program on the tiled path (the kernels' STAGES): 1 + the tiles Triton's pipeliner
+    copies ahead into shared memory."""
+    return TILED_STAGES
 
 
 def split_config(n_cols: int, gpu: GpuSpec, direction: str = "forward",
@@ -190,7 +213,7 @@ def plan_softmax(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, g
 
     row_bytes = n_cols * elt
     float32_forward = direction == "forward" and dtype == torch.float32
-    rows, block_n, warps = rows_config(n_cols, elt, gpu, n_rows)
+    rows, block_n, warps = rows_config(n_cols, elt, gpu, n_rows, direction)
     per_thread = values_per_thread(rows, block_n, warps, gpu.warp_size)
     why: dict = {"why": ReasonCode.FORCED}
     if path in ("tiled", "split"):
@@ -244,11 +267,12 @@ def plan_softmax(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, g
 
 def plan_tiled(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec, direction: str, flags: dict,
                why: dict | None = None, split_declined: bool = False, *, tile: int | None = None,
-               num_warps: int | None = None, split: int | None = None) -> SoftmaxPlan:
+               num_warps: int | None = None, split: int | None = None, stages: int | None = None) -> SoftmaxPlan:
     """The tiled path: two passes over TILE-wide tiles, one program per row or (split > 1) a row's tiles
-    shared by `split` programs that run at once. `tile`, `num_warps` and `split` override tiled_config's
-    shape for the tuning sweep (scripts/h200_tiled_tune.py)."""
+    shared by `split` programs that run at once. `tile`, `num_warps`, `split` and `stages` override
+    tiled_config's shape and tiled_stages' depth for the tuning sweep (scripts/h200_tiled_tune.py)."""
     default_tile, default_warps, default_split = tiled_config(n_cols, dtypes.element_size(dtype), direction, gpu)
+    stages = stages or tiled_stages(n_cols, dtypes.element_size(dtype), direction, gpu)
     if split is None and tile is None and num_warps is None:
         tile, num_warps, split = default_tile, default_warps, default_split
     tile = min(tile or default_tile, triton.next_power_of_2(n_cols))
@@ -256,24 +280,26 @@ def plan_tiled(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec, direc
     split = 1 if split is None else split
     if split > 1:
         shared = _plan_shared_tiles(n_rows, n_cols, dtype, gpu, direction, flags, why, split_declined, tile,
-                                    warps, split)
+                                    warps, split, stages)
         if shared is not None:
             return shared
-    res = kernel_resources(_job(TILED_KERNEL[direction], dtype, {"TILE": tile, **flags}, warps, gpu))
+    res = kernel_resources(_job(TILED_KERNEL[direction], dtype, {"TILE": tile, "STAGES": stages, **flags}, warps,
+                                gpu))
     occ = occupancy(gpu, res.n_regs, res.shared_bytes, warps, n_rows)
     reason = PlanReason.of(ReasonCode.TILED, **(why or {"why": ReasonCode.FORCED}), split_declined=split_declined,
                            tile=tile, n_tiles=triton.cdiv(n_cols, tile), programs_per_sm=occ.programs_per_sm,
                            shared_by=1)
     return SoftmaxPlan(gpu, direction, n_rows, n_cols, dtypes.name(dtype), "tiled", 1, tile, warps,
-                       n_rows, res, occ, reason)
+                       n_rows, res, occ, reason, stages=stages)
 
 
 def _plan_shared_tiles(n_rows, n_cols, dtype, gpu, direction, flags, why, split_declined, tile, warps,
-                       split) -> SoftmaxPlan | None:
+                       split, stages) -> SoftmaxPlan | None:
     """A tiled row shared by `split` programs, or None where they cannot all run at once (or float64)."""
     if dtype == torch.float64 or gpu.vendor != "nvidia":
         return None
-    fit = _co_resident(TILED_SPLIT_KERNEL[direction], dtype, {"TILE": tile}, flags, warps, gpu, n_rows, split)
+    fit = _co_resident(TILED_SPLIT_KERNEL[direction], dtype, {"TILE": tile, "STAGES": stages}, flags, warps, gpu,
+                       n_rows, split)
     if fit is None:
         return None
     res, _, groups, occ = fit
@@ -281,7 +307,7 @@ def _plan_shared_tiles(n_rows, n_cols, dtype, gpu, direction, flags, why, split_
                            tile=tile, n_tiles=triton.cdiv(n_cols, tile), programs_per_sm=occ.programs_per_sm,
                            shared_by=split)
     return SoftmaxPlan(gpu, direction, n_rows, n_cols, dtypes.name(dtype), "tiled", 1, tile, warps,
-                       groups * split, res, occ, reason, split=split)
+                       groups * split, res, occ, reason, split=split, stages=stages)
 
 
 def _co_resident(kernel: str, dtype: torch.dtype, shape: dict, flags: dict, warps: int, gpu: GpuSpec,

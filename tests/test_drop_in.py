@@ -81,7 +81,21 @@ def test_split_path_with_more_rows_than_groups(device):
 
 def test_short_rows_take_the_rows_path():
     plan = cached_plan(4096, 781, torch.float32, "forward", False)
-    assert plan.path == "rows" and plan.rows_per_program > 1 and plan.block_n == 1024
+    assert plan.path == "rows" and plan.block_n == 1024
+
+
+@pytest.mark.parametrize("n_cols, dtype, rows, warps", [
+    (256, torch.float32, 2, 1), (512, torch.float32, 1, 1), (1024, torch.float32, 1, 2),
+    (256, torch.bfloat16, 4, 1), (512, torch.bfloat16, 2, 1), (2048, torch.bfloat16, 1, 2)])
+def test_short_forward_rows_get_small_programs(n_cols, dtype, rows, warps):
+    """Forward rows of at most 4 KB: programs of about 2 KB, one warp per 2 KB (the CUDA-graph sweep's winners).
+    The backward and longer rows keep 16 KB programs of at least 4 warps."""
+    plan = cached_plan(4096, n_cols, dtype, "forward", False)
+    assert (plan.path, plan.rows_per_program, plan.num_warps) == ("rows", rows, warps)
+    backward = cached_plan(4096, n_cols, dtype, "backward", False)
+    assert backward.num_warps >= 4 and backward.rows_per_program * n_cols * dtype.itemsize >= 4096
+    longer = cached_plan(4096, 4096, torch.bfloat16, "forward", False)
+    assert longer.rows_per_program * longer.block_n * 2 == 16 * 1024 and longer.num_warps >= 4
 
 
 def test_an_all_neg_inf_tile_inside_a_valid_row_is_harmless(device):
