@@ -15,8 +15,11 @@ and SLOTS, in commit 11e51aa with this script's version for them.
 Then Nsight Compute (scripts/h200_profile.py, 2026-11-30): the bf16 tiled forward at 131072 kept DRAM 75% busy
 (copy ~89%) with its warps mostly waiting on loads (long scoreboard), and read 1.17x the bytes a single pass
 would. So:
-  4. STAGES (TILED_TUNE_STAGES=1,2,3): tiles copied ahead into shared memory by Triton's pipeliner (cp.async),
-     so loads stay in flight while a tile is reduced, without the registers the prefetch of sweep 1 spilled.
+  4. Tiles copied ahead into shared memory by Triton's pipeliner (cp.async; a STAGES switch on the tiled
+     kernels), so loads stay in flight while a tile is reduced without the registers the prefetch of sweep 1
+     spilled? No for the forward (65536-262144: every STAGES = 2-3 variant at or below STAGES = 1); the bf16
+     backward's shared rows gained 3-8%, within reach of the spread. Sweep 4 ran commit baab450, which has the
+     switch and this script's version for it; the switch was then taken out.
 """
 from __future__ import annotations
 
@@ -48,7 +51,6 @@ DTYPES = [getattr(torch, d) for d in _env_list("TILED_TUNE_DTYPES", ("bfloat16",
 SHAPES = [tuple(int(v) for v in shape.split("x"))
           for shape in _env_list("TILED_TUNE_SHAPES", ("16384x16", "16384x32", "8192x8", "4096x8"), str)]
 SPLITS = _env_list("TILED_TUNE_SPLITS", (1, 4, 8))
-STAGES = _env_list("TILED_TUNE_STAGES", (1,))
 DIRECTIONS = _env_list("TILED_TUNE_DIRECTIONS", ("forward", "backward"), str)
 
 
@@ -64,15 +66,14 @@ def variants(n_rows: int, n_cols: int, dtype: torch.dtype, direction: str):
     yield "default", cached_plan(n_rows, n_cols, dtype, direction, False)
     for tile, warps in SHAPES:
         for split in SPLITS:
-            for stages in STAGES:
-                yield "tiled", plan_tiled(n_rows, n_cols, dtype, gpu, direction, flags, tile=tile, num_warps=warps,
-                                          split=split, stages=stages)
+            yield "tiled", plan_tiled(n_rows, n_cols, dtype, gpu, direction, flags, tile=tile, num_warps=warps,
+                                      split=split)
 
 
 def describe(plan) -> str:
     if plan is None:
         return "-"
-    extra = f" split={plan.split} stages={plan.stages} shared={plan.resources.shared_bytes}"
+    extra = f" split={plan.split} shared={plan.resources.shared_bytes}"
     return (f"{plan.path} block={plan.block_n} warps={plan.num_warps}{extra} grid={plan.num_programs} "
             f"regs={plan.resources.n_regs} spills={plan.resources.n_spills} "
             f"per_sm={plan.occupancy.programs_per_sm}")

@@ -102,10 +102,9 @@ def forward_kernel_calls(plan: SoftmaxPlan, safe: bool, fp64: bool):
                                        ("SAFE", safe), ("FP64", fp64)))]
     if plan.shares_rows:
         return [(softmax_tiled_split_kernel, (("TILE", plan.block_n), ("SPLIT", plan.split), ("PEERS", plan.peers),
-                                              ("SAFE", safe), ("PHASE", phase), ("SPIN", SPIN_LIMIT),
-                                              ("STAGES", plan.stages)))
+                                              ("SAFE", safe), ("PHASE", phase), ("SPIN", SPIN_LIMIT)))
                 for phase in split_phases()]
-    return [(softmax_tiled_kernel, (("TILE", plan.block_n), ("SAFE", safe), ("FP64", fp64), ("STAGES", plan.stages)))]
+    return [(softmax_tiled_kernel, (("TILE", plan.block_n), ("SAFE", safe), ("FP64", fp64)))]
 
 
 def backward_kernel_calls(plan: SoftmaxPlan, fp64: bool):
@@ -118,10 +117,9 @@ def backward_kernel_calls(plan: SoftmaxPlan, fp64: bool):
                                                 ("FP64", fp64)))]
     if plan.shares_rows:
         return [(softmax_backward_tiled_split_kernel, (("TILE", plan.block_n), ("SPLIT", plan.split),
-                                                       ("PEERS", plan.peers), ("PHASE", phase), ("SPIN", SPIN_LIMIT),
-                                                       ("STAGES", plan.stages)))
+                                                       ("PEERS", plan.peers), ("PHASE", phase), ("SPIN", SPIN_LIMIT)))
                 for phase in split_phases()]
-    return [(softmax_backward_tiled_kernel, (("TILE", plan.block_n), ("FP64", fp64), ("STAGES", plan.stages)))]
+    return [(softmax_backward_tiled_kernel, (("TILE", plan.block_n), ("FP64", fp64)))]
 
 
 def softmax_forward(x: torch.Tensor, plan: SoftmaxPlan, safe: bool = False, out_dtype: torch.dtype | None = None,
@@ -161,18 +159,27 @@ def softmax_backward(y: torch.Tensor, dy: torch.Tensor, plan: SoftmaxPlan,
 
 @lru_cache(maxsize=4096)
 def cached_plan(n_rows: int, n_cols: int, dtype: torch.dtype, direction: str, safe: bool,
-                device_index: int = 0) -> SoftmaxPlan:
+                device_index: int = 0, aligned: bool = True) -> SoftmaxPlan:
     """The plan for GPU number `device_index` (or the catalog's H200 under the interpreter), computed once.
     Everything that decides it is in the arguments, so a caller never has to ask the device."""
-    return plan_softmax(n_rows, n_cols, dtype, default_gpu(max(device_index, 0)), direction, safe)
+    return plan_softmax(n_rows, n_cols, dtype, default_gpu(max(device_index, 0)), direction, safe,
+                        aligned=aligned)
+
+
+def launch_aligned(matrix: torch.Tensor, row_stride: int | None = None) -> bool:
+    """Whether Triton's JIT will see `matrix` as a plan assumes (tuned_plan.launch_divisible): a start on a
+    16-byte boundary and, where the width is a multiple of 16, a row stride that is one too."""
+    row_stride = matrix.stride(0) if row_stride is None else row_stride
+    return matrix.data_ptr() % 16 == 0 and (row_stride % 16 == 0 or matrix.shape[-1] % 16 != 0)
 
 
 def forward_plan(x: torch.Tensor, safe: bool) -> SoftmaxPlan:
-    return cached_plan(x.shape[0], x.shape[1], x.dtype, "forward", safe, x.get_device())
+    return cached_plan(x.shape[0], x.shape[1], x.dtype, "forward", safe, x.get_device(), launch_aligned(x))
 
 
-def backward_plan(y: torch.Tensor) -> SoftmaxPlan:
-    return cached_plan(y.shape[0], y.shape[1], y.dtype, "backward", False, y.get_device())
+def backward_plan(y: torch.Tensor, dy: torch.Tensor) -> SoftmaxPlan:
+    return cached_plan(y.shape[0], y.shape[1], y.dtype, "backward", False, y.get_device(),
+                       launch_aligned(y) and launch_aligned(dy))
 
 
 class _SoftmaxFunction(torch.autograd.Function):
@@ -237,7 +244,7 @@ def backward_replayed(y: torch.Tensor, dy: torch.Tensor, grad_dtype: torch.dtype
         else:
             kept((y, dy, dx) + tail + (_split_slots(split_plan, y.device),))
         return dx
-    plan = backward_plan(y)
+    plan = backward_plan(y, dy)
     dx = softmax_backward(y, dy, plan, grad_dtype)
     if not runtime.INTERPRETED:
         (kernel, constexprs), = backward_kernel_calls(plan, y.dtype == torch.float64)
@@ -386,7 +393,7 @@ def _ready_forward(x: torch.Tensor, dim: int, safe: bool, out_dtype: torch.dtype
         n_rows, row_stride = x.numel() // n_cols, n_cols
     else:
         return None
-    plan = cached_plan(n_rows, n_cols, x.dtype, "forward", safe, x.get_device())
+    plan = cached_plan(n_rows, n_cols, x.dtype, "forward", safe, x.get_device(), launch_aligned(x, row_stride))
     return ReadyForward(plan, safe, out_dtype, x.shape, n_rows, n_cols, row_stride,
                         plain_output=x.is_contiguous() and out_dtype == x.dtype)
 

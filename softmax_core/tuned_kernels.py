@@ -91,7 +91,7 @@ def softmax_tiled_kernel(
     n_rows, n_cols,
     TILE: tl.constexpr,
     SAFE: tl.constexpr, FP64: tl.constexpr,
-    trace_ptr=None, TRACE: tl.constexpr = False, STAGES: tl.constexpr = 1,
+    trace_ptr=None, TRACE: tl.constexpr = False,
 ):
     # TRACE (off by default, and then compiled away with trace_ptr) also writes, per row and tile, the
     # TRACE_TILE_FIELDS below to trace_ptr: what pass 1 knew before and after the tile (long_row_trace.py).
@@ -103,10 +103,7 @@ def softmax_tiled_kernel(
         # Pass 1: one (max, sum) for the whole row, one tile at a time.
         running_max = _acc(tl.full((), float("-inf"), tl.float32), FP64)
         running_sum = _acc(tl.full((), 0.0, tl.float32), FP64)
-        # STAGES > 1: Triton's software pipeliner copies the next STAGES - 1 tiles into shared memory
-        # (cp.async) while this one is reduced, so DRAM never waits for the arithmetic; STAGES = 1 loads a
-        # tile only when it is needed. The tiles in flight cost shared memory, not registers.
-        for t in tl.range(0, n_tiles, num_stages=STAGES):
+        for t in range(0, n_tiles):
             cols = t * TILE + offsets
             x = _acc(tl.load(x_row + cols, mask=cols < n_cols, other=float("-inf"),
                              eviction_policy="evict_last"), FP64)
@@ -134,7 +131,7 @@ def softmax_tiled_kernel(
         else:
             inv_sum = 1.0 / running_sum
         # Pass 2: last tile first, while it is still in L2.
-        for t in tl.range(0, n_tiles, num_stages=STAGES):
+        for t in range(0, n_tiles):
             cols = (n_tiles - 1 - t) * TILE + offsets
             mask = cols < n_cols
             x = _acc(tl.load(x_row + cols, mask=mask, other=float("-inf"), eviction_policy="evict_first"), FP64)
@@ -402,9 +399,9 @@ def softmax_tiled_split_kernel(
     n_rows, n_cols,
     slots_ptr,
     TILE: tl.constexpr, SPLIT: tl.constexpr, PEERS: tl.constexpr, SAFE: tl.constexpr, PHASE: tl.constexpr,
-    SPIN: tl.constexpr, STAGES: tl.constexpr = 1,
+    SPIN: tl.constexpr,
 ):
-    # Programs come in groups of SPLIT, as in softmax_split_kernel (PHASE too); STAGES as in softmax_tiled_kernel.
+    # Programs come in groups of SPLIT, as in softmax_split_kernel (PHASE too).
     part, group, n_groups, span, lo, hi, n_span_tiles = _my_span(n_cols, TILE, SPLIT)
     offsets = tl.arange(0, TILE)
     peers = tl.arange(0, PEERS)
@@ -417,7 +414,7 @@ def softmax_tiled_split_kernel(
             # Pass 1 over the span: its max and its sum relative to that max (the online normaliser).
             run_max = tl.full((), float("-inf"), tl.float32)
             run_sum = tl.full((), 0.0, tl.float32)
-            for t in tl.range(0, n_span_tiles, num_stages=STAGES):
+            for t in range(0, n_span_tiles):
                 cols = lo + t * TILE + offsets
                 x = tl.load(x_row + cols, mask=cols < hi, other=float("-inf"),
                             eviction_policy="evict_last").to(tl.float32)
@@ -444,7 +441,7 @@ def softmax_tiled_split_kernel(
             if SAFE:
                 inv_sum = tl.where(row_sum == 0.0, 0.0, inv_sum)
             # Pass 2 over the span, last tile first: the tiles this program read last are the likeliest in L2.
-            for t in tl.range(0, n_span_tiles, num_stages=STAGES):
+            for t in range(0, n_span_tiles):
                 cols = lo + (n_span_tiles - 1 - t) * TILE + offsets
                 mask = cols < hi
                 x = tl.load(x_row + cols, mask=mask, other=float("-inf"), eviction_policy="evict_first")
@@ -459,7 +456,6 @@ def softmax_backward_tiled_split_kernel(
     n_rows, n_cols,
     slots_ptr,
     TILE: tl.constexpr, SPLIT: tl.constexpr, PEERS: tl.constexpr, PHASE: tl.constexpr, SPIN: tl.constexpr,
-    STAGES: tl.constexpr = 1,
 ):
     # The backward's one number per row, sum(dy * y), from spans of tiles shared as in the forward.
     part, group, n_groups, span, lo, hi, n_span_tiles = _my_span(n_cols, TILE, SPLIT)
@@ -473,7 +469,7 @@ def softmax_backward_tiled_split_kernel(
         row_slots = slots_ptr + row64 * SPLIT
         if PHASE != 2:
             dot_part = tl.full((), 0.0, tl.float32)
-            for t in tl.range(0, n_span_tiles, num_stages=STAGES):
+            for t in range(0, n_span_tiles):
                 cols = lo + t * TILE + offsets
                 ok = cols < hi
                 y = tl.load(y_row + cols, mask=ok, other=0.0, eviction_policy="evict_last").to(tl.float32)
@@ -490,7 +486,7 @@ def softmax_backward_tiled_split_kernel(
                                                                    tl.minimum(p * span + span, n_cols)), words)
             _, dots = _unpack(words)
             dot = tl.sum(dots, axis=0)
-            for t in tl.range(0, n_span_tiles, num_stages=STAGES):
+            for t in range(0, n_span_tiles):
                 cols = lo + (n_span_tiles - 1 - t) * TILE + offsets
                 mask = cols < hi
                 y = tl.load(y_row + cols, mask=mask, other=0.0, eviction_policy="evict_first").to(tl.float32)
@@ -523,15 +519,14 @@ def softmax_backward_tiled_kernel(
     y_ptr, dy_ptr, dx_ptr,
     y_row_stride, dy_row_stride, dx_row_stride,
     n_rows, n_cols,
-    TILE: tl.constexpr, FP64: tl.constexpr, STAGES: tl.constexpr = 1,
+    TILE: tl.constexpr, FP64: tl.constexpr,
 ):
-    # STAGES: tiles copied ahead into shared memory, as in softmax_tiled_kernel.
     n_tiles = tl.cdiv(n_cols, TILE)
     offsets = tl.arange(0, TILE)
     for row in tl.range(tl.program_id(0), n_rows, tl.num_programs(0)):
         row64 = tl.cast(row, tl.int64)
         dot = _acc(tl.full((), 0.0, tl.float32), FP64)
-        for t in tl.range(0, n_tiles, num_stages=STAGES):
+        for t in range(0, n_tiles):
             cols = t * TILE + offsets
             mask = cols < n_cols
             y = _acc(tl.load(y_ptr + row64 * y_row_stride + cols, mask=mask, other=0.0,
@@ -539,7 +534,7 @@ def softmax_backward_tiled_kernel(
             dy = _acc(tl.load(dy_ptr + row64 * dy_row_stride + cols, mask=mask, other=0.0,
                               eviction_policy="evict_last"), FP64)
             dot += tl.sum(y * dy, axis=0)
-        for t in tl.range(0, n_tiles, num_stages=STAGES):
+        for t in range(0, n_tiles):
             cols = (n_tiles - 1 - t) * TILE + offsets
             mask = cols < n_cols
             y = _acc(tl.load(y_ptr + row64 * y_row_stride + cols, mask=mask, other=0.0,

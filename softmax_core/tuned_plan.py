@@ -64,9 +64,11 @@ MAX_THREADS_PER_PROGRAM = 1024
 # TILED_SPAN_BYTES of them, so that the rows in flight fit in L2 for pass 2; TILED_SHARED_TILE-wide tiles,
 # TILED_SHARED_WARPS warps, at most MAX_TILED_SPLIT programs per row. (Sharing the forward's rows measured
 # slower; float32 rows that long take the split path.)
-# Tiles in flight per tiled program (STAGES): 1 loads each tile when it is needed.
-TILED_STAGES = 1
 TILED_SHARED_FROM_BYTES = 256 * 1024
+# ... and at most this fraction of the L2 in rows in flight (rows being read x their bytes): the v7 record's
+# grid held 16-17 MB of the H200's 60 MiB (0.84 / 0.74 / 0.71x copy at 65536-262144); a sweep that doubled
+# it measured the same or lower, four times it 0.62 (tuning/h200-tiled-tune-20261130-2-shared-rows.csv).
+TILED_SHARED_L2_FRACTION = 0.25
 TILED_SPAN_BYTES = 64 * 1024
 TILED_SHARED_TILE, TILED_SHARED_WARPS = 8192, 8
 MAX_TILED_SPLIT = 16
@@ -102,8 +104,6 @@ class SoftmaxPlan:
     reason: PlanReason              # why this path: a code and its figures (reasons.py)
     split: int = 1                  # split path, or a shared tiled row: programs per row (num_programs is a
                                     # multiple of it; they run at once and meet through published slots)
-    stages: int = 1                 # tiled path: tiles in flight per program (STAGES - 1 of them copied ahead
-                                    # into shared memory by Triton's pipeliner); 1: each tile loaded when used
 
     @property
     def grid(self) -> tuple[int]:
@@ -164,13 +164,6 @@ def tiled_config(n_cols: int, element_bytes: int = 4, direction: str = "forward"
     return tile, min(TILED_WIDE_WARPS, MAX_THREADS_PER_PROGRAM // (gpu.warp_size if gpu else 32)), 1
 
 
-def tiled_stages(n_cols: int, element_bytes: int = 4, direction: str = "forward",
-                 gpu: GpuSpec | None = None) -> int:
-    """Tiles in flight per program on the tiled path (the kernels' STAGES): 1 + the tiles Triton's pipeliner
-    copies ahead into shared memory."""
-    return TILED_STAGES
-
-
 def split_config(n_cols: int, gpu: GpuSpec, direction: str = "forward",
                  chunk: int | None = None) -> tuple[int, int, int]:
     """(SPLIT, CHUNK, num_warps): chunks of SPLIT_MIN_CHUNK values or more (a power of two: the kernel's
@@ -189,21 +182,38 @@ def resident_programs_per_sm(gpu: GpuSpec, res: KernelResources, num_warps: int)
     return occupancy(gpu, res.n_regs, res.shared_bytes, num_warps, 1).programs_per_sm
 
 
-def _job(kernel: str, dtype: torch.dtype, constexprs: dict, num_warps: int,
-         gpu: GpuSpec) -> CompileJob:
+def _job(kernel: str, dtype: torch.dtype, constexprs: dict, num_warps: int, gpu: GpuSpec, n_cols: int,
+         aligned: bool) -> CompileJob:
     # i64 strides: the plan sizes the kernels for the widest stride a launch can pass (beyond 2**31 elements).
     signature, values = kernel_signature(kernel, dtypes.of(dtype).triton_pointer, "i64", constexprs,
                                          pointers={"slots_ptr": "*i64"} if kernel in SHARED_ROW_KERNELS else None)
-    return CompileJob(kernel, signature, values, num_warps, 1, gpu.compile_target, on_device=gpu.live)
+    return CompileJob(kernel, signature, values, num_warps, 1, gpu.compile_target, on_device=gpu.live,
+                      divisible=launch_divisible(signature, n_cols, aligned))
+
+
+def launch_divisible(signature: tuple, n_cols: int, aligned: bool) -> tuple[str, ...]:
+    """The parameters Triton's JIT will specialise as multiples of 16 when it launches on rows of `n_cols`
+    values stored contiguously (row stride = n_cols), from 16-byte aligned tensors if `aligned` (PyTorch's
+    allocations are; a view that starts mid-allocation may not be). The slots buffer is always a fresh
+    allocation. Compiling the same specialisation gives the registers of the kernel that will run."""
+    names = []
+    for name, kind in signature:
+        if name == "slots_ptr" or (aligned and name.endswith("_ptr") and kind.startswith("*")):
+            names.append(name)
+        elif n_cols % 16 == 0 and (name == "n_cols" or name.endswith("_stride")):
+            names.append(name)
+    return tuple(names)
 
 
 PATHS = ("rows", "tiled", "split")
 
 
 def plan_softmax(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, gpu: GpuSpec | None = None,
-                 direction: str = "forward", safe: bool = False, *, path: str | None = None) -> SoftmaxPlan:
+                 direction: str = "forward", safe: bool = False, *, path: str | None = None,
+                 aligned: bool = True) -> SoftmaxPlan:
     """The plan for an n_rows x n_cols softmax on `gpu`. `path` forces "rows", "tiled" or "split" (for
-    tests and tuning sweeps); a forced path that cannot run here raises ValueError."""
+    tests and tuning sweeps); a forced path that cannot run here raises ValueError. `aligned`: the tensors
+    start on 16-byte boundaries (as PyTorch allocates them), so the kernels load 16-byte vectors."""
     if path is not None and path not in PATHS:
         raise ValueError(f"path must be one of {', '.join(PATHS)}, got {path!r}")
     gpu = gpu or default_gpu()
@@ -227,7 +237,7 @@ def plan_softmax(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, g
         # Compile the whole-row kernel; if it does not fit or spills, try fewer rows per program first.
         while True:
             res = kernel_resources(_job(ROWS_KERNEL[direction], dtype,
-                                        {"ROWS": rows, "BLOCK_N": block_n, **flags}, warps, gpu))
+                                        {"ROWS": rows, "BLOCK_N": block_n, **flags}, warps, gpu, n_cols, aligned))
             n_blocks = triton.cdiv(n_rows, rows)
             occ = occupancy(gpu, res.n_regs, res.shared_bytes, warps, n_blocks)
             if (occ.programs_per_sm > 0 and res.n_spills == 0) or rows == 1:
@@ -255,24 +265,23 @@ def plan_softmax(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, g
     if path == "split" or (path is None and gpu.vendor == "nvidia" and wants_split):
         if path is None and float32_forward:
             why = {"why": ReasonCode.ROW_PAST_L2, "row_bytes": row_bytes}
-        split_plan = plan_split(n_rows, n_cols, dtype, gpu, direction, flags, why)
+        split_plan = plan_split(n_rows, n_cols, dtype, gpu, direction, flags, why, aligned=aligned)
         if split_plan is not None:
             return split_plan
         if path == "split":
             raise ValueError("path='split': the row's programs would spill registers, or more of them would "
                              "have to run at once than fit on this GPU")
         split_declined = True
-    return plan_tiled(n_rows, n_cols, dtype, gpu, direction, flags, why, split_declined)
+    return plan_tiled(n_rows, n_cols, dtype, gpu, direction, flags, why, split_declined, aligned=aligned)
 
 
 def plan_tiled(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec, direction: str, flags: dict,
                why: dict | None = None, split_declined: bool = False, *, tile: int | None = None,
-               num_warps: int | None = None, split: int | None = None, stages: int | None = None) -> SoftmaxPlan:
+               num_warps: int | None = None, split: int | None = None, aligned: bool = True) -> SoftmaxPlan:
     """The tiled path: two passes over TILE-wide tiles, one program per row or (split > 1) a row's tiles
-    shared by `split` programs that run at once. `tile`, `num_warps`, `split` and `stages` override
-    tiled_config's shape and tiled_stages' depth for the tuning sweep (scripts/h200_tiled_tune.py)."""
+    shared by `split` programs that run at once. `tile`, `num_warps` and `split` override tiled_config's
+    shape for the tuning sweep (scripts/h200_tiled_tune.py)."""
     default_tile, default_warps, default_split = tiled_config(n_cols, dtypes.element_size(dtype), direction, gpu)
-    stages = stages or tiled_stages(n_cols, dtypes.element_size(dtype), direction, gpu)
     if split is None and tile is None and num_warps is None:
         tile, num_warps, split = default_tile, default_warps, default_split
     tile = min(tile or default_tile, triton.next_power_of_2(n_cols))
@@ -280,60 +289,69 @@ def plan_tiled(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec, direc
     split = 1 if split is None else split
     if split > 1:
         shared = _plan_shared_tiles(n_rows, n_cols, dtype, gpu, direction, flags, why, split_declined, tile,
-                                    warps, split, stages)
+                                    warps, split, aligned)
         if shared is not None:
             return shared
-    res = kernel_resources(_job(TILED_KERNEL[direction], dtype, {"TILE": tile, "STAGES": stages, **flags}, warps,
-                                gpu))
+    res = kernel_resources(_job(TILED_KERNEL[direction], dtype, {"TILE": tile, **flags}, warps, gpu, n_cols,
+                                aligned))
     occ = occupancy(gpu, res.n_regs, res.shared_bytes, warps, n_rows)
     reason = PlanReason.of(ReasonCode.TILED, **(why or {"why": ReasonCode.FORCED}), split_declined=split_declined,
                            tile=tile, n_tiles=triton.cdiv(n_cols, tile), programs_per_sm=occ.programs_per_sm,
                            shared_by=1)
     return SoftmaxPlan(gpu, direction, n_rows, n_cols, dtypes.name(dtype), "tiled", 1, tile, warps,
-                       n_rows, res, occ, reason, stages=stages)
+                       n_rows, res, occ, reason)
 
 
 def _plan_shared_tiles(n_rows, n_cols, dtype, gpu, direction, flags, why, split_declined, tile, warps,
-                       split, stages) -> SoftmaxPlan | None:
+                       split, aligned) -> SoftmaxPlan | None:
     """A tiled row shared by `split` programs, or None where they cannot all run at once (or float64)."""
     if dtype == torch.float64 or gpu.vendor != "nvidia":
         return None
-    fit = _co_resident(TILED_SPLIT_KERNEL[direction], dtype, {"TILE": tile, "STAGES": stages}, flags, warps, gpu,
-                       n_rows, split)
+    fit = _co_resident(TILED_SPLIT_KERNEL[direction], dtype, {"TILE": tile}, flags, warps, gpu, n_rows, n_cols,
+                       split, aligned, spills_allowed=True)
     if fit is None:
         return None
     res, _, groups, occ = fit
+    if gpu.l2_mib:
+        # Pass 2 re-reads each row's span from L2, so the rows in flight must leave it room.
+        row_bytes = n_cols * dtypes.element_size(dtype) * (2 if direction == "backward" else 1)
+        groups = max(1, min(groups, int(gpu.l2_mib * 2**20 * TILED_SHARED_L2_FRACTION) // row_bytes))
+        occ = occupancy(gpu, res.n_regs, res.shared_bytes, warps, groups * split)
     reason = PlanReason.of(ReasonCode.TILED, **(why or {"why": ReasonCode.FORCED}), split_declined=split_declined,
                            tile=tile, n_tiles=triton.cdiv(n_cols, tile), programs_per_sm=occ.programs_per_sm,
                            shared_by=split)
     return SoftmaxPlan(gpu, direction, n_rows, n_cols, dtypes.name(dtype), "tiled", 1, tile, warps,
-                       groups * split, res, occ, reason, split=split, stages=stages)
+                       groups * split, res, occ, reason, split=split)
 
 
 def _co_resident(kernel: str, dtype: torch.dtype, shape: dict, flags: dict, warps: int, gpu: GpuSpec,
-                 n_rows: int, split: int) -> tuple[KernelResources, int, int, Occupancy] | None:
+                 n_rows: int, n_cols: int, split: int, aligned: bool,
+                 spills_allowed: bool = False) -> tuple[KernelResources, int, int, Occupancy] | None:
     """For kernels whose `split` programs per row wait for each other: (resources, programs resident per SM,
     groups, occupancy), where groups (rows in flight) is as many as can all run at once; None when not one
-    group fits, or the compile spilled registers. The kernel is compiled in its one-launch form (PHASE 0)."""
+    group fits, or the compile spilled registers (unless `spills_allowed`: the shared-tile kernels hold no row
+    in registers, and on triton 3.6 their 16-byte specialisation spills 2 registers yet ran 0.83x copy at
+    bf16 131072). The kernel is compiled in its one-launch form (PHASE 0)."""
     constexprs = {**shape, "SPLIT": split, "PEERS": triton.next_power_of_2(split),
                   **{k: v for k, v in flags.items() if k != "FP64"}, "PHASE": 0, "SPIN": SPIN_LIMIT}
-    res = kernel_resources(_job(kernel, dtype, constexprs, warps, gpu))
+    res = kernel_resources(_job(kernel, dtype, constexprs, warps, gpu, n_cols, aligned))
     per_sm = resident_programs_per_sm(gpu, res, warps)
     groups = min(n_rows, gpu.multiprocessor_count * per_sm // split)
-    if groups == 0 or res.n_spills > 0:
+    if groups == 0 or (res.n_spills > 0 and not spills_allowed):
         return None
     return res, per_sm, groups, occupancy(gpu, res.n_regs, res.shared_bytes, warps, groups * split)
 
 
 def plan_split(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec, direction: str, flags: dict,
                why: dict | None = None, chunk: int | None = None,
-               num_warps: int | None = None) -> SoftmaxPlan | None:
+               num_warps: int | None = None, aligned: bool = True) -> SoftmaxPlan | None:
     """The split path, or None when a row needs more programs than the GPU runs at once (or the chunk
     spills). `why` holds the reason's why code and its figures (default: forced); `chunk` and `num_warps`
     override the shape for the tuning sweep (scripts/h200_split_tune.py)."""
     split, chunk, warps = split_config(n_cols, gpu, direction, chunk)
     warps = num_warps or warps
-    fit = _co_resident(SPLIT_KERNEL[direction], dtype, {"CHUNK": chunk}, flags, warps, gpu, n_rows, split)
+    fit = _co_resident(SPLIT_KERNEL[direction], dtype, {"CHUNK": chunk}, flags, warps, gpu, n_rows, n_cols, split,
+                       aligned)
     if fit is None:
         return None
     res, per_sm, groups, occ = fit

@@ -321,4 +321,32 @@ def test_the_tiled_backward_shares_rows_of_2_byte_types_past_the_threshold():
     plan = sc.plan_softmax(4096, 131072, torch.bfloat16, h200, "backward")
     assert plan.path == "tiled" and plan.split == 8 and plan.num_programs % 8 == 0
     assert plan.num_programs <= h200.multiprocessor_count * plan.occupancy.programs_per_sm   # all at once
+    in_flight = plan.num_programs // plan.split * 2 * 131072 * 2                               # rows x (y + dy)
+    assert in_flight <= tp.TILED_SHARED_L2_FRACTION * h200.l2_mib * 2**20 < 2 * in_flight      # a quarter of L2
     assert sc.plan_softmax(4096, 131072, torch.bfloat16, h200, "forward").split == 1
+
+
+def test_the_plan_compiles_the_specialisation_the_jit_launches():
+    """Triton's JIT compiles 16-byte aligned pointers and widths, strides that are multiples of 16, as such,
+    and then loads 16-byte vectors, which needs fewer registers. The plan compiles the same specialisation,
+    so the registers and programs per SM it shows are those of the kernel that runs."""
+    from softmax_core import tuned_plan as tp
+    h200 = sc.catalog_gpu("h200")
+    aligned = sc.plan_softmax(4096, 131072, torch.bfloat16, h200)
+    unaligned = sc.plan_softmax(4096, 131072, torch.bfloat16, h200, aligned=False)
+    assert aligned.resources.n_regs < unaligned.resources.n_regs
+    assert aligned.occupancy.programs_per_sm > unaligned.occupancy.programs_per_sm
+    signature = (("x_ptr", "*bf16"), ("y_ptr", "*bf16"), ("x_row_stride", "i64"), ("n_rows", "i32"),
+                 ("n_cols", "i32"), ("slots_ptr", "*i64"), ("TILE", "constexpr"))
+    assert tp.launch_divisible(signature, 4096, True) == ("x_ptr", "y_ptr", "x_row_stride", "n_cols", "slots_ptr")
+    assert tp.launch_divisible(signature, 4096, False) == ("x_row_stride", "n_cols", "slots_ptr")
+    assert tp.launch_divisible(signature, 781, True) == ("x_ptr", "y_ptr", "slots_ptr")
+
+
+def test_which_tensors_launch_aligned():
+    from softmax_core.launchers import launch_aligned
+    base = torch.empty(8, 784)
+    assert launch_aligned(base)
+    assert not launch_aligned(base[:, 1:])                      # starts 4 bytes in
+    assert not launch_aligned(torch.empty(8, 781)[:, :768])     # width 768, but rows 781 apart
+    assert launch_aligned(torch.empty(8, 781)[:, :13])          # a width of 13 is never specialised anyway
