@@ -65,10 +65,12 @@ MAX_THREADS_PER_PROGRAM = 1024
 # TILED_SHARED_WARPS warps, at most MAX_TILED_SPLIT programs per row. (Sharing the forward's rows measured
 # slower; float32 rows that long take the split path.)
 TILED_SHARED_FROM_BYTES = 256 * 1024
-# ... and at most this fraction of the L2 in rows in flight (rows being read x their bytes): the v7 record's
-# grid held 16-17 MB of the H200's 60 MiB (0.84 / 0.74 / 0.71x copy at 65536-262144); a sweep that doubled
-# it measured the same or lower, four times it 0.62 (tuning/h200-tiled-tune-20261130-2-shared-rows.csv).
-TILED_SHARED_L2_FRACTION = 0.25
+# ... with at most TILED_SHARED_PROGRAMS_PER_SM programs per SM (more may fit; the v7 record's grid, 16-17 MB
+# of rows in flight on the H200: 0.84 / 0.74 / 0.71x copy at 65536-262144; 30 groups instead of 33 measured
+# 0.71 / 0.70 in the next run), and rows in flight (rows x their bytes) within TILED_SHARED_L2_FRACTION of the
+# L2: a sweep with 33 MB in flight measured the same, 66 MB 0.62 (tuning/h200-tiled-tune-20261130-2-shared-rows.csv).
+TILED_SHARED_PROGRAMS_PER_SM = 2
+TILED_SHARED_L2_FRACTION = 0.5
 TILED_SPAN_BYTES = 64 * 1024
 TILED_SHARED_TILE, TILED_SHARED_WARPS = 8192, 8
 MAX_TILED_SPLIT = 16
@@ -312,11 +314,13 @@ def _plan_shared_tiles(n_rows, n_cols, dtype, gpu, direction, flags, why, split_
     if fit is None:
         return None
     res, _, groups, occ = fit
+    # Pass 2 re-reads each row's span from L2, so the rows in flight must leave it room.
+    groups = min(groups, gpu.multiprocessor_count * TILED_SHARED_PROGRAMS_PER_SM // split)
     if gpu.l2_mib:
-        # Pass 2 re-reads each row's span from L2, so the rows in flight must leave it room.
         row_bytes = n_cols * dtypes.element_size(dtype) * (2 if direction == "backward" else 1)
-        groups = max(1, min(groups, int(gpu.l2_mib * 2**20 * TILED_SHARED_L2_FRACTION) // row_bytes))
-        occ = occupancy(gpu, res.n_regs, res.shared_bytes, warps, groups * split)
+        groups = min(groups, int(gpu.l2_mib * 2**20 * TILED_SHARED_L2_FRACTION) // row_bytes)
+    groups = max(1, groups)
+    occ = occupancy(gpu, res.n_regs, res.shared_bytes, warps, groups * split)
     reason = PlanReason.of(ReasonCode.TILED, **(why or {"why": ReasonCode.FORCED}), split_declined=split_declined,
                            tile=tile, n_tiles=triton.cdiv(n_cols, tile), programs_per_sm=occ.programs_per_sm,
                            shared_by=split)

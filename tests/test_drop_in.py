@@ -321,8 +321,9 @@ def test_the_tiled_backward_shares_rows_of_2_byte_types_past_the_threshold():
     plan = sc.plan_softmax(4096, 131072, torch.bfloat16, h200, "backward")
     assert plan.path == "tiled" and plan.split == 8 and plan.num_programs % 8 == 0
     assert plan.num_programs <= h200.multiprocessor_count * plan.occupancy.programs_per_sm   # all at once
-    in_flight = plan.num_programs // plan.split * 2 * 131072 * 2                               # rows x (y + dy)
-    assert in_flight <= tp.TILED_SHARED_L2_FRACTION * h200.l2_mib * 2**20 < 2 * in_flight      # a quarter of L2
+    groups = plan.num_programs // plan.split                                     # rows in flight, two programs an SM
+    assert groups == h200.multiprocessor_count * tp.TILED_SHARED_PROGRAMS_PER_SM // plan.split
+    assert groups * 2 * 131072 * 2 <= tp.TILED_SHARED_L2_FRACTION * h200.l2_mib * 2**20    # x (y + dy bytes)
     assert sc.plan_softmax(4096, 131072, torch.bfloat16, h200, "forward").split == 1
 
 
