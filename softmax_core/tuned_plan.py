@@ -76,16 +76,21 @@ TILED_SHARED_TILE, TILED_SHARED_WARPS = 8192, 8
 MAX_TILED_SPLIT = 16
 # Which long-row path (float32 forward): from TILED_FROM_ROW_BYTES the tiled kernel (its second pass reads
 # the row from L2); from SPLIT_FROM_ROW_BYTES, where rows in flight no longer fit in L2, the split path.
-# 2-byte types stay tiled; the backward (two tensors in) takes the split path as soon as whole float32 rows
-# no longer fit.
+# 2-byte types take the split path from SPLIT_FROM_ROW_BYTES in both directions (bf16 forward 131072 /
+# 262144: 0.80 / 0.91x copy against the tiled 0.76 / 0.70; backward 0.85 / 0.83 against 0.75 / 0.71;
+# tuning/h200-split-tune-20261130-6-bfloat16-specialised.csv). The float32 backward (two tensors in) takes it
+# as soon as whole rows no longer fit.
 TILED_FROM_ROW_BYTES = 16 * 1024
 SPLIT_FROM_ROW_BYTES = 256 * 1024
-SPLIT_DTYPES = (torch.float32,)
+SPLIT_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
 # Split path shape: chunks of at least this many values, at most this many programs per row (more of them
 # meet more often), and up to 64 values a thread.
 SPLIT_MIN_CHUNK = 4096
 MAX_SPLIT = {"forward": 32, "backward": 64}
 SPLIT_VALUES_PER_THREAD = 64
+# 2-byte types: programs of 2 warps, 64-128 values a thread (the best or within 1% of it at every bf16 size
+# and direction measured; 4 warps: 0.73-0.86, 8 warps lower still).
+SPLIT_WARPS_2_BYTE = 2
 
 
 @dataclass(frozen=True)
@@ -167,13 +172,15 @@ def tiled_config(n_cols: int, element_bytes: int = 4, direction: str = "forward"
 
 
 def split_config(n_cols: int, gpu: GpuSpec, direction: str = "forward",
-                 chunk: int | None = None) -> tuple[int, int, int]:
+                 chunk: int | None = None, element_bytes: int = 4) -> tuple[int, int, int]:
     """(SPLIT, CHUNK, num_warps): chunks of SPLIT_MIN_CHUNK values or more (a power of two: the kernel's
     tl.arange needs it), as many as the row needs, at most about MAX_SPLIT[direction] programs per row."""
     if chunk is None:
         chunk = max(SPLIT_MIN_CHUNK, triton.next_power_of_2(triton.cdiv(n_cols, MAX_SPLIT[direction])))
     chunk = min(chunk, triton.next_power_of_2(n_cols))
     split = triton.cdiv(n_cols, chunk)
+    if element_bytes == 2:
+        return split, chunk, SPLIT_WARPS_2_BYTE
     warps = _pow2_clamp(chunk // (gpu.warp_size * SPLIT_VALUES_PER_THREAD), MIN_WARPS, MAX_WARPS)
     return split, chunk, warps
 
@@ -262,10 +269,11 @@ def plan_softmax(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, g
                    "threads": warps * gpu.warp_size, "max_num_regs": gpu.max_num_regs}
         else:
             why = {"why": ReasonCode.ROW_SPILLS, "block_n": block_n, "row_n_spills": res.n_spills}
-    wants_split = dtype in SPLIT_DTYPES and (direction == "backward" or row_bytes >= SPLIT_FROM_ROW_BYTES)
+    wants_split = dtype in SPLIT_DTYPES and ((direction == "backward" and elt == 4)
+                                             or row_bytes >= SPLIT_FROM_ROW_BYTES)
     split_declined = False
     if path == "split" or (path is None and gpu.vendor == "nvidia" and wants_split):
-        if path is None and float32_forward:
+        if path is None and (float32_forward or elt == 2):
             why = {"why": ReasonCode.ROW_PAST_L2, "row_bytes": row_bytes}
         split_plan = plan_split(n_rows, n_cols, dtype, gpu, direction, flags, why, aligned=aligned)
         if split_plan is not None:
@@ -352,7 +360,7 @@ def plan_split(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec, direc
     """The split path, or None when a row needs more programs than the GPU runs at once (or the chunk
     spills). `why` holds the reason's why code and its figures (default: forced); `chunk` and `num_warps`
     override the shape for the tuning sweep (scripts/h200_split_tune.py)."""
-    split, chunk, warps = split_config(n_cols, gpu, direction, chunk)
+    split, chunk, warps = split_config(n_cols, gpu, direction, chunk, dtypes.element_size(dtype))
     warps = num_warps or warps
     fit = _co_resident(SPLIT_KERNEL[direction], dtype, {"CHUNK": chunk}, flags, warps, gpu, n_rows, n_cols, split,
                        aligned)

@@ -245,15 +245,37 @@ def test_int64_offsets_beyond_2_to_the_31_elements():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("n_rows, n_cols", [(1, 262144), (5000, 65536), (3000, 100_003)])
-def test_split_path_on_gpu_one_launch(n_rows, n_cols):
+@pytest.mark.parametrize("n_rows, n_cols, dtype", [(1, 262144, torch.float32), (5000, 65536, torch.float32),
+                                                    (3000, 100_003, torch.float32), (1, 262144, torch.bfloat16),
+                                                    (3000, 200_000, torch.bfloat16)])
+def test_split_path_on_gpu_one_launch(n_rows, n_cols, dtype):
     """The one-launch split path: one row over many programs, more rows than groups, an odd width."""
-    plan = cached_plan(n_rows, n_cols, torch.float32, "forward", False)
+    plan = cached_plan(n_rows, n_cols, dtype, "forward", False)
     assert plan.path == "split"
-    x = torch.randn(n_rows, n_cols, device="cuda") * 4
+    x = (torch.randn(n_rows, n_cols, device="cuda") * 4).to(dtype)
     x[0, : n_cols // 2] = -INF
     for _ in range(3):   # the slots start from "not published" every call
         assert_like_torch(sc.softmax(x), x)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_2_byte_split_path_forward_and_backward(dtype, device):
+    """The 2-byte split path (rows of 256 KB and more) in the plan's own shape: a last chunk only partly
+    filled, a row whose first half is -inf. The interpreter runs it in two launches, a GPU in one. (A width
+    that is not a multiple of 16 loads no 16-byte vectors; its chunks spill, and the plan tiles it instead.)"""
+    n_rows, n_cols = 3, 200_000
+    plan = cached_plan(n_rows, n_cols, dtype, "forward", False)
+    assert plan.path == "split"
+    x = (torch.randn(n_rows, n_cols, device=device) * 4).to(dtype)
+    x[1, : n_cols // 2] = -INF
+    assert_like_torch(sc.softmax(x), x)
+    y = torch.softmax(x.float(), -1).to(dtype)
+    dy = torch.randn_like(y)
+    backward = cached_plan(n_rows, n_cols, dtype, "backward", False)
+    assert backward.path == "split"
+    torch.testing.assert_close(softmax_backward(y, dy, backward).float(),
+                               torch._softmax_backward_data(dy.float(), y.float(), -1, torch.float32),
+                               **TOLERANCE[dtype])
 
 
 @pytest.mark.gpu
@@ -318,13 +340,13 @@ def test_the_tiled_backward_shares_rows_of_2_byte_types_past_the_threshold():
             assert split == 1 and warps == (tp.TILED_WIDE_WARPS if pair >= tp.TILED_WIDE_FROM_BYTES else tp.TILED_WARPS)
     amd = next(g for g in sc.gpu_catalog() if g.warp_size == 64)
     assert tp.tiled_config(65536, 2, "backward", amd) == (tp.TILE_VALUES, tp.MAX_THREADS_PER_PROGRAM // 64, 1)
-    plan = sc.plan_softmax(4096, 131072, torch.bfloat16, h200, "backward")
+    plan = sc.plan_softmax(4096, 131072, torch.bfloat16, h200, "backward", path="tiled")
     assert plan.path == "tiled" and plan.split == 8 and plan.num_programs % 8 == 0
     assert plan.num_programs <= h200.multiprocessor_count * plan.occupancy.programs_per_sm   # all at once
     groups = plan.num_programs // plan.split                                     # rows in flight, two programs an SM
     assert groups == h200.multiprocessor_count * tp.TILED_SHARED_PROGRAMS_PER_SM // plan.split
     assert groups * 2 * 131072 * 2 <= tp.TILED_SHARED_L2_FRACTION * h200.l2_mib * 2**20    # x (y + dy bytes)
-    assert sc.plan_softmax(4096, 131072, torch.bfloat16, h200, "forward").split == 1
+    assert sc.plan_softmax(4096, 131072, torch.bfloat16, h200, "forward", path="tiled").split == 1
 
 
 def test_the_plan_compiles_the_specialisation_the_jit_launches():
@@ -342,6 +364,20 @@ def test_the_plan_compiles_the_specialisation_the_jit_launches():
     assert tp.launch_divisible(signature, 4096, True) == ("x_ptr", "y_ptr", "x_row_stride", "n_cols", "slots_ptr")
     assert tp.launch_divisible(signature, 4096, False) == ("x_row_stride", "n_cols", "slots_ptr")
     assert tp.launch_divisible(signature, 781, True) == ("x_ptr", "y_ptr", "slots_ptr")
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_2_byte_rows_past_l2_take_the_split_path(dtype):
+    """From SPLIT_FROM_ROW_BYTES a 2-byte row is shared by programs of SPLIT_WARPS_2_BYTE warps that run at
+    once, in both directions; shorter rows stay on the rows or tiled path."""
+    from softmax_core import tuned_plan as tp
+    h200 = sc.catalog_gpu("h200")
+    for direction in ("forward", "backward"):
+        long_plan = sc.plan_softmax(4096, tp.SPLIT_FROM_ROW_BYTES // 2, dtype, h200, direction)
+        assert (long_plan.path, long_plan.num_warps) == ("split", tp.SPLIT_WARPS_2_BYTE)
+        assert long_plan.num_programs <= h200.multiprocessor_count * long_plan.occupancy.programs_per_sm
+        assert dict(long_plan.reason.figures)["why"] == "row_past_l2"
+        assert sc.plan_softmax(4096, tp.SPLIT_FROM_ROW_BYTES // 4, dtype, h200, direction).path == "tiled"
 
 
 def test_which_tensors_launch_aligned():
