@@ -31,7 +31,8 @@ VERSIONS = [
      "history/nvidia-h200-full-bfloat16-20261129T1726"),
     ("v5", "history/nvidia-h200-full-float32-20261129T1733", "history/nvidia-h200-full-bfloat16-20261129T1735"),
     ("v6", "history/nvidia-h200-full-float32-20261130T0527", "history/nvidia-h200-full-bfloat16-20261130T0528"),
-    ("v7", "nvidia-h200-full-float32-20261130T0700", "nvidia-h200-full-bfloat16-20261130T0700"),
+    ("v7", "history/nvidia-h200-full-float32-20261130T0700", "history/nvidia-h200-full-bfloat16-20261130T0700"),
+    ("v8", "nvidia-h200-full-float32-20261130T0820", "nvidia-h200-full-bfloat16-20261130T0837"),
 ]
 PEERS = ["tutorial", "torch", "torch_compile", "liger", "quack", "naive"]
 
