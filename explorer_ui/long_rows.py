@@ -29,9 +29,13 @@ TILES = tuple(2 ** k for k in range(6, 15))          # 64 ... 16384 values per t
 CLIFF_BLOCKS = tuple(2 ** k for k in range(8, 18))   # 256 ... 131072
 MAP_NS = defaults.LONG_ROWS_NS                      # the path map's sizes (pre-warmed, explorer_ui/prewarm.py)
 MAP_ROWS = defaults.CHAPTER_M                        # the recorded benchmark's M
-# The sweep that timed the tiled and split paths side by side in the kernels' current form (packed 64-bit
-# slots, chunks kept in their own dtype), 16K to 256K values per row, on the H200 (docs/performance.md, v5).
-PATHS_CSV = ROOT / "assets" / "benchmarks" / "tuning" / "h200-split-tune-20261129-4-packed-native-dtype.csv"
+# Per dtype, the H200 sweep that timed the tiled and split paths side by side in the kernels' current form:
+# float32 from v5 (packed 64-bit slots, 16K to 256K values per row); bfloat16 from v8, the first whose split
+# grids were sized from the launched kernel's registers (docs/performance.md, v5 and v8).
+PATHS_CSVS = {
+    "float32": ROOT / "assets" / "benchmarks" / "tuning" / "h200-split-tune-20261129-4-packed-native-dtype.csv",
+    "bfloat16": ROOT / "assets" / "benchmarks" / "tuning" / "h200-split-tune-20261130-6-bfloat16-specialised.csv",
+}
 PATHS_GPU = defaults.LONG_ROWS_RECORDED_GPU             # the catalog GPU that sweep ran on
 L2_NS = defaults.LONG_ROWS_L2_NS                     # the L2 chart's sizes (pre-warmed too)
 # Names the pages build text keys from (tests/test_locales.py generates the key families from these).
@@ -300,18 +304,27 @@ def l2_crossing(table: pd.DataFrame) -> int | None:
     return int(over["N"].iloc[0]) if not over.empty else None
 
 
-def recorded_paths(path: Path = PATHS_CSV) -> pd.DataFrame:
-    """From one H200 tuning sweep: per dtype, N and path (tiled / split / the plan's default), the fastest
-    variant's GB/s and ratio to copy measured in the same run. Columns: dtype, N, path, gbps, copy_ratio,
+def recorded_paths(sweeps: dict[str, Path] | None = None) -> pd.DataFrame:
+    """From the H200 tuning sweeps (dtype -> CSV, PATHS_CSVS by default): per dtype, N and path (tiled / split /
+    copy), the fastest forward variant's GB/s and ratio to copy measured in the same run. The plan's own
+    choice ("default") counts for the path its variant names. Columns: dtype, N, path, gbps, copy_ratio,
     variant, source."""
-    if not path.exists():
-        return pd.DataFrame(columns=["dtype", "N", "path", "gbps", "copy_ratio", "variant", "source"])
-    frame = pd.read_csv(path)
-    frame = frame[frame["kind"].isin(["tiled", "split", "copy"]) & frame["ok"]]
-    best = frame.sort_values("gbps", ascending=False).groupby(["dtype", "N", "kind"], as_index=False).first()
-    best = best.rename(columns={"kind": "path"})
-    best["source"] = path.name
-    return best[["dtype", "N", "path", "gbps", "copy_ratio", "variant", "source"]].sort_values(["dtype", "N", "path"])
+    columns = ["dtype", "N", "path", "gbps", "copy_ratio", "variant", "source"]
+    found = []
+    for dtype, path in (PATHS_CSVS if sweeps is None else sweeps).items():
+        if not path.exists():
+            continue
+        frame = pd.read_csv(path)
+        frame = frame[(frame["dtype"] == dtype) & frame["kind"].isin(["default", "tiled", "split", "copy"])
+                      & frame["ok"]]
+        frame = frame.assign(path=frame["kind"].where(frame["kind"] != "default",
+                                                      frame["variant"].str.split().str[0]), source=path.name)
+        found.append(frame[frame["path"].isin(["copy", "tiled", "split"])])
+    if not found:
+        return pd.DataFrame(columns=columns)
+    frame = pd.concat(found)
+    best = frame.sort_values("gbps", ascending=False).groupby(["dtype", "N", "path"], as_index=False).first()
+    return best[columns].sort_values(["dtype", "N", "path"])
 
 
 def l2_chart(table: pd.DataFrame, *, x_title: str, y_title: str, l2_label: str, title: str) -> charts.Figure:

@@ -124,25 +124,25 @@ st.subheader(t("sharing_resident_title"))
 st.markdown(t("sharing_resident_intro"))
 try:
     with st.spinner(t("computing")):
-        fp32_plans = lr.path_plans(gpu_key, "float32")
+        dtype_plans = lr.path_plans(gpu_key, dtype)
 except Exception as err:
     st.error(t("error_generic", error=err))
-    fp32_plans = ()
-split_plans = [p for p in fp32_plans if p.path == "split"]
+    dtype_plans = ()
+split_plans = [p for p in dtype_plans if p.path == "split"]
 if split_plans:
     p = split_plans[0]
     per_sm = resident_programs_per_sm(gpu, p.resources, p.num_warps)
-    st.markdown(t("sharing_resident_plan", gpu=gpu.name, N=f"{p.n_cols:,}", split=p.split, chunk=f"{p.block_n:,}",
+    st.markdown(t("sharing_resident_plan", dtype=dtype, gpu=gpu.name, N=f"{p.n_cols:,}", split=p.split, chunk=f"{p.block_n:,}",
                   warps=p.num_warps, regs=p.resources.n_regs, per_sm=per_sm, sms=gpu.multiprocessor_count,
                   slots=f"{per_sm * gpu.multiprocessor_count:,}", groups=p.num_programs // p.split,
                   grid=f"{p.num_programs:,}", rows=f"{p.n_rows:,}"))
     last = split_plans[-1]
-    beyond = [q for q in fp32_plans if q.n_cols > last.n_cols and q.path != "split"]
+    beyond = [q for q in dtype_plans if q.n_cols > last.n_cols and q.path != "split"]
     if beyond:
         st.markdown(t("sharing_resident_fallback", N=f"{beyond[0].n_cols:,}",
                       path=t(f"longrows_path_{beyond[0].path}")))
 else:
-    st.info(t("sharing_resident_none", gpu=gpu.name))
+    st.info(t("sharing_resident_none", gpu=gpu.name, dtype=dtype))
 
 # -- 5. which path, where ---------------------------------------------------------------------------------------
 st.header(t("sharing_map_title"))
