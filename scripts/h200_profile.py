@@ -7,6 +7,10 @@ caches before each pass).
         python3 scripts/h200_profile.py [NAME ...]                  # on the H200
     PYTHONPATH=. python scripts/h200_profile.py --list              # any machine: the workload names
 
+With `--cache-control none` instead of ncu's default, the warm-up leaves the matrix in L2, as the CUDA-graph
+timing does (the short rows' second question: why torch.compile's kernel reaches 1.00x copy at fp32 1024 there
+and ours 0.84x).
+
 The questions (docs/performance.md, v7, "Not met"): why the bf16 forward's long rows stop at 0.70-0.77x copy
 when three causes were already ruled out by timing (loads in flight, L2 capacity, per-tile barriers); and why
 our short-row programs run at 0.6-0.8x copy once the launch cost is gone (CUDA-graph timing) where torch.compile
@@ -60,6 +64,9 @@ def workloads() -> dict:
             found[f"torch_{tag}_{n_cols}"] = ((SHORT_ROWS, n_cols), dtype, lambda x: torch.softmax(x, -1))
             found[f"copy_{tag}_{n_cols}"] = ((SHORT_ROWS, n_cols), dtype, lambda x: torch.empty_like(x).copy_(x))
         ours(f"onewarp_f32_{n_cols}", SHORT_ROWS, n_cols, f32, _rows_variant(n_cols, f32, 1, 1))
+        # Inductor's own kernel for the same softmax (compiled in the warm-up call, outside the profiled range).
+        compiled = torch.compile(lambda x: torch.softmax(x, -1), dynamic=False)
+        found[f"compile_f32_{n_cols}"] = ((SHORT_ROWS, n_cols), f32, compiled)
     return found
 
 
