@@ -17,21 +17,34 @@ graph calls them like any other operator, and they run the interpreted kernels.
 from __future__ import annotations
 
 import torch
+from torch._subclasses.fake_tensor import is_fake
 
 from . import launchers, runtime
 
 NAMESPACE = "softmax_core"
 
 
-def _plan(matrix: torch.Tensor, direction: str, safe: bool):
-    # Shape, dtype and the device's index: nothing here asks the driver anything.
+def _plan(direction: str, safe: bool, *inputs: torch.Tensor):
+    # Shape, dtype, the device's index and whether the inputs are 16-byte aligned: nothing here asks the driver
+    # anything. A fake tensor (a tracer's) has no address; Inductor hands the kernels aligned tensors.
+    matrix = inputs[0]
     n_rows, n_cols = (int(d) for d in matrix.shape)
-    return launchers.cached_plan(n_rows, n_cols, matrix.dtype, direction, safe, matrix.get_device())
+    aligned = all(_aligned(t) for t in inputs)
+    return launchers.cached_plan(n_rows, n_cols, matrix.dtype, direction, safe, matrix.get_device(), aligned)
+
+
+def _aligned(t: torch.Tensor) -> bool:
+    if is_fake(t):
+        return True
+    try:
+        return launchers.launch_aligned(t)
+    except RuntimeError:          # a tracer's tensor with no storage behind it (e.g. a functional wrapper)
+        return True
 
 
 def _forward_body(x: torch.Tensor, safe: bool, out_dtype: torch.dtype, kernel_wrapper) -> torch.Tensor:
     n_rows, n_cols = x.shape
-    plan = _plan(x, "forward", safe)
+    plan = _plan("forward", safe, x)
     y = torch.empty((n_rows, n_cols), dtype=out_dtype, device=x.device)
     args = (x, y, x.stride(0), y.stride(0), n_rows, n_cols)
     if plan.shares_rows:
@@ -44,7 +57,7 @@ def _forward_body(x: torch.Tensor, safe: bool, out_dtype: torch.dtype, kernel_wr
 
 def _backward_body(y: torch.Tensor, dy: torch.Tensor, grad_dtype: torch.dtype, kernel_wrapper) -> torch.Tensor:
     n_rows, n_cols = y.shape
-    plan = _plan(y, "backward", False)
+    plan = _plan("backward", False, y, dy)
     dx = torch.empty((n_rows, n_cols), dtype=grad_dtype, device=y.device)
     args = (y, dy, dx, y.stride(0), dy.stride(0), dx.stride(0), n_rows, n_cols)
     if plan.shares_rows:

@@ -192,26 +192,35 @@ def resident_programs_per_sm(gpu: GpuSpec, res: KernelResources, num_warps: int)
 
 
 def _job(kernel: str, dtype: torch.dtype, constexprs: dict, num_warps: int, gpu: GpuSpec, n_cols: int,
-         aligned: bool) -> CompileJob:
-    # i64 strides: the plan sizes the kernels for the widest stride a launch can pass (beyond 2**31 elements).
-    signature, values = kernel_signature(kernel, dtypes.of(dtype).triton_pointer, "i64", constexprs,
+         aligned: bool, stride: str = "i32") -> CompileJob:
+    # Strides as the JIT types them: i32 for any row stride below 2**31 elements (every row that fits in memory
+    # with room to spare); kernels whose programs wait for each other also compile the i64 form (_co_resident).
+    signature, values = kernel_signature(kernel, dtypes.of(dtype).triton_pointer, stride, constexprs,
                                          pointers={"slots_ptr": "*i64"} if kernel in SHARED_ROW_KERNELS else None)
     return CompileJob(kernel, signature, values, num_warps, 1, gpu.compile_target, on_device=gpu.live,
                       divisible=launch_divisible(signature, n_cols, aligned))
 
 
+# The tensors a kernel reads (their alignment depends on the caller); what it writes, and the slots, are fresh
+# allocations, so always aligned.
+INPUT_POINTERS = {"forward": ("x_ptr",), "backward": ("y_ptr", "dy_ptr")}
+
+
 def launch_divisible(signature: tuple, n_cols: int, aligned: bool) -> tuple[str, ...]:
     """The parameters Triton's JIT will specialise as multiples of 16 when it launches on rows of `n_cols`
-    values stored contiguously (row stride = n_cols), from 16-byte aligned tensors if `aligned` (PyTorch's
-    allocations are; a view that starts mid-allocation may not be). The slots buffer is always a fresh
-    allocation. Compiling the same specialisation gives the registers of the kernel that will run."""
-    names = []
+    values stored contiguously (row stride = n_cols): every pointer, except the inputs when not `aligned`
+    (PyTorch's allocations are aligned; a view that starts mid-allocation may not be), and the width and
+    strides when n_cols is a multiple of 16. Compiling the same specialisation gives the registers of the
+    kernel that will run."""
+    names = [name for name, _ in signature]
+    inputs = INPUT_POINTERS["forward" if "x_ptr" in names else "backward"]
+    found = []
     for name, kind in signature:
-        if name == "slots_ptr" or (aligned and name.endswith("_ptr") and kind.startswith("*")):
-            names.append(name)
+        if kind.startswith("*") and (aligned or name not in inputs):
+            found.append(name)
         elif n_cols % 16 == 0 and (name == "n_cols" or name.endswith("_stride")):
-            names.append(name)
-    return tuple(names)
+            found.append(name)
+    return tuple(found)
 
 
 PATHS = ("rows", "tiled", "split")
@@ -346,7 +355,10 @@ def _co_resident(kernel: str, dtype: torch.dtype, shape: dict, flags: dict, warp
     bf16 131072). The kernel is compiled in its one-launch form (PHASE 0)."""
     constexprs = {**shape, "SPLIT": split, "PEERS": triton.next_power_of_2(split),
                   **{k: v for k, v in flags.items() if k != "FP64"}, "PHASE": 0, "SPIN": SPIN_LIMIT}
-    res = kernel_resources(_job(kernel, dtype, constexprs, warps, gpu, n_cols, aligned))
+    # The grid must fit whichever form the launch compiles: strides typed i32 (every real row) or i64, which
+    # can need more registers or fewer (sm_90, fp32 262144: 187 with i32, 167 with i64). Plan with the larger.
+    res = max((kernel_resources(_job(kernel, dtype, constexprs, warps, gpu, n_cols, aligned, stride))
+               for stride in ("i32", "i64")), key=lambda r: (r.n_regs, r.n_spills, r.shared_bytes))
     per_sm = resident_programs_per_sm(gpu, res, warps)
     groups = min(n_rows, gpu.multiprocessor_count * per_sm // split)
     if groups == 0 or (res.n_spills > 0 and not spills_allowed):

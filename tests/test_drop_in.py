@@ -362,8 +362,29 @@ def test_the_plan_compiles_the_specialisation_the_jit_launches():
     signature = (("x_ptr", "*bf16"), ("y_ptr", "*bf16"), ("x_row_stride", "i64"), ("n_rows", "i32"),
                  ("n_cols", "i32"), ("slots_ptr", "*i64"), ("TILE", "constexpr"))
     assert tp.launch_divisible(signature, 4096, True) == ("x_ptr", "y_ptr", "x_row_stride", "n_cols", "slots_ptr")
-    assert tp.launch_divisible(signature, 4096, False) == ("x_row_stride", "n_cols", "slots_ptr")
+    # an unaligned input: the output and the slots are fresh allocations, still aligned
+    assert tp.launch_divisible(signature, 4096, False) == ("y_ptr", "x_row_stride", "n_cols", "slots_ptr")
     assert tp.launch_divisible(signature, 781, True) == ("x_ptr", "y_ptr", "slots_ptr")
+    backward = (("y_ptr", "*bf16"), ("dy_ptr", "*bf16"), ("dx_ptr", "*bf16"), ("y_row_stride", "i32"))
+    assert tp.launch_divisible(backward, 4096, False) == ("dx_ptr", "y_row_stride")
+
+
+def test_programs_that_wait_for_each_other_fit_either_stride_width():
+    """The JIT types a row stride as i32 (i64 only past 2**31 elements), and the two forms can need different
+    registers. A grid whose programs wait for each other is sized from the form that needs more, and the
+    plan shows that form's resources."""
+    from softmax_core import tuned_plan as tp
+    from softmax_core.compile import kernel_resources
+    h200 = sc.catalog_gpu("h200")
+    plan = sc.plan_softmax(4096, 262144, torch.float32, h200)
+    assert plan.path == "split"
+    constexprs = {"CHUNK": plan.block_n, "SPLIT": plan.split, "PEERS": plan.peers, "SAFE": False, "PHASE": 0,
+                  "SPIN": tp.SPIN_LIMIT}
+    forms = [kernel_resources(tp._job(tp.SPLIT_KERNEL["forward"], torch.float32, constexprs, plan.num_warps, h200,
+                                      262144, True, stride)) for stride in ("i32", "i64")]
+    assert plan.resources.n_regs == max(r.n_regs for r in forms)
+    assert plan.num_programs <= h200.multiprocessor_count * min(
+        tp.resident_programs_per_sm(h200, r, plan.num_warps) for r in forms)
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
