@@ -116,10 +116,14 @@ def move(page, kind: str, index: int) -> None:
         page.evaluate("() => { window.__t0 = performance.now(); }")
         element.press("ArrowLeft" if at_max else "ArrowRight")
     elif kind == "radio":
-        options = element.locator("label")
+        # st.radio draws labels around inputs; st.segmented_control (the player's speed) draws buttons.
+        options = element.locator("label, button")
         checked = element.locator("input").evaluate_all("es => es.findIndex(e => e.checked)")
+        if checked < 0:
+            checked = element.locator("button").evaluate_all(
+                "es => es.findIndex(e => e.getAttribute('aria-checked') === 'true')")
         page.evaluate("() => { window.__t0 = performance.now(); }")
-        options.nth((checked + 1) % options.count()).click()
+        options.nth((checked + 1) % max(1, options.count())).click()
     else:
         page.evaluate("() => { window.__t0 = performance.now(); }")
         element.click()
