@@ -10,6 +10,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 import torch
+from torch._subclasses.fake_tensor import is_fake
 
 from . import dtypes, runtime
 from .fast_launch import launch
@@ -168,9 +169,16 @@ def cached_plan(n_rows: int, n_cols: int, dtype: torch.dtype, direction: str, sa
 
 def launch_aligned(matrix: torch.Tensor, row_stride: int | None = None) -> bool:
     """Whether Triton's JIT will see `matrix` as a plan assumes (tuned_plan.launch_divisible): a start on a
-    16-byte boundary and, where the width is a multiple of 16, a row stride that is one too."""
+    16-byte boundary and, where the width is a multiple of 16, a row stride that is one too. A tracer's tensor
+    (fake, or with no storage behind it) has no address: it counts as aligned, as Inductor's real inputs are."""
     row_stride = matrix.stride(0) if row_stride is None else row_stride
-    return matrix.data_ptr() % 16 == 0 and (row_stride % 16 == 0 or matrix.shape[-1] % 16 != 0)
+    if is_fake(matrix):
+        return True
+    try:
+        address = matrix.data_ptr()
+    except RuntimeError:
+        return True
+    return address % 16 == 0 and (row_stride % 16 == 0 or matrix.shape[-1] % 16 != 0)
 
 
 def forward_plan(x: torch.Tensor, safe: bool) -> SoftmaxPlan:

@@ -17,7 +17,6 @@ graph calls them like any other operator, and they run the interpreted kernels.
 from __future__ import annotations
 
 import torch
-from torch._subclasses.fake_tensor import is_fake
 
 from . import launchers, runtime
 
@@ -26,20 +25,11 @@ NAMESPACE = "softmax_core"
 
 def _plan(direction: str, safe: bool, *inputs: torch.Tensor):
     # Shape, dtype, the device's index and whether the inputs are 16-byte aligned: nothing here asks the driver
-    # anything. A fake tensor (a tracer's) has no address; Inductor hands the kernels aligned tensors.
+    # anything.
     matrix = inputs[0]
     n_rows, n_cols = (int(d) for d in matrix.shape)
-    aligned = all(_aligned(t) for t in inputs)
+    aligned = all(launchers.launch_aligned(t) for t in inputs)
     return launchers.cached_plan(n_rows, n_cols, matrix.dtype, direction, safe, matrix.get_device(), aligned)
-
-
-def _aligned(t: torch.Tensor) -> bool:
-    if is_fake(t):
-        return True
-    try:
-        return launchers.launch_aligned(t)
-    except RuntimeError:          # a tracer's tensor with no storage behind it (e.g. a functional wrapper)
-        return True
 
 
 def _forward_body(x: torch.Tensor, safe: bool, out_dtype: torch.dtype, kernel_wrapper) -> torch.Tensor:

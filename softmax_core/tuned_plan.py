@@ -330,7 +330,7 @@ def _plan_shared_tiles(n_rows, n_cols, dtype, gpu, direction, flags, why, split_
                        split, aligned, spills_allowed=True)
     if fit is None:
         return None
-    res, _, groups, occ = fit
+    res, _, groups, _ = fit
     # Pass 2 re-reads each row's span from L2, so the rows in flight must leave it room.
     groups = min(groups, gpu.multiprocessor_count * TILED_SHARED_PROGRAMS_PER_SM // split)
     if gpu.l2_mib:
