@@ -10,14 +10,17 @@ tensors; only the grid differs where the register counts changed the programs th
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pandas as pd
 import torch
-import triton
 
 from softmax_core import dtypes
 from softmax_core.launchers import cached_plan, softmax_backward, softmax_forward
 from softmax_core.memory import bytes_moved
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from tuning_kit import bench  # noqa: E402
 
 M = 4096
 # (dtype, N, direction): the plans whose grid the specialised compile changed on the H200 (triton 3.9 offline).
@@ -32,10 +35,6 @@ def plans(dtype, n, direction):
 def describe(plan) -> str:
     return (f"{plan.path} block={plan.block_n} warps={plan.num_warps} split={plan.split} grid={plan.num_programs} "
             f"regs={plan.resources.n_regs} per_sm={plan.occupancy.programs_per_sm}")
-
-
-def bench(fn) -> list[float]:
-    return triton.testing.do_bench(fn, warmup=10, rep=40, quantiles=[0.2, 0.5, 0.8])
 
 
 def main(out_path: str) -> None:

@@ -21,22 +21,23 @@ are bound by latency (few loads in flight per warp, barriers between a row's max
 """
 from __future__ import annotations
 
-import dataclasses
 import sys
+from pathlib import Path
 
 import torch
 
 from softmax_core.launchers import cached_plan, softmax_forward
 from softmax_core.tuned_plan import plan_softmax
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from tuning_kit import rows_variant  # noqa: E402
+
 LONG_ROWS = 1024          # 1024 x 131072 bf16 = 256 MB in: several times the 60 MB L2
 SHORT_ROWS = 4096
 
 
 def _rows_variant(n_cols: int, dtype: torch.dtype, rows: int, warps: int):
-    plan = cached_plan(SHORT_ROWS, n_cols, dtype, "forward", False)
-    return dataclasses.replace(plan, rows_per_program=rows, num_warps=warps,
-                               num_programs=-(-SHORT_ROWS // rows))
+    return rows_variant(cached_plan(SHORT_ROWS, n_cols, dtype, "forward", False), rows, warps)
 
 
 def workloads() -> dict:

@@ -18,31 +18,27 @@ none, so 1-warp programs of 1-4 rows should win at N <= 1024 once the launch cos
 """
 from __future__ import annotations
 
-import dataclasses
-import os
 import sys
 import time
+from pathlib import Path
 
 import pandas as pd
 import torch
-import triton
 
 from softmax_core import dtypes
 from softmax_core.gpu import default_gpu
 from softmax_core.launchers import cached_plan, softmax_forward
 from softmax_core.memory import bytes_moved
 
-
-def _env_list(name: str, default, cast=int):
-    value = os.environ.get(name)
-    return [cast(v) for v in value.split(",")] if value else list(default)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from tuning_kit import env_list, rows_variant  # noqa: E402
 
 
 M = 4096
-NS = _env_list("SHORT_TUNE_NS", (256, 512, 781, 1024, 2048))
-DTYPES = [getattr(torch, d) for d in _env_list("SHORT_TUNE_DTYPES", ("float32", "bfloat16"), str)]
-ROWS = _env_list("SHORT_TUNE_ROWS", (1, 2, 4, 8, 16, 32))
-WARPS = _env_list("SHORT_TUNE_WARPS", (1, 2, 4, 8))
+NS = env_list("SHORT_TUNE_NS", (256, 512, 781, 1024, 2048))
+DTYPES = [getattr(torch, d) for d in env_list("SHORT_TUNE_DTYPES", ("float32", "bfloat16"), str)]
+ROWS = env_list("SHORT_TUNE_ROWS", (1, 2, 4, 8, 16, 32))
+WARPS = env_list("SHORT_TUNE_WARPS", (1, 2, 4, 8))
 
 
 def variants(n_cols: int, dtype: torch.dtype):
@@ -53,8 +49,7 @@ def variants(n_cols: int, dtype: torch.dtype):
         for warps in WARPS:
             if warps * default_gpu().warp_size > rows * plan.block_n:
                 continue
-            yield "rows", dataclasses.replace(plan, rows_per_program=rows, num_warps=warps,
-                                              num_programs=triton.cdiv(M, rows))
+            yield "rows", rows_variant(plan, rows, warps)
 
 
 def peers() -> dict:

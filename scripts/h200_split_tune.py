@@ -5,9 +5,9 @@ warps and grid, against copy and the other paths in the same run. Writes a CSV. 
 """
 from __future__ import annotations
 
-import os
 import sys
 import time
+from pathlib import Path
 
 import pandas as pd
 import torch
@@ -19,20 +19,18 @@ from softmax_core.memory import bytes_moved
 from softmax_core.launchers import cached_plan, softmax_backward, softmax_forward
 from softmax_core.tuned_plan import plan_softmax, plan_split
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from tuning_kit import env_list  # noqa: E402
 
-
-def _env_list(name: str, default, cast=int):
-    value = os.environ.get(name)
-    return [cast(v) for v in value.split(",")] if value else list(default)
 
 
 # Narrower sweeps from the environment, e.g. SPLIT_TUNE_NS=65536,262144 SPLIT_TUNE_WARPS=1,2,4
 # SPLIT_TUNE_DTYPES=bfloat16 SPLIT_TUNE_CHUNKS=4096,8192.
 M = 4096
-NS = _env_list("SPLIT_TUNE_NS", (16384, 32768, 65536, 131072, 262144))
-WARPS = _env_list("SPLIT_TUNE_WARPS", (4, 8))
-CHUNKS = _env_list("SPLIT_TUNE_CHUNKS", (2048, 4096, 8192, 16384))
-DTYPES = [getattr(torch, d) for d in _env_list("SPLIT_TUNE_DTYPES", ("float32", "bfloat16"), str)]
+NS = env_list("SPLIT_TUNE_NS", (16384, 32768, 65536, 131072, 262144))
+WARPS = env_list("SPLIT_TUNE_WARPS", (4, 8))
+CHUNKS = env_list("SPLIT_TUNE_CHUNKS", (2048, 4096, 8192, 16384))
+DTYPES = [getattr(torch, d) for d in env_list("SPLIT_TUNE_DTYPES", ("float32", "bfloat16"), str)]
 
 
 def bench(fn) -> float:

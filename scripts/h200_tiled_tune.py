@@ -23,13 +23,12 @@ would. So:
 """
 from __future__ import annotations
 
-import os
 import sys
 import time
+from pathlib import Path
 
 import pandas as pd
 import torch
-import triton
 
 from softmax_core import dtypes
 from softmax_core.gpu import default_gpu
@@ -37,26 +36,19 @@ from softmax_core.launchers import cached_plan, softmax_backward, softmax_forwar
 from softmax_core.memory import bytes_moved
 from softmax_core.tuned_plan import plan_tiled
 
-
-def _env_list(name: str, default, cast=int):
-    value = os.environ.get(name)
-    return [cast(v) for v in value.split(",")] if value else list(default)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from tuning_kit import bench, env_list  # noqa: E402
 
 
 # Narrower sweeps from the environment, e.g. TILED_TUNE_NS=131072 TILED_TUNE_DTYPES=bfloat16.
 M = 4096
-NS = _env_list("TILED_TUNE_NS", (32768, 65536, 131072, 262144))
-DTYPES = [getattr(torch, d) for d in _env_list("TILED_TUNE_DTYPES", ("bfloat16", "float32"), str)]
+NS = env_list("TILED_TUNE_NS", (32768, 65536, 131072, 262144))
+DTYPES = [getattr(torch, d) for d in env_list("TILED_TUNE_DTYPES", ("bfloat16", "float32"), str)]
 # (tile, warps): the three best of the first sweep (tuning/h200-tiled-tune-20261130-1-prefetch.csv).
 SHAPES = [tuple(int(v) for v in shape.split("x"))
-          for shape in _env_list("TILED_TUNE_SHAPES", ("16384x16", "16384x32", "8192x8", "4096x8"), str)]
-SPLITS = _env_list("TILED_TUNE_SPLITS", (1, 4, 8))
-DIRECTIONS = _env_list("TILED_TUNE_DIRECTIONS", ("forward", "backward"), str)
-
-
-def bench(fn) -> tuple[float, float, float]:
-    """(p20, median, p80) milliseconds: do_bench with the L2 flushed before every call."""
-    return tuple(triton.testing.do_bench(fn, warmup=10, rep=40, quantiles=[0.2, 0.5, 0.8]))
+          for shape in env_list("TILED_TUNE_SHAPES", ("16384x16", "16384x32", "8192x8", "4096x8"), str)]
+SPLITS = env_list("TILED_TUNE_SPLITS", (1, 4, 8))
+DIRECTIONS = env_list("TILED_TUNE_DIRECTIONS", ("forward", "backward"), str)
 
 
 def variants(n_rows: int, n_cols: int, dtype: torch.dtype, direction: str):

@@ -305,6 +305,14 @@ def test_the_english_provider_names_are_the_librarys():
     assert {k: TEXT[f"bench_provider_{k}"]["en"] for k in PROVIDERS} == {k: p.label for k, p in PROVIDERS.items()}
 
 
+def _read_in(language: str, monkeypatch) -> None:
+    """recorded_text's sentences in `language`, outside a Streamlit session (both modules ask `language()`)."""
+    from explorer_ui import i18n, recorded_text
+
+    for module in (i18n, recorded_text):
+        monkeypatch.setattr(module, "language", lambda: language)
+
+
 @pytest.mark.parametrize("how", [
     "compiled and loaded on this GPU; registers reported by the driver",
     "triton.compile for sm_90; cuobjdump --dump-resource-usage on the cubin",
@@ -313,15 +321,13 @@ def test_the_english_provider_names_are_the_librarys():
     "(out of resource: shared memory, Required: 262144, Hardware limit: 232448)",
 ])
 def test_where_registers_come_from_is_said_in_chinese(how, monkeypatch):
-    from explorer_ui import i18n, recorded_text
+    from explorer_ui import recorded_text
 
-    for module in (i18n, recorded_text):
-        monkeypatch.setattr(module, "language", lambda: "zh")
+    _read_in("zh", monkeypatch)
     text = recorded_text.how_text(how)
     said = text.split("(")[0] if "驱动拒绝" in text else text       # the driver's own message is quoted as it is
     assert text != how and not english_runs(said, PROSE_RUN), text
-    for module in (i18n, recorded_text):
-        monkeypatch.setattr(module, "language", lambda: "en")
+    _read_in("en", monkeypatch)
     assert recorded_text.how_text(how) == how
 
 
@@ -336,11 +342,10 @@ def test_a_bold_term_that_becomes_a_link_stays_bold_next_to_chinese():
 @pytest.mark.parametrize("timer", ["DoBenchTimer", "WallClockTimer", "CudaGraphTimer"])
 def test_the_timers_description_is_said_in_chinese(timer, monkeypatch):
     """The benchmark provenance's `timer` entry, as the harness writes it today, reads as Chinese."""
-    from explorer_ui import i18n, recorded_text
+    from explorer_ui import recorded_text
     from softmax_core.bench import harness
 
-    for module in (i18n, recorded_text):
-        monkeypatch.setattr(module, "language", lambda: "zh")
+    _read_in("zh", monkeypatch)
     english = getattr(harness, timer)().description
     said = recorded_text.provenance_value("timer", english)
     assert said != english and not english_runs(said, PROSE_RUN), said
@@ -377,21 +382,19 @@ def test_the_timing_switch_and_the_graph_record_read_as_chinese(view, graph_reco
     "capture failed: RuntimeError: y",
 ])
 def test_why_quack_or_a_graph_capture_was_not_timed_is_said_in_chinese(reason, monkeypatch):
-    from explorer_ui import i18n, recorded_text
+    from explorer_ui import recorded_text
 
-    for module in (i18n, recorded_text):
-        monkeypatch.setattr(module, "language", lambda: "zh")
+    _read_in("zh", monkeypatch)
     said = recorded_text.reason_text(reason)
     assert said != reason and not english_runs(said, PROSE_RUN) and "?" not in said, said
 
 
 def test_the_clocks_machine_name_is_said_in_chinese(monkeypatch):
     """provenance["timer"]: do_bench and do_bench_cudagraph are identifiers; "wall clock" is English words."""
-    from explorer_ui import i18n, recorded_text
+    from explorer_ui import recorded_text
     from softmax_core import bench
 
-    for module in (i18n, recorded_text):
-        monkeypatch.setattr(module, "language", lambda: "zh")
+    _read_in("zh", monkeypatch)
     said = recorded_text.provenance_value("timer", bench.WALL_CLOCK)
     assert said != bench.WALL_CLOCK and not english_runs(said, LABEL_RUN), said
     assert recorded_text.provenance_value("timer", bench.DO_BENCH_CUDAGRAPH) == "do_bench_cudagraph"
