@@ -6,6 +6,9 @@ tensors; only the grid differs where the register counts changed the programs th
 
     PYTHONPATH=. python scripts/h200_aligned_plan_check.py OUT.csv      # on the H200
     PYTHONPATH=. python scripts/h200_aligned_plan_check.py --list       # any machine: the cases and grids
+
+Recorded at commit b3d3a9f (tuning/h200-aligned-plan-check-20261130.csv). Since then an `aligned=False` plan keeps
+the output's pointer aligned and every plan compiles i32 strides, so running it again compares other plans.
 """
 from __future__ import annotations
 
