@@ -8,7 +8,7 @@ import streamlit as st
 import softmax_core as sc
 from explorer_ui import data, defaults, fmt, layout, predict
 from explorer_ui.i18n import t
-from softmax_core import dtypes
+from softmax_core.hardware import dtypes
 
 layout.setup_page("home")
 st.title(t("app_name"))

@@ -1,4 +1,4 @@
-"""Cached calls into softmax_core.chapter for the chapter-notes page (compiles, interpreter runs, one test).
+"""Cached calls into softmax_core.teaching.chapter_notes for the chapter-notes page (compiles, interpreter runs, one test).
 
 Arguments are plain keys (a GPU's catalog key, a dtype's name) so that the caches hash cheaply; the
 results are frozen dataclasses from softmax_core. Nothing here computes: it only remembers.
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from softmax_core import chapter as sc_chapter
-from softmax_core import dtypes, runtime
+from softmax_core.teaching import chapter_notes as sc_chapter
+from softmax_core.hardware import dtypes, runtime
 
 from . import data
 

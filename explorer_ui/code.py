@@ -18,7 +18,8 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
-from softmax_core import tutorial_kernel, launchers
+from softmax_core.kernels import tutorial as tutorial_kernel
+from softmax_core.launch import api as launchers
 
 from .i18n import language
 
@@ -211,7 +212,7 @@ def constexpr_text(value) -> str:
 @lru_cache(maxsize=16)
 def kernel_source_as_launched(flags: tuple[tuple[str, object], ...]) -> tuple[str, ...]:
     """The kernel's source as one launch ran it: each constexpr parameter in `flags` ((name, value) pairs,
-    e.g. softmax_core.trace.launch_flags) shows the value that launch passed instead of its default."""
+    e.g. softmax_core.teaching.tutorial_trace.launch_flags) shows the value that launch passed instead of its default."""
     lines = list(kernel_source())
     for name, value in flags:
         number = find_line(tuple(lines), f"{name}: tl.constexpr")

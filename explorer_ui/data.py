@@ -13,8 +13,9 @@ from pathlib import Path
 import streamlit as st
 
 import softmax_core as sc
-from softmax_core import bench, dtypes
-from softmax_core import trace as sc_trace
+from softmax_core import bench
+from softmax_core.hardware import dtypes
+from softmax_core.teaching import tutorial_trace as sc_trace
 
 from . import measured, recorded_text
 
@@ -75,7 +76,7 @@ def launch_plan(n_rows: int, n_cols: int, dtype: str, gpu_key: str) -> sc.Launch
 def what_if_plan(n_rows: int, n_cols: int, dtype: str, gpu_key: str, n_regs: int, shared_bytes: int,
                  how: str) -> sc.LaunchPlan:
     """The plan if the kernel needed `n_regs` registers per thread and `shared_bytes` per program."""
-    from softmax_core.compile import KernelResources
+    from softmax_core.hardware.compile import KernelResources
 
     return sc.plan_launch(n_rows, n_cols, dtypes.torch_dtype(dtype), gpu_by_key(gpu_key),
                           resources=KernelResources(n_regs, 0, shared_bytes, how))
@@ -89,8 +90,8 @@ def softmax_plan(n_rows: int, n_cols: int, dtype: str, gpu_key: str):
 
 @st.cache_data(show_spinner=False, max_entries=1024)
 def gpu_comparison(kernel: str, n_rows: int, n_cols: int, dtype: str, gpu_key: str):
-    """One catalog GPU's row of softmax_core.gpu_compare.compare_gpus (a compile for that GPU, cached)."""
-    from softmax_core.gpu_compare import compare_gpus
+    """One catalog GPU's row of softmax_core.teaching.gpu_compare.compare_gpus (a compile for that GPU, cached)."""
+    from softmax_core.teaching.gpu_compare import compare_gpus
 
     return compare_gpus(kernel, n_rows, n_cols, dtypes.torch_dtype(dtype), gpus=(gpu_by_key(gpu_key),))[0]
 
@@ -98,8 +99,8 @@ def gpu_comparison(kernel: str, n_rows: int, n_cols: int, dtype: str, gpu_key: s
 @st.cache_data(show_spinner=False, max_entries=16)
 def kernel_asm(block_size: int, num_warps: int, num_stages: int, dtype: str, gpu_key: str) -> dict:
     """The compiled tutorial kernel's PTX and SASS (NVIDIA) or AMDGCN (AMD) for a plan's specialisation."""
-    from softmax_core.compile import kernel_resources
-    from softmax_core.tutorial_plan import tutorial_compile_job
+    from softmax_core.hardware.compile import kernel_resources
+    from softmax_core.plans.tutorial import tutorial_compile_job
 
     job = tutorial_compile_job(block_size, num_warps, num_stages, dtypes.torch_dtype(dtype), gpu_by_key(gpu_key))
     return dict(kernel_resources(job, want_asm=True).asm)
@@ -108,7 +109,7 @@ def kernel_asm(block_size: int, num_warps: int, num_stages: int, dtype: str, gpu
 @st.cache_data(show_spinner=False, max_entries=64)
 def trace(n_rows: int, n_cols: int, *, num_programs: int | None, num_stages: int | None, dtype: str,
           variant: str, seed: int, poisoned_row: int, gpu_key: str, keep_stages: bool) -> sc_trace.Trace:
-    """The real kernel, replayed with TRACE on (see softmax_core.trace)."""
+    """The real kernel, replayed with TRACE on (see softmax_core.teaching.tutorial_trace)."""
     return sc_trace.trace_rows(n_rows, n_cols, num_programs=num_programs, num_stages=num_stages, dtype=dtype,
                                variant=variant, seed=seed, poisoned_row=poisoned_row,
                                gpu=gpu_by_key(gpu_key), keep_stages=keep_stages)
@@ -239,7 +240,7 @@ def _measured_speedup(runs, dtype: str, N: int, M: int | None) -> dict | None:
 
 
 def speedup_table(dtype: str):
-    """Predicted (bytes ratio, softmax_core.memory; with and without L2) and measured (naive ms / fused ms,
+    """Predicted (bytes ratio, softmax_core.teaching.memory; with and without L2) and measured (naive ms / fused ms,
     with its spread and verdict) speedup for every N of the first recorded run that timed both, or None.
     Columns: N, M, predicted, predicted_l2, measured, lo, hi, spread_kind, verdict, gpu, date."""
     key = _recorded_only()

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 
 import softmax_core as sc
-from softmax_core import runtime
-from softmax_core.tutorial_plan import TUTORIAL_STAGES_SHARED_THRESHOLD
+from softmax_core.hardware import runtime
+from softmax_core.plans.tutorial import TUTORIAL_STAGES_SHARED_THRESHOLD
 
 from . import present
 from .i18n import has, language, t

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from softmax_core.reason_text import format_counted
+from softmax_core.plans.reason_text import format_counted
 
 LOCALES_DIR = Path(__file__).resolve().parent / "locales"
 LANGUAGES = {"en": "English", "zh": "简体中文"}
@@ -63,7 +63,7 @@ def set_language(lang: str) -> None:
 
 
 def format_text(text: str, **values) -> str:
-    """`text` with `values` formatted in (counted nouns understood: softmax_core.reason_text.format_counted)."""
+    """`text` with `values` formatted in (counted nouns understood: softmax_core.plans.reason_text.format_counted)."""
     if not values:
         return text
     return format_counted(text, **values)

@@ -2,14 +2,14 @@
 names of the limits a launch plan can hit. Pure functions of softmax_core's GPU specs and plans."""
 from __future__ import annotations
 
-from softmax_core.gpu import GpuSpec
-from softmax_core.reasons import WHY_CODES
-from softmax_core.occupancy import LIMITERS as HARDWARE_LIMITERS, occupancy  # noqa: F401  (re-exported)
+from softmax_core.hardware.gpu import GpuSpec
+from softmax_core.plans.reasons import WHY_CODES
+from softmax_core.hardware.occupancy import LIMITERS as HARDWARE_LIMITERS, occupancy  # noqa: F401  (re-exported)
 
 # What can cap the programs per SM by the chapter's formula (the tutorial plan's limiter and its reason);
-# the hardware's rules (softmax_core.occupancy.Occupancy.limiter) name HARDWARE_LIMITERS, slots included.
+# the hardware's rules (softmax_core.hardware.occupancy.Occupancy.limiter) name HARDWARE_LIMITERS, slots included.
 LIMITERS = ("registers", "shared memory", "rows")
-# The tuned softmax's paths (softmax_core.tuned_plan.SoftmaxPlan.path): the reason codes that carry a `why`.
+# The tuned softmax's paths (softmax_core.plans.tuned.SoftmaxPlan.path): the reason codes that carry a `why`.
 TUNED_PATHS = tuple(code.value for code in WHY_CODES)
 # The GpuSpec fields the figures table lists, in order (each with its source).
 GPU_FIGURES = ("name", "arch", "multiprocessor_count", "max_num_regs", "max_shared_mem", "warp_size",
@@ -45,7 +45,7 @@ def gpu_figures(gpu: GpuSpec, cc_label: str) -> list[tuple[str, str]]:
 def register_curve(gpu: GpuSpec, shared_bytes: int, num_warps: int, regs: range) -> list[dict]:
     """Programs per SM for each register count in `regs`, per limit: rows of (x, programs, limit) with limit
     "registers", "shared memory" (only when the kernel uses shared memory) and "programs" (the smaller) by the
-    chapter's formula, and "hardware" (what the GPU runs, softmax_core.occupancy)."""
+    chapter's formula, and "hardware" (what the GPU runs, softmax_core.hardware.occupancy)."""
     rows = []
     for r in regs:
         occ = occupancy(gpu, r, shared_bytes, num_warps, 10**9)    # rows to spare: only the SM's limits count

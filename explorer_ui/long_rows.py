@@ -1,5 +1,5 @@
 """The long-rows chapter (pages 7 and 8): inputs, frames, tables and charts built from what the real kernels
-recorded (softmax_core.long_row_trace) and from recorded H200 runs. The builders are pure functions of those
+recorded (softmax_core.teaching.long_row_trace) and from recorded H200 runs. The builders are pure functions of those
 records, so tests can check them without Streamlit; the few cached calls at the end are the pages' door to
 softmax_core.
 """
@@ -15,9 +15,9 @@ import streamlit as st
 import torch
 
 import softmax_core as sc
-from softmax_core import dtypes
-from softmax_core import long_row_trace as lrt
-from softmax_core.tuned_kernels import TRACE_TILE_FIELDS, softmax_tiled_kernel
+from softmax_core.hardware import dtypes
+from softmax_core.teaching import long_row_trace as lrt
+from softmax_core.kernels.tuned import TRACE_TILE_FIELDS, softmax_tiled_kernel
 
 from . import charts, code, defaults
 

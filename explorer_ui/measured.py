@@ -88,7 +88,7 @@ def shown_ratio(numerator: Spread, denominator: Spread) -> float | None:
 def naive_bytes_with_l2(traffic) -> int:
     """DRAM bytes of the naive version when its tensors stay in the L2 cache between its five kernels:
     x comes from DRAM once, and everything it writes goes back to DRAM once; every re-read hits L2.
-    `traffic`: softmax_core.memory.MemoryTraffic."""
+    `traffic`: softmax_core.teaching.memory.MemoryTraffic."""
     return traffic.fused.bytes_read + sum(step.bytes_written for step in traffic.naive_steps)
 
 

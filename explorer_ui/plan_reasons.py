@@ -1,15 +1,15 @@
-"""A plan's reason (softmax_core.reasons.PlanReason: a code and its figures) in the page's language.
+"""A plan's reason (softmax_core.plans.reasons.PlanReason: a code and its figures) in the page's language.
 
 The words live in locales/plan_reasons.<lang>.toml: `reason_<code>` is the sentence, `reason_why_<code>` the
 clause a tuned plan's `why` code names, and a few pieces (the shared-memory clause, the limiter, what split
 programs exchange) are chosen here from the figures. The library's English renderer for the command line is
-softmax_core.reason_text; the two say the same things from the same figures.
+softmax_core.plans.reason_text; the two say the same things from the same figures.
 """
 from __future__ import annotations
 
 from typing import Callable
 
-from softmax_core.reasons import WHY_CODES, PlanReason, ReasonCode
+from softmax_core.plans.reasons import WHY_CODES, PlanReason, ReasonCode
 
 from .i18n import t
 

@@ -1,6 +1,6 @@
 """Pre-warm: on a server's first page run, compile in the background what the pages will ask for.
 
-Launch plans read registers and shared memory from the real compiled kernel (softmax_core.compile), and
+Launch plans read registers and shared memory from the real compiled kernel (softmax_core.hardware.compile), and
 the results are cached on disk. On a fresh machine nothing is cached yet, so a page's first visit would wait
 for compiles (docs/classroom.md has the measured waits); compiling once, before a student asks, turns each
 wait into a disk read.
@@ -59,14 +59,14 @@ def start_once() -> subprocess.Popen | None:
 
 
 def log_path() -> Path:
-    from softmax_core.compile import cache_dir
+    from softmax_core.hardware.compile import cache_dir
 
     return cache_dir().parent / LOG_NAME
 
 
 def launch(defaults_only: bool = False) -> subprocess.Popen:
     """Start `python -m explorer_ui.prewarm` (its report goes to prewarm.log beside the compile cache)."""
-    from softmax_core import runtime
+    from softmax_core.hardware import runtime
 
     env = dict(os.environ)
     if runtime.INTERPRETED:
@@ -100,10 +100,10 @@ def work_items(defaults_only: bool = False) -> list[tuple[str, object]]:
     import torch
 
     import softmax_core as sc
-    from softmax_core import chapter as sc_chapter
-    from softmax_core import long_row_trace as lrt
-    from softmax_core.compile import kernel_resources
-    from softmax_core.tutorial_plan import tutorial_compile_job
+    from softmax_core.teaching import chapter_notes as sc_chapter
+    from softmax_core.teaching import long_row_trace as lrt
+    from softmax_core.hardware.compile import kernel_resources
+    from softmax_core.plans.tutorial import tutorial_compile_job
 
     dtype = getattr(torch, defaults.DTYPE)
     M, N = defaults.CHAPTER_M, defaults.CHAPTER_N

@@ -2,10 +2,10 @@
 
 softmax_core has no UI and no Chinese: it says where a figure came from ("triton.compile for sm_90; cuobjdump
 --dump-resource-usage on the cubin"), which backend runs the kernels, why a benchmark provider failed, and
-assets/gpus.json cites each GPU figure's source in English. In English the pages show those texts as they
+softmax_core/data/gpus.json cites each GPU figure's source in English. In English the pages show those texts as they
 are; in 中文 they go through this module: the texts softmax_core builds from a known pattern are recognised
 and re-said with locale keys (explorer_ui/locales/zh_complete.*.toml), the catalog's citations by their source
-id (gpu_sources.zh.toml: the English lives once, in assets/gpus.json). A text no pattern knows stays as it
+id (gpu_sources.zh.toml: the English lives once, in softmax_core/data/gpus.json). A text no pattern knows stays as it
 is, and tests/test_zh_complete.py fails on it in 中文.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import softmax_core as sc
-from softmax_core.gpu import catalog_sources
+from softmax_core.hardware.gpu import catalog_sources
 
 from .i18n import has, language, t
 
@@ -28,7 +28,7 @@ SOURCES_ZH = Path(__file__).resolve().parent / "gpu_sources.zh.toml"
 
 @lru_cache(maxsize=1)
 def source_table() -> dict[str, str]:
-    """Source id (assets/gpus.json `sources`) -> its citation in Chinese."""
+    """Source id (softmax_core/data/gpus.json `sources`) -> its citation in Chinese."""
     return tomllib.loads(SOURCES_ZH.read_text(encoding="utf-8"))
 
 
@@ -46,7 +46,7 @@ def source_text(citation: str) -> str:
     return source_table().get(key, citation) if key else citation
 
 
-# -- where n_regs and shared memory came from (softmax_core.compile.compile_for_target's `how`) ---------------
+# -- where n_regs and shared memory came from (softmax_core.hardware.compile.compile_for_target's `how`) ---------------
 _REFUSED = re.compile(r"; the driver refused to load it \((?P<error>.*)\)$", re.S)
 _HOW = (
     (re.compile(r"^compiled and loaded on this GPU; registers reported by the driver$"),
@@ -73,7 +73,7 @@ def how_text(how: str) -> str:
 
 
 def backend_text() -> str:
-    """Which backend runs the kernels (softmax_core.runtime.backend_description), in the reader's language."""
+    """Which backend runs the kernels (softmax_core.hardware.runtime.backend_description), in the reader's language."""
     return provenance_value("device", sc.runtime.backend_description())
 
 

@@ -1,4 +1,4 @@
-"""Memory traffic: the naive five kernels against one fused kernel, counted by softmax_core.memory."""
+"""Memory traffic: the naive five kernels against one fused kernel, counted by softmax_core.teaching.memory."""
 import pandas as pd
 import streamlit as st
 
@@ -7,7 +7,8 @@ from explorer_ui import charts, code, data, defaults, fmt, layout, measured, pre
 from explorer_ui.i18n import t
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState
-from softmax_core import dtypes
+from softmax_core.hardware import dtypes
+from softmax_core.teaching import memory
 
 layout.setup_page("memory")
 state = PageState("memory")
@@ -81,7 +82,7 @@ st.dataframe(fmt.table(table), hide_index=True, width="stretch")
 left, right = st.columns([3, 2])
 with left:
     st.markdown(t("memory_formula", M=int(M), N=int(N), naive=traffic.naive_elements, fused=traffic.fused_elements,
-                  elt=traffic.element_size, **sc.memory.traffic_formulas()))
+                  elt=traffic.element_size, **memory.traffic_formulas()))
 with right:
     a, b = st.columns(2)
     a.metric(t("memory_predicted"), f"{traffic.predicted_speedup:.2f}×", help=t("memory_predicted_help"))

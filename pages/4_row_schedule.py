@@ -1,4 +1,4 @@
-"""Row schedule: which program handles which row, recorded by the real kernel (softmax_core.trace), the
+"""Row schedule: which program handles which row, recorded by the real kernel (softmax_core.teaching.tutorial_trace), the
 tl.range loop stepped through, programs placed on SMs, and a picture of num_stages overlapping loads."""
 import numpy as np
 import pandas as pd
@@ -10,9 +10,9 @@ from explorer_ui.i18n import t
 from explorer_ui.plan_reasons import render_reason
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState, in_url
-from softmax_core.schedule_model import pipeline_timeline, program_placement
-from softmax_core.trace import MAX_TRACE_BLOCK, MAX_TRACE_ROWS
-from softmax_core.tutorial_plan import TUTORIAL_NUM_STAGES
+from softmax_core.teaching.schedule import pipeline_timeline, program_placement
+from softmax_core.teaching.tutorial_trace import MAX_TRACE_BLOCK, MAX_TRACE_ROWS
+from softmax_core.plans.tutorial import TUTORIAL_NUM_STAGES
 
 # Rows traced per interaction: at the widest rows the interpreter needs a few ms per row, and a re-render
 # should stay under a second.

@@ -9,15 +9,15 @@ import softmax_core as sc
 from explorer_ui.i18n import bound, t
 from explorer_ui.plan_reasons import render_reason
 from explorer_ui.urlstate import PageState
-from softmax_core.occupancy import chapter_occupancy
-from softmax_core.tutorial_plan import TUTORIAL_NUM_STAGES, TUTORIAL_STAGES_SHARED_THRESHOLD
+from softmax_core.hardware.occupancy import chapter_occupancy
+from softmax_core.plans.tutorial import TUTORIAL_NUM_STAGES, TUTORIAL_STAGES_SHARED_THRESHOLD
 
 MAX_N = defaults.GPU_PAGE_MAX_N
 MAX_REGS_PER_THREAD = 255          # NVIDIA's per-thread ceiling (AMD: 512 VGPRs); the x-axis of the calculator
 CHART_MIN_REGS = 16                # below this the register line shoots up and flattens the rest of the chart
 BLOCK_SWEEP = defaults.BLOCK_SWEEP   # 32 ... 65536: each one a real compile (cached on disk, pre-warmed)
 ASM_PREVIEW_LINES = 400
-COMPARE_KERNELS = ("tutorial", "tuned")     # softmax_core.gpu_compare.KERNELS
+COMPARE_KERNELS = ("tutorial", "tuned")     # softmax_core.teaching.gpu_compare.KERNELS
 
 layout.setup_page("gpu")
 state = PageState("gpu")

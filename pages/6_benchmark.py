@@ -9,8 +9,9 @@ import softmax_core as sc
 from explorer_ui import charts, code, data, defaults, fmt, layout, measured, predict, recorded_text
 from explorer_ui.i18n import bound, t
 from explorer_ui.urlstate import PageState
-from softmax_core import bench, dtypes
-from softmax_core.memory import PASS_TENSORS
+from softmax_core import bench
+from softmax_core.hardware import dtypes
+from softmax_core.teaching.memory import PASS_TENSORS
 
 CPU_PROVIDERS = ("copy", "naive", "torch")     # what a CPU can time honestly; kernels would run interpreted
 CPU_N_CHOICES = (128, 256, 512, 1024, 2048, 4096)

@@ -9,7 +9,7 @@ from explorer_ui import long_rows as lr
 from explorer_ui.i18n import bound, t
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState
-from softmax_core.long_row_trace import MAX_TRACE_TILES, MAX_TRACE_VALUES
+from softmax_core.teaching.long_row_trace import MAX_TRACE_TILES, MAX_TRACE_VALUES
 
 MAX_N = MAX_TRACE_VALUES
 

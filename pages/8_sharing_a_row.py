@@ -9,10 +9,10 @@ from explorer_ui import long_rows as lr
 from explorer_ui.i18n import bound, t
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState
-from softmax_core import long_row_trace as lrt
-from softmax_core.long_row_trace import MAX_TRACE_VALUES, attention_walk
-from softmax_core.tuned_kernels import softmax_split_kernel
-from softmax_core.tuned_plan import resident_programs_per_sm
+from softmax_core.teaching import long_row_trace as lrt
+from softmax_core.teaching.long_row_trace import MAX_TRACE_VALUES, attention_walk
+from softmax_core.kernels.tuned import softmax_split_kernel
+from softmax_core.plans.tuned import resident_programs_per_sm
 
 MAX_SPLIT = 16
 PATHS = lr.PATH_NAMES[1:]              # rows, tiled, split: the paths plan_softmax chooses between

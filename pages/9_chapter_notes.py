@@ -1,16 +1,17 @@
 """Chapter notes: the parts of the chapter the pictures do not show, each run here with its real numbers —
 registers and shared memory (warmup vs offline compile), strides, tl.range and num_stages, the num_warps
-rule, the chapter's unit test, the 3-D grid and tl.exp's error. Computed by softmax_core.chapter."""
+rule, the chapter's unit test, the 3-D grid and tl.exp's error. Computed by softmax_core.teaching.chapter_notes."""
 import pandas as pd
 import streamlit as st
 
 from explorer_ui import chapter, code, data, defaults, layout, predict, recorded_text
 from explorer_ui.i18n import t
 from explorer_ui.urlstate import PageState
-from softmax_core import chapter as sc_chapter
-from softmax_core import compile as sc_compile
-from softmax_core import launchers, runtime
-from softmax_core.tutorial_plan import TUTORIAL_STAGES_SHARED_THRESHOLD, tutorial_num_stages
+from softmax_core.teaching import chapter_notes as sc_chapter
+from softmax_core.hardware import compile as sc_compile
+from softmax_core.launch import api as launchers
+from softmax_core.hardware import runtime
+from softmax_core.plans.tutorial import TUTORIAL_STAGES_SHARED_THRESHOLD, tutorial_num_stages
 
 STRIDE_M, STRIDE_N = sc_chapter.STRIDE_DEMO
 TRACE_ROWS, TRACE_PROGRAMS = 10, 3  # the tl.range demo: 10 rows over 3 persistent programs

@@ -26,8 +26,8 @@ from pathlib import Path
 
 import torch
 
-from softmax_core.launchers import cached_plan, softmax_forward
-from softmax_core.tuned_plan import plan_softmax
+from softmax_core.launch.api import cached_plan, softmax_forward
+from softmax_core.plans.tuned import plan_softmax
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tuning_kit import rows_variant  # noqa: E402

@@ -13,11 +13,11 @@ import pandas as pd
 import torch
 import triton
 
-from softmax_core import dtypes
-from softmax_core.gpu import default_gpu
-from softmax_core.memory import bytes_moved
-from softmax_core.launchers import cached_plan, softmax_backward, softmax_forward
-from softmax_core.tuned_plan import plan_softmax, plan_split
+from softmax_core.hardware import dtypes
+from softmax_core.hardware.gpu import default_gpu
+from softmax_core.teaching.memory import bytes_moved
+from softmax_core.launch.api import cached_plan, softmax_backward, softmax_forward
+from softmax_core.plans.tuned import plan_softmax, plan_split
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tuning_kit import env_list  # noqa: E402

@@ -14,9 +14,9 @@ import torch
 import triton
 
 import softmax_core as sc
-from softmax_core import dtypes
-from softmax_core.memory import bytes_moved
-from softmax_core.launchers import cached_plan, softmax_backward, softmax_forward
+from softmax_core.hardware import dtypes
+from softmax_core.teaching.memory import bytes_moved
+from softmax_core.launch.api import cached_plan, softmax_backward, softmax_forward
 
 M = 4096
 NS = [256, 1024, 4096, 16384, 32768, 65536, 131072, 262144]

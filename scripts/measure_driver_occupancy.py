@@ -8,7 +8,7 @@ For the tutorial kernel over many (N, num_warps, num_stages, dtype), and for the
 plans (rows / tiled / split paths, several N, float32 and bfloat16), it compiles the kernel with triton for
 this GPU, loads it, reads registers and shared memory from the loaded function, and asks the driver
 `cuOccupancyMaxActiveBlocksPerMultiprocessor(function, 32 * num_warps, shared bytes)` — the same question
-softmax_core.occupancy answers from the catalog's figures. It writes <gpu>-driver-occupancy.csv (one row per
+softmax_core.hardware.occupancy answers from the catalog's figures. It writes <gpu>-driver-occupancy.csv (one row per
 kernel) and <gpu>-driver-occupancy.json (provenance: GPU, driver, versions, date, command, the device's own
 attributes). tests/test_occupancy.py checks the rules against every row.
 """
@@ -30,9 +30,9 @@ import torch  # noqa: E402
 import triton  # noqa: E402
 
 import softmax_core as sc  # noqa: E402
-from softmax_core import compile as kc  # noqa: E402
-from softmax_core import tuned_plan  # noqa: E402
-from softmax_core.tutorial_plan import tutorial_compile_job  # noqa: E402
+from softmax_core.hardware import compile as kc  # noqa: E402
+from softmax_core.plans import tuned as tuned_plan  # noqa: E402
+from softmax_core.plans.tutorial import tutorial_compile_job  # noqa: E402
 
 # CUdevice_attribute values (cuda.h) for the figures the occupancy rules use.
 DEVICE_ATTRIBUTES = {

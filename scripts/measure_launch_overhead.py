@@ -32,7 +32,8 @@ import time
 import torch
 
 import softmax_core as sc
-from softmax_core import dtypes, launchers
+from softmax_core.hardware import dtypes
+from softmax_core.launch import api as launchers
 
 CALLS = 2000
 
@@ -76,7 +77,7 @@ def kept_alone(x):
 def triton_launcher_alone(x):
     """The kept compiled kernel called the way Triton's JIT calls it (`CompiledKernel.run`, Triton's Python
     launcher object), y allocated once: the launch cost before we skip that object's Python."""
-    from softmax_core import fast_launch
+    from softmax_core.launch import fast as fast_launch
 
     sc.softmax(x)
     kept = next(k for key, k in fast_launch._KEPT.items() if key[0] is launchers.softmax_rows_kernel

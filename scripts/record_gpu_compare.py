@@ -1,5 +1,5 @@
 """Compile the tutorial and tuned kernels for every catalog GPU with this machine's triton, and record what
-`softmax_core.gpu_compare.compare_gpus` computes (registers, shared memory, programs per SM by the hardware's
+`softmax_core.teaching.gpu_compare.compare_gpus` computes (registers, shared memory, programs per SM by the hardware's
 rules and by the chapter's formula, limiter, grid, toolchain):
 
     python scripts/record_gpu_compare.py --out assets/occupancy
@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import torch  # noqa: E402
 import triton  # noqa: E402
 
-from softmax_core.gpu_compare import compare_gpus  # noqa: E402
+from softmax_core.teaching.gpu_compare import compare_gpus  # noqa: E402
 
 SHAPES = ((4096, 781, torch.float32), (4096, 4096, torch.bfloat16), (4096, 32768, torch.float32))
 FIELDS = ("kernel", "n_cols", "dtype", "gpu", "arch", "path", "n_regs", "n_spills", "shared_bytes", "num_warps",

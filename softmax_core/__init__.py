@@ -2,15 +2,15 @@
 
 No UI lives here: the Streamlit app renders what these functions compute.
 """
-from . import runtime  # noqa: F401  first: chooses GPU or interpreter before any kernel is defined
-from .gpu import GpuSpec, catalog_gpu, current_gpu, default_gpu, gpu_catalog
-from .occupancy import Occupancy, occupancy
-from .tutorial_plan import LaunchPlan, plan_launch
-from .memory import MemoryStep, MemoryTraffic, bytes_moved, memory_traffic
-from .launchers import (KernelDoesNotFit, naive_softmax, softmax, softmax_backward, softmax_forward,
+from softmax_core.hardware import runtime  # noqa: F401  first: chooses GPU or interpreter before any kernel is defined
+from softmax_core.hardware.gpu import GpuSpec, catalog_gpu, current_gpu, default_gpu, gpu_catalog
+from softmax_core.hardware.occupancy import Occupancy, occupancy
+from softmax_core.plans.tutorial import LaunchPlan, plan_launch
+from softmax_core.teaching.memory import MemoryStep, MemoryTraffic, bytes_moved, memory_traffic
+from softmax_core.launch.api import (KernelDoesNotFit, naive_softmax, softmax, softmax_backward, softmax_forward,
                         tutorial_softmax)
-from .tuned_plan import SoftmaxPlan, plan_softmax
-from .reasons import PlanReason, ReasonCode
+from softmax_core.plans.tuned import SoftmaxPlan, plan_softmax
+from softmax_core.plans.reasons import PlanReason, ReasonCode
 
 __all__ = [
     "GpuSpec", "catalog_gpu", "current_gpu", "default_gpu", "gpu_catalog",

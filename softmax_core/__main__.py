@@ -11,13 +11,14 @@ from typing import Callable
 
 import torch
 
-from . import bench, dtypes, runtime
-from .bench import PROVIDERS, BenchmarkRun
-from .gpu import catalog_gpu, default_gpu
-from .tuned_plan import plan_softmax
-from .tutorial_plan import plan_launch
-from .launchers import softmax
-from .reason_text import describe
+from softmax_core import bench
+from softmax_core.hardware import dtypes, runtime
+from softmax_core.bench import PROVIDERS, BenchmarkRun
+from softmax_core.hardware.gpu import catalog_gpu, default_gpu
+from softmax_core.plans.tuned import plan_softmax
+from softmax_core.plans.tutorial import plan_launch
+from softmax_core.launch.api import softmax
+from softmax_core.plans.reason_text import describe
 
 def tutorial_check(rows: int = 1823, cols: int = 781, atol: float = 1e-3, rtol: float = 1e-3) -> bool:
     """The tutorial's unit test: an irregular shape so that padding and masking are exercised."""
@@ -158,7 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--rep-ms", type=int, default=40, help="the timer's timed milliseconds per measurement")
     parser.add_argument("--plan", nargs=2, type=int, metavar=("ROWS", "COLS"), help="print the launch plan")
     parser.add_argument("--dtype", choices=dtypes.TUTORIAL_DTYPES, default="float32")
-    parser.add_argument("--gpu", help="plan for a catalog GPU (key from assets/gpus.json) instead of this one")
+    parser.add_argument("--gpu", help="plan for a catalog GPU (key from softmax_core/data/gpus.json) instead of this one")
     return parser
 
 

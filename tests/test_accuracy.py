@@ -77,7 +77,7 @@ def test_no_one_with_a_plural_noun(key, values, wrong):
 
 def test_out_of_resources_is_said_once():
     from explorer_ui.plan_reasons import render_reason
-    from softmax_core.reasons import PlanReason, ReasonCode
+    from softmax_core.plans.reasons import PlanReason, ReasonCode
 
     reason = PlanReason(ReasonCode.TUTORIAL_OVER_SHARED_MEMORY,
                         dict(shared_bytes=300_000, block_size=65536, gpu="G", max_shared_mem=232_448))
@@ -133,7 +133,7 @@ def test_l2_prediction_counts_x_once_and_every_write_once():
 
 
 def test_code_as_launched_shows_the_launch_s_pad_value():
-    from softmax_core.trace import launch_flags
+    from softmax_core.teaching.tutorial_trace import launch_flags
 
     lines = code.kernel_source_as_launched(tuple(launch_flags("pad_zero").items()))
     line = lines[code.find_line(lines, code.KERNEL_ANCHORS["pad_value"]) - 1]
@@ -149,7 +149,7 @@ def test_code_panels_wrap_long_lines():
 
 
 def test_a_row_depends_on_its_index_only():
-    from softmax_core import trace
+    from softmax_core.teaching import tutorial_trace as trace
 
     four = trace.trace_rows(4, 100, keep_stages=False)
     eight = trace.trace_rows(8, 100, keep_stages=False)
@@ -158,7 +158,7 @@ def test_a_row_depends_on_its_index_only():
 
 def test_claims_follow_the_traced_values():
     from explorer_ui import padding
-    from softmax_core import trace
+    from softmax_core.teaching import tutorial_trace as trace
 
     ok = trace.trace_rows(2, 100)
     assert padding.frame_claim(ok, 0, "exp") == "exp_in_unit"

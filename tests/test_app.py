@@ -328,7 +328,7 @@ def test_every_kernel_anchor_finds_its_line():
 
 
 def test_occupancy_highlights_find_their_lines():
-    from softmax_core.occupancy import chapter_occupancy
+    from softmax_core.hardware.occupancy import chapter_occupancy
 
     lines = code.source_lines(chapter_occupancy)
     for fragment in ("reg_occupancy = gpu.max_num_regs", "sram_occupancy = gpu.max_shared_mem",
@@ -412,8 +412,8 @@ def record_compiles(monkeypatch) -> list:
     of the same kernel for the same target (a job to load on the GPU included: this machine may have none)."""
     import dataclasses
 
-    from softmax_core import compile as sc_compile
-    from softmax_core import runtime
+    from softmax_core.hardware import compile as sc_compile
+    from softmax_core.hardware import runtime
 
     compile_here = sc_compile.compiler_process.request if runtime.INTERPRETED else sc_compile.compile_for_target
     asked, answers = [], {}
@@ -460,8 +460,8 @@ def forget_compiles() -> None:
     """Forget what this process already knows, so that only the disk cache can answer."""
     import streamlit as st
 
-    from softmax_core import compile as sc_compile
-    from softmax_core import tutorial_plan
+    from softmax_core.hardware import compile as sc_compile
+    from softmax_core.plans import tutorial as tutorial_plan
 
     sc_compile.forget_in_memory()
     tutorial_plan.clear_plan_cache()
@@ -497,7 +497,7 @@ def test_prewarm_on_a_machine_with_a_gpu_compiles_what_the_pages_ask_for(tmp_pat
     import softmax_core as sc
     import streamlit as st
     from explorer_ui import data, prewarm
-    from softmax_core import gpu as sc_gpu
+    from softmax_core.hardware import gpu as sc_gpu
 
     if torch.cuda.is_available():
         pytest.skip("a real GPU is here: the test above runs the pre-warm against it")

@@ -15,7 +15,8 @@ import pytest
 import torch
 
 import softmax_core as sc
-from softmax_core import bench, runtime
+from softmax_core import bench
+from softmax_core.hardware import runtime
 from softmax_core.__main__ import format_table, text_progress
 from softmax_core.bench import Provider
 

@@ -1,4 +1,4 @@
-"""The GPU catalog (assets/gpus.json): complete, sourced, in the right units, and every GPU's plans compile."""
+"""The GPU catalog (softmax_core/data/gpus.json): complete, sourced, in the right units, and every GPU's plans compile."""
 import dataclasses
 import json
 import re
@@ -9,11 +9,11 @@ import torch
 import triton
 
 import softmax_core as sc
-from softmax_core import compile as kc
-from softmax_core.gpu import CATALOG_PATH, GpuSpec
-from softmax_core.gpu_compare import compare_gpus
-from softmax_core.memory import bytes_moved
-from softmax_core.tutorial_plan import tutorial_compile_job
+from softmax_core.hardware import compile as kc
+from softmax_core.hardware.gpu import CATALOG_PATH, GpuSpec
+from softmax_core.teaching.gpu_compare import compare_gpus
+from softmax_core.teaching.memory import bytes_moved
+from softmax_core.plans.tutorial import tutorial_compile_job
 
 ROOT = Path(__file__).resolve().parent.parent
 RULE_FIGURES = ("max_warps_per_sm", "shared_mem_per_sm", "register_alloc_unit", "register_banks",

@@ -1,13 +1,13 @@
-"""softmax_core.chapter: the chapter's side parts compute what they claim."""
+"""softmax_core.teaching.chapter_notes: the chapter's side parts compute what they claim."""
 import pytest
 import torch
 
 import softmax_core as sc
 
-from softmax_core import chapter as ch
-from softmax_core import runtime
-from softmax_core.gpu import catalog_gpu
-from softmax_core.tutorial_plan import tutorial_num_warps
+from softmax_core.teaching import chapter_notes as ch
+from softmax_core.hardware import runtime
+from softmax_core.hardware.gpu import catalog_gpu
+from softmax_core.plans.tutorial import tutorial_num_warps
 
 
 def test_strides_are_honoured_and_trusting_the_shape_is_wrong():
@@ -103,8 +103,8 @@ def test_exp_instructions_found_in_ptx():
 
 
 def test_the_compiled_tutorial_kernel_uses_ex2_approx():
-    from softmax_core.compile import kernel_resources
-    from softmax_core.tutorial_plan import tutorial_compile_job
+    from softmax_core.hardware.compile import kernel_resources
+    from softmax_core.plans.tutorial import tutorial_compile_job
 
     job = tutorial_compile_job(1024, 4, 4, torch.float32, catalog_gpu("h200"))
     found = ch.exp_instructions(kernel_resources(job, want_asm=True).asm["ptx"])

@@ -8,6 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 import softmax_core as sc
 from explorer_ui import glossary
+from softmax_core.plans.tutorial import TUTORIAL_NUM_WARPS
 from explorer_ui.i18n import LOCALES_DIR, TEXT
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -75,7 +76,7 @@ def test_chapter_notes_run_and_show_computed_parts(lang):
     assert len(at.header) == 6
     body = "\n".join(m.value for m in at.markdown)
     # the num_warps rule comes from the plan's table
-    for threshold, warps in sc.tutorial_plan.TUTORIAL_NUM_WARPS:
+    for threshold, warps in TUTORIAL_NUM_WARPS:
         if threshold:
             assert f"{threshold:,} → num_warps = {warps}" in body
     # the stride table: the sliced view's row stride is its parent's row length

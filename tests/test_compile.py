@@ -2,8 +2,8 @@ import pytest
 import torch
 
 import softmax_core as sc
-from softmax_core import compile as kc
-from softmax_core.tutorial_plan import tutorial_compile_job
+from softmax_core.hardware import compile as kc
+from softmax_core.plans.tutorial import tutorial_compile_job
 
 
 @pytest.fixture
@@ -39,7 +39,7 @@ def test_assembly_on_request():
 
 def test_compile_errors_are_reported(empty_cache):
     job = tutorial_compile_job(1024, 4, 4, torch.float32, sc.catalog_gpu("h200"))
-    broken = kc.CompileJob("softmax_core.tutorial_kernel:no_such_kernel", job.signature, job.constexprs, 4, 4,
+    broken = kc.CompileJob("softmax_core.kernels.tutorial:no_such_kernel", job.signature, job.constexprs, 4, 4,
                            job.target)
     with pytest.raises((RuntimeError, AttributeError), match="no_such_kernel"):
         kc.kernel_resources(broken)

@@ -6,7 +6,7 @@ import torch
 
 import softmax_core as sc
 from conftest import TOLERANCE, reference_softmax
-from softmax_core.launchers import cached_plan, softmax_backward, softmax_forward
+from softmax_core.launch.api import cached_plan, softmax_backward, softmax_forward
 
 INF, NAN = float("inf"), float("nan")
 
@@ -295,7 +295,7 @@ def test_tiled_rows_shared_by_programs(split, dtype, device):
     """A tiled row shared by `split` programs (each a span of whole tiles, meeting through published
     slots) gives torch's answer forward and backward: a ragged last span, spans of only -inf, a row of only
     -inf (NaN, or zeros with safe), a NaN, and a row whose values all sit far below zero."""
-    from softmax_core.tuned_plan import plan_tiled
+    from softmax_core.plans.tuned import plan_tiled
     n = 5 * 1024 + 77
     x = (torch.randn(6, n) * 4).to(dtype)
     x[1, : 3 * 1024] = -INF
@@ -326,7 +326,7 @@ def test_the_tiled_backward_shares_rows_of_2_byte_types_past_the_threshold():
     """tiled_config: the forward never shares a row; the backward of bf16/fp16 rows whose y and dy pass
     TILED_SHARED_FROM_BYTES does, with about TILED_SPAN_BYTES of them per program (at most MAX_TILED_SPLIT);
     below it one program per row, with more warps from TILED_WIDE_FROM_BYTES."""
-    from softmax_core import tuned_plan as tp
+    from softmax_core.plans import tuned as tp
     h200 = sc.catalog_gpu("h200")
     for n_cols in (32768, 65536, 131072, 262144, 1 << 20):
         assert tp.tiled_config(n_cols, 2, "forward", h200)[2] == 1
@@ -353,7 +353,7 @@ def test_the_plan_compiles_the_specialisation_the_jit_launches():
     """Triton's JIT compiles 16-byte aligned pointers and widths, strides that are multiples of 16, as such,
     and then loads 16-byte vectors, which needs fewer registers. The plan compiles the same specialisation,
     so the registers and programs per SM it shows are those of the kernel that runs."""
-    from softmax_core import tuned_plan as tp
+    from softmax_core.plans import tuned as tp
     h200 = sc.catalog_gpu("h200")
     aligned = sc.plan_softmax(4096, 131072, torch.bfloat16, h200)
     unaligned = sc.plan_softmax(4096, 131072, torch.bfloat16, h200, aligned=False)
@@ -373,8 +373,8 @@ def test_programs_that_wait_for_each_other_fit_either_stride_width():
     """The JIT types a row stride as i32 (i64 only past 2**31 elements), and the two forms can need different
     registers. A grid whose programs wait for each other is sized from the form that needs more, and the
     plan shows that form's resources."""
-    from softmax_core import tuned_plan as tp
-    from softmax_core.compile import kernel_resources
+    from softmax_core.plans import tuned as tp
+    from softmax_core.hardware.compile import kernel_resources
     h200 = sc.catalog_gpu("h200")
     plan = sc.plan_softmax(4096, 262144, torch.float32, h200)
     assert plan.path == "split"
@@ -391,7 +391,7 @@ def test_programs_that_wait_for_each_other_fit_either_stride_width():
 def test_2_byte_rows_past_l2_take_the_split_path(dtype):
     """From SPLIT_FROM_ROW_BYTES a 2-byte row is shared by programs of SPLIT_WARPS_2_BYTE warps that run at
     once, in both directions; shorter rows stay on the rows or tiled path."""
-    from softmax_core import tuned_plan as tp
+    from softmax_core.plans import tuned as tp
     h200 = sc.catalog_gpu("h200")
     for direction in ("forward", "backward"):
         long_plan = sc.plan_softmax(4096, tp.SPLIT_FROM_ROW_BYTES // 2, dtype, h200, direction)
@@ -402,7 +402,7 @@ def test_2_byte_rows_past_l2_take_the_split_path(dtype):
 
 
 def test_which_tensors_launch_aligned():
-    from softmax_core.launchers import launch_aligned
+    from softmax_core.launch.api import launch_aligned
     base = torch.empty(8, 784)
     assert launch_aligned(base)
     assert not launch_aligned(base[:, 1:])                      # starts 4 bytes in

@@ -1,8 +1,10 @@
-"""softmax_core.dtypes: one table of element types, consistent with torch and with the kernels."""
+"""softmax_core.hardware.dtypes: one table of element types, consistent with torch and with the kernels."""
 import pytest
 import torch
 
-from softmax_core import dtypes, launchers, trace
+from softmax_core.hardware import dtypes
+from softmax_core.launch import api as launchers
+from softmax_core.teaching import tutorial_trace as trace
 
 
 @pytest.mark.parametrize("name", list(dtypes.DTYPES))

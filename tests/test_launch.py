@@ -4,10 +4,11 @@ import pytest
 import torch
 
 import softmax_core as sc
-from softmax_core.compile import KernelResources
-from softmax_core.reason_text import describe
-from softmax_core.occupancy import occupancy
-from softmax_core.tutorial_plan import tutorial_num_stages, tutorial_num_warps
+from softmax_core.launch import api as launch_api
+from softmax_core.hardware.compile import KernelResources
+from softmax_core.plans.reason_text import describe
+from softmax_core.hardware.occupancy import occupancy
+from softmax_core.plans.tutorial import tutorial_num_stages, tutorial_num_warps
 
 
 def fake(n_regs, shared, spills=0):
@@ -65,7 +66,7 @@ def test_a_program_that_does_not_fit_is_explained(gpu):
     assert plan.reason.values["shared_bytes"] == 393280
     assert "393,280" in describe(plan.reason) and "OutOfResources" in describe(plan.reason)
     with pytest.raises(sc.KernelDoesNotFit, match="393,280"):
-        sc.launchers.launch_tutorial_kernel(torch.ones(1, 1), torch.ones(1, 1), plan)
+        launch_api.launch_tutorial_kernel(torch.ones(1, 1), torch.ones(1, 1), plan)
 
 
 def test_amd_rule_uses_wavefronts_of_64():

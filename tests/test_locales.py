@@ -13,9 +13,9 @@ import pytest
 
 import softmax_core as sc
 from explorer_ui import glossary, i18n, launch_facts, layout, long_rows, measured, padding, plan_reasons, predict, recorded_text, schedule
-from softmax_core.chapter import STRIDE_VIEWS
-from softmax_core.memory import PASS_TENSORS
-from softmax_core.trace import VARIANTS
+from softmax_core.teaching.chapter_notes import STRIDE_VIEWS
+from softmax_core.teaching.memory import PASS_TENSORS
+from softmax_core.teaching.tutorial_trace import VARIANTS
 
 ROOT = Path(__file__).resolve().parent.parent
 CODE = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py")), *sorted((ROOT / "explorer_ui").glob("*.py"))]
@@ -154,8 +154,8 @@ def test_a_missing_key_raises_under_the_tests_and_shows_itself_otherwise(monkeyp
 
 def test_the_run_time_families_match_what_the_library_produces():
     """The tuples the families are built from name what softmax_core really returns."""
-    from softmax_core.schedule_model import pipeline_timeline
-    from softmax_core.occupancy import occupancy
+    from softmax_core.teaching.schedule import pipeline_timeline
+    from softmax_core.hardware.occupancy import occupancy
 
     gpu = sc.default_gpu()
     cases = [occupancy(gpu, 32, 0, 4, 1), occupancy(gpu, 32, 0, 4, 10**9),

@@ -9,9 +9,9 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 import softmax_core as sc
-from softmax_core import long_row_trace as lrt
-from softmax_core.trace import trace_online, trace_split
-from softmax_core.tuned_kernels import NOT_PUBLISHED, read_published
+from softmax_core.teaching import long_row_trace as lrt
+from softmax_core.teaching.tutorial_trace import trace_online, trace_split
+from softmax_core.kernels.tuned import NOT_PUBLISHED, read_published
 
 ROOT = Path(__file__).resolve().parent.parent
 D_RTOL = 2e-5        # d is a float32 sum of up to 2^20 terms, accumulated tile by tile
@@ -97,8 +97,8 @@ def test_online_trace_rejects_bad_input_with_a_clear_message(bad, error, words):
 
 
 def test_the_plans_tiled_compile_has_the_trace_switched_off():
-    from softmax_core.signatures import kernel_signature
-    from softmax_core.tuned_plan import TILED_KERNEL
+    from softmax_core.hardware.signatures import kernel_signature
+    from softmax_core.plans.tuned import TILED_KERNEL
 
     signature, values = kernel_signature(TILED_KERNEL["forward"], "*fp32", "i64", {"TILE": 1024, "SAFE": False,
                                                                                     "FP64": False})

@@ -71,7 +71,7 @@ def test_cli_plan_prints_real_resources():
 
 
 def test_traffic_formulas_are_the_chapters_and_come_from_the_accounting():
-    from softmax_core.memory import linear_formula, traffic_formulas
+    from softmax_core.teaching.memory import linear_formula, traffic_formulas
 
     assert traffic_formulas() == {"naive_read": "5MN + 2M", "naive_written": "3MN + 2M", "naive_total": "8MN + 4M",
                                   "fused_read": "MN", "fused_written": "MN", "fused_total": "2MN"}

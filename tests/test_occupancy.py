@@ -1,4 +1,4 @@
-"""The hardware's occupancy rules (softmax_core.occupancy) against the CUDA driver's own answers, recorded on
+"""The hardware's occupancy rules (softmax_core.hardware.occupancy) against the CUDA driver's own answers, recorded on
 the H200 by scripts/measure_driver_occupancy.py (assets/occupancy/), and the chapter's formula beside them."""
 import csv
 import dataclasses
@@ -9,9 +9,9 @@ import pytest
 import torch
 
 import softmax_core as sc
-from softmax_core.compile import KernelResources
-from softmax_core.occupancy import LIMITERS, chapter_occupancy, occupancy
-from softmax_core.tuned_plan import plan_softmax
+from softmax_core.hardware.compile import KernelResources
+from softmax_core.hardware.occupancy import LIMITERS, chapter_occupancy, occupancy
+from softmax_core.plans.tuned import plan_softmax
 
 RECORD = Path(__file__).resolve().parent.parent / "assets" / "occupancy" / "h200-driver-occupancy"
 H200 = sc.catalog_gpu("h200")

@@ -5,10 +5,10 @@ import pytest
 import torch
 
 import softmax_core as sc
-from softmax_core import reasons, tuned_plan
-from softmax_core.compile import KernelResources
-from softmax_core.reason_text import describe
-from softmax_core.reasons import FIGURES, WHY_CODES, PlanReason, ReasonCode
+from softmax_core.plans import reasons, tuned as tuned_plan
+from softmax_core.hardware.compile import KernelResources
+from softmax_core.plans.reason_text import describe
+from softmax_core.plans.reasons import FIGURES, WHY_CODES, PlanReason, ReasonCode
 
 H200 = sc.catalog_gpu("h200")
 

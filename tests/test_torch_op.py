@@ -7,8 +7,8 @@ import torch
 
 import softmax_core as sc
 from conftest import TOLERANCE
-from softmax_core import launchers
-from softmax_core.tuned_kernels import SPIN_LIMIT, softmax_backward_split_kernel, softmax_split_kernel
+from softmax_core.launch import api as launchers
+from softmax_core.kernels.tuned import SPIN_LIMIT, softmax_backward_split_kernel, softmax_split_kernel
 
 FORWARD = torch.ops.softmax_core.softmax_forward.default
 BACKWARD = torch.ops.softmax_core.softmax_backward.default
@@ -241,7 +241,7 @@ def test_inductor_launches_our_triton_kernels_itself():
 def test_kept_launch_matches_the_jit_launch():
     import triton
 
-    from softmax_core import fast_launch
+    from softmax_core.launch import fast as fast_launch
 
     launchers._READY.clear()
     fast_launch._KEPT.clear()
@@ -316,7 +316,7 @@ def test_kept_launch_takes_every_parameter_the_jit_binds():
     tiled kernel's trace switch has one), exactly as JITFunction.run binds them."""
     import inspect
 
-    from softmax_core.fast_launch import _trailing_values
+    from softmax_core.launch.fast import _trailing_values
 
     plan = sc.plan_softmax(3, 70_000, torch.float64, sc.default_gpu(), "forward", False)
     assert plan.path == "tiled"
@@ -343,7 +343,7 @@ def test_second_derivatives_through_the_operator(device):
 
 def test_ready_calls_know_when_a_plain_empty_like_is_the_output():
     """The replayed call allocates y with a bare empty_like(x) only when that is y's layout and dtype."""
-    from softmax_core.launchers import _ready_forward
+    from softmax_core.launch.api import _ready_forward
     dense = torch.randn(8, 40)
     assert _ready_forward(dense, 1, False, torch.float32).plain_output
     assert not _ready_forward(dense.to(torch.bfloat16), 1, False, torch.float32).plain_output   # a wider y

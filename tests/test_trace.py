@@ -4,9 +4,9 @@ import pytest
 import torch
 
 import softmax_core as sc
-from softmax_core.tutorial_kernel import TRACE_STAGES
-from softmax_core.schedule_model import pipeline_timeline, program_placement
-from softmax_core.trace import MAX_TRACE_ROWS, VARIANTS, store_footprint, trace_rows
+from softmax_core.kernels.tutorial import TRACE_STAGES
+from softmax_core.teaching.schedule import pipeline_timeline, program_placement
+from softmax_core.teaching.tutorial_trace import MAX_TRACE_ROWS, VARIANTS, store_footprint, trace_rows
 
 H200 = sc.catalog_gpu("h200")
 

@@ -6,7 +6,7 @@ import pytest
 
 import softmax_core as sc
 from explorer_ui import launch_facts, padding, schedule, urlstate
-from softmax_core import trace as sc_trace
+from softmax_core.teaching import tutorial_trace as sc_trace
 
 
 # -- padding chain -----------------------------------------------------------------------------------------
@@ -141,7 +141,7 @@ def test_urlstate_is_the_only_module_that_touches_the_url():
 # -- plan reasons ----------------------------------------------------------------------------------------------
 def every_reason():
     """One PlanReason of every code (and, for tuned paths, every `why`), with made-up figures of each kind."""
-    from softmax_core.reasons import FIGURES, WHY_CODES, PlanReason, ReasonCode
+    from softmax_core.plans.reasons import FIGURES, WHY_CODES, PlanReason, ReasonCode
 
     special = {"gpu": "Test GPU", "split_declined": True, "direction": "backward", "limiter": "shared memory",
                "sram_occupancy": 3}
@@ -165,7 +165,7 @@ def every_reason():
 def test_render_reason_in_english_says_what_the_library_says():
     from explorer_ui.i18n import text_in
     from explorer_ui.plan_reasons import render_reason
-    from softmax_core.reason_text import describe
+    from softmax_core.plans.reason_text import describe
 
     for reason in every_reason():
         ours = render_reason(reason, lambda key, **v: text_in("en", key, **v))

@@ -258,11 +258,11 @@ def shown_sources() -> dict[str, tuple[str, ...]]:
     """Every code the pages show in a code panel (explorer_ui.code), by name."""
     from explorer_ui import code
     from explorer_ui import long_rows as lr
-    from softmax_core import chapter as sc_chapter
-    from softmax_core import compile as sc_compile
-    from softmax_core import launchers
-    from softmax_core.occupancy import chapter_occupancy
-    from softmax_core.tuned_kernels import softmax_split_kernel
+    from softmax_core.teaching import chapter_notes as sc_chapter
+    from softmax_core.hardware import compile as sc_compile
+    from softmax_core.launch import api as launchers
+    from softmax_core.hardware.occupancy import chapter_occupancy
+    from softmax_core.kernels.tuned import softmax_split_kernel
 
     return {"tutorial kernel": code.kernel_source(), "naive_softmax": code.naive_source(),
             "tiled kernel": lr.tiled_kernel_lines(), "split kernel": lr.kernel_lines_of(softmax_split_kernel),
@@ -292,7 +292,7 @@ def test_every_comment_and_docstring_line_of_the_shown_code_has_its_chinese_line
 
 def test_every_gpu_source_has_its_chinese_citation():
     from explorer_ui import recorded_text
-    from softmax_core.gpu import catalog_sources
+    from softmax_core.hardware.gpu import catalog_sources
 
     assert set(recorded_text.source_table()) == set(catalog_sources())
     assert all(not english_runs(zh, PROSE_RUN) for zh in recorded_text.source_table().values())

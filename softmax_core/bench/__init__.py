@@ -4,13 +4,13 @@ providers.py  the ways of computing softmax that are timed, and the copy rooflin
 harness.py    checking, timing (timers, the one-GPU lock, torch.compile's limits) and `run_sweep`
 records.py    a run's table and provenance, saved as CSV + JSON and loaded back
 """
-from .harness import (FULL_SWEEP_DTYPES, FULL_SWEEP_M, FULL_SWEEP_N, QUANTILES, TIMERS, TUTORIAL_SWEEP_M,
+from softmax_core.bench.harness import (FULL_SWEEP_DTYPES, FULL_SWEEP_M, FULL_SWEEP_N, QUANTILES, TIMERS, TUTORIAL_SWEEP_M,
                       TUTORIAL_SWEEP_N, CudaGraphTimer, DoBenchTimer, GraphCaptureError, Timer, Timing,
                       WallClockTimer, compile_limits, default_timer, describe_timer, exclusive_gpu, gbps, measure,
                       mismatch, run_sweep, timer_kind, timing_of, with_copy_ratio)
-from .providers import (PEER_PACKAGES, PROVIDERS, NotDifferentiable, Provider, autograd_backward,
+from softmax_core.bench.providers import (PEER_PACKAGES, PROVIDERS, NotDifferentiable, Provider, autograd_backward,
                         available_providers, get_provider)
-from .records import (COLUMNS, CUDAGRAPH, DO_BENCH, DO_BENCH_CUDAGRAPH, EAGER, GRAPH_ROOFLINE_LIMIT,
+from softmax_core.bench.records import (COLUMNS, CUDAGRAPH, DO_BENCH, DO_BENCH_CUDAGRAPH, EAGER, GRAPH_ROOFLINE_LIMIT,
                       RECORD_VERSION, RECORDED_DIR,
                       RENAMED_PROVIDERS, TIME_COLUMNS, TIMING_VIEWS, WALL_CLOCK, BenchmarkRun, current_runs,
                       load_recorded_runs, load_run, package_version, provenance, save_run,

@@ -28,10 +28,10 @@ from typing import Callable, ClassVar, Iterator, Sequence
 import pandas as pd
 import torch
 
-from .. import dtypes, runtime
-from ..memory import PASS_TENSORS, bytes_moved
-from .providers import Provider, get_provider, one_line
-from .records import (COLUMNS, CUDAGRAPH, DO_BENCH, DO_BENCH_CUDAGRAPH, EAGER, WALL_CLOCK, BenchmarkRun,
+from softmax_core.hardware import dtypes, runtime
+from softmax_core.teaching.memory import PASS_TENSORS, bytes_moved
+from softmax_core.bench.providers import Provider, get_provider, one_line
+from softmax_core.bench.records import (COLUMNS, CUDAGRAPH, DO_BENCH, DO_BENCH_CUDAGRAPH, EAGER, WALL_CLOCK, BenchmarkRun,
                       provenance)
 
 # The tutorial's sweep: one M, N = 256 ... 12672 in steps of 128, float32, forward.

@@ -13,7 +13,8 @@ from typing import Callable
 
 import torch
 
-from .. import launchers, runtime
+from softmax_core.launch import api as launchers
+from softmax_core.hardware import runtime
 
 
 def one_line(err: BaseException, limit: int = 200) -> str:

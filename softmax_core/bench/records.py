@@ -28,11 +28,10 @@ from typing import Sequence
 import pandas as pd
 import torch
 
-from .. import dtypes, runtime
-from ..gpu import ASSETS
-from .providers import PEER_PACKAGES, PROVIDERS
+from softmax_core.hardware import dtypes, runtime
+from softmax_core.bench.providers import PEER_PACKAGES, PROVIDERS
 
-RECORDED_DIR = ASSETS / "benchmarks"
+RECORDED_DIR = Path(__file__).resolve().parents[2] / "assets" / "benchmarks"
 LIBRARY_DIR = Path(__file__).resolve().parent.parent
 TIME_COLUMNS = ["ms_p20", "ms_median", "ms_p80", "ms_min", "ms_max"]
 COLUMNS = ["provider", "direction", "dtype", "M", "N", *TIME_COLUMNS, "gbps", "copy_ratio", "status", "reason"]

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import torch
 
-from . import launchers, runtime
+from softmax_core.launch import api as launchers
+from softmax_core.hardware import runtime
 
 NAMESPACE = "softmax_core"
 

@@ -18,13 +18,13 @@ answer, `cuOccupancyMaxActiveBlocksPerMultiprocessor`, on the H200: assets/occup
 AMD CDNA follows the same shape with its own numbers: 4 SIMDs per CU, at most 8 waves per SIMD, VGPRs per
 wave in granules of 8 per lane, LDS per CU.
 
-Every figure comes from the `GpuSpec` (assets/gpus.json, each with its source); this module holds rules only.
+Every figure comes from the `GpuSpec` (softmax_core/data/gpus.json, each with its source); this module holds rules only.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .gpu import GpuSpec
+from softmax_core.hardware.gpu import GpuSpec
 
 LIMITERS = ("registers", "shared memory", "warp slots", "block slots", "rows")
 
@@ -92,7 +92,7 @@ def occupancy(gpu: GpuSpec, n_regs: int, shared_bytes: int, num_warps: int, n_ro
     missing = [f for f in ("max_warps_per_sm", "shared_mem_per_sm", "register_alloc_unit", "register_banks")
                if getattr(gpu, f) is None]
     if missing:
-        raise ValueError(f"{gpu.name}: the occupancy rules need {', '.join(missing)} (see assets/gpus.json)")
+        raise ValueError(f"{gpu.name}: the occupancy rules need {', '.join(missing)} (see softmax_core/data/gpus.json)")
     sms = gpu.multiprocessor_count
 
     # Registers: each warp gets a whole number of allocation units from one bank (a sub-partition on

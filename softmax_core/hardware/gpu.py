@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-ASSETS = Path(__file__).resolve().parent.parent / "assets"
-CATALOG_PATH = ASSETS / "gpus.json"
+# The catalog is package data: it is found beside the code, in a checkout and in an installed wheel alike.
+CATALOG_PATH = Path(__file__).resolve().parents[1] / "data" / "gpus.json"
 DEFAULT_GPU_KEY = "h200"  # plans made on a machine with no GPU target the H200 we benchmark on
 
 
@@ -30,7 +30,7 @@ class GpuSpec:
     memory_bandwidth_gbps: float | None = None   # GB/s (decimal, as vendors quote it)
     memory_gb: float | None = None               # GB (decimal: the H200 has 141 GB = 131 GiB)
     l2_mib: float | None = None                  # MiB (binary: what the driver reports, in bytes / 2**20)
-    # What the occupancy rules need (softmax_core/occupancy.py), per architecture in assets/gpus.json:
+    # What the occupancy rules need (softmax_core/hardware/occupancy.py), per architecture in softmax_core/data/gpus.json:
     max_warps_per_sm: int | None = None          # warp (wavefront) slots of one SM (CU)
     max_blocks_per_sm: int | None = None         # resident programs one SM allows (None: no such limit known)
     shared_mem_per_sm: int | None = None         # bytes of shared memory (LDS) the SM divides among programs
@@ -69,7 +69,7 @@ def architecture_limits(arch: str) -> tuple[dict, dict]:
     """(figures, figure -> source id) of one architecture's per-SM limits, from the catalog's table."""
     table = _catalog_document()["architectures"]
     if arch not in table:
-        raise ValueError(f"no architecture {arch!r} in assets/gpus.json; known: {', '.join(table)}")
+        raise ValueError(f"no architecture {arch!r} in softmax_core/data/gpus.json; known: {', '.join(table)}")
     entry = dict(table[arch])
     source = entry.pop("source")
     return entry, {fig: source[fig] if isinstance(source, dict) else source for fig in entry}
@@ -77,7 +77,7 @@ def architecture_limits(arch: str) -> tuple[dict, dict]:
 
 @lru_cache(maxsize=1)
 def gpu_catalog() -> tuple[GpuSpec, ...]:
-    """Every GPU kept as data in assets/gpus.json, each figure with its source. A GPU takes its
+    """Every GPU kept as data in softmax_core/data/gpus.json, each figure with its source. A GPU takes its
     architecture's per-SM limits, unless its own entry states a figure (with its own source)."""
     sources = catalog_sources()
     specs = []

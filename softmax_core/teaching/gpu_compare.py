@@ -2,8 +2,8 @@
 
 Each row is computed, never typed in: registers and shared memory from compiling the kernel for that GPU
 (cached, so the second call is instant), programs per SM from the hardware's rules and from the chapter's
-formula (softmax_core.occupancy), the grid the plan launches, and the time no kernel can beat on that GPU:
-the bytes a single pass must move (softmax_core.memory) divided by the GPU's memory bandwidth.
+formula (softmax_core.hardware.occupancy), the grid the plan launches, and the time no kernel can beat on that GPU:
+the bytes a single pass must move (softmax_core.teaching.memory) divided by the GPU's memory bandwidth.
 """
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 import torch
 
-from .gpu import GpuSpec, gpu_catalog
-from .dtypes import element_size
-from .memory import bytes_moved
+from softmax_core.hardware.gpu import GpuSpec, gpu_catalog
+from softmax_core.hardware.dtypes import element_size
+from softmax_core.teaching.memory import bytes_moved
 
 KERNELS = ("tutorial", "tuned")
 
@@ -46,8 +46,8 @@ def compare_gpus(kernel: str, n_rows: int, n_cols: int, dtype: torch.dtype = tor
                  gpus: tuple[GpuSpec, ...] | None = None) -> tuple[GpuComparison, ...]:
     """`kernel` ("tutorial" or "tuned") for an n_rows x n_cols matrix of `dtype` on each of `gpus`
     (default: every catalog GPU), in catalog order."""
-    from .tuned_plan import plan_softmax
-    from .tutorial_plan import plan_launch
+    from softmax_core.plans.tuned import plan_softmax
+    from softmax_core.plans.tutorial import plan_launch
 
     if kernel not in KERNELS:
         raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")

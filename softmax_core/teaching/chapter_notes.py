@@ -17,7 +17,7 @@ triton's own source. No UI.
 """
 from __future__ import annotations
 
-from . import runtime  # noqa: F401  (first: it picks the interpreter before @triton.jit runs)
+from softmax_core.hardware import runtime  # noqa: F401  (first: it picks the interpreter before @triton.jit runs)
 
 import dataclasses
 import inspect
@@ -30,11 +30,11 @@ import torch
 import triton
 import triton.language as tl
 
-from .compile import KernelResources, kernel_resources
-from .gpu import GpuSpec, default_gpu
-from .launchers import _rows_unit_stride, softmax, tutorial_softmax
-from .tutorial_kernel import tutorial_softmax_kernel
-from .tutorial_plan import (TUTORIAL_NUM_WARPS, plan_launch, tutorial_compile_job, tutorial_num_stages,
+from softmax_core.hardware.compile import KernelResources, kernel_resources
+from softmax_core.hardware.gpu import GpuSpec, default_gpu
+from softmax_core.launch.api import _rows_unit_stride, softmax, tutorial_softmax
+from softmax_core.kernels.tutorial import tutorial_softmax_kernel
+from softmax_core.plans.tutorial import (TUTORIAL_NUM_WARPS, plan_launch, tutorial_compile_job, tutorial_num_stages,
                             tutorial_num_warps)
 
 # The chapter's unit test: an odd shape, so that rows need padding (781 -> 1024) and the grid is not a
@@ -95,7 +95,7 @@ def warmup_resources(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float3
 
 def offline_resources(n_cols: int, dtype: torch.dtype = torch.float32, gpu: GpuSpec | None = None) -> ResourceReport:
     """The same two numbers without a GPU: compile the same kernel for the GPU's architecture and read the
-    cubin (softmax_core.compile). Never loads it, even where a GPU is present, so the two ways can be compared."""
+    cubin (softmax_core.hardware.compile). Never loads it, even where a GPU is present, so the two ways can be compared."""
     gpu = gpu or default_gpu()
     block_size, num_warps, num_stages = _tutorial_meta(n_cols, gpu)
     job = dataclasses.replace(tutorial_compile_job(block_size, num_warps, num_stages, dtype, gpu), on_device=False)

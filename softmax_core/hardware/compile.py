@@ -26,7 +26,7 @@ from functools import lru_cache
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from . import runtime
+from softmax_core.hardware import runtime
 
 
 # Bump when the way resources are read changes, so that disk-cached results are recomputed.
@@ -37,7 +37,7 @@ RESOURCE_READER_VERSION = 3
 class CompileJob:
     """One kernel specialisation, for one GPU architecture."""
 
-    kernel: str                      # "module:function", e.g. "softmax_core.tutorial_kernel:tutorial_softmax_kernel"
+    kernel: str                      # "module:function", e.g. "softmax_core.kernels.tutorial:tutorial_softmax_kernel"
     signature: tuple                 # ((arg name, triton type), ...) with "constexpr" for constexprs
     constexprs: tuple                # ((name, value), ...)
     num_warps: int
@@ -181,7 +181,7 @@ def compile_for_target(job: CompileJob, want_asm: bool = False) -> KernelResourc
 
 
 class _CompilerChild:
-    """A long-lived `python -m softmax_core.compile` that compiles without the interpreter."""
+    """A long-lived `python -m softmax_core.hardware.compile` that compiles without the interpreter."""
 
     def __init__(self):
         self._proc = None
@@ -193,9 +193,9 @@ class _CompilerChild:
                 env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
                 env[runtime.OFFLINE_COMPILER_ENV] = "1"
                 self._proc = subprocess.Popen(
-                    [sys.executable, "-m", "softmax_core.compile"], stdin=subprocess.PIPE,
+                    [sys.executable, "-m", "softmax_core.hardware.compile"], stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
-                    cwd=str(Path(__file__).resolve().parent.parent))
+                    cwd=str(Path(__file__).resolve().parents[2]))
                 atexit.register(self._proc.kill)
             self._proc.stdin.write(json.dumps({"job": asdict(job), "want_asm": want_asm}) + "\n")
             self._proc.stdin.flush()

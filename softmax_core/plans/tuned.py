@@ -3,7 +3,7 @@
 The path is chosen from the compiled kernel's real resource needs, not from a row length written down
 somewhere: we compile the kernel that would hold a whole row (block) in registers, and if not even one
 program fits on an SM, or the compiler had to spill registers to memory, the row is walked in tiles
-(or shared by several programs: the split path). Occupancy comes from `softmax_core.occupancy`, the
+(or shared by several programs: the split path). Occupancy comes from `softmax_core.hardware.occupancy`, the
 one place the hardware's rules live.
 """
 from __future__ import annotations
@@ -13,22 +13,22 @@ from dataclasses import dataclass
 import torch
 import triton
 
-from . import dtypes
-from .tuned_kernels import SPIN_LIMIT
-from .compile import CompileJob, KernelResources, kernel_resources
-from .gpu import GpuSpec, default_gpu
-from .signatures import kernel_signature
-from .reasons import PlanReason, ReasonCode
-from .occupancy import Occupancy, occupancy
+from softmax_core.hardware import dtypes
+from softmax_core.kernels.tuned import SPIN_LIMIT
+from softmax_core.hardware.compile import CompileJob, KernelResources, kernel_resources
+from softmax_core.hardware.gpu import GpuSpec, default_gpu
+from softmax_core.hardware.signatures import kernel_signature
+from softmax_core.plans.reasons import PlanReason, ReasonCode
+from softmax_core.hardware.occupancy import Occupancy, occupancy
 
-ROWS_KERNEL = {"forward": "softmax_core.tuned_kernels:softmax_rows_kernel",
-               "backward": "softmax_core.tuned_kernels:softmax_backward_rows_kernel"}
-TILED_KERNEL = {"forward": "softmax_core.tuned_kernels:softmax_tiled_kernel",
-                "backward": "softmax_core.tuned_kernels:softmax_backward_tiled_kernel"}
-SPLIT_KERNEL = {"forward": "softmax_core.tuned_kernels:softmax_split_kernel",
-                "backward": "softmax_core.tuned_kernels:softmax_backward_split_kernel"}
-TILED_SPLIT_KERNEL = {"forward": "softmax_core.tuned_kernels:softmax_tiled_split_kernel",
-                      "backward": "softmax_core.tuned_kernels:softmax_backward_tiled_split_kernel"}
+ROWS_KERNEL = {"forward": "softmax_core.kernels.tuned:softmax_rows_kernel",
+               "backward": "softmax_core.kernels.tuned:softmax_backward_rows_kernel"}
+TILED_KERNEL = {"forward": "softmax_core.kernels.tuned:softmax_tiled_kernel",
+                "backward": "softmax_core.kernels.tuned:softmax_backward_tiled_kernel"}
+SPLIT_KERNEL = {"forward": "softmax_core.kernels.tuned:softmax_split_kernel",
+                "backward": "softmax_core.kernels.tuned:softmax_backward_split_kernel"}
+TILED_SPLIT_KERNEL = {"forward": "softmax_core.kernels.tuned:softmax_tiled_split_kernel",
+                      "backward": "softmax_core.kernels.tuned:softmax_backward_tiled_split_kernel"}
 SHARED_ROW_KERNELS = (*SPLIT_KERNEL.values(), *TILED_SPLIT_KERNEL.values())   # they take a slots_ptr
 
 # Every constant below was chosen by measurement on the H200; docs/performance.md, "The plan's constants",
@@ -186,7 +186,7 @@ def split_config(n_cols: int, gpu: GpuSpec, direction: str = "forward",
 
 
 def resident_programs_per_sm(gpu: GpuSpec, res: KernelResources, num_warps: int) -> int:
-    """Programs of this kernel that run on one SM at once, by the hardware's rules (softmax_core.occupancy):
+    """Programs of this kernel that run on one SM at once, by the hardware's rules (softmax_core.hardware.occupancy):
     the split path's programs wait for each other, so its grid must never be larger than this x SMs."""
     return occupancy(gpu, res.n_regs, res.shared_bytes, num_warps, 1).programs_per_sm
 

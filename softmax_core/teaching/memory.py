@@ -11,7 +11,7 @@ from typing import Callable
 
 import torch
 
-from . import dtypes
+from softmax_core.hardware import dtypes
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ Row indices are widened to int64 before they meet a stride, so M x N may exceed 
 """
 from __future__ import annotations
 
-from . import runtime  # noqa: F401  (must come first: it picks the interpreter before @triton.jit runs)
+from softmax_core.hardware import runtime  # noqa: F401  (must come first: it picks the interpreter before @triton.jit runs)
 
 import triton
 import triton.language as tl

@@ -12,14 +12,14 @@ from functools import lru_cache
 import torch
 import triton
 
-from . import dtypes
-from .compile import CompileJob, KernelResources, kernel_resources
-from .gpu import GpuSpec, default_gpu
-from .occupancy import Occupancy, occupancy
-from .signatures import kernel_signature
-from .reasons import PlanReason, ReasonCode
+from softmax_core.hardware import dtypes
+from softmax_core.hardware.compile import CompileJob, KernelResources, kernel_resources
+from softmax_core.hardware.gpu import GpuSpec, default_gpu
+from softmax_core.hardware.occupancy import Occupancy, occupancy
+from softmax_core.hardware.signatures import kernel_signature
+from softmax_core.plans.reasons import PlanReason, ReasonCode
 
-TUTORIAL_KERNEL = "softmax_core.tutorial_kernel:tutorial_softmax_kernel"
+TUTORIAL_KERNEL = "softmax_core.kernels.tutorial:tutorial_softmax_kernel"
 
 # The tutorial's heuristics, as ordered tables: the first row whose threshold BLOCK_SIZE reaches wins.
 # Wider rows get more warps, so that each thread holds a bounded number of the row's values.
@@ -66,7 +66,7 @@ class LaunchPlan:
 
     @property
     def hardware_programs_per_sm(self) -> int:
-        """What the GPU really runs at once (softmax_core.occupancy); may be fewer than programs_per_sm."""
+        """What the GPU really runs at once (softmax_core.hardware.occupancy); may be fewer than programs_per_sm."""
         return self.occupancy.programs_per_sm
 
     @property

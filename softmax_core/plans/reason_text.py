@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import string
 
-from .reasons import PlanReason, ReasonCode
+from softmax_core.plans.reasons import PlanReason, ReasonCode
 
 
 class _Counted(string.Formatter):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import torch
 import triton
 
-from . import runtime
+from softmax_core.hardware import runtime
 
 _I32_MIN, _I32_MAX = -(2 ** 31), 2 ** 31
 

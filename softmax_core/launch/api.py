@@ -12,16 +12,16 @@ from functools import lru_cache
 import torch
 from torch._subclasses.fake_tensor import is_fake
 
-from . import dtypes, runtime
-from .fast_launch import launch
-from .tuned_kernels import (NOT_PUBLISHED, softmax_backward_rows_kernel, softmax_backward_split_kernel,
+from softmax_core.hardware import dtypes, runtime
+from softmax_core.launch.fast import launch
+from softmax_core.kernels.tuned import (NOT_PUBLISHED, softmax_backward_rows_kernel, softmax_backward_split_kernel,
                             softmax_backward_tiled_kernel, softmax_backward_tiled_split_kernel, softmax_rows_kernel,
                             softmax_split_kernel, softmax_tiled_kernel, softmax_tiled_split_kernel)
-from .gpu import GpuSpec, default_gpu
-from .reason_text import describe
-from .tutorial_kernel import tutorial_softmax_kernel
-from .tutorial_plan import LaunchPlan, plan_launch
-from .tuned_plan import SoftmaxPlan, plan_softmax
+from softmax_core.hardware.gpu import GpuSpec, default_gpu
+from softmax_core.plans.reason_text import describe
+from softmax_core.kernels.tutorial import tutorial_softmax_kernel
+from softmax_core.plans.tutorial import LaunchPlan, plan_launch
+from softmax_core.plans.tuned import SoftmaxPlan, plan_softmax
 
 SUPPORTED_DTYPES = tuple(dtypes.torch_dtype(name) for name in dtypes.TUTORIAL_DTYPES)    # the tutorial's kernel
 SOFTMAX_DTYPES = tuple(dtypes.torch_dtype(name) for name in dtypes.TUNED_DTYPES)        # the tuned kernels
@@ -436,12 +436,12 @@ class ReadyForward:
         return y
 
 
-from .fast_launch import hooks_installed, kept_launch_for  # noqa: E402
-from .tuned_kernels import SPIN_LIMIT  # noqa: E402
+from softmax_core.launch.fast import hooks_installed, kept_launch_for  # noqa: E402
+from softmax_core.kernels.tuned import SPIN_LIMIT  # noqa: E402
 
 # Integer, bool and complex input is accepted when a floating `dtype=` says what to compute in: it is cast
 # to that dtype first, as torch.softmax does (complex loses its imaginary part, with torch's warning).
 NON_FLOAT_DTYPES = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.bool,
                     torch.complex64, torch.complex128)
 
-from . import torch_op  # noqa: E402  registers the operators (needs the names above)
+from softmax_core.launch import operators as torch_op  # noqa: E402  registers the operators (needs the names above)
