@@ -15,13 +15,13 @@ import streamlit as st
 import torch
 
 import softmax_core as sc
+from softmax_core.data import assets_dir
 from softmax_core.hardware import dtypes
 from softmax_core.teaching import long_row_trace as lrt
 from softmax_core.kernels.tuned import TRACE_TILE_FIELDS, softmax_tiled_kernel
 
 from . import charts, code, defaults
 
-ROOT = Path(__file__).resolve().parent.parent
 PATTERNS = ("random", "rising", "neg_inf_tiles", "all_neg_inf")
 TILES = tuple(2 ** k for k in range(6, 15))          # 64 ... 16384 values per tile (the plan uses 16384)
 # The cliff: the tutorial kernel compiled for each power-of-two BLOCK_SIZE (BLOCK = next_power_of_2(N), so
@@ -33,8 +33,8 @@ MAP_ROWS = defaults.CHAPTER_M                        # the recorded benchmark's 
 # float32 from v5 (packed 64-bit slots, 16K to 256K values per row); bfloat16 from v8, the first whose split
 # grids were sized from the launched kernel's registers (docs/performance.md, v5 and v8).
 PATHS_CSVS = {
-    "float32": ROOT / "assets" / "benchmarks" / "tuning" / "h200-split-tune-20261129-4-packed-native-dtype.csv",
-    "bfloat16": ROOT / "assets" / "benchmarks" / "tuning" / "h200-split-tune-20261130-6-bfloat16-specialised.csv",
+    "float32": assets_dir() / "benchmarks" / "tuning" / "h200-split-tune-20261129-4-packed-native-dtype.csv",
+    "bfloat16": assets_dir() / "benchmarks" / "tuning" / "h200-split-tune-20261130-6-bfloat16-specialised.csv",
 }
 PATHS_GPU = defaults.LONG_ROWS_RECORDED_GPU             # the catalog GPU that sweep ran on
 L2_NS = defaults.LONG_ROWS_L2_NS                     # the L2 chart's sizes (pre-warmed too)
