@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
-import importlib.util
 import os
 import socket
 import sys
@@ -64,6 +63,14 @@ def parser() -> argparse.ArgumentParser:
     return ap
 
 
+def streamlit_installed() -> bool:
+    try:
+        import streamlit  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def check_options(args: argparse.Namespace) -> str | None:
     """What is wrong with the options, in one line, or None."""
     if args.lang is not None and args.lang.strip().lower() not in server_options.languages():
@@ -103,7 +110,7 @@ def server_environment(args: argparse.Namespace) -> dict[str, str]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    if importlib.util.find_spec("streamlit") is None:
+    if not streamlit_installed():
         print(f"softmax-explorer: {APP_EXTRA_HINT}", file=sys.stderr)
         return USAGE_ERROR
     problem = check_options(args)

@@ -160,3 +160,18 @@ print(sc.__version__, len(sc.gpu_catalog()))
     assert helped.returncode == 0 and "--no-present" in helped.stdout
     bad = subprocess.run([str(explorer), "--lang", "fr"], cwd=elsewhere, capture_output=True, text=True, env=env)
     assert bad.returncode == 2 and "unknown language 'fr'" in bad.stderr
+    # the installed app's Home and one page run from the installed files (AppTest, no server)
+    run_app = """
+from streamlit.testing.v1 import AppTest
+from explorer_ui import launcher
+home = launcher.app_dir() / "app.py"
+assert "site-packages" in str(home), home
+at = AppTest.from_file(str(home), default_timeout=300).run()
+assert not at.exception, [e.value for e in at.exception]
+at.switch_page("pages/2_memory_traffic.py").run()
+assert not at.exception, [e.value for e in at.exception]
+print("app ok")
+"""
+    out = subprocess.run([str(python), "-c", run_app], cwd=elsewhere, capture_output=True, text=True, timeout=600,
+                         env={**env, "SOFTMAX_EXPLORER_PREWARM": "0"})
+    assert out.returncode == 0 and "app ok" in out.stdout, out.stderr[-3000:]
