@@ -10,7 +10,7 @@ import softmax_core as sc
 from explorer_ui import glossary
 from softmax_core.plans.tutorial import TUTORIAL_NUM_WARPS
 from explorer_ui.i18n import LOCALES_DIR, TEXT
-from tests.support.apptest import assert_ok, open_page
+from tests.support import apptest
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTER = "pages/9_chapter_notes.py"
@@ -18,8 +18,8 @@ GLOSSARY = glossary.GLOSSARY_PAGE
 
 
 def open_page(page: str, lang: str = "en", query: dict | None = None) -> AppTest:
-    at = open_page(page, {"lang": lang, **(query or {})})
-    assert_ok(at)
+    at = apptest.open_page(page, {"lang": lang, **(query or {})})
+    apptest.assert_ok(at)
     return at
 
 
