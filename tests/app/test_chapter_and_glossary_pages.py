@@ -10,19 +10,16 @@ import softmax_core as sc
 from explorer_ui import glossary
 from softmax_core.plans.tutorial import TUTORIAL_NUM_WARPS
 from explorer_ui.i18n import LOCALES_DIR, TEXT
+from tests.support import apptest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CHAPTER = "pages/9_chapter_notes.py"
 GLOSSARY = glossary.GLOSSARY_PAGE
 
 
 def open_page(page: str, lang: str = "en", query: dict | None = None) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
-    at.query_params.update({"lang": lang, **(query or {})})
-    at.run()
-    at.switch_page(page).run()
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
+    at = apptest.open_page(page, {"lang": lang, **(query or {})})
+    apptest.assert_ok(at)
     return at
 
 

@@ -1,6 +1,6 @@
 """A class at once: N students (default 20) on one `streamlit run app.py` server on 127.0.0.1.
 
-    python scripts/many_students.py [--students 20] [--stagger 0.25] [--play] [--write-docs]
+    python -m classroom_tools.many_students [--students 20] [--stagger 0.25] [--play] [--write-docs]
 
 The server is the classroom command, with `--server.fileWatcherType none` repeated on the command line (the
 config already says so; while this runs beside other work, an edited file must not disturb it). One Chromium, one browser context per student (its own cookies and Streamlit session), all driven at the same
@@ -25,8 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import browser_kit as kit  # noqa: E402
+from classroom_tools import browser_kit as kit
 
 SEED = 0
 VIEWPORT = {"width": 1280, "height": 900}
@@ -232,7 +231,7 @@ def main() -> int:
     ap.add_argument("--write-docs", action="store_true", help=f"update {DOCS.relative_to(kit.ROOT)}")
     args = ap.parse_args()
     info = {"date": dt.date.today().isoformat(), "machine": kit.machine(), "versions": kit.versions(),
-            "command": "python scripts/many_students.py " + " ".join(sys.argv[1:])}
+            "command": "python -m classroom_tools.many_students " + " ".join(sys.argv[1:])}
     shutil.rmtree(ARTIFACTS, ignore_errors=True)
     ARTIFACTS.mkdir(parents=True)
     results, server_info = asyncio.run(run_class(args.students, args.stagger, args.think, args.play))

@@ -2,7 +2,6 @@
 value and its maximum, the animations step both ways, the language switch, links with bad values, and
 the benchmark page with a recorded run. Each `at.run()` is one script run (one animation tick)."""
 import re
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -10,31 +9,18 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 from explorer_ui import code, layout
-from conftest import write_record
 from explorer_ui.i18n import TEXT
+from tests.support.apptest import ROOT, assert_ok, open_page, widget, widget_keys
+from tests.support.records import write_record
 
-ROOT = Path(__file__).resolve().parent.parent
 PAGE_FILES = [path for path, _, _ in layout.PAGES]
 
 
 def app_on(page: str, query: dict | None = None) -> AppTest:
-    """A fresh session that opens Home, then `page` (as a click in the sidebar would)."""
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
-    at.query_params.update(query or {})
-    at.run()
-    if page != "app.py":
-        at.switch_page(page).run()
+    """A fresh session that opens Home, then `page` (as a click in the sidebar would); no error box either."""
+    at = open_page(page, query)
     assert_ok(at)
     return at
-
-
-def assert_ok(at: AppTest, *, expected_errors: tuple[str, ...] = ()) -> None:
-    """No exception and no error box, except those whose text starts with one of `expected_errors` (the text
-    keys of errors a page shows on purpose, e.g. "this plan cannot launch on that GPU")."""
-    assert not at.exception, [e.value for e in at.exception]
-    allowed = tuple(TEXT[key][lang].split("{")[0] for key in expected_errors for lang in TEXT[key])
-    unexpected = [e.value for e in at.error if not (allowed and e.value.startswith(allowed))]
-    assert not unexpected, unexpected
 
 
 def test_assert_ok_rejects_any_error_box_it_was_not_told_to_expect():
@@ -53,18 +39,12 @@ def test_assert_ok_rejects_any_error_box_it_was_not_told_to_expect():
         assert_ok(SimpleNamespace(exception=[SimpleNamespace(value="boom")], error=[]))
 
 
-WIDGET_KINDS = ("slider", "number_input", "selectbox", "radio", "toggle", "select_slider", "multiselect")
-
-
-def widget_keys(at: AppTest) -> set[str]:
-    return {w.key for kind in WIDGET_KINDS for w in getattr(at, kind) if w.key}
-
-
 def test_pages_folder_matches_the_navigation():
     on_disk = {f"pages/{p.name}" for p in (ROOT / "pages").glob("*.py")}
     assert on_disk == set(PAGE_FILES[1:])
 
 
+@pytest.mark.slow                           # a crawl over every page
 def test_home_and_every_page_run_at_defaults():
     at = app_on("app.py")
     assert at.title[0].value == "Fused Softmax Explorer"
@@ -148,19 +128,12 @@ if torch.cuda.is_available():
                                                 ("M", "dtype", "Nlo", "Nhi", "providers", "directions")})
 
 
-def widget(at: AppTest, key: str):
-    for kind in WIDGET_KINDS:
-        found = [w for w in getattr(at, kind) if w.key == key]
-        if found:
-            return found[0]
-    raise AssertionError(f"no widget {key!r} on the page")
-
-
 def set_and_run(at: AppTest, key: str, value, expected_errors: tuple[str, ...] = ()) -> None:
     widget(at, key).set_value(value).run()
     assert_ok(at, expected_errors=expected_errors)
 
 
+@pytest.mark.slow                           # a crawl over every page and every widget on it
 @pytest.mark.parametrize("page", list(SWEEPS))
 def test_every_widget_at_min_middle_and_max(page, recorded_dir):
     at = app_on(page)
@@ -192,7 +165,7 @@ def test_padding_rows_shrinking_below_the_followed_row_is_clamped():
 # -- animation -----------------------------------------------------------------------------------------------
 # AppTest runs whole pages only, never a fragment on its own, so it cannot play an animation (each frame is a
 # fragment run, explorer_ui/player.py): it checks what a full run does. Playing, pausing and stopping at the
-# end are checked in a real browser (tests/test_browser.py).
+# end are checked in a real browser (tests/browser/test_pages_in_chromium.py).
 @pytest.mark.parametrize("page, prefix", [("pages/2_memory_traffic.py", "memory"),
                                           ("pages/3_padding_chain.py", "padding"),
                                           ("pages/4_row_schedule.py", "schedule")])

@@ -1,6 +1,6 @@
 """How fast the app is in front of a class, measured in a real browser (Debian's Chromium + Playwright).
 
-    python scripts/measure_speed.py [--reps 3] [--write-docs]
+    python -m classroom_tools.measure_speed [--reps 3] [--write-docs]
 
 1. Start-up, `--reps` times: launch `streamlit run app.py` (a fresh server each time; the browser is already
    open, as a teacher's is) and time until Home is rendered in the browser: connected, the script finished
@@ -28,8 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import browser_kit as kit  # noqa: E402
+from classroom_tools import browser_kit as kit
 
 STARTUP_TARGET_S = 6.0
 INTERACTION_TARGET_MS = 1000.0
@@ -237,7 +236,7 @@ def main() -> int:
     from playwright.sync_api import sync_playwright
 
     info = {"date": dt.date.today().isoformat(), "machine": kit.machine(), "versions": kit.versions(),
-            "command": "python scripts/measure_speed.py " + " ".join(sys.argv[1:])}
+            "command": "python -m classroom_tools.measure_speed " + " ".join(sys.argv[1:])}
     with tempfile.TemporaryDirectory(prefix="classroom-speed-") as tmp, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=kit.CHROMIUM, headless=True, args=kit.CHROMIUM_ARGS)
         print("start-up:", flush=True)

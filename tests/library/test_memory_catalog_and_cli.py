@@ -7,7 +7,7 @@ import torch
 
 import softmax_core as sc
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("M, N, dtype", [(4096, 1024, torch.float32), (1823, 781, torch.float16), (1, 1, torch.bfloat16)])

@@ -132,7 +132,7 @@ def test_parse_choice_multi_bool_and_url_text():
 def test_urlstate_is_the_only_module_that_touches_the_url():
     from pathlib import Path
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     code = [root / "app.py", *(root / "pages").glob("*.py"), *(root / "explorer_ui").glob("*.py")]
     touching = {p.name for p in code if "query_params" in p.read_text(encoding="utf-8")}
     assert touching == {"urlstate.py"}

@@ -17,7 +17,7 @@ from softmax_core.teaching.chapter_notes import STRIDE_VIEWS
 from softmax_core.teaching.memory import PASS_TENSORS
 from softmax_core.teaching.tutorial_trace import VARIANTS
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CODE = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py")), *sorted((ROOT / "explorer_ui").glob("*.py"))]
 TEXT = i18n.load_locales()
 

@@ -9,21 +9,22 @@ Then four students at once (two in English, two in Chinese) go through every pag
 the sidebar's links.
 
 These tests do not skip: without Playwright or /usr/bin/chromium they fail and say what to install
-(CI's .ci/run installs both). Timings are measured by scripts/measure_speed.py, not asserted here.
+(CI's .ci/run installs both). Timings are measured by classroom_tools/measure_speed.py, not asserted here.
 """
 from __future__ import annotations
 
 import json
 import random
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts"))
-import browser_kit as kit  # noqa: E402
+from classroom_tools import browser_kit as kit
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.slow                # a real browser against a real server
 
 SEED = 0
 ARTIFACTS = ROOT / "test-artifacts" / "browser"

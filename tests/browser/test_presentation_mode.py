@@ -3,20 +3,21 @@
 On every animated page opened with ?present=1: the Play button and the chart it animates are both inside the
 window without scrolling, the sidebar is folded away, Streamlit's header (and its running indicator) is not
 shown, and Previous / Next / Reset move the step, which the URL then carries. A screenshot of each lands in
-test-artifacts/browser/present_<page>_<lang>.png. Like tests/test_browser.py these never skip.
+test-artifacts/browser/present_<page>_<lang>.png. Like tests/browser/test_pages_in_chromium.py these never skip.
 """
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts"))
-import browser_kit as kit  # noqa: E402
+from classroom_tools import browser_kit as kit
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.slow                # a real browser against a real server
 
 ARTIFACTS = ROOT / "test-artifacts" / "browser"
 PROJECTOR = {"width": 1280, "height": 720}

@@ -1,5 +1,5 @@
-"""Driving the app in a real browser: shared by tests/test_browser.py, scripts/measure_speed.py and
-scripts/many_students.py.
+"""Driving the app in a real browser: shared by the browser tests (tests/browser/), measure_speed and
+many_students.
 
 - `app_pages()` lists Home and every page in pages/ with the URL path Streamlit serves it under (asked of
   Streamlit itself, so a renamed or added page is covered without touching the tests).

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import softmax_core as sc
-from conftest import TOLERANCE
+from tests.support.reference import TOLERANCE
 from softmax_core.launch import api as launchers
 from softmax_core.kernels.tuned import SPIN_LIMIT, softmax_backward_split_kernel, softmax_split_kernel
 
@@ -330,12 +330,14 @@ def test_kept_launch_takes_every_parameter_the_jit_binds():
         _trailing_values(kernel, 6, ())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape, dim", [((4, 30), -1), ((3, 5, 6), 1)])
 def test_second_derivatives_eager(shape, dim, device):
     x = torch.randn(shape, device=device, dtype=torch.float64, requires_grad=True)
     assert torch.autograd.gradgradcheck(lambda t: sc.softmax(t, dim), (x,))
 
 
+@pytest.mark.slow
 def test_second_derivatives_through_the_operator(device):
     x = torch.randn(4, 30, device=device, dtype=torch.float64, requires_grad=True)
     assert torch.autograd.gradgradcheck(lambda t: FORWARD(t, False, torch.float64), (x,))

@@ -1,19 +1,15 @@
-"""Long rows: the tiled kernel's trace (online max and sum), the split kernel's published words, the helpers
-the pages build on, and pages 7 and 8 under AppTest (every widget, both languages, links, bad input)."""
-from pathlib import Path
+"""Long rows in softmax_core.teaching: the tiled kernel's trace (online max and sum), the split kernel's published
+words, the FlashAttention walk and the tiled path's L2 traffic."""
 
 import numpy as np
-import pandas as pd
 import pytest
 import torch
-from streamlit.testing.v1 import AppTest
 
 import softmax_core as sc
 from softmax_core.teaching import long_row_trace as lrt
 from softmax_core.teaching.tutorial_trace import trace_online, trace_split
 from softmax_core.kernels.tuned import NOT_PUBLISHED, read_published
 
-ROOT = Path(__file__).resolve().parent.parent
 D_RTOL = 2e-5        # d is a float32 sum of up to 2^20 terms, accumulated tile by tile
 
 
@@ -189,173 +185,3 @@ def test_tiled_traffic_counts_three_reads_nominal_and_rows_in_flight():
     assert t.rows_in_flight == t.programs_per_sm * gpu.multiprocessor_count
     assert t.fits_l2 == (t.rows_in_flight * 65536 * 4 <= gpu.l2_mib * 2**20)
     assert lrt.tiled_traffic(4, 65536, torch.float32, gpu).rows_in_flight == 4
-
-
-# -- the page helpers ---------------------------------------------------------------------------------------------
-def test_cliff_is_the_first_block_that_does_not_fit():
-    from explorer_ui import long_rows as lr
-
-    plans = [sc.plan_launch(1, b, torch.float32, sc.catalog_gpu("h200")) for b in (4096, 8192, 16384, 32768)]
-    table = lr.cliff_table(plans)
-    cliff = lr.find_cliff(table)
-    first_bad = next(p for p in plans if not p.fits)
-    assert cliff.fail_block == first_bad.block_size and cliff.fail_n == first_bad.block_size // 2 + 1
-    assert not sc.plan_launch(1, cliff.fail_n, torch.float32, sc.catalog_gpu("h200")).fits
-    assert sc.plan_launch(1, cliff.fail_n - 1, torch.float32, sc.catalog_gpu("h200")).fits
-    synthetic = table.assign(fits=True, spills=[0, 0, 3, 9])
-    assert lr.find_cliff(synthetic) == lr.Cliff(None, None, None, 16384, None)
-
-
-def test_online_frames_and_tile_phases():
-    from explorer_ui import long_rows as lr
-
-    tr = trace_online(lr.example_row(5000, "neg_inf_tiles", 0, 1024), tile=1024)
-    steps = lr.online_steps(tr)
-    assert steps[: tr.n_tiles] == [("pass1", t) for t in range(tr.n_tiles)]
-    assert [t for k, t in steps if k == "pass2"] == list(range(tr.n_tiles - 1, -1, -1)) and steps[-1] == ("check", -1)
-    phases = lr.tile_phases(tr, tr.n_tiles + 1)          # pass 2's second tile
-    assert phases["phase"].tolist() == ["done1", "done1", "done1", "now2", "done2"]
-    assert lr.running_max(tr, 0, 0).empty               # the first tile is all -inf: no max to draw yet
-    check = lr.online_check(tr, 0)
-    assert check.m_kernel == check.m_torch and check.d_rel_err < D_RTOL and check.y_err < 1e-6
-    env = lr.envelope(tr.x[0], bins=10)
-    assert env["neg_inf"].sum() == np.isneginf(tr.x[0]).sum() and env["end"].iloc[-1] == 5000
-    with pytest.raises(ValueError, match="pattern"):
-        lr.example_row(10, "nope")
-
-
-def test_recorded_paths_are_the_best_of_each_path_in_the_csv():
-    from explorer_ui import long_rows as lr
-
-    rec = lr.recorded_paths()
-    for (dtype, n, path), best in rec.set_index(["dtype", "N", "path"])["gbps"].items():
-        raw = pd.read_csv(lr.PATHS_CSVS[dtype])
-        raw = raw[(raw.dtype == dtype) & (raw.N == n) & raw.ok]
-        named = raw[(raw.kind == path) | ((raw.kind == "default") & raw.variant.str.startswith(path + " "))]
-        assert best == named["gbps"].max()
-        assert set(rec[(rec.dtype == dtype) & (rec.N == n) & (rec.path == path)]["source"]) == {lr.PATHS_CSVS[dtype].name}
-    for dtype in ("float32", "bfloat16"):
-        assert {"tiled", "split", "copy"} <= set(rec[rec.dtype == dtype]["path"])
-    # bf16 at 262144 values: the split path ahead of the tiled one in the v8 sweep
-    at = rec[(rec.dtype == "bfloat16") & (rec.N == 262144)].set_index("path")["copy_ratio"]
-    assert at["split"] > at["tiled"]
-
-
-def test_the_path_map_reads_the_recorded_h200_run():
-    from explorer_ui import long_rows as lr
-
-    record, provenance = lr.recorded_tuned("float32")
-    assert not record.empty and "H200" in provenance["gpu"]
-    plans = [sc.plan_softmax(4096, n, torch.float32, sc.catalog_gpu("h200")) for n in (1024, 65536)]
-    table = lr.path_table(plans, record)
-    for plan, ratio in zip(plans, table["recorded_ratio"]):
-        assert ratio == float(record[record["N"] == plan.n_cols]["copy_ratio"].iloc[0])
-
-
-def test_slot_table_fills_in_program_order():
-    from explorer_ui import long_rows as lr
-
-    tr = trace_split(lr.example_row(8192, "random"), split=4)
-    steps = lr.split_steps(tr)
-    assert [lr.slot_table(tr, 0, s)["published"].sum() for s in range(len(steps))] == [0, 1, 2, 3, 4, 4, 4]
-    merged = lr.slot_table(tr, 0, len(steps) - 2)
-    assert merged["word"].tolist() == [lrt.word_hex(w) for w in tr.words[0]]
-
-
-# -- the pages ---------------------------------------------------------------------------------------------------
-PAGES = {"pages/7_long_rows.py": "longrows", "pages/8_sharing_a_row.py": "sharing"}
-SWEEPS = {
-    "pages/7_long_rows.py": {
-        "longrows_gpu": ["t4", "mi300x", "h200"], "longrows_dtype": ["bfloat16", "float16", "float32"],
-        "longrows_N": [1, 100_000, 8192], "longrows_tile": [64, 16384, 1024],
-        "longrows_pattern": ["random", "neg_inf_tiles", "all_neg_inf", "rising"], "longrows_step": [0, 8, 16],
-        "predict_longrows_tiles_guess": [0.0, 8.0], "sidebar_lang": ["zh", "en"], "sidebar_present": [True, False]},
-    "pages/8_sharing_a_row.py": {
-        "sharing_gpu": ["mi300x", "a100-80gb", "h200"], "sharing_dtype": ["bfloat16", "float32"],
-        "sharing_N": [16, 1_048_576, 16384], "sharing_split": [2, 16, 4],
-        "sharing_pattern": ["rising", "neg_inf_tiles", "all_neg_inf", "random"], "sharing_step": [0, 3, 6],
-        "predict_sharing_chunk_guess": [0.0, 4096.0], "sidebar_lang": ["zh", "en"], "sidebar_present": [True, False]},
-}
-KINDS = ("slider", "number_input", "selectbox", "radio", "toggle", "select_slider")
-
-
-def app_on(page: str, query: dict | None = None) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
-    at.query_params.update(query or {})
-    at.run()
-    at.switch_page(page).run()
-    assert_ok(at)
-    return at
-
-
-def assert_ok(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-
-
-def widget(at: AppTest, key: str):
-    for kind in KINDS:
-        found = [w for w in getattr(at, kind) if w.key == key]
-        if found:
-            return found[0]
-    raise AssertionError(f"no widget {key!r}")
-
-
-@pytest.mark.parametrize("page", list(SWEEPS))
-def test_every_widget_of_the_page_in_both_languages(page):
-    at = app_on(page)
-    keys = {w.key for kind in KINDS for w in getattr(at, kind) if w.key}
-    assert keys == set(SWEEPS[page]), keys ^ set(SWEEPS[page])
-    for key, values in SWEEPS[page].items():
-        for value in values:
-            widget(at, key).set_value(value).run()
-            assert_ok(at)
-            assert widget(at, key).value == value
-    assert at.button(key=f"{PAGES[page]}_play").label == "Play"
-    at.button(key=f"{PAGES[page]}_play").click().run()     # one animation tick: a full run pauses it again
-    assert_ok(at)
-
-
-def test_pages_in_chinese_show_chinese():
-    from explorer_ui.i18n import TEXT
-
-    at = app_on("pages/7_long_rows.py", {"lang": "zh"})
-    assert at.title[0].value == TEXT["longrows_title"]["zh"]
-    assert any(TEXT["longrows_cliff_title"]["zh"] in h.value for h in at.header)
-    at.switch_page("pages/8_sharing_a_row.py").run()
-    assert_ok(at)
-    assert at.title[0].value == TEXT["sharing_title"]["zh"]
-    reasons = at.dataframe[-2].value.iloc[:, -1].tolist()              # the path map's "why" column
-    assert all(not r.startswith(("A row", "a float32", "even")) for r in reasons), reasons
-
-
-def test_link_opens_the_animation_in_that_state_and_bad_values_get_a_note():
-    at = app_on("pages/7_long_rows.py", {"N": "5000", "tile": "512", "pattern": "neg_inf_tiles", "step": "3"})
-    assert widget(at, "longrows_N").value == 5000 and widget(at, "longrows_tile").value == 512
-    assert widget(at, "longrows_step").value == 3
-    assert "Pass 1, tile 3" in " ".join(m.value for m in at.markdown)
-    at = app_on("pages/8_sharing_a_row.py", {"split": "99", "pattern": "zzz"})
-    assert widget(at, "sharing_split").value == 16 and widget(at, "sharing_pattern").value == "random"
-    assert len(at.info) >= 2
-
-
-def test_too_many_tiles_is_a_message_not_a_traceback():
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
-    at.run()
-    at.switch_page("pages/7_long_rows.py").run()
-    widget(at, "longrows_tile").set_value(64).run()
-    widget(at, "longrows_N").set_value(100_000).run()
-    assert not at.exception
-    assert any("choose a wider tile" in e.value.lower() or "choose a wider tile" in e.value for e in at.error)
-
-
-def test_h200_float32_cliff_and_split_plan_on_the_pages():
-    at = app_on("pages/7_long_rows.py", {"gpu": "h200", "dtype": "float32"})
-    plans = [sc.plan_launch(1, 2 ** k, torch.float32, sc.catalog_gpu("h200")) for k in range(8, 18)]
-    first = next(p for p in plans if not p.fits)
-    text = " ".join(w.value for w in at.warning)
-    assert f"N = {first.block_size // 2 + 1:,}" in text
-    at = app_on("pages/8_sharing_a_row.py", {"gpu": "h200"})
-    split = next(p for p in (sc.plan_softmax(4096, 2 ** k, torch.float32, sc.catalog_gpu("h200"))
-                             for k in range(8, 21)) if p.path == "split")
-    assert f"N = {split.n_cols:,}" in " ".join(m.value for m in at.markdown)

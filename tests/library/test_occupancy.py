@@ -13,7 +13,7 @@ from softmax_core.hardware.compile import KernelResources
 from softmax_core.hardware.occupancy import LIMITERS, chapter_occupancy, occupancy
 from softmax_core.plans.tuned import plan_softmax
 
-RECORD = Path(__file__).resolve().parent.parent / "assets" / "occupancy" / "h200-driver-occupancy"
+RECORD = Path(__file__).resolve().parents[2] / "assets" / "occupancy" / "h200-driver-occupancy"
 H200 = sc.catalog_gpu("h200")
 
 

@@ -2,7 +2,7 @@ import pytest
 import torch
 
 import softmax_core as sc
-from conftest import TOLERANCE, reference_softmax
+from tests.support.reference import TOLERANCE, reference_softmax
 
 
 def test_tutorial_check_1823x781(device):

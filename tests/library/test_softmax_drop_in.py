@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import softmax_core as sc
-from conftest import TOLERANCE, reference_softmax
+from tests.support.reference import TOLERANCE
 from softmax_core.launch.api import cached_plan, softmax_backward, softmax_forward
 
 INF, NAN = float("inf"), float("nan")
@@ -286,7 +286,6 @@ def test_gpu_gradients_match_torch(n_cols):
     (ours,) = torch.autograd.grad(sc.softmax(x), x, dy)
     (theirs,) = torch.autograd.grad(torch.softmax(x, -1), x, dy)
     torch.testing.assert_close(ours, theirs, atol=1e-6, rtol=1e-4)
-
 
 
 @pytest.mark.parametrize("split", [2, 3, 4])

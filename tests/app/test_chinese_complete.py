@@ -22,7 +22,9 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support.apptest import open_page
+
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = ["app.py", *sorted(f"pages/{p.name}" for p in (ROOT / "pages").glob("*.py"))]
 
 # A word: letters with at least one lower-case letter (acronyms such as SM, DRAM, HBM are terms, not prose).
@@ -225,15 +227,10 @@ def reveal_guesses(at: AppTest) -> bool:
 
 
 def open_in_chinese(page: str) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240)
-    at.query_params["lang"] = "zh"
-    at.run()
-    if page != "app.py":
-        at.switch_page(page).run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return open_page(page, {"lang": "zh"})
 
 
+@pytest.mark.slow                           # a crawl over every page
 @pytest.mark.parametrize("page", PAGES)
 def test_page_in_chinese_has_no_english_sentence(page):
     at = open_in_chinese(page)

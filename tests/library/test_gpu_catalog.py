@@ -15,7 +15,7 @@ from softmax_core.teaching.gpu_compare import compare_gpus
 from softmax_core.teaching.memory import bytes_moved
 from softmax_core.plans.tutorial import tutorial_compile_job
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RULE_FIGURES = ("max_warps_per_sm", "shared_mem_per_sm", "register_alloc_unit", "register_banks",
                 "max_regs_per_thread", "reserved_shared_per_block", "shared_alloc_unit")
 FIGURES = ("multiprocessor_count", "max_num_regs", "max_shared_mem", "warp_size", "memory_bandwidth_gbps",
