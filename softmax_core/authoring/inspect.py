@@ -16,6 +16,7 @@ from softmax_core.hardware.occupancy import Occupancy, occupancy
 
 WHAT_IF_REGISTERS = (16, 32, 48, 64, 80, 96, 128, 160, 192, 224, 255)
 WHAT_IF_WARPS = (1, 2, 4, 8, 16, 32)
+FILLING_GRID = 1 << 30
 FLOP_PRECISIONS = ("fp32", "bf16")      # the catalog's peak rates: fp32 non-tensor, bf16 dense tensor-core
 
 
@@ -46,6 +47,12 @@ class Inspection:
     exceeds_shared: bool             # asks for more shared memory than one program may have on this GPU
     exceeds_registers: bool
 
+    @property
+    def waves(self) -> float | None:
+        """The grid in units of what the GPU holds at once (below 1: part of the GPU idles)."""
+        occ = self.occupancy
+        return self.grid_programs / occ.full_grid if occ and occ.full_grid else None
+
     def as_json(self) -> dict:
         r, occ = self.variant.resources, self.occupancy
         failure = self.variant.failure
@@ -59,6 +66,7 @@ class Inspection:
                 "chapter_programs_per_sm": occ.chapter_programs_per_sm if occ else None,
                 "limiter": occ.limiter if occ else None, "chapter_limiter": occ.chapter_limiter if occ else None,
                 "resident_programs": occ.full_grid if occ else None, "grid_programs": self.grid_programs,
+                "waves": self.waves,
                 "exceeds_shared": self.exceeds_shared, "exceeds_registers": self.exceeds_registers,
                 "bytes_moved": self.floors.bytes_moved, "memory_floor_s": self.floors.memory_seconds,
                 "flops": self.floors.flops, "compute_floor_s": self.floors.compute_seconds,
@@ -102,7 +110,9 @@ def inspect_variant(gpu: GpuSpec, variant: Variant, grid_programs: int, moved: i
     r = variant.resources
     occ = None
     if r is not None:
-        occ = occupancy(gpu, max(r.n_regs, 1), r.shared_bytes, variant.num_warps, grid_programs)
+        # Programs per SM and what limits them, for a grid large enough to fill the GPU; how the user's grid
+        # compares with what is resident is `waves`.
+        occ = occupancy(gpu, max(r.n_regs, 1), r.shared_bytes, variant.num_warps, FILLING_GRID)
     return Inspection(gpu, variant, occ, grid_programs, floors(gpu, moved, flops, precision),
                       exceeds_shared=bool(r and r.shared_bytes > gpu.max_shared_mem),
                       exceeds_registers=bool(r and gpu.max_regs_per_thread and r.n_regs > gpu.max_regs_per_thread))

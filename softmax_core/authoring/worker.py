@@ -30,7 +30,7 @@ def _value(value):
     return value
 
 
-def _load(source: str, kernel: str):
+def load_kernel(source: str, kernel: str):
     path = Path.cwd() / SOURCE_NAME
     path.write_text(source)
     spec = importlib.util.spec_from_file_location(MODULE_NAME, path)
@@ -73,7 +73,7 @@ def main() -> None:
     except gate.SourceRefused as refused:
         print(json.dumps({"refused": asdict(refused.refusal)}), flush=True)
         return
-    module = _load(request["source"], request["kernel"])
+    module = load_kernel(request["source"], request["kernel"])
     def_lines = {info.name: info.line for info in kernel_file.kernels}
     for variant in request["variants"]:
         started = time.perf_counter()
