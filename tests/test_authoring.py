@@ -148,3 +148,16 @@ def test_what_if_follows_the_hardware_rules():
         occ = sc.occupancy(h200, regs, 0, warps, 1 << 30)
         assert (per_sm, limiter) == (occ.programs_per_sm, occ.limiter)
     assert cells[(96, 1)] == (20, "registers")          # the reference's example: the chapter says 21
+
+
+def test_page_state_round_trips_and_a_bomb_link_is_refused():
+    import base64
+    import zlib
+
+    from softmax_core.authoring import share
+
+    state = {"source": examples.MATMUL, "args": "BLOCK_M=64", "grid": "32x32"}
+    text = share.encode_state(state)
+    assert share.decode_state(text) == state and len(text) < len(examples.MATMUL)
+    bomb = base64.urlsafe_b64encode(zlib.compress(b"[" + b"0," * 10**6 + b"0]")).decode()
+    assert share.decode_state(bomb) is None and share.decode_state("not base64 !") is None
