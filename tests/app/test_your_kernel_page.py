@@ -1,24 +1,16 @@
 """The "Your kernel" page under AppTest, in English and 中文: an example compiles for two GPUs and shows its
 table, what-if and assembly; a hostile paste is refused with its line and the page keeps serving; running
 pasted code stays off unless the teacher turned it on."""
-from pathlib import Path
-
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from explorer_ui.i18n import TEXT
+from tests.support.apptest import ROOT, open_page
 
-ROOT = Path(__file__).resolve().parent.parent
 PAGE = "pages/11_your_kernel.py"
 
 
-def page(lang: str) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240)
-    at.query_params["lang"] = lang
-    at.run()
-    at.switch_page(PAGE).run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+def page(lang: str):
+    return open_page(PAGE, {"lang": lang})
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

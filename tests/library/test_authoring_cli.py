@@ -11,7 +11,7 @@ import torch
 import softmax_core as sc
 from softmax_core.authoring import examples
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FIELDS = {"gpu", "registers", "spills", "shared_bytes", "num_warps", "programs_per_sm", "chapter_programs_per_sm",
           "limiter", "toolchain"}
 ADD_SIZES = ["--size", "x_ptr=1048576", "--size", "y_ptr=1048576", "--size", "out_ptr=1048576", "--grid", "1024"]
