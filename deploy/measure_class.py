@@ -1,4 +1,4 @@
-"""The many-students driver (scripts/many_students.py) through nginx and N replicas (deploy/serve_class.py),
+"""The many-students driver (classroom_tools/many_students.py) through nginx and N replicas (deploy/serve_class.py),
 for each N asked, on one machine: how long each page takes to render, what each replica used.
 
     python deploy/measure_class.py --students 20 --replicas 1,2 [--write-docs]
@@ -22,14 +22,24 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
-import browser_kit as kit  # noqa: E402
-import many_students as ms  # noqa: E402
+from classroom_tools import browser_kit as kit  # noqa: E402
+from classroom_tools import many_students as ms  # noqa: E402
 import serve_class  # noqa: E402
 
 DOCS = ROOT / "docs" / "classroom.md"
 BEGIN, END = "<!-- measure_class:begin -->", "<!-- measure_class:end -->"
+
+
+async def one_student(browser, base: str, i: int, tour, stagger: float, think: float) -> dict:
+    """many_students.student, with anything it raises (e.g. a screenshot of a stuck page timing out under
+    load) counted as that student's error instead of ending the measurement."""
+    try:
+        return await ms.student(browser, base, i, tour, stagger, think, False)
+    except Exception as exc:
+        return {"student": i, "stops": [], "played": 0, "reclicks": [], "seconds": float("nan"),
+                "errors": [f"the driver failed: {type(exc).__name__}: {str(exc).splitlines()[0]}"]}
 
 
 async def lesson(base: str, n: int, stagger: float, think: float) -> tuple[list[dict], float]:
@@ -45,7 +55,7 @@ async def lesson(base: str, n: int, stagger: float, think: float) -> tuple[list[
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=kit.CHROMIUM, headless=True, args=kit.CHROMIUM_ARGS)
         t0 = time.perf_counter()
-        results = await asyncio.gather(*(ms.student(browser, base, i, tours[i], stagger, think, False)
+        results = await asyncio.gather(*(one_student(browser, base, i, tours[i], stagger, think)
                                          for i in range(n)))
         wall = time.perf_counter() - t0
         await browser.close()
@@ -123,6 +133,7 @@ def main() -> int:
     for replicas in [int(x) for x in args.replicas.split(",")]:
         print(f"{replicas} replica(s), {args.students} students ...", flush=True)
         rows.append(measure(replicas, args.students, args.stagger, args.think))
+        print(report(rows[-1:], args), flush=True)
     section = report(rows, args)
     print(section)
     if args.write_docs:
