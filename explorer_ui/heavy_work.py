@@ -1,7 +1,7 @@
 """One student cannot stall the class: heavy work a page starts waits its turn.
 
 Heavy work is what a click can start that takes seconds of CPU (or the GPU): the CPU timing and the live GPU
-sweep of the benchmark page, a slide export, a pasted kernel's compile. Each server process (a replica)
+sweep of the benchmark page, a slide export, a pasted kernel's compile (`turn_once`: only the first time). Each server process (a replica)
 lets at most `slots()` of them run at once, SOFTMAX_EXPLORER_HEAVY_SLOTS (default: half the CPU cores, at least
 one), so the students who are only reading and clicking keep the rest of the machine. The others wait in one
 line, first come first served; a waiting student sees their place and a Cancel button.
@@ -19,7 +19,7 @@ import contextlib
 import itertools
 import os
 import threading
-from typing import Iterator
+from typing import Hashable, Iterator
 
 SLOTS_ENV = "SOFTMAX_EXPLORER_HEAVY_SLOTS"
 POLL_S = 0.5          # how often a waiting page refreshes its place in line (and notices a Cancel)
@@ -93,6 +93,24 @@ def _cancelled(key: str) -> None:
     import streamlit as st
 
     st.session_state[f"{key}__cancelled"] = True
+
+
+_DONE: dict = {}           # work this process has finished (and a page caches): answered without queueing
+_DONE_LIMIT = 256
+
+
+@contextlib.contextmanager
+def turn_once(key: str, work: Hashable) -> Iterator[None]:
+    """`turn`, the first time this process does `work` (a hashable description of it); later, when the page's
+    cache answers, no wait. For cached heavy calls (a pasted kernel's compile) that a page re-runs often."""
+    if work in _DONE:
+        yield
+        return
+    with turn(key):
+        yield
+    if len(_DONE) >= _DONE_LIMIT:
+        _DONE.pop(next(iter(_DONE)))
+    _DONE[work] = True
 
 
 def say_if_cancelled(key: str) -> None:

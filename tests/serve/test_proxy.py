@@ -21,8 +21,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
-import browser_kit as kit  # noqa: E402
+from classroom_tools import browser_kit as kit  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "deploy"))
 import serve_class  # noqa: E402
