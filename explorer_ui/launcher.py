@@ -13,6 +13,7 @@ program holds, a language the app has no text in): a one-line message and exit s
 from __future__ import annotations
 
 import argparse
+import importlib
 import importlib.metadata
 import os
 import socket
@@ -93,8 +94,29 @@ def check_options(args: argparse.Namespace) -> str | None:
     return None
 
 
+# The server process imports the whole library before Streamlit starts taking sessions. Otherwise the first
+# students' pages, each run in its own thread, import softmax_core's modules at the same moment, and Python's
+# per-module import locks can meet in a cycle: seen with twelve students arriving 0.25 s apart on a fresh
+# process ("_DeadlockError: deadlock detected by _ModuleLock('softmax_core.teaching')", then "module
+# 'softmax_core' has no attribute 'memory_traffic'" in the sessions that found it half imported).
+RUN_STREAMLIT = ("import sys; from explorer_ui.launcher import import_library; import_library(); "
+                 "from streamlit.web.cli import main; sys.exit(main())")
+
+
+def import_library() -> None:
+    """Import softmax_core and every module under it (no Streamlit in them, so nothing binds to a runtime)."""
+    import pkgutil
+
+    import softmax_core
+
+    for module in pkgutil.walk_packages(softmax_core.__path__, "softmax_core."):
+        if not module.name.endswith("__main__"):
+            importlib.import_module(module.name)
+
+
 def streamlit_command(args: argparse.Namespace) -> list[str]:
-    return [sys.executable, "-m", "streamlit", "run", str(app_dir() / "app.py"),
+    """`streamlit run app.py ...`, in a Python that has imported the library first (RUN_STREAMLIT)."""
+    return [sys.executable, "-c", RUN_STREAMLIT, "run", str(app_dir() / "app.py"),
             "--server.address", args.address, "--server.port", str(args.port), "--server.headless", "true"]
 
 

@@ -123,3 +123,18 @@ def with_root_on_path() -> dict:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return env
+
+
+def test_the_server_imports_the_whole_library_before_streamlit_starts():
+    """Sessions start in threads of their own; a library imported by many of them at once can deadlock on
+    Python's module locks, so the server's Python imports all of it first (explorer_ui.launcher.RUN_STREAMLIT)."""
+    args = launcher.parser().parse_args([])
+    command = launcher.streamlit_command(args)
+    assert command[1] == "-c" and "import_library()" in command[2] and command[3] == "run"
+    code = ("import sys; from explorer_ui.launcher import import_library; import_library(); "
+            "print(sorted(m for m in sys.modules if m.startswith('softmax_core.')))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    loaded = set(eval(out.stdout.strip().splitlines()[-1]))
+    on_disk = {".".join(p.relative_to(ROOT).with_suffix("").parts) for p in (ROOT / "softmax_core").rglob("*.py")
+               if p.name not in ("__init__.py", "__main__.py")}
+    assert on_disk <= loaded, on_disk - loaded
