@@ -161,7 +161,7 @@ def fusion_explains_gap(runs: ChapterRuns) -> ClaimCheck:
 
 def bounds(runs: ChapterRuns) -> dict:
     """What bounds every figure of the sweep: the spec peak, the best copy, the copy at the smallest N (its
-    microseconds per call: the launch's share) and the largest swept N whose x and y fit in L2 together."""
+    microseconds per call, and how many of them the bytes at the best copy's rate would not explain) and the largest swept N whose x and y fit in L2 together."""
     copy = _intervals(runs.main, "copy")
     gpu = catalog_gpu_named(runs.main.provenance.get("gpu"))
     M = int(runs.main.provenance["M"])
@@ -171,6 +171,9 @@ def bounds(runs: ChapterRuns) -> dict:
                smallest_n=int(copy.index[0]), copy_smallest_gbps=float(copy.gbps.iloc[0]),
                copy_smallest_us=float(copy.ms.iloc[0] * 1e3),
                smallest_mb=2 * M * int(copy.index[0]) * element / 1e6, l2_mib=gpu.l2_mib if gpu else None)
+    # the smallest call's bytes at the best copy's rate, and what is left of its time: launch and ramp-up
+    out["smallest_at_best_us"] = out["smallest_mb"] * 1e6 / (out["copy_best_gbps"] * 1e9) * 1e6
+    out["smallest_fixed_us"] = out["copy_smallest_us"] - out["smallest_at_best_us"]
     if gpu and gpu.memory_bandwidth_gbps:
         out["copy_best_of_peak"] = out["copy_best_gbps"] / gpu.memory_bandwidth_gbps
         out["copy_smallest_of_peak"] = out["copy_smallest_gbps"] / gpu.memory_bandwidth_gbps
