@@ -7,7 +7,7 @@ from functools import lru_cache
 import pandas as pd
 
 from explorer_ui import fmt
-from explorer_ui.i18n import t
+from explorer_ui.i18n import t, text_in
 from softmax_core.bench import chapter_claims as cc
 
 
@@ -29,7 +29,12 @@ def _percent(x: float) -> str:
     return f"{100 * x:.0f} %"
 
 
-def _evidence(check: cc.ClaimCheck) -> str:
+def _words(lang: str | None):
+    """`t` in the page's language, or in `lang` when given (the docs generator asks for English)."""
+    return t if lang is None else (lambda key, **values: text_in(lang, key, **values))
+
+
+def _evidence(check: cc.ClaimCheck, t=t) -> str:
     f = check.figures
     if check.verdict == cc.NOT_MEASURED:
         return t(f"cb_{check.claim}_not_measured")
@@ -56,18 +61,20 @@ def _evidence(check: cc.ClaimCheck) -> str:
              compile_at=_sizes(f["compile_above_at"]), close_at=_sizes(f["too_close_at"]))
 
 
-def claims_table() -> pd.DataFrame | None:
+def claims_table(lang: str | None = None) -> pd.DataFrame | None:
     """One row per claim: the chapter's words, the verdict, what the record says. None without a record."""
+    t = _words(lang)
     runs = chapter_runs()
     if runs is None:
         return None
     rows = [{t("cb_col_claim"): t(f"cb_{c.claim}"), t("cb_col_verdict"): t(f"cb_verdict_{c.verdict}"),
-             t("cb_col_evidence"): _evidence(c)} for c in cc.check_claims(runs)]
+             t("cb_col_evidence"): _evidence(c, t)} for c in cc.check_claims(runs)]
     return pd.DataFrame(rows)
 
 
-def bounds_text() -> str | None:
+def bounds_text(lang: str | None = None) -> str | None:
     """Why the figures are what they are: launch cost at the smallest N, L2, the copy's ceiling."""
+    t = _words(lang)
     runs = chapter_runs()
     if runs is None:
         return None
@@ -90,7 +97,8 @@ def sweep_chart_data() -> pd.DataFrame | None:
     return f.pivot(index="N", columns="provider", values="gbps")[list(dict.fromkeys(f.provider))]
 
 
-def record_caption() -> str | None:
+def record_caption(lang: str | None = None) -> str | None:
+    t = _words(lang)
     runs = chapter_runs()
     if runs is None:
         return None
