@@ -101,8 +101,9 @@ class CudaGraphTimer:
     called (measure() prepares each call on `capture_stream()`), where do_bench_cudagraph captures on a stream
     of its own. The difference matters for a backward: autograd runs each backward kernel on the stream its
     forward ran on, so a backward whose forward ran anywhere else would make that stream wait on the capture,
-    which CUDA refuses ("operation would make the legacy stream depend on a capturing blocking stream": every
-    backward of the first graph record, tuning/h200-graph-backward-capture-failures-20261130.csv)."""
+    which CUDA refuses ("operation would make the legacy stream depend on a capturing blocking stream";
+    tuning/h200-graph-backward-capture-failures-20261130.csv records every backward failing so when timed by
+    do_bench_cudagraph itself)."""
     rep_ms: int = 40
     kind: ClassVar[str] = DO_BENCH_CUDAGRAPH
 
