@@ -1,4 +1,6 @@
 """bench_tools: the tuning sweep's variants are launches, not plans, checked and timed by the harness."""
+import json
+
 import pandas as pd
 import pytest
 import torch
@@ -9,7 +11,7 @@ from softmax_core import bench
 QUICK = bench.WallClockTimer(warmup=1, max_repeats=3, budget_s=0.01)
 
 
-def test_a_variant_is_checked_then_timed_and_a_wrong_one_is_a_failed_row():
+def test_a_variant_is_checked_then_timed_and_a_wrong_one_is_a_failed_row(tmp_path):
     def variants(M, N, dtype):
         right = tune.tutorial_variants(M, N, dtype, warps=(1,), programs_per_sm=(1,), stages=(1,))
         short = tune.Variant("block shorter than the row", tune.tutorial_softmax_kernel, tune.tutorial_arguments,
@@ -25,6 +27,10 @@ def test_a_variant_is_checked_then_timed_and_a_wrong_one_is_a_failed_row():
     assert wrong.status == "failed" and "wrong result" in wrong.reason
     assert list(tune.fastest(frame).provider) == ["tutorial w1 s1 g8"]
     assert pd.isna(rows.loc["copy"].kernel)           # a baseline has no variant settings
+    csv_path, json_path = tune.save(frame, tmp_path / "sweep", QUICK, "python -m bench_tools.tune sweep", ("copy",))
+    info = json.loads(json_path.read_text())
+    assert info["csv"] == "sweep.csv" and info["shapes"] == [[8, 33]] and len(info["variants"]) == 2
+    assert pd.read_csv(csv_path).shape == frame.shape
 
 
 def test_variants_are_hashable_values_and_names_must_not_repeat():
