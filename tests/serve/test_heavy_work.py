@@ -117,3 +117,19 @@ def test_many_students_pressing_the_cpu_timing_at_once_leave_the_others_working(
     assert not problems and not exceptions, (problems, exceptions)
     assert any("number" in s for s in seen), seen
     assert statistics.median(times) < WARM_INTERACTION_MS, times
+
+
+@pytest.mark.parametrize("dtype, directions", [("float32", ["forward"]), ("bfloat16", ["forward", "backward"])])
+def test_sweep_bytes_counts_what_the_harness_holds(dtype, directions):
+    """The refusal's figure: the tensors make_inputs keeps at the largest N, plus one call's y (and dx)."""
+    import torch
+
+    from softmax_core.bench.harness import make_inputs, sweep_bytes
+
+    M, Ns = 37, [64, 129]
+    inputs = make_inputs(M, max(Ns), getattr(torch, dtype), "backward" in directions, seed=0)
+    held = sum(t.numel() * t.element_size() for t in (inputs.x, inputs.dy, inputs.y_ref, inputs.dx_ref)
+               if t is not None)
+    held += inputs.x.numel() * 4                                   # the float32 copy the references came from
+    results = inputs.x.numel() * inputs.x.element_size() * (2 if "backward" in directions else 1)
+    assert sweep_bytes(M, Ns, dtype, directions) == held + results
