@@ -20,6 +20,7 @@ from softmax_core.teaching import long_row_trace as lrt
 from softmax_core.kernels.tuned import TRACE_TILE_FIELDS, softmax_tiled_kernel
 
 from . import charts, code, defaults
+from .i18n import say
 
 ROOT = Path(__file__).resolve().parent.parent
 PATTERNS = ("random", "rising", "neg_inf_tiles", "all_neg_inf")
@@ -480,11 +481,8 @@ def path_map_chart(table: pd.DataFrame, *, x_title: str, y_title: str, path_titl
 
 
 def reason_text(plan) -> str:
-    """Why the plan took its path, in the page's language (explorer_ui.plan_reasons renders the structured
-    reason the plan returns)."""
-    from .plan_reasons import render_reason
-
-    return render_reason(plan.reason)
+    """Why the plan took its path, in the page's language (the plan's reason, said by softmax_core.words)."""
+    return say(plan.reason)
 
 
 # -- 6. to FlashAttention ------------------------------------------------------------------------------------------

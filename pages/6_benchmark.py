@@ -101,14 +101,14 @@ def show_run(run, prefix: str, eager_run=None) -> None:
     if not failed.empty:
         with st.expander(t("bench_failed", n=len(failed))):
             shown = pd.DataFrame({
-                t("bench_provider"): [data.provider_label(p, run) for p in failed["provider"]],
+                t("bench_provider"): [data.provider_label(p) for p in failed["provider"]],
                 t("bench_direction"): [t(f"bench_dir_{d}") if d in PASS_TENSORS else d for d in failed["direction"]],
                 "N": failed["N"].astype(int),
                 t("bench_col_status"): [t(f"bench_status_{s}") if s in recorded_text.STATUSES else s for s in failed["status"]],
                 t("bench_col_reason"): [recorded_text.reason_text(r) for r in failed["reason"]]})
             st.dataframe(fmt.table(shown), hide_index=True, width="stretch")
     with st.expander(t("bench_provenance")):
-        prov = {k: recorded_text.provenance_value(k, v) for k, v in run.provenance.items()}
+        prov = recorded_text.provenance_rows(run.provenance)
         table = pd.DataFrame({t("bench_col_key"): list(prov), t("bench_col_value"): [str(v) for v in prov.values()]})
         st.dataframe(table, hide_index=True, width="stretch")
     st.download_button(t("bench_csv"), run.frame.to_csv(index=False), file_name=f"softmax-benchmark-{prefix}.csv",

@@ -4,9 +4,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explorer_ui import charts, code, data, defaults, layout, predict, recorded_text, slides
+from explorer_ui import charts, code, data, defaults, layout, predict, slides
 from explorer_ui import long_rows as lr
-from explorer_ui.i18n import bound, t
+from explorer_ui.i18n import bound, say, t
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState
 from softmax_core.teaching.long_row_trace import MAX_TRACE_TILES, MAX_TRACE_VALUES
@@ -66,7 +66,7 @@ if table is not None:
                                   "fits": t("longrows_fits")})
     st.dataframe(shown.drop(columns=["shared_limit", "reg_occupancy", "sram_occupancy"]), hide_index=True,
                  width="stretch")
-    st.caption(t("longrows_cliff_source", how=recorded_text.how_text(lr.cliff_plans(gpu_key, dtype)[-1].resources_how)))
+    st.caption(t("longrows_cliff_source", how=say(lr.cliff_plans(gpu_key, dtype)[-1].resources_how)))
 
 # -- 2. online softmax, tile by tile --------------------------------------------------------------------------
 st.header(t("longrows_online_title"))

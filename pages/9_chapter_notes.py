@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from explorer_ui import chapter, code, data, defaults, layout, predict, recorded_text
-from explorer_ui.i18n import t
+from explorer_ui.i18n import say, t
 from explorer_ui.urlstate import PageState
 from softmax_core.teaching import chapter_notes as sc_chapter
 from softmax_core.hardware import compile as sc_compile
@@ -70,7 +70,7 @@ with right:
         a.metric("n_regs", offline.n_regs)
         b.metric(t("chapter_shared"), f"{offline.shared_bytes:,}")
         c.metric("n_spills", offline.n_spills)
-        st.caption(t("chapter_res_how", how=recorded_text.how_text(offline.how), block=offline.block_size, warps=offline.num_warps,
+        st.caption(t("chapter_res_how", how=say(offline.how), block=offline.block_size, warps=offline.num_warps,
                      stages=offline.num_stages, gpu=gpu.name))
 if live is not None and offline is not None:
     figures = dict(live_regs=live.n_regs, off_regs=offline.n_regs, live_shared=f"{live.shared_bytes:,}",

@@ -18,6 +18,8 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from softmax_core.bench import (CUDAGRAPH, GRAPH_ROOFLINE_LIMIT, load_recorded_runs, load_run,  # noqa: E402
                                 slower_graph_roofline)
+from softmax_core.bench.records import timer as recorded_timer  # noqa: E402
+from softmax_core.words import describe  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "assets" / "benchmarks"
@@ -122,7 +124,8 @@ def graph_section(directory: Path = BENCH) -> str | None:
     stems = graph_stems(directory)
     if not stems:
         return None
-    timer = load(next(iter(stems.values())), directory)[1].get("timer_description", "triton.testing.do_bench_cudagraph")
+    clock = recorded_timer(load(next(iter(stems.values())), directory)[1])
+    timer = describe(clock) if clock is not None else "triton.testing.do_bench_cudagraph"
     lines = ["### Timed from a CUDA graph (`do_bench_cudagraph`)", "",
              f"Each call replayed from a CUDA graph: no CPU launch cost, and L2 is not flushed between calls, so "
              f"compare these ratios to copy with each other, not these GB/s with the eager ones. Timer: {timer}."]

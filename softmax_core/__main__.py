@@ -18,7 +18,7 @@ from softmax_core.hardware.gpu import catalog_gpu, default_gpu
 from softmax_core.plans.tuned import plan_softmax
 from softmax_core.plans.tutorial import plan_launch
 from softmax_core.launch.api import softmax
-from softmax_core.plans.reason_text import describe
+from softmax_core.words import describe
 
 def tutorial_check(rows: int = 1823, cols: int = 781, atol: float = 1e-3, rtol: float = 1e-3) -> bool:
     """The tutorial's unit test: an irregular shape so that padding and masking are exercised."""
@@ -43,8 +43,8 @@ def describe_plan(rows: int, cols: int, dtype: str, gpu_key: str | None) -> None
     for name in ("block_size", "num_warps", "num_stages", "n_regs", "n_spills", "shared_bytes", "reg_occupancy",
                  "sram_occupancy", "programs_per_sm", "num_programs", "limiter", "fits"):
         print(f"  {name:16s} {getattr(plan, name)}")
-    print(f"  resources from   {plan.resources_how}")
-    print(f"  occupancy rule   {plan.occupancy_rule}")
+    print(f"  resources from   {describe(plan.resources_how)}")
+    print(f"  occupancy rule   {describe(plan.occupancy_rule)}")
     print(f"  {describe(plan.reason)}")
     tuned = plan_softmax(rows, cols, dtypes.torch_dtype(dtype), gpu)
     print(f"tuned plan (softmax_core.softmax): {tuned.path} path, block {tuned.block_n}, {tuned.num_warps} warps, "
