@@ -112,9 +112,9 @@ def test_the_check_catches_nan_and_wrong_dtype():
     assert bench.mismatch(ref.clone(), ref, torch.float32) is None
     bad = ref.clone()
     bad[1, 2] = float("nan")
-    assert "wrong result" in bench.mismatch(bad, ref, torch.float32)
-    assert "expected" in bench.mismatch(ref.half(), ref, torch.float32)
-    assert "not a tensor" in bench.mismatch(None, ref, torch.float32)
+    assert "wrong result" in describe(bench.mismatch(bad, ref, torch.float32))
+    assert "expected" in describe(bench.mismatch(ref.half(), ref, torch.float32))
+    assert "not a tensor" in describe(bench.mismatch(None, ref, torch.float32))
 
 
 def test_progress_counts_every_measurement():
@@ -184,11 +184,11 @@ def test_provenance_names_the_device():
                           timer=fixed_timer((1.0, 1.0, 1.0)), command="x")
     p = run.provenance
     if runtime.INTERPRETED:
-        assert p["gpu"] is None and p["sm_count"] is None and "interpreter" in p["device"]
+        assert p["gpu"] is None and p["sm_count"] is None and p["backend"]["code"] == "Backend:interpreter"
     else:
         props = torch.cuda.get_device_properties(torch.cuda.current_device())
         assert (p["gpu"], p["sm_count"]) == (props.name, props.multi_processor_count)
-        assert "interpreter" not in p["device"]
+        assert p["backend"] == {"code": "Backend:gpu", "figures": {"name": props.name}}
 
 
 def test_bad_arguments_are_named():
@@ -291,11 +291,11 @@ def test_the_cuda_graph_timer_summarises_its_samples_and_says_what_it_measures(m
                                                        torch.tensor([0.2, 0.5, 0.8, 0.0, 1.0],
                                                                     dtype=torch.float64)).tolist())
     assert asked == [(call, 25)]
-    text = timer.description
+    text = bench.describe_timer(timer)
     assert text.startswith("do_bench_cudagraph's method (rep=25), captured on the stream the call was prepared on")
     assert "CUDA graph" in text and "no CPU launch cost" in text and "L2 not flushed" in text
     assert "copy roofline is timed the same way" in text
-    assert "L2 flushed before every call" in bench.DoBenchTimer().description      # the eager one still says so
+    assert "L2 flushed before every call" in bench.describe_timer(bench.DoBenchTimer())   # the eager one still says so
     assert (bench.timer_kind(timer), bench.timer_kind(bench.DoBenchTimer()), bench.timer_kind(bench.WallClockTimer()),
             bench.timer_kind(lambda fn: None)) == ("do_bench_cudagraph", "do_bench", "wall clock", None)
 
@@ -328,7 +328,7 @@ def test_a_call_that_cannot_be_captured_is_a_failed_row_and_the_sweep_goes_on(mo
     assert rows.loc["syncs", "status"] == "failed" and rows.loc["torch", "status"] == "ok"
     reason = describe(rows.loc["syncs", "reason"])
     assert rows.loc["syncs", "reason"].code is bench.NotTimed.GRAPH_CAPTURE
-    assert reason.startswith("GraphCaptureError: cannot be timed from a CUDA graph: RuntimeError: CUDA error: "
+    assert reason.startswith("cannot be timed from a CUDA graph: RuntimeError: CUDA error: "
                              "operation not permitted when stream is capturing; then RuntimeError"), reason
     assert "\n" not in reason
     assert run.provenance["timer"] == "do_bench_cudagraph"
@@ -344,7 +344,7 @@ def test_the_record_names_its_timer_and_old_records_still_load(tmp_path):
     assert bench.load_run(tmp_path / "new.json").provenance["timer"] == "wall clock"
     # a version-1 record: the description under "timer", no record_version (the H200 records until v6)
     old = bench.load_run(bench.RECORDED_DIR / "history" / "nvidia-h200-full-float32-20261130T0527.json")
-    assert old.provenance["record_version"] == 1 and old.provenance["timer"] == "do_bench"
+    assert old.provenance["recorded_as_version"] == 1 and old.provenance["timer"] == "do_bench"
     assert old.provenance["timer_figures"] == {"warmup_ms": 10, "rep_ms": 40}
     assert old.timing_view == "eager"
 

@@ -113,7 +113,7 @@ def test_no_text_is_empty():
 
 def test_every_run_time_key_template_in_the_code_has_its_family():
     found = templates()
-    assert "padding_state_*" in found and "limiter_*" in found      # the scan sees what it is meant to see
+    assert "padding_state_*" in found and "gpu_path_*" in found      # the scan sees what it is meant to see
     assert found == set(families()), found ^ set(families())
 
 

@@ -258,19 +258,20 @@ def shown_sources() -> dict[str, tuple[str, ...]]:
     """Every code the pages show in a code panel (explorer_ui.code), by name."""
     from explorer_ui import code
     from explorer_ui import long_rows as lr
-    from softmax_core.teaching import chapter_notes as sc_chapter
-    from softmax_core.hardware import compile as sc_compile
-    from softmax_core.launch import api as launchers
-    from softmax_core.hardware.occupancy import chapter_occupancy
     from softmax_core.kernels.tuned import softmax_split_kernel
 
     return {"tutorial kernel": code.kernel_source(), "naive_softmax": code.naive_source(),
             "tiled kernel": lr.tiled_kernel_lines(), "split kernel": lr.kernel_lines_of(softmax_split_kernel),
-            "chapter_occupancy": code.source_lines(chapter_occupancy),
-            "warmup_resources": code.source_lines(sc_chapter.warmup_resources),
-            "compile_for_target": code.source_lines(sc_compile.compile_for_target),
-            "_rows_unit_stride": code.source_lines(launchers._rows_unit_stride),
-            "chapter_unit_test": code.source_lines(sc_chapter.chapter_unit_test)}
+            **{name: code.source_lines(fn) for name, fn in code.shown_functions().items()}}
+
+
+def test_a_page_shows_no_source_but_the_chapters_and_the_kernels():
+    """Plumbing (compile_for_target, the launchers) is not shown, so a better comment there needs no 中文 line."""
+    from explorer_ui import code
+    from softmax_core.hardware.compile import compile_for_target
+
+    with pytest.raises(ValueError, match="not one of the functions pages show"):
+        code.source_panel(compile_for_target, ())
 
 
 def test_every_comment_and_docstring_line_of_the_shown_code_has_its_chinese_line_and_every_line_is_used():

@@ -32,6 +32,9 @@ from softmax_core.words import Code, Coded
 
 # Bump when the way resources are read (or stored) changes, so that disk-cached results are recomputed.
 RESOURCE_READER_VERSION = 4
+# Version 3 stored the same numbers with their source in English words (`how`): such a file is still read
+# (`_from_version_3`), so a cache filled before sources were codes stays warm.
+WORDED_READER_VERSION = 3
 
 
 class RegisterSource(Code):
@@ -95,9 +98,9 @@ def toolchain(target: tuple) -> str:
 
 
 @lru_cache(maxsize=4096)
-def _job_key(job: "CompileJob") -> str:
+def _job_key(job: "CompileJob", version: int = RESOURCE_READER_VERSION) -> str:
     # The toolchain is part of the key: a new triton or ptxas may allocate registers differently.
-    blob = json.dumps([RESOURCE_READER_VERSION, toolchain(tuple(job.target)), _kernel_source(job.kernel),
+    blob = json.dumps([version, toolchain(tuple(job.target)), _kernel_source(job.kernel),
                        asdict(job)], sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
@@ -236,20 +239,45 @@ def forget_in_memory() -> None:
     _memory.clear()
 
 
+_WORDED_SOURCE = re.compile(r"^triton\.compile for (?P<target>\S+); (?P<tool>cuobjdump|\.vgpr_count)")
+
+
+def _from_version_3(data: dict) -> KernelResources:
+    """A version-3 cache file's result: its `how` words give back the source, target and refusal."""
+    head, _, refused = data.pop("how").partition("; the driver refused to load it (")
+    found = _WORDED_SOURCE.match(head)
+    if found:
+        source = RegisterSource.CUOBJDUMP if found["tool"] == "cuobjdump" else RegisterSource.AMDGCN_METADATA
+    elif head.startswith("compiled and loaded on this GPU"):
+        source = RegisterSource.DRIVER
+    else:
+        raise ValueError(f"unknown source {head!r}")
+    return KernelResources(**data, source=source, target=found["target"] if found else "",
+                           refused=refused.removesuffix(")"))
+
+
+def _read_cached(path: Path, worded: Path) -> KernelResources | None:
+    for candidate, read in ((path, lambda d: KernelResources(**d)), (worded, _from_version_3)):
+        if candidate.exists():
+            try:
+                return read(json.loads(candidate.read_text()))
+            except (ValueError, TypeError, KeyError):
+                pass  # a torn or stale file: compile again
+    return None
+
+
 def kernel_resources(job: CompileJob, want_asm: bool = False) -> KernelResources:
     """Registers and shared memory of `job`'s kernel, compiled for `job.target` (cached)."""
     key = job.key()
     hit = _memory.get((key, want_asm)) or (_memory.get((key, True)) if not want_asm else None)
     if hit:
         return hit
-    path = cache_dir() / f"{key}{'-asm' if want_asm else ''}.json"
-    if path.exists():
-        try:
-            result = KernelResources(**json.loads(path.read_text()))
-            _memory[(key, want_asm)] = result
-            return result
-        except (ValueError, TypeError):
-            pass  # a torn or stale file: compile again
+    suffix = f"{'-asm' if want_asm else ''}.json"
+    path = cache_dir() / f"{key}{suffix}"
+    result = _read_cached(path, cache_dir() / f"{_job_key(job, WORDED_READER_VERSION)}{suffix}")
+    if result is not None:
+        _memory[(key, want_asm)] = result
+        return result
     if runtime.INTERPRETED:
         result = compiler_process.request(job, want_asm)
     else:
