@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 import softmax_core as sc
-from explorer_ui import charts, code, data, defaults, fmt, launch_facts, layout, predict, schedule, slides
+from explorer_ui import charts, code, data, defaults, fmt, layout, predict, schedule, slides
 from explorer_ui.i18n import say, t
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState, in_url

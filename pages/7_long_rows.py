@@ -76,7 +76,7 @@ ktile = state.choice_key("tile", 1024, lr.TILES)
 kpattern = state.choice_key("pattern", "rising", lr.PATTERNS)
 c1, c2, c3 = st.columns([1, 1, 2])
 N = int(c1.number_input(t("cols_N"), 1, MAX_N, step=1, key=kN, help=t("longrows_N_help", max=f"{MAX_N:,}")))
-tile = c2.select_slider(t("longrows_tile"), lr.TILES, key=ktile, help=t("longrows_tile_help"))
+tile = c2.select_slider(t("longrows_tile"), lr.TILES, key=ktile, help=t("longrows_tile_help", tile=lr.PLAN_TILE))
 pattern = c3.radio(t("longrows_pattern"), lr.PATTERNS, key=kpattern, horizontal=True,
                    format_func=lambda p, tr=bound(): tr(f"longrows_pattern_{p}"))
 n_tiles = -(-N // tile)

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import softmax_core as sc
+from softmax_core.hardware import dtypes
 
 # No background pre-warm (explorer_ui/prewarm.py) in the servers and AppTest sessions the tests start: its
 # compiles would compete for the CPU with timed browser waits. tests/test_app.py runs it on purpose.
@@ -14,9 +15,8 @@ os.environ.setdefault("SOFTMAX_EXPLORER_PREWARM", "0")
 # A text key that does not exist raises (explorer_ui/i18n.py), here and in the servers the browser tests start.
 os.environ.setdefault("SOFTMAX_EXPLORER_STRICT_TEXT", "1")
 
-# fp32 arithmetic inside; the output is rounded to the input's dtype, so compare at that dtype's precision.
-TOLERANCE = {torch.float32: dict(atol=1e-5, rtol=1e-5), torch.float16: dict(atol=1e-3, rtol=1e-3),
-             torch.bfloat16: dict(atol=8e-3, rtol=1e-2), torch.float64: dict(atol=1e-12, rtol=1e-12)}
+# The output is rounded to the input's dtype, so compare at that dtype's precision (softmax_core.hardware.dtypes).
+TOLERANCE = {d.torch: dict(atol=d.atol, rtol=d.rtol) for d in dtypes.DTYPES.values()}
 
 
 @pytest.fixture

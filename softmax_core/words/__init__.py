@@ -138,8 +138,8 @@ def describe(subject, figures: Mapping | None = None, lang: str = "en") -> str:
         raise ValueError(f"unknown language {lang!r}; known: {', '.join(LANGUAGES)}")
     table = type(subject).__name__
     template = words_for(table, subject.value, lang)
-    compose = COMPOSERS.get(table)
-    extra = compose(subject, values, lang) if compose else {}
+    composer = COMPOSERS.get(table)
+    extra = composer(subject, values, lang) if composer else {}
     return format_counted(template, **_said({**values, **extra}, lang))
 
 

@@ -78,5 +78,5 @@ def not_timed(code, v: dict, lang: str) -> dict:
     return {}
 
 
-COMPOSERS.update({"NotTimed": not_timed, "ReasonCode": plan_reason, "RegisterSource": register_source, "OccupancyRule": occupancy_rule,
-                  "Clock": timer})
+COMPOSERS.update({"NotTimed": not_timed, "ReasonCode": plan_reason, "RegisterSource": register_source,
+                  "OccupancyRule": occupancy_rule, "Clock": timer})
