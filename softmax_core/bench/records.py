@@ -31,7 +31,7 @@ import pandas as pd
 import torch
 
 from softmax_core.hardware import dtypes, runtime
-from softmax_core.bench import legacy
+from softmax_core.bench.legacy import row_reason, upgraded
 from softmax_core.bench.providers import PEER_PACKAGES, PROVIDERS
 from softmax_core.words import Code, Coded
 
@@ -183,12 +183,12 @@ def load_run(json_path: str | Path) -> BenchmarkRun:
     json_path = Path(json_path)
     info = json.loads(json_path.read_text())
     frame = pd.read_csv(json_path.parent / info["csv"])
-    frame["reason"] = [legacy.row_reason(text) for text in frame["reason"].astype(object).fillna("").astype(str)]
+    frame["reason"] = [row_reason(text) for text in frame["reason"].astype(object).fillna("").astype(str)]
     frame["provider"] = frame["provider"].replace(RENAMED_PROVIDERS)
     for column in TIME_COLUMNS:
         if column not in frame:
             frame[column] = float("nan")
-    info = legacy.upgraded(info)
+    info = upgraded(info)
     info["providers"] = [RENAMED_PROVIDERS.get(name, name) for name in info.get("providers", [])]
     info["unavailable"] = {RENAMED_PROVIDERS.get(name, name): why for name, why in (info.get("unavailable") or {}).items()}
     return BenchmarkRun(frame[COLUMNS], info)

@@ -5,7 +5,7 @@ from pieces of the same language's tables. Nothing here is English or Chinese: t
 """
 from __future__ import annotations
 
-from softmax_core.words import CODE_CLASSES, COMPOSERS, describe, piece
+from softmax_core.words.core import CODE_CLASSES, COMPOSERS, describe, piece
 
 
 def _capital(text: str) -> str:

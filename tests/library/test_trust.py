@@ -41,7 +41,7 @@ def test_the_doc_tables_withhold_what_the_page_withholds():
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "scripts" / "performance_tables.py"
+    path = Path(__file__).resolve().parents[2] / "scripts" / "performance_tables.py"
     spec = importlib.util.spec_from_file_location("performance_tables", path)
     tables = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tables)
