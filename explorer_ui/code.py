@@ -249,8 +249,8 @@ def source_lines(obj) -> tuple[str, ...]:
 def shown_functions() -> dict[str, object]:
     """The functions a page may show in a source panel, by name: the chapter's own code and the library's
     model of it, never the app's plumbing. Their comments (with the kernels') are the ones
-    code_comments.zh.toml translates and tests/test_zh_complete.py checks, so a better comment anywhere else
-    never needs a Chinese line."""
+    code_comments.zh.toml translates and tests/app/test_chinese_complete.py checks, so a better comment
+    anywhere else never needs a Chinese line."""
     from softmax_core.hardware.occupancy import chapter_occupancy
     from softmax_core.teaching.chapter_notes import chapter_unit_test, warmup_resources
 
