@@ -166,14 +166,19 @@ def provenance(M: int, Ns: Sequence[int], dtype: str, providers: Sequence[str], 
     }
 
 
+def csv_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """A run's table as its CSV keeps it: each row's reason (a Coded) as JSON text, "" for none."""
+    frame = frame.copy()
+    frame["reason"] = [json.dumps(r.to_json()) if isinstance(r, Coded) else "" for r in frame["reason"]]
+    return frame
+
+
 def save_run(run: BenchmarkRun, directory: str | Path, stem: str) -> tuple[Path, Path]:
     """Write `<stem>.csv` (the table) and `<stem>.json` (provenance, naming the CSV). Returns both paths."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     csv_path, json_path = directory / f"{stem}.csv", directory / f"{stem}.json"
-    frame = run.frame.copy()
-    frame["reason"] = [json.dumps(r.to_json()) if isinstance(r, Coded) else "" for r in frame["reason"]]
-    frame.to_csv(csv_path, index=False)
+    csv_frame(run.frame).to_csv(csv_path, index=False)
     json_path.write_text(json.dumps({**run.provenance, "csv": csv_path.name}, indent=2) + "\n")
     return csv_path, json_path
 
@@ -234,7 +239,7 @@ def current_runs(runs: Sequence[BenchmarkRun], view: str = EAGER) -> list[Benchm
 # and L2 is not flushed. Where it ran below this fraction of the eager copy's GB/s at the same N, ratios to it
 # would flatter every provider. (On the H200, from 512 MB per tensor, torch's contiguous copy_, which is a
 # cudaMemcpyAsync, replayed from a graph at 0.65-0.67x its eager GB/s; the backward's add kernel did not.)
-# The page (pages/6_benchmark.py) and docs/performance.md's tables (scripts/performance_tables.py) both
+# The page (pages/6_benchmark.py) and docs/performance.md's tables (bench_tools.doc_tables) both
 # leave those ratios out.
 GRAPH_ROOFLINE_LIMIT = 0.9
 

@@ -38,17 +38,12 @@ def test_a_run_without_percentiles_is_shown_but_not_judged_and_a_failed_row_has_
 
 
 def test_the_doc_tables_withhold_what_the_page_withholds():
-    import importlib.util
-    from pathlib import Path
+    from bench_tools import doc_tables
 
-    path = Path(__file__).resolve().parents[2] / "scripts" / "performance_tables.py"
-    spec = importlib.util.spec_from_file_location("performance_tables", path)
-    tables = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(tables)
-    frame, _ = tables.load(tables.VERSIONS[-1][2])
+    frame, _ = doc_tables.load(doc_tables.current_stems()["bfloat16"])
     fwd = frame[frame.direction == "forward"]
     copy = {int(r["N"]): r for r in fwd[fwd.provider == "copy"].to_dict("records")}
-    shown = tables.ratios(frame, "torch_compile")
+    shown = doc_tables.ratios(frame, "torch_compile")
     for r in fwd[(fwd.provider == "torch_compile") & (fwd.status == "ok")].to_dict("records"):
         assert shown[int(r["N"])] == trust.ratio_to_copy(r, copy[int(r["N"])])[0]
     assert any(v is None for v in shown.values())        # the record has unsteady timings: some are withheld
