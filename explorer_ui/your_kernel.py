@@ -3,6 +3,8 @@ assembly with its source lines, the measurement. softmax_core.authoring computes
 and lays out what it returns."""
 from __future__ import annotations
 
+import zlib
+
 import pandas as pd
 import streamlit as st
 
@@ -12,6 +14,15 @@ from softmax_core.authoring.worker import SOURCE_NAME
 from .i18n import t
 
 ASM_PREVIEW_LINES = 600
+ASM_PANEL_HEIGHT = 420          # px: a long listing scrolls inside its panel instead of pushing the page down
+# The source and argument boxes read as code: fixed-width, lines not wrapped (indentation is the syntax).
+CODE_BOX_KEYS = ("yk_source", "yk_args", "yk_sizes")
+
+
+def code_boxes_style() -> None:
+    boxes = ", ".join(f".st-key-{key} textarea" for key in CODE_BOX_KEYS)
+    st.html(f"<style>{boxes} {{ font-family: 'Source Code Pro', monospace; font-size: 0.85rem;"
+            " white-space: pre; overflow-wrap: normal; overflow-x: auto; tab-size: 4; }</style>")
 
 
 def refusal_text(refusal) -> str:
@@ -66,7 +77,8 @@ def results_table(rows: list[ki.Inspection]) -> None:
         t("yk_col_memory_floor"): [_seconds(r.floors.memory_seconds) for r in rows],
         t("yk_col_compute_floor"): [_seconds(r.floors.compute_seconds) for r in rows],
     })
-    st.dataframe(frame, hide_index=True, width="stretch")
+    # A static table: a projector shows every header whole (wrapped), and a class has a handful of rows.
+    st.table(frame.set_index(t("yk_col_gpu")))
     for r in rows:
         if r.variant.failure:
             f = r.variant.failure
@@ -90,7 +102,7 @@ def what_if_table(row: ki.Inspection) -> None:
                          index=[str(r) for r in registers], columns=[str(w) for w in warps])
     st.caption(t("yk_what_if_caption", gpu=row.gpu.name, regs=row.variant.resources.n_regs,
                  warps=row.variant.num_warps))
-    st.dataframe(frame.rename_axis(t("yk_what_if_axis")), width="stretch")
+    st.table(frame.rename_axis(t("yk_what_if_axis")))
 
 
 def assembly(row: ki.Inspection, source: str) -> None:
@@ -104,17 +116,21 @@ def assembly(row: ki.Inspection, source: str) -> None:
     if not linked:
         st.code("\n".join(text.splitlines()[:ASM_PREVIEW_LINES]), language="text")
         return
-    chosen = st.selectbox(t("yk_asm_line"), linked, key=f"yk_asm_line_{row.gpu.key}_{row.variant.config}",
+    busiest = max(linked, key=lambda n: len(links.instructions_of(n)))   # the line most instructions come from
+    chosen = st.selectbox(t("yk_asm_line"), linked, index=linked.index(busiest),
+                          # a new source starts a new picker: its lines are other lines
+                          key=f"yk_asm_line_{row.gpu.key}_{row.variant.config}_{zlib.crc32(source.encode()):08x}",
                           format_func=lambda n: f"{n}: {lines[n - 1].strip()[:70] if n <= len(lines) else ''}")
     numbers = links.instructions_of(chosen)
     asm_lines = text.splitlines()
     st.caption(t("yk_asm_count", n=len(numbers), kind=kind.upper(), line=chosen))
-    st.code("\n".join(f"{n:5d}  {asm_lines[n - 1]}" for n in numbers[:ASM_PREVIEW_LINES]), language="text")
+    st.code("\n".join(f"{n:5d}  {asm_lines[n - 1]}" for n in numbers[:ASM_PREVIEW_LINES]), language="text",
+            height=ASM_PANEL_HEIGHT if len(numbers) > 20 else "content")
     with st.expander(t("yk_asm_all", kind=kind.upper())):
-        st.code("\n".join(asm_lines[:ASM_PREVIEW_LINES]), language="text")
+        st.code("\n".join(asm_lines[:ASM_PREVIEW_LINES]), language="text", height=ASM_PANEL_HEIGHT)
     if "sass" in asm:
         with st.expander(t("yk_asm_sass")):
-            st.code("\n".join(asm["sass"].splitlines()[:ASM_PREVIEW_LINES]), language="text")
+            st.code("\n".join(asm["sass"].splitlines()[:ASM_PREVIEW_LINES]), language="text", height=ASM_PANEL_HEIGHT)
 
 
 def measurement(m: measure.Measurement) -> None:

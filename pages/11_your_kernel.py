@@ -16,6 +16,7 @@ DEFAULT_GPUS = ["h200", "a100-80gb", "mi300x"]
 
 layout.setup_page("your_kernel")
 layout.intro("your_kernel")
+yk.code_boxes_style()
 
 
 def example_state(name: str) -> dict:
@@ -61,18 +62,20 @@ except gate.SourceRefused as refused:
 with right:
     kernel_name = st.selectbox(t("yk_kernel"), kernel_names, index=len(kernel_names) - 1, key="yk_kernel")
     prefilled = argspec.prefill(kernel_file.kernel(kernel_name))
-    st.caption(t("yk_prefilled", specs=", ".join(s.text() for s in prefilled)))
+    st.caption(t("yk_prefilled", specs=", ".join(f"{s.name}=?" if s.needs_value else s.text() for s in prefilled)))
     args_text = st.text_area(t("yk_args"), key="yk_args", height=150, help=t("yk_args_help"))
     c1, c2 = st.columns(2)
     num_warps = c1.selectbox(t("yk_num_warps"), WARPS, index=2, key="yk_num_warps")
     num_stages = int(c2.number_input(t("yk_num_stages"), 1, 8, 3, key="yk_num_stages"))
-    gpu_keys = st.multiselect(t("yk_gpus"), data.gpu_keys(), default=[k for k in DEFAULT_GPUS if k in data.gpu_keys()],
-                              format_func=data.gpu_labeler(), key="yk_gpus")
     sizes_text = st.text_area(t("yk_sizes"), key="yk_sizes", height=100, help=t("yk_sizes_help"))
     c3, c4, c5 = st.columns(3)
     grid_text = c3.text_input(t("yk_grid"), key="yk_grid")
     flops = c4.number_input(t("yk_flops"), 0.0, 1e18, key="yk_flops", format="%.4g")
     precision = c5.radio(t("yk_precision"), ki.FLOP_PRECISIONS, key="yk_precision", horizontal=True)
+
+# Full width: three or more GPU names do not fit beside the source.
+gpu_keys = st.multiselect(t("yk_gpus"), data.gpu_keys(), default=[k for k in DEFAULT_GPUS if k in data.gpu_keys()],
+                          format_func=data.gpu_labeler(), key="yk_gpus")
 
 try:
     given = [argspec.parse_arg(line) for line in args_text.splitlines() if line.strip()]

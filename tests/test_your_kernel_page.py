@@ -30,8 +30,8 @@ def test_an_example_compiles_and_shows_its_figures(lang, monkeypatch):
     at.multiselect(key="yk_gpus").set_value(["a100-80gb", "mi300x"]).run()
     at.button(key="yk_compile").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    table = at.dataframe[0].value
-    assert len(table) == 2 and table.iloc[0, 3] > 0            # registers per thread, from the compile
+    table = at.table[0].value
+    assert len(table) == 2 and table[TEXT["yk_col_registers"][lang]].iloc[0] > 0   # from the compile
     assert any(TEXT["yk_measure_off"][lang].split("{")[0] in c.value for c in at.caption)
     assert "k" in at.query_params                               # the state, source included, is in the URL
 
