@@ -108,14 +108,21 @@ def what_if_table(row: ki.Inspection) -> None:
     st.table(frame.rename_axis(t("yk_what_if_axis")))
 
 
+def _line_listing(kind: str, asm_lines: list[str], numbers: tuple[int, ...], line: int) -> None:
+    st.caption(t("yk_asm_count", n=len(numbers), kind=kind, line=line))
+    st.code("\n".join(f"{n:5d}  {asm_lines[n - 1]}" for n in numbers[:ASM_PREVIEW_LINES]), language="text",
+            height=ASM_PANEL_HEIGHT if len(numbers) > 20 else "content")
+
+
 def assembly(row: ki.Inspection, source: str) -> None:
-    """The PTX (AMDGCN on AMD) with a source-line picker that marks that line's instructions; SASS beside."""
+    """A source-line picker, and that line's instructions: in the PTX and (from nvdisasm -g) the SASS on
+    NVIDIA, in the AMDGCN on AMD; the whole listings below."""
     asm = row.variant.resources.asm
     kind = "ptx" if "ptx" in asm else "amdgcn"
     text = asm.get(kind, "")
     links = ptxlines.link_lines(text, SOURCE_NAME)
     lines = source.splitlines()
-    linked = sorted(links.source_to_asm)
+    linked = sorted(n for n in links.source_to_asm if n <= len(lines))
     if not linked:
         st.code("\n".join(text.splitlines()[:ASM_PREVIEW_LINES]), language="text")
         return
@@ -124,11 +131,22 @@ def assembly(row: ki.Inspection, source: str) -> None:
                           # a new source starts a new picker: its lines are other lines
                           key=f"yk_asm_line_{row.gpu.key}_{row.variant.config}_{zlib.crc32(source.encode()):08x}",
                           format_func=lambda n: f"{n}: {lines[n - 1].strip()[:70] if n <= len(lines) else ''}")
-    numbers = links.instructions_of(chosen)
+    sass = asm.get("sass", "")
+    sass_links = ptxlines.link_sass(sass, SOURCE_NAME)
     asm_lines = text.splitlines()
-    st.caption(t("yk_asm_count", n=len(numbers), kind=kind.upper(), line=chosen))
-    st.code("\n".join(f"{n:5d}  {asm_lines[n - 1]}" for n in numbers[:ASM_PREVIEW_LINES]), language="text",
-            height=ASM_PANEL_HEIGHT if len(numbers) > 20 else "content")
+    for name, found in ((kind.upper(), links), ("SASS", sass_links)):
+        if dropped := found.outside(len(lines)):
+            st.caption(t("yk_asm_outside", n=dropped, kind=name))
+    if sass_links.source_to_asm:            # NVIDIA: the line's PTX and its machine code side by side
+        left, right = st.columns(2)
+        with left:
+            _line_listing(kind.upper(), asm_lines, links.instructions_of(chosen), chosen)
+        with right:
+            _line_listing("SASS", sass.splitlines(), sass_links.instructions_of(chosen), chosen)
+    else:
+        _line_listing(kind.upper(), asm_lines, links.instructions_of(chosen), chosen)
+        if sass:
+            st.caption(t("yk_asm_sass_no_lines"))
     with st.expander(t("yk_asm_all", kind=kind.upper())):
         st.code("\n".join(asm_lines[:ASM_PREVIEW_LINES]), language="text", height=ASM_PANEL_HEIGHT)
     if "sass" in asm:
