@@ -3,6 +3,7 @@ assembly with its source lines, the measurement. softmax_core.authoring computes
 and lays out what it returns."""
 from __future__ import annotations
 
+import re
 import zlib
 
 import pandas as pd
@@ -63,7 +64,9 @@ def limiter_text(limiter: str | None) -> str:
 
 
 def _seconds(value: float | None) -> str:
-    return "—" if value is None else f"{value * 1e6:,.1f} µs"
+    if value is None:
+        return "—"
+    return f"{value * 1e9:,.1f} ns" if value < 1e-6 else f"{value * 1e6:,.1f} µs"
 
 
 def results_table(rows: list[ki.Inspection]) -> None:
@@ -108,9 +111,15 @@ def what_if_table(row: ki.Inspection) -> None:
     st.table(frame.rename_axis(t("yk_what_if_axis")))
 
 
+def _tight(text: str) -> str:
+    """A SASS line without nvdisasm's column padding: `/*0290*/  IMAD ...` fits a half-width panel."""
+    return re.sub(r"(\*/)\s+", r"\1  ", text.strip())
+
+
 def _line_listing(kind: str, asm_lines: list[str], numbers: tuple[int, ...], line: int) -> None:
     st.caption(t("yk_asm_count", n=len(numbers), kind=kind, line=line))
-    st.code("\n".join(f"{n:5d}  {asm_lines[n - 1]}" for n in numbers[:ASM_PREVIEW_LINES]), language="text",
+    shown = (_tight(asm_lines[n - 1]) if kind == "SASS" else asm_lines[n - 1] for n in numbers[:ASM_PREVIEW_LINES])
+    st.code("\n".join(f"{n:5d}  {text}" for n, text in zip(numbers, shown)), language="text",
             height=ASM_PANEL_HEIGHT if len(numbers) > 20 else "content")
 
 

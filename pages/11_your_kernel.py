@@ -154,7 +154,8 @@ if st.button(t("yk_compile"), type="primary", key="yk_compile") or st.session_st
         yk.what_if_table(row)
         st.subheader(t("yk_asm_title"))
         yk.assembly(row, source)
-    st.subheader(t("yk_measure_title"))
+    interpreted = measure.running_pasted_allowed() and not torch.cuda.is_available()
+    st.subheader(t("yk_interpret_title") if interpreted else t("yk_measure_title"))
     if not measure.running_pasted_allowed():
         st.caption(t("yk_measure_off", env=measure.RUN_PASTED_ENV))
     elif not torch.cuda.is_available():

@@ -3,7 +3,8 @@
 Each of the four examples is picked from the example box and compiled for three GPUs (one AMD): the source
 box then holds that example, indentation included, the per-GPU table shows one row per GPU, the assembly
 panels keep their indentation, and nothing is cut: no table header, table cell or metric value is wider than
-its box. A screenshot of each lands in test-artifacts/browser/your_kernel_<example>_<lang>.png. Like
+its box. Where the server allows running pasted kernels and has no GPU, the matmul then runs at its small
+sizes in the interpreter and its wall-time metric fits too. A screenshot of each lands in test-artifacts/browser/your_kernel_<example>_<lang>.png. Like
 tests/browser/test_pages_in_chromium.py these never skip.
 """
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import torch
 
 from explorer_ui.i18n import TEXT
 from softmax_core.authoring import examples
@@ -67,7 +69,7 @@ SOURCE_IS_JS = """(text) => {
 def server(browser):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with kit.StreamlitServer(log_path=ARTIFACTS / "streamlit-your-kernel.log", extra_args=kit.NO_FILE_WATCHER,
-                             env={"SOFTMAX_EXPLORER_RUN_PASTED": "0"}) as srv:
+                             env={"SOFTMAX_EXPLORER_RUN_PASTED": "1"}) as srv:
         yield srv
 
 
@@ -84,6 +86,10 @@ def pick(page, key: str, label: str) -> None:
     page.locator(f'[data-testid="stMain"] .st-key-{key} [role="combobox"]').click()
     page.locator('[role="listbox"] [role="option"]', has_text=label).first.click()
     rendered(page)
+
+
+def click(page, key: str) -> None:
+    page.locator(f'[data-testid="stMain"] .st-key-{key} button').click()
 
 
 def screenshot(page, path: Path) -> None:
@@ -130,6 +136,19 @@ def test_the_four_examples_compile_and_fit_a_projector(browser, server, lang):
             assert codes and all(c["ws"] in ("pre", "pre-wrap", "break-spaces") for c in codes), codes
             assert any(c["indented"] for c in codes), f"{name}: no code panel shows an indented line"
             screenshot(page, ARTIFACTS / f"your_kernel_{name}_{lang}.png")
+        if not torch.cuda.is_available():        # the teacher allowed running: the matmul in the interpreter
+            click(page, "yk_interpret_small")
+            page.wait_for_function(SOURCE_IS_JS, arg=examples.EXAMPLES["matmul"], timeout=COMPILE_TIMEOUT_MS)
+            page.wait_for_selector('[data-testid="stMain"] .st-key-yk_interpret button', timeout=COMPILE_TIMEOUT_MS)
+            rendered(page)
+            click(page, "yk_interpret")
+            page.wait_for_selector('[data-testid="stMain"] [data-testid="stMetricValue"]', timeout=COMPILE_TIMEOUT_MS)
+            rendered(page)
+            assert exceptions(page) == [] and page.get_by_test_id("stAlertContentError").all_inner_texts() == []
+            value = page.locator('[data-testid="stMain"] [data-testid="stMetricValue"]').first.inner_text()
+            assert value.endswith("ms"), value
+            assert page.evaluate(CUT_JS) == [], "interpreter run: cut text (text, scrollWidth, clientWidth)"
+            screenshot(page, ARTIFACTS / f"your_kernel_interpreter_{lang}.png")
         assert watch.problems() == [], "\n".join(watch.problems())
     finally:
         context.close()
