@@ -130,6 +130,7 @@ def wrapper_only() -> None:
     """Our Python per call with the kernel launches stubbed out: runs anywhere (under the interpreter too).
     Beside it, torch's own calls on this machine's CPU tensors: their compute is tiny at this size, so the
     difference is the Python and dispatch around the kernel."""
+    torch.set_num_threads(1)         # torch's CPU kernels without a thread pool's start-up in each call
     rows = []
     for shape, dim in (((64, 32), -1), ((8, 16, 12), 1)):
         x = torch.randn(shape)
@@ -154,6 +155,7 @@ def wrapper_only() -> None:
         print(f"{label:18s} {name:32s} {us:6.2f} us/call")
     x = torch.randn(64, 32)
     print(profile_text(lambda: sc.softmax(x)))
+    print(profile_text(backward_of(lambda t: sc.softmax(t, -1), x)))
 
 
 # (label, shape, dtype, dim): the record sweep's short rows, and the shapes issue 21 measured CPU cost at

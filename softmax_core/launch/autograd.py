@@ -56,3 +56,16 @@ class SoftmaxBackwardFunction(torch.autograd.Function):
         y, dy = ctx.saved_tensors
         d_y, d_dy = softmax_double_backward(y, dy, g)
         return d_y, d_dy, None
+
+
+# Function.apply's Python (argument binding for setup_context, functorch's wrappers) costs more than the rest
+# of a small softmax call; with no functorch transform active it ends in this C function, called directly here.
+_apply_softmax = super(torch.autograd.Function, SoftmaxFunction).apply
+_functorch_active = torch._C._are_functorch_transforms_active
+
+
+def softmax_function(x: torch.Tensor, ready) -> torch.Tensor:
+    """SoftmaxFunction.apply(x, ready), recorded for autograd."""
+    if _functorch_active():
+        return SoftmaxFunction.apply(x, ready)
+    return _apply_softmax(x, ready)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from softmax_core.launch.autograd import SoftmaxFunction, rows_unit_stride
+from softmax_core.launch.autograd import rows_unit_stride, softmax_function
 from softmax_core.launch.launches import backward_launch, cached_plan, forget_launches, forward_launch, launch_aligned
 
 # More keys than this and the memory starts again (each entry is small; a program with this many shapes is
@@ -79,7 +79,7 @@ class ReadyCall:
             go(x, y)
 
     def forward_matrix(self, matrix: torch.Tensor) -> torch.Tensor:
-        y = torch.empty((self.n_rows, self.n_cols), dtype=self.out_dtype, device=matrix.device)
+        y = _empty_like(matrix, dtype=self.out_dtype)     # rows with unit stride: y is a contiguous matrix
         self.launch_on(matrix, y)
         return y
 
@@ -88,24 +88,23 @@ class ReadyCall:
         if self.cast:
             x = x.to(self.in_dtype)
         if self.direct:
-            y = (torch.empty_like(x) if self.plain
-                 else torch.empty(x.shape, dtype=self.out_dtype, device=x.device))
+            y = _empty_like(x) if self.plain else _empty_like(x, dtype=self.out_dtype, memory_format=_CONTIGUOUS)
             self.launch_on(x, y)
             return y
         return self.shape_back(self.forward_matrix(self.matrix(x)))
 
     def with_grad(self, x: torch.Tensor) -> torch.Tensor:
-        """The call recorded for autograd: the layout steps are torch ops, the softmax is SoftmaxFunction."""
+        """The call recorded for autograd: the layout steps are torch ops, the softmax is one SoftmaxFunction."""
         if self.cast:
             x = x.to(self.in_dtype)
         if self.direct and x.ndim == 2:
-            return SoftmaxFunction.apply(x, self)
+            return softmax_function(x, self)
         matrix = x.reshape(self.n_rows, self.n_cols) if self.direct else self.matrix(x)
-        return self.shape_back(SoftmaxFunction.apply(matrix, self))
+        return self.shape_back(softmax_function(matrix, self))
 
     def backward(self, y: torch.Tensor, dy: torch.Tensor) -> torch.Tensor:
         """dx for this call's y (ours: contiguous) and dy (unit-stride rows), in the forward input's dtype."""
-        dx = torch.empty((self.n_rows, self.n_cols), dtype=self.in_dtype, device=y.device)
+        dx = _empty_like(y, dtype=self.in_dtype)
         key = (dy.stride(0), dy.dtype, dy.data_ptr() % 16 == 0)
         go = self.backward_kept.get(key)
         if go is not None:
@@ -116,6 +115,10 @@ class ReadyCall:
         launch = backward_launch(plan, y.stride(0), dy.stride(0), (y.dtype, dy.dtype, dx.dtype))
         self.backward_kept[key] = launch.launch_and_keep((y, dy, dx), (y.get_device(), True, key[2]))
         return dx
+
+
+_empty_like = torch.empty_like     # (torch.empty with a shape costs twice as much to call)
+_CONTIGUOUS = torch.contiguous_format
 
 
 # call_key(...) -> ReadyCall; filled by api.softmax after it has checked the input, so a key is only ever
