@@ -117,7 +117,7 @@ with left:
                   err=f"{case.assumed_contiguous_error:.2f}"))
 with right:
     code.kernel_panel("row_ptr", "out_ptr", caption=t("kernel_caption"), context=2)
-    code.source_panel(launchers._rows_unit_stride, ("x.contiguous()",), caption=t("chapter_stride_copy_caption"))
+    code.source_panel(launchers.rows_unit_stride, ("x.contiguous()",), caption=t("chapter_stride_copy_caption"))
 
 # -- 3. tl.range, tl.arange, num_stages ------------------------------------------------------------------------
 st.header(t("chapter_range_title"), anchor="range")

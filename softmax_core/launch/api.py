@@ -13,8 +13,8 @@ from softmax_core.hardware import dtypes, runtime
 from softmax_core.hardware.gpu import GpuSpec
 from softmax_core.kernels.tutorial import tutorial_softmax_kernel
 from softmax_core.launch import operators
-from softmax_core.launch.autograd import rows_unit_stride
-from softmax_core.launch.launches import backward_launch, cached_plan, forward_launch, launch_now  # noqa: F401
+from softmax_core.launch.launches import (backward_launch, cached_plan, forward_launch, launch_now,  # noqa: F401
+                                         rows_unit_stride)
 from softmax_core.launch.ready import READY, ReadyCall, call_key, remember
 from softmax_core.plans.reason_text import describe
 from softmax_core.plans.tutorial import LaunchPlan, plan_launch
@@ -71,7 +71,7 @@ def tutorial_softmax(x: torch.Tensor, gpu: GpuSpec | None = None) -> torch.Tenso
         raise ValueError(f"the tutorial's kernel takes a 2-D matrix, got a tensor of shape {tuple(x.shape)}")
     if x.numel() == 0:
         return torch.empty_like(x)
-    x = _rows_unit_stride(x)   # the kernel walks a row with unit steps; a row's stride is honoured
+    x = rows_unit_stride(x)   # the kernel walks a row with unit steps; a row's stride is honoured
     y = torch.empty_like(x, memory_format=torch.contiguous_format)
     plan = plan_launch(x.shape[0], x.shape[1], x.dtype, gpu)
     return launch_tutorial_kernel(x, y, plan)
@@ -103,9 +103,6 @@ def softmax_backward(y: torch.Tensor, dy: torch.Tensor, plan: SoftmaxPlan,
     launch = backward_launch(plan, y.stride(0), dy.stride(0), (y.dtype, dy.dtype, dx.dtype))
     launch_now(launch, (y, dy, dx), (y, dy))
     return dx
-
-
-_rows_unit_stride = rows_unit_stride     # the name the chapter-notes page shows
 
 
 def output_dtype(x: torch.Tensor, dtype) -> tuple[torch.dtype, torch.dtype]:

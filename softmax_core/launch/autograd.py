@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import torch
 
+from softmax_core.launch.launches import rows_unit_stride
+
 
 def softmax_double_backward(y: torch.Tensor, dy: torch.Tensor, g: torch.Tensor):
     """Gradients of dx = y * (dy - sum(y * dy)) with respect to y and dy, given g = dL/d(dx), in torch ops
@@ -17,11 +19,6 @@ def softmax_double_backward(y: torch.Tensor, dy: torch.Tensor, g: torch.Tensor):
     g = g.to(y.dtype)
     gy = (g * y).sum(-1, keepdim=True)
     return g * (dy - (y * dy).sum(-1, keepdim=True)) - gy * dy, y * (g - gy)
-
-
-def rows_unit_stride(x: torch.Tensor) -> torch.Tensor:
-    """The kernels step through a row one element at a time and between rows by a stride."""
-    return x if x.stride(-1) == 1 or x.shape[-1] == 1 else x.contiguous()
 
 
 class SoftmaxFunction(torch.autograd.Function):

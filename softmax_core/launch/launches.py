@@ -59,6 +59,11 @@ def launch_aligned(matrix: torch.Tensor, row_stride: int | None = None) -> bool:
     return address % 16 == 0 and (row_stride % 16 == 0 or matrix.shape[-1] % 16 != 0)
 
 
+def rows_unit_stride(x: torch.Tensor) -> torch.Tensor:
+    """The kernels step through a row one element at a time and between rows by a stride."""
+    return x if x.stride(-1) == 1 or x.shape[-1] == 1 else x.contiguous()
+
+
 def split_phases() -> tuple[int, ...]:
     """The split kernels' PHASE per launch: one launch whose programs wait for each other on a GPU; under
     the interpreter, which runs programs one at a time, a publishing launch and then a finishing one."""

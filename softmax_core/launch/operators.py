@@ -20,8 +20,8 @@ from __future__ import annotations
 import torch
 
 from softmax_core.hardware import runtime
-from softmax_core.launch.autograd import rows_unit_stride, softmax_double_backward
-from softmax_core.launch.launches import backward_launch, cached_plan, forward_launch, launch_aligned
+from softmax_core.launch.autograd import softmax_double_backward
+from softmax_core.launch.launches import backward_launch, cached_plan, forward_launch, launch_aligned, rows_unit_stride
 
 NAMESPACE = "softmax_core"
 

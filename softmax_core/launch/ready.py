@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import torch
 
-from softmax_core.launch.autograd import rows_unit_stride, softmax_function
-from softmax_core.launch.launches import backward_launch, cached_plan, forget_launches, forward_launch, launch_aligned
+from softmax_core.launch.autograd import softmax_function
+from softmax_core.launch.launches import (backward_launch, cached_plan, forget_launches, forward_launch,
+                                         launch_aligned, rows_unit_stride)
 
 # More keys than this and the memory starts again (each entry is small; a program with this many shapes is
 # rebuilding its tensors' layouts, and its calls will be re-planned from the plan cache).
