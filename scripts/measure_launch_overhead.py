@@ -19,6 +19,9 @@ Records (assets/benchmarks/tuning/):
 - h200-launch-overhead-20261129.csv: before (commit 69c0de7; "ours" through a launcher that cached the compiled
   kernel but still went through `CompiledKernel.__getitem__` and our per-call plan lookups; no gain measured).
 - h200-launch-overhead-20261130.csv: after (this script; "ours" as described above).
+- h200-launch-overhead-20261201-one-launch-path.csv: every eager layout and the backward kept per key, the C apply
+  of the autograd Function (commit of softmax_core.launch.launches; torch 2.11, triton 3.6, one H200), with the
+  forward-with-grad and backward rows and the shapes of issue 21 (16384x64, 4096x512 bf16, 64x1000x49 dim=1).
 
     PYTHONPATH=. python scripts/measure_launch_overhead.py [OUT.csv] [--profile OUT.txt]
     PYTHONPATH=. python scripts/measure_launch_overhead.py --wrapper-only   # any machine: kernel launch stubbed
