@@ -16,7 +16,7 @@ from softmax_core.launch import operators
 from softmax_core.launch.launches import (backward_launch, cached_plan, forward_launch, launch_now,  # noqa: F401
                                          rows_unit_stride)
 from softmax_core.launch.ready import READY, ReadyCall, call_key, remember
-from softmax_core.plans.reason_text import describe
+from softmax_core.words import describe
 from softmax_core.plans.tutorial import LaunchPlan, plan_launch
 from softmax_core.plans.tuned import SoftmaxPlan
 
@@ -25,7 +25,12 @@ SOFTMAX_DTYPES = tuple(dtypes.torch_dtype(name) for name in dtypes.TUNED_DTYPES)
 
 
 class KernelDoesNotFit(RuntimeError):
-    """The plan found that not even one program fits on an SM (Triton would raise OutOfResources)."""
+    """The plan found that not even one program fits on an SM (Triton would raise OutOfResources). `reason`:
+    the plan's reason (a code and its figures); the message is its English words."""
+
+    def __init__(self, reason):
+        super().__init__(describe(reason))
+        self.reason = reason
 
 
 def check_input(x, allowed=SUPPORTED_DTYPES) -> None:
@@ -54,7 +59,7 @@ def launch_tutorial_kernel(x: torch.Tensor, y: torch.Tensor, plan: LaunchPlan, t
                        **flags) -> torch.Tensor:
     """Run the tutorial kernel on the plan's persistent grid. `flags` are the kernel's teaching switches."""
     if not plan.fits:
-        raise KernelDoesNotFit(describe(plan.reason))
+        raise KernelDoesNotFit(plan.reason)
     n_rows, n_cols = x.shape
     with runtime.one_launch_at_a_time():
         tutorial_softmax_kernel[plan.grid](
