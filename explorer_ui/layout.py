@@ -13,7 +13,7 @@ import streamlit as st
 
 import softmax_core as sc
 
-from . import data, glossary, present, prewarm, urlstate
+from . import data, glossary, present, prewarm, server_options, urlstate
 from .fmt import fmt_bytes  # noqa: F401  (pages and the glossary ask layout for it; it lives in fmt)
 from .i18n import LANGUAGES, language, say, set_language, t
 
@@ -46,12 +46,16 @@ def setup_page(page: str) -> None:
 
 
 def _init_language() -> None:
-    """Language: kept in session state across pages; first from ?lang=, else the browser's locale."""
+    """Language: kept in session state across pages; first from ?lang=, else the server's, else the browser's
+    locale."""
     if "lang" in st.session_state:
         return
     raw = urlstate.url_value("lang")
     if raw in LANGUAGES:
         set_language(raw)
+        return
+    if server_options.default_language():      # the server's --lang (softmax-explorer)
+        set_language(server_options.default_language())
         return
     locale = None
     try:

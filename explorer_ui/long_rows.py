@@ -15,6 +15,7 @@ import streamlit as st
 import torch
 
 import softmax_core as sc
+from softmax_core.data import assets_dir
 from softmax_core.hardware import dtypes
 from softmax_core.plans import tuned as tuned_plan
 from softmax_core.teaching import long_row_trace as lrt
@@ -23,7 +24,6 @@ from softmax_core.kernels.tuned import TRACE_TILE_FIELDS, online_update, softmax
 from . import charts, code, defaults
 from .i18n import say
 
-ROOT = Path(__file__).resolve().parent.parent
 PATTERNS = ("random", "rising", "neg_inf_tiles", "all_neg_inf")
 PLAN_TILE = tuned_plan.TILE_VALUES                  # the tile the tuned plan uses
 TILES = tuple(2 ** k for k in range(6, PLAN_TILE.bit_length()))   # 64 ... PLAN_TILE values per tile
@@ -36,8 +36,8 @@ MAP_ROWS = defaults.CHAPTER_M                        # the recorded benchmark's 
 # float32 from v5 (packed 64-bit slots, 16K to 256K values per row); bfloat16 from v8, the first whose split
 # grids were sized from the launched kernel's registers (docs/performance.md, v5 and v8).
 PATHS_CSVS = {
-    "float32": ROOT / "assets" / "benchmarks" / "tuning" / "h200-split-tune-20261129-4-packed-native-dtype.csv",
-    "bfloat16": ROOT / "assets" / "benchmarks" / "tuning" / "h200-split-tune-20261130-6-bfloat16-specialised.csv",
+    "float32": assets_dir() / "benchmarks" / "tuning" / "h200-split-tune-20261129-4-packed-native-dtype.csv",
+    "bfloat16": assets_dir() / "benchmarks" / "tuning" / "h200-split-tune-20261130-6-bfloat16-specialised.csv",
 }
 PATHS_GPU = defaults.LONG_ROWS_RECORDED_GPU             # the catalog GPU that sweep ran on
 L2_NS = defaults.LONG_ROWS_L2_NS                     # the L2 chart's sizes (pre-warmed too)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from . import urlstate
+from . import server_options, urlstate
 
 URL_NAME = "present"
 STATE_KEY = "present"
@@ -66,7 +66,7 @@ def init() -> None:
         if asked is not None:
             st.session_state[STATE_KEY] = asked
         st.session_state[_URL_SEEN_KEY] = raw
-    st.session_state.setdefault(STATE_KEY, False)
+    st.session_state.setdefault(STATE_KEY, server_options.present_by_default())   # softmax-explorer's default
 
 
 def is_on() -> bool:

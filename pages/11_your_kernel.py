@@ -7,7 +7,7 @@ import json
 import streamlit as st
 import torch
 
-from explorer_ui import data, layout, urlstate, your_kernel as yk
+from explorer_ui import data, heavy_work, layout, urlstate, your_kernel as yk
 from explorer_ui.i18n import t
 from softmax_core.authoring import argspec, examples, gate, inspect as ki, interpret, measure, sandbox, share
 
@@ -134,7 +134,8 @@ if not gpu_keys:
 if st.button(t("yk_compile"), type="primary", key="yk_compile") or st.session_state.get("yk_compiled"):
     st.session_state["yk_compiled"] = True
     try:
-        with layout.working("your_kernel", t("yk_wait", n=len(gpu_keys))):
+        work = (source, kernel_name, tuple(s.text() for s in specs), tuple(gpu_keys), num_warps, num_stages)
+        with heavy_work.turn_once("yk_compile", work), layout.working("your_kernel", t("yk_wait", n=len(gpu_keys))):
             report = compiled(source, kernel_name, tuple(s.text() for s in specs), tuple(gpu_keys), num_warps,
                               num_stages)
     except argspec.ArgSpecError as err:

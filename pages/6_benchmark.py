@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 import softmax_core as sc
-from explorer_ui import charts, code, data, defaults, fmt, layout, measured, predict, recorded_text
+from explorer_ui import charts, code, data, defaults, fmt, heavy_work, layout, measured, predict, recorded_text
 from explorer_ui.i18n import bound, t
 from explorer_ui.urlstate import PageState
 from softmax_core import bench
@@ -162,9 +162,12 @@ if on_gpu:
     dirs = st.multiselect(t("bench_directions"), ["forward", "backward"], key=kdirs,
                           format_func=lambda d, tr=bound(): tr(f"bench_dir_{d}"))
     Ns = [n for n in candidates if min(lo, hi) <= n <= max(lo, hi)]
-    if st.button(t("bench_run"), key="bench_go", type="primary", disabled=not (chosen and dirs and Ns)):
-        st.session_state[data.LIVE_RUN_KEY] = sweep_with_feedback(M, Ns, dtype, chosen, dirs,
-                                                                  command="explorer app: Benchmark page")
+    if st.button(t("bench_run"), key="bench_go", type="primary", disabled=not (chosen and dirs and Ns)) \
+            and heavy_work.gpu_sweep_fits(M, Ns, dtype, dirs):
+        with heavy_work.turn("bench_go"):
+            st.session_state[data.LIVE_RUN_KEY] = sweep_with_feedback(M, Ns, dtype, chosen, dirs,
+                                                                      command="explorer app: Benchmark page")
+    heavy_work.say_if_cancelled("bench_go")
     if data.LIVE_RUN_KEY in st.session_state:
         show_run(st.session_state[data.LIVE_RUN_KEY], "live")
 else:
@@ -177,15 +180,17 @@ else:
     cpu_N = c2.select_slider(t("bench_cpu_Nmax"), CPU_N_CHOICES, key=kcN)
     Ns = [n for n in CPU_N_CHOICES if n <= cpu_N]
     if st.button(t("bench_cpu_run"), key="bench_cpu_run", type="primary"):
-        # Warm up first: the first calls of a fresh process pay for allocating and touching new memory, which
-        # once made copy's median 8x its min. One untimed pass over the smallest size, then enough samples
-        # per case for percentiles (the spread is shown and judged: measured.SPREAD_LIMIT).
-        bench.run_sweep(int(cpu_M), Ns[:1], defaults.DTYPE, list(CPU_PROVIDERS), ["forward"],
-                        timer=bench.WallClockTimer(warmup=3, max_repeats=3, budget_s=0.05), command="warm-up")
-        timer = bench.WallClockTimer(warmup=5, max_repeats=25, budget_s=0.25)
-        st.session_state["bench_cpu_result"] = sweep_with_feedback(
-            int(cpu_M), Ns, defaults.DTYPE, list(CPU_PROVIDERS), ["forward"], timer=timer,
-            command="explorer app: CPU comparison")
+        with heavy_work.turn("bench_cpu_run"):   # a few seconds of every core: one at a time per server
+            # Warm up first: the first calls of a fresh process pay for allocating and touching new memory, which
+            # once made copy's median 8x its min. One untimed pass over the smallest size, then enough samples
+            # per case for percentiles (the spread is shown and judged: measured.SPREAD_LIMIT).
+            bench.run_sweep(int(cpu_M), Ns[:1], defaults.DTYPE, list(CPU_PROVIDERS), ["forward"],
+                            timer=bench.WallClockTimer(warmup=3, max_repeats=3, budget_s=0.05), command="warm-up")
+            timer = bench.WallClockTimer(warmup=5, max_repeats=25, budget_s=0.25)
+            st.session_state["bench_cpu_result"] = sweep_with_feedback(
+                int(cpu_M), Ns, defaults.DTYPE, list(CPU_PROVIDERS), ["forward"], timer=timer,
+                command="explorer app: CPU comparison")
+    heavy_work.say_if_cancelled("bench_cpu_run")
     cpu_run = st.session_state.get("bench_cpu_result")
     if cpu_run is not None:
         frame = cpu_run.frame[cpu_run.frame["status"] == "ok"]
