@@ -1,8 +1,12 @@
-"""What every page does first: page config, language, our own translated navigation, the device banner.
+"""What every page does first and last: page config, language, our own translated navigation, the device
+banner; and the link to the next page.
 
 The app uses Streamlit's classic multipage mode (a `pages/` folder, app.py is Home). Streamlit's own
 sidebar navigation is hidden (`client.showSidebarNavigation = false`) and drawn here with
-`st.page_link`, so that its labels follow the language switch.
+`st.page_link`, so that its labels follow the language switch. The pages and their order come from
+explorer_ui.pages_registry. In presentation mode the sidebar is folded away and Streamlit's header (which
+holds the control that reopens it) is hidden, so a bar at the top of the page keeps the way around: the
+previous and next page, the other language, and the way out of the mode.
 """
 from __future__ import annotations
 
@@ -13,35 +17,62 @@ import streamlit as st
 
 import softmax_core as sc
 
-from . import data, glossary, present, prewarm, recorded_text, urlstate
-from .fmt import fmt_bytes  # noqa: F401  (pages and the glossary ask layout for it; it lives in fmt)
+from . import data, glossary, pages_registry, present, prewarm, recorded_text, urlstate
+from .fmt import fmt_bytes  # noqa: F401  (pages ask layout for it; it lives in fmt)
 from .i18n import LANGUAGES, language, set_language, t
 
-# (script path relative to app.py, translation key of its label, icon)
-PAGES = (
-    ("app.py", "nav_home", "🏠"),
-    ("pages/2_memory_traffic.py", "nav_memory", "🧮"),
-    ("pages/3_padding_chain.py", "nav_padding", "🧩"),
-    ("pages/4_row_schedule.py", "nav_schedule", "🗂️"),
-    ("pages/5_gpu_occupancy.py", "nav_gpu", "🔧"),
-    ("pages/6_benchmark.py", "nav_bench", "⏱️"),
-    ("pages/7_long_rows.py", "nav_longrows", "📏"),
-    ("pages/8_sharing_a_row.py", "nav_sharing", "🤝"),
-    ("pages/9_chapter_notes.py", "nav_chapter", "📖"),
-    ("pages/10_glossary.py", "nav_glossary", "📚"),
-)
+# Session key: the page this run draws (its registry key), set by setup_page, read by page_end.
+CURRENT_PAGE = "layout_current_page"
 
 
 def setup_page(page: str) -> None:
-    """Call first on every page: `page` is the nav key's suffix ("home", "memory", ...)."""
+    """Call first on every page: `page` is its key in explorer_ui.pages_registry ("home", "memory", ...)."""
     prewarm.start_once()      # the server's first page run starts compiling what later pages ask for
     _init_language()
     present.init()            # ?present=1: folded sidebar, larger type, animations fit a 1280 x 720 projector
-    icon = next((i for _, key, i in PAGES if key == f"nav_{page}"), "⚡")
-    st.set_page_config(page_title=f"{t(f'nav_{page}')} · {t('app_name')}", page_icon=icon, layout="wide",
+    this = pages_registry.page(page)
+    st.session_state[CURRENT_PAGE] = this.key
+    st.set_page_config(page_title=f"{this.label()} · {t('app_name')}", page_icon=this.icon, layout="wide",
                        initial_sidebar_state=present.sidebar_state())
     present.style()
     _sidebar()
+    if present.is_on():
+        _present_bar(this)
+
+
+def page_end() -> None:
+    """Call last on every page: a link to the next page of the story (after the last one, back to Home)."""
+    this = pages_registry.page(st.session_state.get(CURRENT_PAGE, pages_registry.home().key))
+    after = pages_registry.next_page(this.key)
+    st.divider()
+    if after is not None:
+        st.page_link(after.script, label=t("nav_next", page=after.label()), icon=after.icon)
+    else:
+        home = pages_registry.home()
+        st.page_link(home.script, label=t("nav_back_home", page=home.label()), icon=home.icon)
+
+
+def _other_language() -> str:
+    return next(lang for lang in LANGUAGES if lang != language())
+
+
+def _present_bar(this: pages_registry.Page) -> None:
+    """Presentation mode's way around, one line at the top: previous page, next page, the other language,
+    leave the mode. Every control says in words what it does (a lab machine may have no emoji font)."""
+    before, after = pages_registry.previous_page(this.key), pages_registry.next_page(this.key)
+    with st.container(horizontal=True, vertical_alignment="center", gap="small", key="present_bar"):
+        with st.popover(t("present_bar_pages")):
+            for entry in pages_registry.PAGES:
+                st.page_link(entry.script, label=entry.label(), icon=entry.icon, disabled=entry == this)
+        if before is not None:
+            st.page_link(before.script, label=t("present_bar_previous", page=before.label()))
+        if after is not None:
+            st.page_link(after.script, label=t("present_bar_next", page=after.label()))
+        st.space("stretch")
+        other = _other_language()
+        st.button(LANGUAGES[other], key="present_bar_lang", on_click=set_language, args=(other,),
+                  help=t("present_bar_lang_help"))
+        st.button(t("present_exit"), key="present_bar_exit", on_click=present.leave, help=t("present_exit_help"))
 
 
 def _init_language() -> None:
@@ -71,8 +102,8 @@ def _sidebar() -> None:
                      on_change=_on_language_change)
         present.toggle(t("present_toggle"), t("present_help"))
         st.markdown(f"**{t('app_name')}**")
-        for path, key, icon in PAGES:
-            st.page_link(path, label=t(key), icon=icon)
+        for entry in pages_registry.PAGES:
+            st.page_link(entry.script, label=entry.label(), icon=entry.icon)
         st.divider()
         live = data.live_gpu()
         st.caption(t("sidebar_gpu", name=live.name) if live else t("sidebar_no_gpu"))

@@ -153,4 +153,5 @@ if table is not None:
     st.caption(t("memory_curve_caption", gpu=table["gpu"].iloc[0], date=table["date"].iloc[0], M=run_M))
     st.caption(t("acc_rule", limit=measured.SPREAD_LIMIT))
 
+layout.page_end()
 state.sync()

@@ -253,4 +253,5 @@ if st.toggle(t("gpu_asm_toggle"), key=kasm):
     else:
         st.caption(t("gpu_asm_none"))
 
+layout.page_end()
 state.sync()

@@ -230,4 +230,5 @@ else:
                   torch=p.get("torch", "?"), triton=p.get("triton", "?"), M=p.get("M", "?"), dtype=p.get("dtype", "?")))
     show_run(run, "rec", eager_run)
 
+layout.page_end()
 state.sync()

@@ -200,4 +200,5 @@ if fa_trace is not None:
                  err=f"{abs(walk[-1].output - expected):.1e}"))
     st.markdown(t("sharing_fa_lesson"))
 
+layout.page_end()
 state.sync()

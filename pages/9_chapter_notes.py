@@ -216,4 +216,5 @@ if plan is not None and gpu.vendor == "nvidia":
         st.markdown(t("chapter_exp_ptx", count=len(ex2.exponentials), gpu=gpu.name, arch=gpu.arch, log2e=ex2.log2e))
         st.code("\n".join(ex2.multiplies[:1] + ex2.exponentials[:1]), language="text")
 
+layout.page_end()
 state.sync()

@@ -9,12 +9,12 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
-from explorer_ui import code, layout
+from explorer_ui import code, pages_registry
 from conftest import write_record
 from explorer_ui.i18n import TEXT
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGE_FILES = [path for path, _, _ in layout.PAGES]
+PAGE_FILES = [page.script for page in pages_registry.PAGES]
 
 
 def app_on(page: str, query: dict | None = None) -> AppTest:

@@ -7,13 +7,13 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import softmax_core as sc
-from explorer_ui import glossary
+from explorer_ui import glossary, pages_registry
 from softmax_core.plans.tutorial import TUTORIAL_NUM_WARPS
 from explorer_ui.i18n import LOCALES_DIR, TEXT
 
 ROOT = Path(__file__).resolve().parent.parent
-CHAPTER = "pages/9_chapter_notes.py"
-GLOSSARY = glossary.GLOSSARY_PAGE
+CHAPTER = pages_registry.script("chapter")
+GLOSSARY = pages_registry.script(glossary.GLOSSARY)
 
 
 def open_page(page: str, lang: str = "en", query: dict | None = None) -> AppTest:
@@ -59,15 +59,14 @@ def test_glossary_definitions_are_two_or_three_sentences_in_both_languages():
 
 
 def test_glossary_links_and_first_use():
-    assert glossary.url_name(GLOSSARY) == "glossary" and glossary.url_name("app.py") == ""
     assert glossary.link("sm", "SMs") == "[SMs](./glossary?lang=en&term=sm#gloss-sm)"
     first = glossary.FirstUse()
     assert first("shared_memory").startswith("[") and "#gloss-warp" in first("warp")
     assert first("shared_memory") == TEXT["gloss_shared_memory_term"]["en"]
     with pytest.raises(KeyError):
         glossary.link("no_such_term")
-    for _, page in glossary.TERMS:
-        assert (ROOT / page).is_file(), page
+    for term in glossary.TERM_KEYS:
+        assert glossary.page_of(term).exists(), term
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

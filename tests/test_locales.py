@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import softmax_core as sc
-from explorer_ui import glossary, i18n, launch_facts, layout, long_rows, measured, padding, plan_reasons, predict, recorded_text, schedule
+from explorer_ui import glossary, i18n, launch_facts, long_rows, measured, padding, pages_registry, plan_reasons, predict, recorded_text, schedule
 from softmax_core.teaching.chapter_notes import STRIDE_VIEWS
 from softmax_core.teaching.memory import PASS_TENSORS
 from softmax_core.teaching.tutorial_trace import VARIANTS
@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CODE = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py")), *sorted((ROOT / "explorer_ui").glob("*.py"))]
 TEXT = i18n.load_locales()
 
-PAGE_NAMES = [key.removeprefix("nav_") for _, key, _ in layout.PAGES]          # home, memory, ...
+PAGE_NAMES = list(pages_registry.KEYS)          # home, memory, ...
 
 
 def families() -> dict[str, tuple[set[str], bool]]:
@@ -30,7 +30,7 @@ def families() -> dict[str, tuple[set[str], bool]]:
     steps = [s.name for s in sc.memory_traffic(1, 1).naive_steps]
     return {
         "nav_*": ({f"nav_{p}" for p in PAGE_NAMES}, True),
-        "*_blurb": ({f"nav_{p}_blurb" for p in PAGE_NAMES[1:]}, True),
+        "nav_*_blurb": ({f"nav_{p}_blurb" for p in PAGE_NAMES[1:]}, True),
         "*_title": ({f"{p}_title" for p in PAGE_NAMES[1:]}, True),
         "*_intro": ({f"{p}_intro" for p in PAGE_NAMES[1:]}, True),
         "memory_step_*": ({f"memory_step_{s}" for s in steps}, True),
