@@ -37,10 +37,11 @@ NAMES = ("Liger-Kernel", "Streamlit", "Triton", "PyTorch", "Tensor Core", "Insti
 
 
 def strip_code(text: str) -> str:
-    """`text` without code blocks, code spans, HTML tags, URLs, file paths and identifiers."""
+    """`text` without code blocks, code spans, HTML tags and style sheets, URLs, file paths and identifiers."""
     text = re.sub(r"```.*?```", " ", text, flags=re.S)
     text = re.sub(r"^\s*[A-Za-z_]\w*\s*=\s.*$", " ", text, flags=re.M)      # a line of code: `out = ...`
     text = re.sub(r"<pre.*?</pre>", " ", text, flags=re.S)
+    text = re.sub(r"<style.*?</style>", " ", text, flags=re.S)              # the app's CSS is not prose
     text = re.sub(r"`[^`]*`", " ", text)
     text = re.sub(r"<[^>]+>", " ", text)
     text = html_lib.unescape(text)
