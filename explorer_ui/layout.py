@@ -144,6 +144,27 @@ def intro(page: str) -> None:
     st.markdown(glossary.link_terms(t(f"{page}_intro")))   # each glossary term's first use links to its entry
 
 
+# A table cell longer than this holds a sentence (a source, a reason). st.dataframe draws its grid on a canvas
+# and cuts such a cell at the column's width with no way to read the rest ("why" on the Sharing page), so a
+# table with one is drawn as an HTML table, whose cells wrap.
+SENTENCE_CHARS = 40
+
+
+def longest_text(frame) -> int:
+    """The length of the longest text in `frame`'s cells and column names."""
+    cells = [str(v) for column in frame.columns for v in frame[column].tolist() if isinstance(v, str)]
+    return max((len(x) for x in [*map(str, frame.columns), *cells]), default=0)
+
+
+def show_table(frame) -> None:
+    """`frame` without its index, readable at 1280 x 720: a grid (sortable, scrolls) when every cell is short,
+    a table whose cells wrap when one holds a sentence."""
+    if longest_text(frame) > SENTENCE_CHARS:
+        st.table(frame, hide_index=True)
+    else:
+        st.dataframe(frame, hide_index=True, width="stretch")
+
+
 def spread_sentence(figures: dict) -> str:
     """How sure a measured speedup is, in words: its interval, what the interval is made of, the verdict
     (explorer_ui.measured's rule). `figures`: data.measured_speedup's answer."""

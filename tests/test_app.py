@@ -533,7 +533,7 @@ def _shown_texts(at: AppTest) -> str:
 
     specs = [json.dumps({"spec": json.loads(c.proto.spec)}) for c in at.get("vega_lite_chart")]
     datasets = [str(d.data) for c in at.get("vega_lite_chart") for d in c.proto.datasets]
-    frames = [f.value.to_string() for f in at.dataframe]
+    frames = [f.value.to_string() for f in [*at.dataframe, *at.table]]
     return " ".join([*(m.value for m in at.markdown), *(c.value for c in at.caption), *specs, *datasets, *frames])
 
 

@@ -79,16 +79,16 @@ def test_chapter_notes_run_and_show_computed_parts(lang):
         if threshold:
             assert f"{threshold:,} → num_warps = {warps}" in body
     # the stride table: the sliced view's row stride is its parent's row length
-    stride = at.dataframe[1].value
+    stride = at.dataframe[0].value
     assert list(stride["input_row_stride"]) == [10, 20, 40, 10]
 
 
 def test_chapter_stride_view_choice_changes_the_addresses():
     at = open_page(CHAPTER, query={"view": "every_other_row"})
-    table = at.dataframe[2].value
+    table = at.dataframe[1].value
     assert table.iloc[1, 1] == "40…49" and table.iloc[1, 2] == "10…19"
     at.radio(key="chapter_view").set_value("contiguous").run()
-    assert at.dataframe[2].value.iloc[1, 1] == "10…19"
+    assert at.dataframe[1].value.iloc[1, 1] == "10…19"
 
 
 def test_chapter_unit_test_runs_from_the_page():

@@ -325,7 +325,7 @@ def test_pages_in_chinese_show_chinese():
     at.switch_page("pages/8_sharing_a_row.py").run()
     assert_ok(at)
     assert at.title[0].value == TEXT["sharing_title"]["zh"]
-    reasons = at.dataframe[-2].value.iloc[:, -1].tolist()              # the path map's "why" column
+    reasons = at.table[-1].value.iloc[:, -1].tolist()                  # the path map's "why" column
     assert all(not r.startswith(("A row", "a float32", "even")) for r in reasons), reasons
 
 

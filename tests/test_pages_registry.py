@@ -123,3 +123,15 @@ def test_the_last_page_leads_back_home():
     at = _open(last.key, {"lang": "en"})
     home = pages_registry.home()
     assert (TEXT["nav_back_home"]["en"].format(page=TEXT[home.label_key]["en"]), home.url_path) in _links(at)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", pages_registry.KEYS, ids=[f"{key}_page" for key in pages_registry.KEYS])
+def test_no_grid_cuts_a_sentence(page):
+    """A canvas grid (st.dataframe) cuts a long cell at its column's width: every table holding a sentence is
+    an HTML table (layout.show_table), whose cells wrap. English: the longer language of the two."""
+    from explorer_ui.layout import SENTENCE_CHARS, longest_text
+
+    at = _open(page, {"lang": "en"})
+    assert not [(page, i, longest_text(f.value)) for i, f in enumerate(at.dataframe)
+                if longest_text(f.value) > SENTENCE_CHARS]

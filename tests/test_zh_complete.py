@@ -131,8 +131,8 @@ def page_texts(at: AppTest) -> tuple[list[str], list[str]]:
         prose.append(e.proto.label)
     for frame in at.dataframe:
         _frame_texts(frame.value, labels, prose)
-    for e in at.get("table"):
-        _frame_texts(_arrow_frame(e.proto.data), labels, prose)
+    for e in at.table:
+        _frame_texts(e.value, labels, prose)
     for chart in at.get("vega_lite_chart"):
         spec_texts: list[str] = []
         _spec_labels(json.loads(chart.proto.spec), spec_texts)
