@@ -21,6 +21,10 @@ from . import data, glossary, pages_registry, present, prewarm, recorded_text, u
 from .fmt import fmt_bytes  # noqa: F401  (pages ask layout for it; it lives in fmt)
 from .i18n import LANGUAGES, language, set_language, t
 
+# The browser tab's icon: an emoji, which Streamlit draws itself. A Material icon there would be fetched from
+# Google's font server, and a classroom page makes no request outside this server.
+TAB_ICON = "⚡"
+
 # Session key: the page this run draws (its registry key), set by setup_page, read by page_end.
 CURRENT_PAGE = "layout_current_page"
 
@@ -32,7 +36,7 @@ def setup_page(page: str) -> None:
     present.init()            # ?present=1: folded sidebar, larger type, animations fit a 1280 x 720 projector
     this = pages_registry.page(page)
     st.session_state[CURRENT_PAGE] = this.key
-    st.set_page_config(page_title=f"{this.label()} · {t('app_name')}", page_icon=this.icon, layout="wide",
+    st.set_page_config(page_title=f"{this.label()} · {t('app_name')}", page_icon=TAB_ICON, layout="wide",
                        initial_sidebar_state=present.sidebar_state())
     present.style()
     _sidebar()

@@ -8,8 +8,9 @@ added or moved in the story changes here only.
   in the sidebar (locales/common.*.toml), `nav_<key>_blurb` its line on Home, `<key>_title` and `<key>_intro`
   its heading.
 - `script` is the file relative to app.py: what `st.page_link` and AppTest's `switch_page` take.
-- `icon` is a Material Symbols name: Streamlit ships that font, so the icon shows on a lab machine that has
-  no emoji font (where an emoji would be an empty box).
+- `icon` is a Material Symbols name, shown beside the page's links: Streamlit ships that font, so the icon
+  shows on a lab machine that has no emoji font (where an emoji would be an empty box). The browser tab's
+  icon is not one of these (layout.TAB_ICON says why).
 - A page marked `optional` may not be in the checkout yet (it is being written): it is left out of every list
   until its file exists. Every other page must exist (tests/test_pages_registry.py).
 """

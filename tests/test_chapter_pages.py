@@ -10,6 +10,7 @@ import softmax_core as sc
 from explorer_ui import glossary, pages_registry
 from softmax_core.plans.tutorial import TUTORIAL_NUM_WARPS
 from explorer_ui.i18n import LOCALES_DIR, TEXT
+from explorer_ui.pages_registry import script
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTER = pages_registry.script("chapter")
@@ -115,7 +116,7 @@ def test_step_buttons_move_and_pause_and_stay_in_range():
     assert [player.stepped(3, m, 6) for m in ("prev", "next", "reset")] == [2, 4, 0]
     assert player.stepped(0, "prev", 6) == 0 and player.stepped(6, "next", 6) == 6
     assert player.interval_for(2.0) == player.DEFAULT_INTERVAL_S / 2 and player.interval_for(None) == player.DEFAULT_INTERVAL_S
-    at = open_page("pages/2_memory_traffic.py", query={"step": "2"})
+    at = open_page(script("memory"), query={"step": "2"})
     assert at.slider(key="memory_step").value == 2
     for key, expected in (("memory_next", 3), ("memory_next", 4), ("memory_prev", 3), ("memory_reset", 0)):
         at.button(key=key).click().run()
@@ -125,7 +126,7 @@ def test_step_buttons_move_and_pause_and_stay_in_range():
 
 
 def test_presentation_mode_from_the_link_and_the_switch():
-    at = open_page("pages/3_padding_chain.py", query={"present": "1"})
+    at = open_page(script("padding"), query={"present": "1"})
     assert at.toggle(key="sidebar_present").value is True
     css = "".join(h.proto.body for h in at.get("html"))
     assert 'stHeader' in css and "stStatusWidget" in css
@@ -138,7 +139,7 @@ def test_presentation_mode_from_the_link_and_the_switch():
 def test_predict_then_reveal_on_the_memory_page():
     import softmax_core as sc
 
-    at = open_page("pages/2_memory_traffic.py", query={"M": "4096", "N": "781"})
+    at = open_page(script("memory"), query={"M": "4096", "N": "781"})
     reveal = at.button(key="predict_memory_speedup_reveal")
     assert reveal.disabled                                      # no guess yet
     at.number_input(key="predict_memory_speedup_guess").set_value(4.0).run()
@@ -153,7 +154,7 @@ def test_predict_then_reveal_on_the_memory_page():
 
 def test_page_intros_link_their_terms_to_the_glossary():
     for lang in ("en", "zh"):
-        at = open_page("pages/5_gpu_occupancy.py", lang)
+        at = open_page(script("gpu"), lang)
         intro = next(m.value for m in at.markdown if "#gloss-" in m.value)
         assert f"./glossary?lang={lang}&term=register#gloss-register" in intro and "&term=sm#gloss-sm)" in intro
         assert intro.count("#gloss-sm)") == 1                    # the first use only
@@ -166,7 +167,7 @@ def test_slides_export_from_the_padding_page():
 
     from explorer_ui.padding import FRAMES
 
-    at = open_page("pages/3_padding_chain.py", query={"N": "100", "rows": "2"})
+    at = open_page(script("padding"), query={"N": "100", "rows": "2"})
     at.button(key="padding_slides_make").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     made = at.session_state["padding_slides"]
