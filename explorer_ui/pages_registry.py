@@ -12,7 +12,7 @@ added or moved in the story changes here only.
   shows on a lab machine that has no emoji font (where an emoji would be an empty box). The browser tab's
   icon is not one of these (layout.TAB_ICON says why).
 - A page marked `optional` may not be in the checkout yet (it is being written): it is left out of every list
-  until its file exists. Every other page must exist (tests/test_pages_registry.py).
+  until its file exists. Every other page must exist (tests/app/test_pages_registry.py).
 """
 from __future__ import annotations
 
