@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import softmax_core as sc
+from softmax_core import bench
 from explorer_ui import glossary, i18n, launch_facts, long_rows, measured, padding, pages_registry, plan_reasons, predict, recorded_text, schedule
 from softmax_core.teaching.chapter_notes import STRIDE_VIEWS
 from softmax_core.teaching.memory import PASS_TENSORS
@@ -67,9 +68,9 @@ def families() -> dict[str, tuple[set[str], bool]]:
         "gloss_*_figure": ({f"gloss_{k}_figure" for k in glossary.TERM_KEYS}, False),
         "chapter_stride_case_*": ({f"chapter_stride_case_{v}" for v in STRIDE_VIEWS}, True),
         "predict_lane_*": ({f"predict_lane_{k}" for k in predict.LANE_KINDS}, True),
-        "bench_provider_*": ({f"bench_provider_{k}" for k in sc.bench.PROVIDERS}, True),
+        "bench_provider_*": ({f"bench_provider_{k}" for k in bench.PROVIDERS}, True),
         "bench_status_*": ({f"bench_status_{s}" for s in recorded_text.STATUSES}, True),
-        "bench_timing_*": ({f"bench_timing_{v}" for v in sc.bench.TIMING_VIEWS}, True),
+        "bench_timing_*": ({f"bench_timing_{v}" for v in bench.TIMING_VIEWS}, True),
     }
 
 
