@@ -11,8 +11,7 @@ from explorer_ui.i18n import t
 from softmax_core.hardware import dtypes
 
 layout.setup_page("home")
-st.title(t("app_name"))
-st.markdown(t("home_lead"))
+layout.intro("home", title=t("app_name"), lead=t("home_lead"))
 layout.device_banner()
 
 M, N = defaults.CHAPTER_M, defaults.CHAPTER_N

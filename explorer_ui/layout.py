@@ -40,8 +40,6 @@ def setup_page(page: str) -> None:
                        initial_sidebar_state=present.sidebar_state())
     present.style()
     _sidebar()
-    if present.is_on():
-        _present_bar(this)
 
 
 def page_end() -> None:
@@ -60,19 +58,22 @@ def _other_language() -> str:
     return next(lang for lang in LANGUAGES if lang != language())
 
 
-def _present_bar(this: pages_registry.Page) -> None:
-    """Presentation mode's way around, one line at the top: previous page, next page, the other language,
-    leave the mode. Every control says in words what it does (a lab machine may have no emoji font)."""
+def _present_bar(this: pages_registry.Page, lead: str) -> None:
+    """Presentation mode's way around, beside the page's title: the page's introduction (folded), all pages,
+    the previous and the next page, the other language, and the way out of the mode. Every control says in
+    words what it does (a lab machine may have no emoji font)."""
     before, after = pages_registry.previous_page(this.key), pages_registry.next_page(this.key)
-    with st.container(horizontal=True, vertical_alignment="center", gap="small", key="present_bar"):
+    with st.container(horizontal=True, horizontal_alignment="right", vertical_alignment="center", gap="small",
+                      key="present_bar"):
+        with st.popover(t("present_about")):
+            st.markdown(lead)
         with st.popover(t("present_bar_pages")):
             for entry in pages_registry.PAGES:
                 st.page_link(entry.script, label=entry.label(), icon=entry.icon, disabled=entry == this)
         if before is not None:
-            st.page_link(before.script, label=t("present_bar_previous", page=before.label()))
+            st.page_link(before.script, label=t("present_bar_previous"), help=before.label())
         if after is not None:
-            st.page_link(after.script, label=t("present_bar_next", page=after.label()))
-        st.space("stretch")
+            st.page_link(after.script, label=t("present_bar_next"), help=after.label())
         other = _other_language()
         st.button(LANGUAGES[other], key="present_bar_lang", on_click=set_language, args=(other,),
                   help=t("present_bar_lang_help"))
@@ -135,17 +136,21 @@ def device_banner() -> None:
         st.info(t("banner_cpu", gpu=sc.default_gpu().name), icon="💻")
 
 
-def intro(page: str) -> None:
-    """Title and the page's short explanation (in presentation mode folded into a button beside the title,
-    to leave the projector's height to the picture)."""
+def intro(page: str, title: str | None = None, lead: str | None = None) -> None:
+    """Title and the page's short explanation (default: its `<page>_title` and `<page>_intro` texts, each
+    glossary term's first use linked to its entry). In presentation mode the explanation folds into a button
+    in the bar beside the title, which also holds the way around (all pages, previous, next, language, exit):
+    one line, leaving the projector's height to the picture."""
+    title = title if title is not None else t(f"{page}_title")
+    lead = lead if lead is not None else glossary.link_terms(t(f"{page}_intro"))
     if present.is_on():
-        head, more = st.columns([5, 1], vertical_alignment="center")
-        head.title(t(f"{page}_title"))
-        with more.popover(t("present_about"), width="stretch"):
-            st.markdown(glossary.link_terms(t(f"{page}_intro")))
+        head, bar = st.columns([1, 1], vertical_alignment="center")
+        head.title(title)
+        with bar:
+            _present_bar(pages_registry.page(page), lead)
         return
-    st.title(t(f"{page}_title"))
-    st.markdown(glossary.link_terms(t(f"{page}_intro")))   # each glossary term's first use links to its entry
+    st.title(title)
+    st.markdown(lead)
 
 
 # A table cell longer than this holds a sentence (a source, a reason). st.dataframe draws its grid on a canvas

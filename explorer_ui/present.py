@@ -4,8 +4,8 @@ on for the session (it then follows the teacher from page to page).
 What changes: the sidebar starts folded away, the type is larger, the page's margins and the gaps between
 blocks shrink, the page's introduction folds into a button, and Streamlit's header (its menu, the control that
 reopens the sidebar, and the "Running…" indicator with its Stop button) is hidden, so that on an animated page
-the player's controls and the picture they drive are on one screen. The way around stays on screen: a bar at
-the top of every page (explorer_ui.layout) lists all pages, links the previous and next one, switches the
+the player's controls and the picture they drive are on one screen. The way around stays on screen: a bar beside
+every page's title (explorer_ui.layout.intro) lists all pages, links the previous and next one, switches the
 language and leaves the mode. The CSS is the only styling the app adds; it targets Streamlit's
 data-testid attributes, which Streamlit's own tests rely on too.
 
@@ -51,13 +51,13 @@ _PRESENT = """
 [data-testid="stMainBlockContainer"] { padding-top: 0.6rem; padding-bottom: 1rem; padding-left: 2rem;
   padding-right: 2rem; max-width: 100%; }
 [data-testid="stMain"] { font-size: 1.12rem; }
-[data-testid="stMain"] h1 { font-size: 1.7rem; padding: 0 0 0.2rem 0; }
+[data-testid="stMain"] h1 { font-size: 1.5rem; padding: 0 0 0.2rem 0; }
 [data-testid="stMain"] h2 { font-size: 1.4rem; padding: 0.3rem 0; }
 [data-testid="stMain"] [data-testid="stVerticalBlock"] { gap: 0.5rem; }
 [data-testid="stMain"] [data-testid="stMarkdownContainer"] p { margin-bottom: 0.2rem; }
 [data-testid="stMain"] [data-testid="stWidgetLabel"] p { font-size: 1rem; }
 [data-testid="stMain"] [data-testid="stMetricValue"] { font-size: 1.6rem; }
-.st-key-present_bar { gap: 0.4rem; }
+.st-key-present_bar { gap: 0.4rem; flex-wrap: nowrap; }
 .st-key-present_bar button, .st-key-present_bar a { min-height: 2rem; padding: 0.1rem 0.6rem; }
 .st-key-present_bar p { font-size: 0.9rem; }
 """

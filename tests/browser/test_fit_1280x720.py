@@ -7,8 +7,8 @@ Measured in the page, not judged from a picture:
 - code keeps its indentation: no code block wraps a line (it scrolls sideways instead),
 - no chart draws outside its box, and none is squeezed below a readable plot,
 - the page ends with a link to the next page of the story (explorer_ui/pages_registry.py).
-In presentation mode, where Streamlit's header and the sidebar are hidden, the bar at the top goes to the next
-page, switches the language and leaves the mode. Screenshots land in test-artifacts/browser/fit_*.png.
+In presentation mode, where Streamlit's header and the sidebar are hidden, the bar beside the title goes to the
+next page, switches the language and leaves the mode. Screenshots land in test-artifacts/browser/fit_*.png.
 """
 from __future__ import annotations
 
@@ -142,19 +142,18 @@ def test_the_checks_see_a_cut_metric_and_a_wrapped_code_line(browser, server):
 def test_presentation_mode_keeps_a_way_around_and_a_way_out(browser, server, lang):
     tab, watch = open_page(browser, server, "padding", lang, "&present=1")
     try:
-        before, after = pages_registry.previous_page("padding"), pages_registry.next_page("padding")
+        after = pages_registry.next_page("padding")
         controls = tab.evaluate(BAR_JS) or {}
         tab.screenshot(path=str(ARTIFACTS / f"fit_present_bar_{lang}.png"))
         other = "zh" if lang == "en" else "en"
-        wanted = [label("present_bar_pages", lang),
-                  label("present_bar_previous", lang, page=TEXT[before.label_key][lang]),
-                  label("present_bar_next", lang, page=TEXT[after.label_key][lang]),
+        wanted = [label("present_about", lang), label("present_bar_pages", lang),
+                  label("present_bar_previous", lang), label("present_bar_next", lang),
                   {"en": "English", "zh": "简体中文"}[other], label("present_exit", lang)]
         for text in wanted:
             assert controls.get(text) is True, (text, controls)          # there, and on screen
         # Next goes to the next page, still presenting
         bar = tab.locator('.st-key-present_bar')
-        bar.get_by_role("link", name=label("present_bar_next", lang, page=TEXT[after.label_key][lang])).click()
+        bar.get_by_role("link", name=label("present_bar_next", lang)).click()
         tab.wait_for_url(f"**/{after.url_path}**", timeout=RENDER_TIMEOUT_MS)
         wait_rendered(tab)
         tab.get_by_role("heading", name=TEXT[f"{after.key}_title"][lang]).first.wait_for(timeout=RENDER_TIMEOUT_MS)
