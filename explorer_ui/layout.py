@@ -17,9 +17,9 @@ import streamlit as st
 
 import softmax_core as sc
 
-from . import data, glossary, pages_registry, present, prewarm, recorded_text, urlstate
+from . import data, glossary, pages_registry, present, prewarm, urlstate
 from .fmt import fmt_bytes  # noqa: F401  (pages ask layout for it; it lives in fmt)
-from .i18n import LANGUAGES, language, set_language, t
+from .i18n import LANGUAGES, language, say, set_language, t
 
 # The browser tab's icon: an emoji, which Streamlit draws itself. A Material icon there would be fetched from
 # Google's font server, and a classroom page makes no request outside this server.
@@ -121,7 +121,7 @@ def _sidebar() -> None:
             st.caption(f"softmax_core · torch {torch.__version__} · triton {triton.__version__} · "
                        f"streamlit {st.__version__} · altair {altair.__version__} · "
                        f"Python {platform.python_version()}")
-            st.caption(recorded_text.backend_text())
+            st.caption(say(sc.runtime.backend()))
     urlstate.write("lang", language())
     present.write_url()
 

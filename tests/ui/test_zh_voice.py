@@ -17,6 +17,7 @@ from explorer_ui.i18n import LOCALES_DIR, TEXT, text_in
 UI_DIR = Path(__file__).resolve().parents[2] / "explorer_ui"
 TERMS_PATH = UI_DIR / "terminology.zh.toml"
 COMMENTS_PATH = UI_DIR / "code_comments.zh.toml"       # the code panels' comments: English line = Chinese line
+WORDS_DIR = UI_DIR.parent / "softmax_core" / "words"    # the library's words for its codes: <topic>.<lang>.toml
 TERMS = tomllib.loads(TERMS_PATH.read_text(encoding="utf-8"))
 
 # Chinese characters and the CJK and full-width punctuation that sits between them. The texts write some
@@ -99,6 +100,31 @@ def comment_lines() -> dict[str, str]:
     return flat(tomllib.loads(COMMENTS_PATH.read_text(encoding="utf-8")))
 
 
+def word_tables() -> tuple[dict[str, str], dict[str, str]]:
+    """(English, Chinese) of the library's words, each key as "<topic>.<key>"."""
+    def flat(table: dict, prefix: str) -> dict[str, str]:
+        out = {}
+        for key, value in table.items():
+            out.update(flat(value, f"{prefix}{key}.") if isinstance(value, dict) else {f"{prefix}{key}": value})
+        return out
+
+    en, zh = {}, {}
+    for path in sorted(WORDS_DIR.glob("*.zh.toml")):
+        topic = path.name.removesuffix(".zh.toml")
+        zh.update(flat(tomllib.loads(path.read_text(encoding="utf-8")), f"{topic}."))
+        english = WORDS_DIR / f"{topic}.en.toml"
+        if english.exists():
+            en.update(flat(tomllib.loads(english.read_text(encoding="utf-8")), f"{topic}."))
+    return en, zh
+
+
+def test_the_librarys_words_follow_the_table_too():
+    en, zh = word_tables()
+    assert zh                                       # the check sees the library's words
+    problems = term_problems(en, zh, TERMS) + gaps(zh)
+    assert not problems, "\n".join(problems)
+
+
 def test_the_code_panels_comments_follow_the_table_too():
     lines = comment_lines()
     problems = term_problems({line: line for line in lines}, lines, TERMS) + gaps(lines)
@@ -112,9 +138,12 @@ def test_the_table_is_well_formed():
         assert term["en"] and term["zh"], name
         for pattern in (term["en"], *term.get("avoid", ())):
             re.compile(pattern)
-        assert not [k for k in term.get("except", ()) if k not in TEXT], name      # no stale exceptions
+        en, zh = word_tables()
+        en.update({key: entry["en"] for key, entry in TEXT.items()})
+        zh.update({key: entry["zh"] for key, entry in TEXT.items()})
+        assert not [k for k in term.get("except", ()) if k not in zh], name      # no stale exceptions
         assert not [k for k in term.get("except", ()) if not term_problems(
-            {k: TEXT[k]["en"]}, {k: TEXT[k]["zh"]}, {name: {**term, "except": []}})], name   # each still needed
+            {k: en[k]}, {k: zh[k]}, {name: {**term, "except": []}})], name   # each still needed
 
 
 def test_no_space_between_two_chinese_characters():
