@@ -6,13 +6,12 @@ the numbers on this page come from softmax_core and from recorded benchmark runs
 import streamlit as st
 
 import softmax_core as sc
-from explorer_ui import data, defaults, fmt, layout, predict
+from explorer_ui import data, defaults, fmt, layout, pages_registry, predict
 from explorer_ui.i18n import t
 from softmax_core.hardware import dtypes
 
 layout.setup_page("home")
-st.title(t("app_name"))
-st.markdown(t("home_lead"))
+layout.intro("home", title=t("app_name"), lead=t("home_lead"))
 layout.device_banner()
 
 M, N = defaults.CHAPTER_M, defaults.CHAPTER_N
@@ -36,6 +35,7 @@ with left:
         st.caption(t("home_no_measured"))
 with right:
     st.subheader(t("home_story_title"))
-    for path, key, icon in layout.PAGES[1:]:
-        st.page_link(path, label=t(key), icon=icon)
-        st.caption(t(f"{key}_blurb"))
+    for page in pages_registry.story():
+        st.page_link(page.script, label=page.label(), icon=page.icon)
+        st.caption(t(page.blurb_key))
+layout.page_end()

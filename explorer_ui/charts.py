@@ -76,6 +76,12 @@ def _spec(chart: alt.TopLevelMixin) -> dict:
     return spec
 
 
+# About the height of a chart's title and x axis (labels and title), in CSS pixels, and the height Streamlit
+# gives a chart that asks for none.
+PLOT_SURROUND = 70
+DEFAULT_HEIGHT = 350
+
+
 def show(fig: Figure, key: str, height: int | None = None) -> None:
     height = present.chart_height(height)       # presentation mode caps charts to fit a projector
     spec = _spec(fig.chart)
@@ -84,6 +90,15 @@ def show(fig: Figure, key: str, height: int | None = None) -> None:
         view.pop(default, None)
     if present.is_on():
         _legends_beside(spec)
+    elif not any(k in spec for k in ("vconcat", "hconcat", "concat", "facet")):
+        # Sized by its plot: Streamlit's default ("fit") squeezes the title, the axes and a legend under the
+        # plot into the chart's height, so a long legend leaves the plot a strip (the benchmark's seven lines
+        # in 110 px) and an axis title longer than the plot pushes the chart's title out of the top. Here the
+        # plot keeps the height less room for a title and an axis, and what is around it adds to the chart.
+        spec["autosize"] = {"type": "fit-x", "contains": "padding"}
+        total = height if height is not None else DEFAULT_HEIGHT
+        spec.setdefault("height", max(total - PLOT_SURROUND, round(total * 0.6)))
+        height = None                            # the chart is as tall as it draws
     spec["datasets"] = dict(fig.datasets)       # Streamlit ships these beside the spec, keyed by these names
     if height is None:
         st.vega_lite_chart(spec=spec, key=key, width="stretch")
@@ -331,7 +346,7 @@ def gbps_chart(df: pd.DataFrame, roofline: pd.DataFrame | None, *, x_title: str,
     lines = alt.Chart(_data("gbps"), title=title).mark_line(point=True, strokeWidth=2.5).encode(
         x=x, y=alt.Y("gbps:Q", title=y_title),
         color=alt.Color("provider:N", title=color_title, scale=scale,
-                        legend=alt.Legend(orient="bottom", columns=2, labelLimit=320)),
+                        legend=alt.Legend(orient="bottom", columns=1, labelLimit=480)),
         tooltip=[alt.Tooltip("provider:N", title=color_title), alt.Tooltip("N:Q", format=","),
                  alt.Tooltip("gbps:Q", format=",.0f", title=y_title), alt.Tooltip("ms:Q", format=".4f"),
                  alt.Tooltip("copy_ratio:Q", format=".2f")],

@@ -192,9 +192,9 @@ def _code_html(lines: tuple[str, ...], highlighted: tuple[int, ...], caption: st
     formatter = HtmlFormatter(noclasses=True, hl_lines=highlighted, linenos="inline", linenostart=first,
                               style="default", hl_color="#ffe58a", nobackground=False)
     body = highlight("\n".join(lines), PythonLexer(), formatter)
-    # Long lines wrap instead of scrolling out of sight: at a 1280 px window the panel is ~500 px wide, and
-    # the end of a line (`mask=mask, other=PAD_VALUE`) is often what the page is about.
-    body = body.replace('<pre style="', '<pre style="white-space:pre-wrap;overflow-wrap:anywhere;', 1)
+    # Lines keep their indentation and do not wrap (a wrapped line would restart at column 0, under the block
+    # it belongs to): a line longer than the panel scrolls sideways inside it.
+    body = body.replace('<pre style="', '<pre style="white-space:pre;overflow-x:auto;', 1)
     head = f'<div style="font-size:0.8rem;color:#555;margin-bottom:0.2rem">{html.escape(caption)}</div>' \
         if caption else ""
     limit = f"max-height:{max_height}px;" if max_height else ""

@@ -166,3 +166,4 @@ if st.button(t("yk_compile"), type="primary", key="yk_compile") or st.session_st
             result = measure.measure(kernel_file, kernel_name, specs, sizes, grid, num_warps, num_stages, moved or 0,
                                      flops or None)
         yk.measurement(result)
+layout.page_end()

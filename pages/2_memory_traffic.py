@@ -78,7 +78,7 @@ table = pd.DataFrame([{t("memory_col_step"): step_names[i], t("memory_col_code")
                        t("memory_col_read"): s.elements_read, t("memory_col_written"): s.elements_written,
                        t("memory_col_bytes_read"): s.bytes_read, t("memory_col_bytes_written"): s.bytes_written}
                       for i, s in enumerate(steps + [traffic.fused])])
-st.dataframe(fmt.table(table), hide_index=True, width="stretch")
+layout.show_table(fmt.table(table))
 left, right = st.columns([3, 2])
 with left:
     st.markdown(t("memory_formula", M=int(M), N=int(N), naive=traffic.naive_elements, fused=traffic.fused_elements,
@@ -153,4 +153,5 @@ if table is not None:
     st.caption(t("memory_curve_caption", gpu=table["gpu"].iloc[0], date=table["date"].iloc[0], M=run_M))
     st.caption(t("acc_rule", limit=measured.SPREAD_LIMIT))
 
+layout.page_end()
 state.sync()

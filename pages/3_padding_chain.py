@@ -159,4 +159,5 @@ with right:
         t("padding_col_ok"): ["✗" if r in wrong else "✓" for r in range(n_rows)]})
     st.dataframe(fmt.table(per_row), hide_index=True, width="stretch")
 
+layout.page_end()
 state.sync()

@@ -195,4 +195,5 @@ with right:
                   n=PIPELINE_ITERATIONS))
     code.kernel_panel("range", caption=t("kernel_caption"), context=3)
 
+layout.page_end()
 state.sync()

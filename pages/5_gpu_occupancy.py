@@ -51,7 +51,7 @@ with left:
                           t("gpu_col_value"): [v for _, v in FIGURES],
                           t("gpu_col_source"): [recorded_text.source_text(gpu.source[k]) if k in gpu.source else "—"
                                                    for k, _ in FIGURES]})
-    st.dataframe(props, hide_index=True, width="stretch")
+    layout.show_table(props)
     if gpu.vendor == "amd":
         st.caption(t("gpu_amd_note", warp=gpu.warp_size))
 with right:
@@ -252,4 +252,5 @@ if st.toggle(t("gpu_asm_toggle"), key=kasm):
     else:
         st.caption(t("gpu_asm_none"))
 
+layout.page_end()
 state.sync()

@@ -110,11 +110,11 @@ def show_run(run, prefix: str, eager_run=None) -> None:
                 "N": failed["N"].astype(int),
                 t("bench_col_status"): [t(f"bench_status_{s}") if s in recorded_text.STATUSES else s for s in failed["status"]],
                 t("bench_col_reason"): [recorded_text.reason_text(r) for r in failed["reason"]]})
-            st.dataframe(fmt.table(shown), hide_index=True, width="stretch")
+            layout.show_table(fmt.table(shown))
     with st.expander(t("bench_provenance")):
         prov = recorded_text.provenance_rows(run.provenance)
         table = pd.DataFrame({t("bench_col_key"): list(prov), t("bench_col_value"): [str(v) for v in prov.values()]})
-        st.dataframe(table, hide_index=True, width="stretch")
+        layout.show_table(table)
     st.download_button(t("bench_csv"), run.frame.to_csv(index=False), file_name=f"softmax-benchmark-{prefix}.csv",
                        mime="text/csv", key=f"bench_csv_{prefix}")
 
@@ -239,4 +239,5 @@ else:
                   torch=p.get("torch", "?"), triton=p.get("triton", "?"), M=p.get("M", "?"), dtype=p.get("dtype", "?")))
     show_run(run, "rec", eager_run)
 
+layout.page_end()
 state.sync()

@@ -229,4 +229,5 @@ if flight is not None:
                          line=f"{h200_cross:,}" if h200_cross else "—"))
     st.markdown(t("longrows_l2_lesson"))
 
+layout.page_end()
 state.sync()

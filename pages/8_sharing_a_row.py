@@ -171,7 +171,7 @@ if plans:
         rows.append({"N": f"{plan.n_cols:,}", t("longrows_path"): t(f"longrows_path_{plan.path}"),
                      t("sharing_recorded_ratio"): f"{r['recorded_ratio']:.2f}×" if np.isfinite(r["recorded_ratio"]) else "—",
                      t("sharing_reason"): lr.reason_text(plan)})
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    layout.show_table(pd.DataFrame(rows))
     st.caption(t("sharing_reason_note"))
 
 # -- 6. to FlashAttention ---------------------------------------------------------------------------------------
@@ -200,4 +200,5 @@ if fa_trace is not None:
                  err=f"{abs(walk[-1].output - expected):.1e}"))
     st.markdown(t("sharing_fa_lesson"))
 
+layout.page_end()
 state.sync()

@@ -80,9 +80,8 @@ props = (("multiprocessor_count", "multiprocessor_count", gpu.multiprocessor_cou
          ("max_num_regs", "max_num_regs", gpu.max_num_regs),
          ("max_shared_mem", "max_shared_mem", gpu.max_shared_mem),
          ("warpSize", "warp_size", gpu.warp_size))
-st.dataframe(pd.DataFrame([{t("chapter_col_property"): f'properties["{name}"]', t("chapter_col_value"): f"{value:,}",
-                            t("chapter_col_source"): recorded_text.source_text(gpu.source[field]) if field in gpu.source else "—"} for name, field, value in props]),
-             hide_index=True, width="stretch")
+layout.show_table(pd.DataFrame([{t("chapter_col_property"): f'properties["{name}"]', t("chapter_col_value"): f"{value:,}",
+                                 t("chapter_col_source"): recorded_text.source_text(gpu.source[field]) if field in gpu.source else "—"} for name, field, value in props]))
 
 # -- 2. strides -----------------------------------------------------------------------------------------------
 st.header(t("chapter_stride_title"), anchor="strides")
@@ -220,8 +219,9 @@ if claims is None:
 else:
     st.caption(t("chapter_bench_chart"))
     st.line_chart(chapter_benchmark.sweep_chart_data(), x_label="N", y_label="GB/s")
-    st.dataframe(claims, hide_index=True, width="stretch")
+    layout.show_table(claims)
     st.markdown(chapter_benchmark.bounds_text())
     st.caption(chapter_benchmark.record_caption())
 
+layout.page_end()
 state.sync()

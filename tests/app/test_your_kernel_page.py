@@ -5,8 +5,9 @@ import pytest
 
 from explorer_ui.i18n import TEXT
 from tests.support.apptest import ROOT, open_page
+from explorer_ui.pages_registry import script
 
-PAGE = "pages/11_your_kernel.py"
+PAGE = script("your_kernel")
 
 
 def page(lang: str):

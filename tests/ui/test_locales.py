@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 import softmax_core as sc
+from softmax_core import bench
 from softmax_core.bench import chapter_claims
-from explorer_ui import glossary, i18n, launch_facts, layout, long_rows, measured, padding, predict, recorded_text, schedule
+from explorer_ui import glossary, i18n, launch_facts, long_rows, measured, padding, pages_registry, predict, recorded_text, schedule
 from softmax_core.teaching.chapter_notes import STRIDE_VIEWS
 from softmax_core.teaching.memory import PASS_TENSORS
 from softmax_core.teaching.tutorial_trace import VARIANTS
@@ -22,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CODE = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py")), *sorted((ROOT / "explorer_ui").glob("*.py"))]
 TEXT = i18n.load_locales()
 
-PAGE_NAMES = [key.removeprefix("nav_") for _, key, _ in layout.PAGES]          # home, memory, ...
+PAGE_NAMES = list(pages_registry.KEYS)          # home, memory, ...
 
 
 def families() -> dict[str, tuple[set[str], bool]]:
@@ -31,7 +32,7 @@ def families() -> dict[str, tuple[set[str], bool]]:
     steps = [s.name for s in sc.memory_traffic(1, 1).naive_steps]
     return {
         "nav_*": ({f"nav_{p}" for p in PAGE_NAMES}, True),
-        "*_blurb": ({f"nav_{p}_blurb" for p in PAGE_NAMES[1:]}, True),
+        "nav_*_blurb": ({f"nav_{p}_blurb" for p in PAGE_NAMES[1:]}, True),
         "*_title": ({f"{p}_title" for p in PAGE_NAMES[1:]}, True),
         "*_intro": ({f"{p}_intro" for p in PAGE_NAMES[1:]}, True),
         "memory_step_*": ({f"memory_step_{s}" for s in steps}, True),
@@ -66,7 +67,7 @@ def families() -> dict[str, tuple[set[str], bool]]:
         "chapter_stride_case_*": ({f"chapter_stride_case_{v}" for v in STRIDE_VIEWS}, True),
         "predict_lane_*": ({f"predict_lane_{k}" for k in predict.LANE_KINDS}, True),
         "bench_status_*": ({f"bench_status_{s}" for s in recorded_text.STATUSES}, True),
-        "bench_timing_*": ({f"bench_timing_{v}" for v in sc.bench.TIMING_VIEWS}, True),
+        "bench_timing_*": ({f"bench_timing_{v}" for v in bench.TIMING_VIEWS}, True),
     }
 
 
