@@ -6,7 +6,7 @@ the numbers on this page come from softmax_core and from recorded benchmark runs
 import streamlit as st
 
 import softmax_core as sc
-from explorer_ui import data, defaults, fmt, layout, predict
+from explorer_ui import data, defaults, fmt, layout, quiz
 from explorer_ui.i18n import t
 from softmax_core.hardware import dtypes
 
@@ -17,7 +17,7 @@ layout.device_banner()
 
 M, N = defaults.CHAPTER_M, defaults.CHAPTER_N
 traffic = sc.memory_traffic(M, N, dtypes.torch_dtype(defaults.DTYPE))
-predict.ask(predict.fused_speedup("home_speedup", traffic, M, N, defaults.DTYPE))
+quiz.ask(quiz.fused_speedup("home_speedup", traffic, M, N, defaults.DTYPE))
 left, right = st.columns(2)
 with left:
     st.subheader(t("home_why_title"))

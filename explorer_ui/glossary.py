@@ -15,7 +15,7 @@ from softmax_core.plans.tutorial import TUTORIAL_STAGES_SHARED_THRESHOLD
 
 from . import present
 from .i18n import has, language, t
-from .launch_facts import limiter_key
+from .gpu_figures import limiter_key
 
 GLOSSARY_PAGE = "pages/10_glossary.py"
 TERM_PARAM = "term"          # ?term=sm: the glossary shows that entry first

@@ -3,7 +3,7 @@ import pandas as pd
 import streamlit as st
 
 import softmax_core as sc
-from explorer_ui import charts, code, data, defaults, fmt, layout, measured, predict, slides
+from explorer_ui import charts, code, data, defaults, fmt, layout, measured, quiz, slides
 from explorer_ui.i18n import t
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState
@@ -71,7 +71,7 @@ def render(step: int) -> None:
 player("memory", n_frames, render, format_step=frame_text,
        slides=slides.SlideSource("memory_traffic", t("nav_memory"), {"M": int(M), "N": int(N), "dtype": dtype},
                                  figure, height=260))
-predict.ask(predict.fused_speedup("memory_speedup", traffic, int(M), int(N), dtype))
+quiz.ask(quiz.fused_speedup("memory_speedup", traffic, int(M), int(N), dtype))
 
 st.subheader(t("memory_totals_title"))
 table = pd.DataFrame([{t("memory_col_step"): step_names[i], t("memory_col_code"): s.code if s.name != "fused" else t("memory_fused_code"),

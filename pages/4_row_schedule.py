@@ -5,12 +5,13 @@ import pandas as pd
 import streamlit as st
 
 import softmax_core as sc
-from explorer_ui import charts, code, data, defaults, fmt, launch_facts, layout, predict, schedule, slides
+from explorer_ui import charts, code, data, defaults, fmt, gpu_figures, layout, quiz, row_schedule, slides
 from explorer_ui.i18n import t
 from explorer_ui.plan_reasons import render_reason
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState, in_url
-from softmax_core.teaching.schedule import pipeline_timeline, program_placement
+from softmax_core.teaching.launch_facts import program_placement
+from softmax_core.teaching.pipeline import pipeline_timeline
 from softmax_core.teaching.tutorial_trace import MAX_TRACE_BLOCK, MAX_TRACE_ROWS
 from softmax_core.plans.tutorial import TUTORIAL_NUM_STAGES
 
@@ -75,7 +76,7 @@ if stages_kept:
 load = c4.slider(t("schedule_load"), 1, 10, key=kload, help=t("schedule_load_help"))
 
 st.markdown(t("schedule_plan", gpu=plan.gpu.name, sms=plan.gpu.multiprocessor_count, per_sm=plan.programs_per_sm,
-              limiter=t(launch_facts.limiter_key(plan.limiter)), planned=plan.num_programs, rows=n_rows,
+              limiter=t(gpu_figures.limiter_key(plan.limiter)), planned=plan.num_programs, rows=n_rows,
               M=FULL_SIZE_M, full=full.num_programs, per_program=full.rows_per_program))
 
 try:
@@ -113,7 +114,7 @@ def frame_text(step: int) -> str:
 
 
 def frame_data(step: int) -> pd.DataFrame:
-    phase = schedule.phase_of(step, n_frames, trace.iteration)
+    phase = row_schedule.phase_of(step, n_frames, trace.iteration)
     return pd.DataFrame({"row": rows, "gx": rows % GRID_WIDTH, "gy": rows // GRID_WIDTH, "program": trace.program,
                          "iteration": trace.iteration, "phase": phase})
 
@@ -148,7 +149,7 @@ def render(step: int) -> None:
 player("schedule", n_frames, render, format_step=frame_text, label=t("schedule_step_label"),
        slides=slides.SlideSource("row_schedule", t("nav_schedule"), {"gpu": gpu_key, "N": N, "rows": n_rows, "P": P},
                                  figure, height=GRID_HEIGHT))
-predict.ask(predict.rows_of_program("schedule_rows", n_rows, P))
+quiz.ask(quiz.rows_of_program("schedule_rows", n_rows, P))
 
 # -- programs on SMs ----------------------------------------------------------------------------------
 st.subheader(t("schedule_sm_title"))
@@ -158,7 +159,7 @@ handled = {p: trace.rows_of_program(p) for p in range(P)}
 
 
 sm_df = pd.DataFrame([{"sm": pl.sm, "slot": pl.slot, "program": pl.program, "wave": pl.wave,
-                       "rows": schedule.row_list(handled[pl.program], 8)} for pl in placed])
+                       "rows": row_schedule.row_list(handled[pl.program], 8)} for pl in placed])
 used_sms = sm_df["sm"].nunique()
 waves = int(sm_df["wave"].max()) + 1
 left, right = st.columns([3, 2])
@@ -170,17 +171,17 @@ with left:
                   waves=waves))
 with right:
     per_program = pd.DataFrame({t("schedule_program"): np.arange(P), t("schedule_col_rows"): rows_per,
-                                t("schedule_col_which"): [schedule.row_list(handled[p], 6) for p in range(P)]})
+                                t("schedule_col_which"): [row_schedule.row_list(handled[p], 6) for p in range(P)]})
     st.dataframe(fmt.table(per_program), hide_index=True, width="stretch", height=260)
 
 # -- num_stages: overlapping the next row's load with this row's math ---------------------------------
 st.subheader(t("schedule_pipe_title"))
-phase_labels = [t(f"schedule_phase_{p}") for p in schedule.PIPELINE_PHASES]
+phase_labels = [t(f"schedule_phase_{p}") for p in row_schedule.PIPELINE_PHASES]
 lanes = []
 for label, s in ((t("schedule_pipe_serial"), 1), (t("schedule_pipe_staged", stages=stages), stages)):
     for span in pipeline_timeline(PIPELINE_ITERATIONS, s, float(load)):
         lanes.append({"lane": label, "label": f"{s} · {t('schedule_row_n', n=span.iteration)}",
-                      "iteration": span.iteration, "phase": phase_labels[schedule.PIPELINE_PHASES.index(span.phase)],
+                      "iteration": span.iteration, "phase": phase_labels[row_schedule.PIPELINE_PHASES.index(span.phase)],
                       "start": span.start, "end": span.end})
 pipe = pd.DataFrame(lanes)
 left, right = st.columns([3, 2])

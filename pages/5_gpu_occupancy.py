@@ -3,7 +3,7 @@ an occupancy calculator, what happens when a row no longer fits, and the compile
 import pandas as pd
 import streamlit as st
 
-from explorer_ui import charts, code, data, defaults, fmt, launch_facts, layout, predict, recorded_text
+from explorer_ui import charts, code, data, defaults, fmt, gpu_figures, layout, quiz, recorded_text
 import softmax_core as sc
 
 from explorer_ui.i18n import bound, t
@@ -41,10 +41,10 @@ except Exception as err:
     state.sync()
     st.stop()
 
-predict.ask(predict.programs_per_sm("gpu_fit", plan))
+quiz.ask(quiz.programs_per_sm("gpu_fit", plan))
 
 # -- the GPU's figures, each with its source ----------------------------------------------------------
-FIGURES = launch_facts.gpu_figures(gpu, t("gpu_cc"))
+FIGURES = gpu_figures.gpu_figures(gpu, t("gpu_cc"))
 left, right = st.columns([1, 1])
 with left:
     st.subheader(t("gpu_props_title"))
@@ -69,7 +69,7 @@ with right:
     m = st.columns(3)
     m[0].metric(t("gpu_programs_per_sm"), plan.programs_per_sm, help=t("gpu_help_sm"))
     m[1].metric(t("gpu_grid"), f"{plan.num_programs:,}")
-    m[2].metric(t("gpu_limiter"), t(launch_facts.limiter_key(plan.limiter)))
+    m[2].metric(t("gpu_limiter"), t(gpu_figures.limiter_key(plan.limiter)))
     st.caption(t("gpu_resources_how", how=recorded_text.how_text(plan.resources_how)))
     if plan.toolchain:
         st.caption(t("occupancy_toolchain", toolchain=plan.toolchain))
@@ -77,10 +77,10 @@ with right:
     m = st.columns(3)
     m[0].metric(t("occupancy_hardware_per_sm"), hw.programs_per_sm, help=t("occupancy_hardware_help"))
     m[1].metric(t("occupancy_resident"), f"{gpu.multiprocessor_count * hw.programs_per_sm:,}")
-    m[2].metric(t("occupancy_hardware_limiter"), t(launch_facts.limiter_key(hw.limiter)))
+    m[2].metric(t("occupancy_hardware_limiter"), t(gpu_figures.limiter_key(hw.limiter)))
     if not hw.agrees:
         st.warning(t("occupancy_differs", chapter=hw.chapter_programs_per_sm, hardware=hw.programs_per_sm,
-                     why=t("occupancy_list_separator").join(t(launch_facts.limiter_key(d)) for d in hw.differences)))
+                     why=t("occupancy_list_separator").join(t(gpu_figures.limiter_key(d)) for d in hw.differences)))
         st.code(hw.rule, language=None, wrap_lines=True)
 
 explanation = render_reason(plan.reason)
@@ -112,8 +112,8 @@ with right:
 
 # -- occupancy calculator ----------------------------------------------------------------------------
 st.subheader(t("gpu_calc_title"))
-kvary = state.choice_key("vary", "regs", launch_facts.VARY)
-vary = st.radio(t("gpu_vary"), launch_facts.VARY, key=kvary, horizontal=True,
+kvary = state.choice_key("vary", "regs", gpu_figures.VARY)
+vary = st.radio(t("gpu_vary"), gpu_figures.VARY, key=kvary, horizontal=True,
                 format_func=lambda v, tr=bound(): tr(f"gpu_vary_{v}"))
 reg_label, sram_label, prog_label = t("gpu_line_regs"), t("gpu_line_sram"), t("gpu_line_programs")
 hw_label = t("occupancy_line_hardware")
@@ -123,7 +123,7 @@ if vary == "regs":
     if what_kept:
         st.caption(t("acc_kept", value=int(what), derived=plan.n_regs, gpu=gpu.name))
     regs = range(min(CHART_MIN_REGS, int(what), plan.n_regs), MAX_REGS_PER_THREAD + 1)
-    curve = pd.DataFrame(launch_facts.register_curve(gpu, plan.shared_bytes, plan.num_warps, regs))
+    curve = pd.DataFrame(gpu_figures.register_curve(gpu, plan.shared_bytes, plan.num_warps, regs))
     curve["limit"] = curve["limit"].map({"registers": reg_label, "shared memory": sram_label, "programs": prog_label,
                                          "hardware": hw_label})
     hypo = data.what_if_plan(M, N, dtype, gpu_key, int(what), plan.shared_bytes, "what-if")
@@ -162,7 +162,7 @@ with left:
 with right:
     if vary == "regs":
         st.markdown(t("gpu_what_if_text", regs=int(what), programs=hypo.programs_per_sm,
-                      limiter=t(launch_facts.limiter_key(hypo.limiter)), grid=hypo.num_programs,
+                      limiter=t(gpu_figures.limiter_key(hypo.limiter)), grid=hypo.num_programs,
                       real=plan.n_regs))
         table = curve[curve["limit"] == prog_label].set_index("x")["programs"]
         steps = table[table.diff().fillna(1) != 0].reset_index()
@@ -198,7 +198,7 @@ if compare_on:
         table = pd.DataFrame([{
             t("compare_col_gpu"): r.gpu.name, t("gpu_n_regs"): r.n_regs, t("gpu_spills"): r.n_spills,
             t("occupancy_hardware_per_sm"): r.programs_per_sm, t("gpu_programs_per_sm"): r.chapter_programs_per_sm,
-            t("occupancy_hardware_limiter"): t(launch_facts.limiter_key(r.limiter)), t("gpu_grid"): r.grid,
+            t("occupancy_hardware_limiter"): t(gpu_figures.limiter_key(r.limiter)), t("gpu_grid"): r.grid,
             t("occupancy_resident"): r.resident_programs,
             t("compare_col_floor"): "—" if r.time_floor_us is None else f"{r.time_floor_us:,.1f}",
             t("compare_col_path"): r.path, t("compare_col_toolchain"): r.toolchain} for r in rows])

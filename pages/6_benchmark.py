@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 import softmax_core as sc
-from explorer_ui import charts, code, data, defaults, fmt, layout, measured, predict, recorded_text
+from explorer_ui import charts, code, data, defaults, fmt, layout, measured, quiz, recorded_text
 from explorer_ui.i18n import bound, t
 from explorer_ui.urlstate import PageState
 from softmax_core import bench
@@ -25,7 +25,7 @@ layout.device_banner()
 recorded_speedup = data.measured_speedup(defaults.DTYPE, defaults.CHAPTER_N)
 if recorded_speedup:
     predicted = sc.memory_traffic(recorded_speedup["M"], recorded_speedup["N"], dtypes.torch_dtype(defaults.DTYPE)).predicted_speedup
-    predict.ask(predict.measured_speedup("bench_speedup", recorded_speedup, predicted))
+    quiz.ask(quiz.measured_speedup("bench_speedup", recorded_speedup, predicted))
 
 left, right = st.columns([3, 2])
 with left:

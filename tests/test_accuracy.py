@@ -36,7 +36,7 @@ def texts(at: AppTest) -> str:
 # -- formatting ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("n, shown", [(0, "0 B"), (781, "781 B"), (3_124, "3.1 KB"), (12_795_904, "12.8 MB"),
+@pytest.mark.parametrize("n, shown", [(0, "0 B"), (781, "781 B"), (3_124, "3.1 kB"), (12_795_904, "12.8 MB"),
                                       (4_398_100_000_000, "4.4 TB"), (999_960_000, "1.0 GB")])
 def test_bytes_take_the_unit_that_fits(n, shown):
     assert fmt.fmt_bytes(n) == shown
@@ -44,7 +44,7 @@ def test_bytes_take_the_unit_that_fits(n, shown):
 
 def test_an_axis_takes_the_unit_of_its_largest_value():
     assert fmt.axis_bytes([20, 4_398_100_000_000]) == ("TB", 1e12)
-    assert fmt.axis_bytes([20_000]) == ("KB", 1e3)
+    assert fmt.axis_bytes([20_000]) == ("kB", 1e3)
     assert fmt.axis_bytes([]) == ("B", 1.0)
 
 

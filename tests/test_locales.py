@@ -12,13 +12,14 @@ from pathlib import Path
 import pytest
 
 import softmax_core as sc
-from explorer_ui import glossary, i18n, launch_facts, layout, long_rows, measured, padding, plan_reasons, predict, recorded_text, schedule
+from explorer_ui import (glossary, gpu_figures, i18n, layout, long_row_frames, measured, padding, plan_reasons, quiz,
+                         recorded_text, row_schedule)
 from softmax_core.teaching.chapter_notes import STRIDE_VIEWS
 from softmax_core.teaching.memory import PASS_TENSORS
 from softmax_core.teaching.tutorial_trace import VARIANTS
 
 ROOT = Path(__file__).resolve().parent.parent
-CODE = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py")), *sorted((ROOT / "explorer_ui").glob("*.py"))]
+CODE = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py")), *sorted((ROOT / "explorer_ui").rglob("*.py"))]
 TEXT = i18n.load_locales()
 
 PAGE_NAMES = [key.removeprefix("nav_") for _, key, _ in layout.PAGES]          # home, memory, ...
@@ -39,34 +40,34 @@ def families() -> dict[str, tuple[set[str], bool]]:
         "padding_frame_*_*": ({f"padding_frame_{f}_{v}" for f in padding.FRAME_NAMES for v in VARIANTS}, False),
         "padding_state_*": ({f"padding_state_{s}" for s in padding.LANE_STATES}, True),
         "padding_mem_*": ({f"padding_mem_{s}" for s in padding.MEMORY_STATES}, True),
-        "schedule_phase_*": ({f"schedule_phase_{p}" for p in schedule.PIPELINE_PHASES}, True),
-        "limiter_*": ({launch_facts.limiter_key(limiter) for limiter in launch_facts.HARDWARE_LIMITERS}, True),
-        "reason_limiter_*": ({f"reason_limiter_{x.replace(' ', '_')}" for x in launch_facts.LIMITERS}, True),
+        "schedule_phase_*": ({f"schedule_phase_{p}" for p in row_schedule.PIPELINE_PHASES}, True),
+        "limiter_*": ({gpu_figures.limiter_key(limiter) for limiter in gpu_figures.HARDWARE_LIMITERS}, True),
+        "reason_limiter_*": ({f"reason_limiter_{x.replace(' ', '_')}" for x in gpu_figures.LIMITERS}, True),
         "reason_*": ({f"reason_{c.value}" for c in plan_reasons.TUTORIAL_CODES + plan_reasons.PATH_CODES}, True),
         "reason_why_*": ({f"reason_why_{c.value}" for c in plan_reasons.WHY}, True),
         "reason_split_publish_*": ({f"reason_split_publish_{d}" for d in plan_reasons.SPLIT_DIRECTIONS}, True),
         "reason_split_total_*": ({f"reason_split_total_{d}" for d in plan_reasons.SPLIT_DIRECTIONS}, True),
         "reason_split_traffic_*": ({f"reason_split_traffic_{d}" for d in plan_reasons.SPLIT_DIRECTIONS}, True),
-        "gpu_fig_*": ({f"gpu_fig_{f}" for f in launch_facts.GPU_FIGURES}, True),
-        "gpu_vary_*": ({f"gpu_vary_{v}" for v in launch_facts.VARY}, True),
-        "gpu_path_*": ({f"gpu_path_{p}" for p in launch_facts.TUNED_PATHS}, True),
+        "gpu_fig_*": ({f"gpu_fig_{f}" for f in gpu_figures.GPU_FIGURES}, True),
+        "gpu_vary_*": ({f"gpu_vary_{v}" for v in gpu_figures.VARY}, True),
+        "gpu_path_*": ({f"gpu_path_{p}" for p in gpu_figures.TUNED_PATHS}, True),
         "bench_dir_*": ({f"bench_dir_{d}" for d in PASS_TENSORS}, True),
         "compare_kernel_*": ({"compare_kernel_tutorial", "compare_kernel_tuned"}, True),
         "padding_claim_*": ({f"padding_claim_{c}" for c in padding.CLAIMS}, True),
         "acc_kind_*": ({f"acc_kind_{k}" for k in (measured.QUANTILES, measured.MIN_MAX)}, True),
         "acc_verdict_*": ({f"acc_verdict_{v}" for v in measured.VERDICTS}, True),
         "acc_verdict_short_*": ({f"acc_verdict_short_{v}" for v in measured.VERDICTS}, True),
-        "longrows_phase_*": ({f"longrows_phase_{p}" for p in long_rows.TILE_PHASES}, True),
-        "longrows_frame_*": ({f"longrows_frame_{f}" for f in long_rows.ONLINE_FRAMES}, True),
-        "longrows_cliff_fail_*": ({f"longrows_cliff_fail_{c}" for c in long_rows.CLIFF_LIMITERS}, True),
-        "longrows_path_*": ({f"longrows_path_{p}" for p in long_rows.PATH_NAMES}, True),
-        "longrows_pattern_*": ({f"longrows_pattern_{p}" for p in long_rows.PATTERNS}, True),
+        "longrows_phase_*": ({f"longrows_phase_{p}" for p in long_row_frames.TILE_PHASES}, True),
+        "longrows_frame_*": ({f"longrows_frame_{f}" for f in long_row_frames.ONLINE_FRAMES}, True),
+        "longrows_cliff_fail_*": ({f"longrows_cliff_fail_{c}" for c in long_row_frames.CLIFF_LIMITERS}, True),
+        "longrows_path_*": ({f"longrows_path_{p}" for p in long_row_frames.PATH_NAMES}, True),
+        "longrows_pattern_*": ({f"longrows_pattern_{p}" for p in long_row_frames.PATTERNS}, True),
         "gloss_*_term": ({f"gloss_{k}_term" for k in glossary.TERM_KEYS}, True),
         "gloss_*_def": ({f"gloss_{k}_def" for k in glossary.TERM_KEYS}, True),
         "gloss_*_match": ({f"gloss_{k}_match" for k in glossary.TERM_KEYS}, True),
         "gloss_*_figure": ({f"gloss_{k}_figure" for k in glossary.TERM_KEYS}, False),
         "chapter_stride_case_*": ({f"chapter_stride_case_{v}" for v in STRIDE_VIEWS}, True),
-        "predict_lane_*": ({f"predict_lane_{k}" for k in predict.LANE_KINDS}, True),
+        "predict_lane_*": ({f"predict_lane_{k}" for k in quiz.LANE_KINDS}, True),
         "bench_provider_*": ({f"bench_provider_{k}" for k in sc.bench.PROVIDERS}, True),
         "bench_status_*": ({f"bench_status_{s}" for s in recorded_text.STATUSES}, True),
         "bench_timing_*": ({f"bench_timing_{v}" for v in sc.bench.TIMING_VIEWS}, True),
@@ -154,14 +155,14 @@ def test_a_missing_key_raises_under_the_tests_and_shows_itself_otherwise(monkeyp
 
 def test_the_run_time_families_match_what_the_library_produces():
     """The tuples the families are built from name what softmax_core really returns."""
-    from softmax_core.teaching.schedule import pipeline_timeline
+    from softmax_core.teaching.pipeline import pipeline_timeline
     from softmax_core.hardware.occupancy import occupancy
 
     gpu = sc.default_gpu()
     cases = [occupancy(gpu, 32, 0, 4, 1), occupancy(gpu, 32, 0, 4, 10**9),
              occupancy(gpu, 32, gpu.max_shared_mem // 2, 4, 10**9), occupancy(gpu, 16, 0, 1, 10**9)]
-    assert {occ.chapter_limiter for occ in cases} == set(launch_facts.LIMITERS)
-    assert {occ.limiter for occ in cases} <= set(launch_facts.HARDWARE_LIMITERS)
-    assert {s.phase for s in pipeline_timeline(3, 2, 3.0)} == set(schedule.PIPELINE_PHASES)
+    assert {occ.chapter_limiter for occ in cases} == set(gpu_figures.LIMITERS)
+    assert {occ.limiter for occ in cases} <= set(gpu_figures.HARDWARE_LIMITERS)
+    assert {s.phase for s in pipeline_timeline(3, 2, 3.0)} == set(row_schedule.PIPELINE_PHASES)
     paths = {sc.plan_softmax(4, n, __import__("torch").float32, gpu).path for n in (781, 1 << 20)}
-    assert paths <= set(launch_facts.TUNED_PATHS) and len(paths) == 2
+    assert paths <= set(gpu_figures.TUNED_PATHS) and len(paths) == 2

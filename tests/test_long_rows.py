@@ -193,7 +193,7 @@ def test_tiled_traffic_counts_three_reads_nominal_and_rows_in_flight():
 
 # -- the page helpers ---------------------------------------------------------------------------------------------
 def test_cliff_is_the_first_block_that_does_not_fit():
-    from explorer_ui import long_rows as lr
+    from explorer_ui import long_row_frames as lr
 
     plans = [sc.plan_launch(1, b, torch.float32, sc.catalog_gpu("h200")) for b in (4096, 8192, 16384, 32768)]
     table = lr.cliff_table(plans)
@@ -207,7 +207,7 @@ def test_cliff_is_the_first_block_that_does_not_fit():
 
 
 def test_online_frames_and_tile_phases():
-    from explorer_ui import long_rows as lr
+    from explorer_ui import long_row_frames as lr
 
     tr = trace_online(lr.example_row(5000, "neg_inf_tiles", 0, 1024), tile=1024)
     steps = lr.online_steps(tr)
@@ -225,7 +225,7 @@ def test_online_frames_and_tile_phases():
 
 
 def test_recorded_paths_are_the_best_of_each_path_in_the_csv():
-    from explorer_ui import long_rows as lr
+    from explorer_ui import long_row_frames as lr
 
     rec = lr.recorded_paths()
     for (dtype, n, path), best in rec.set_index(["dtype", "N", "path"])["gbps"].items():
@@ -242,9 +242,10 @@ def test_recorded_paths_are_the_best_of_each_path_in_the_csv():
 
 
 def test_the_path_map_reads_the_recorded_h200_run():
-    from explorer_ui import long_rows as lr
+    from explorer_ui import data
+    from explorer_ui import long_row_frames as lr
 
-    record, provenance = lr.recorded_tuned("float32")
+    record, provenance = data.recorded_tuned("float32")
     assert not record.empty and "H200" in provenance["gpu"]
     plans = [sc.plan_softmax(4096, n, torch.float32, sc.catalog_gpu("h200")) for n in (1024, 65536)]
     table = lr.path_table(plans, record)
@@ -253,7 +254,7 @@ def test_the_path_map_reads_the_recorded_h200_run():
 
 
 def test_slot_table_fills_in_program_order():
-    from explorer_ui import long_rows as lr
+    from explorer_ui import long_row_frames as lr
 
     tr = trace_split(lr.example_row(8192, "random"), split=4)
     steps = lr.split_steps(tr)

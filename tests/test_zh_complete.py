@@ -257,7 +257,7 @@ def test_page_in_chinese_has_no_english_sentence(page):
 def shown_sources() -> dict[str, tuple[str, ...]]:
     """Every code the pages show in a code panel (explorer_ui.code), by name."""
     from explorer_ui import code
-    from explorer_ui import long_rows as lr
+    from explorer_ui import long_row_frames as lr
     from softmax_core.teaching import chapter_notes as sc_chapter
     from softmax_core.hardware import compile as sc_compile
     from softmax_core.launch import api as launchers
