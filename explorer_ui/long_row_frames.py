@@ -89,7 +89,8 @@ def envelope(values: np.ndarray, bins: int = BINS) -> pd.DataFrame:
 
 
 def cliff_table(plans) -> pd.DataFrame:
-    """One line per compiled BLOCK_SIZE (LaunchPlans in order): the N it serves and what one program needs."""
+    """One line per compiled BLOCK_SIZE (LaunchPlans in order): the N it serves, what one program needs, and how
+    many programs the GPU runs per SM (its rules, softmax_core.hardware.occupancy)."""
     rows = []
     for p in plans:
         rows.append({"block": p.block_size, "n_from": p.block_size // 2 + 1, "n_to": p.block_size,
@@ -97,7 +98,7 @@ def cliff_table(plans) -> pd.DataFrame:
                      "shared": p.shared_bytes, "shared_limit": p.gpu.max_shared_mem,
                      "reg_occupancy": p.reg_occupancy,
                      "sram_occupancy": -1 if p.sram_occupancy is None else p.sram_occupancy,
-                     "per_sm": p.programs_per_sm, "fits": p.fits})
+                     "per_sm": p.hardware_programs_per_sm, "fits": p.fits})
     return pd.DataFrame(rows)
 
 
@@ -108,17 +109,20 @@ class Cliff:
     limiter: str | None           # "shared" | "registers"
     spill_block: int | None       # first BLOCK_SIZE whose program spills registers
     last_fit_n: int | None        # the largest N that still fits (fail_n - 1)
+    top_spills: int = 0           # registers spilled by the largest BLOCK_SIZE that still fits
 
 
 def find_cliff(table: pd.DataFrame) -> Cliff:
     fail = table[~table["fits"]]
-    spill = table[table["spills"] > 0]
+    spill = table[(table["spills"] > 0) & table["fits"]]
+    spill_block = int(spill["block"].iloc[0]) if not spill.empty else None
+    fitting = table[table["fits"]]
+    top_spills = int(fitting["spills"].iloc[-1]) if not fitting.empty else 0
     if fail.empty:
-        return Cliff(None, None, None, int(spill["block"].iloc[0]) if not spill.empty else None, None)
+        return Cliff(None, None, None, spill_block, None, top_spills)
     row = fail.iloc[0]
     limiter = "shared" if 0 <= row["sram_occupancy"] < 1 else "registers"
-    return Cliff(int(row["block"]), int(row["n_from"]), limiter,
-                 int(spill["block"].iloc[0]) if not spill.empty else None, int(row["n_from"]) - 1)
+    return Cliff(int(row["block"]), int(row["n_from"]), limiter, spill_block, int(row["n_from"]) - 1, top_spills)
 
 
 # -- 2. online softmax, tile by tile ---------------------------------------------------------------------------

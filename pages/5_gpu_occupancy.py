@@ -74,14 +74,17 @@ with right:
     if plan.toolchain:
         st.caption(t("occupancy_toolchain", toolchain=plan.toolchain))
     hw = plan.occupancy
+    facts = data.launch_facts(M, N, dtype, gpu_key)     # the GPU's figures, as every page states them
     m = st.columns(3)
-    m[0].metric(t("occupancy_hardware_per_sm"), hw.programs_per_sm, help=t("occupancy_hardware_help"))
-    m[1].metric(t("occupancy_resident"), f"{gpu.multiprocessor_count * hw.programs_per_sm:,}")
-    m[2].metric(t("occupancy_hardware_limiter"), t(gpu_figures.limiter_key(hw.limiter)))
-    if not hw.agrees:
-        st.warning(t("occupancy_differs", chapter=hw.chapter_programs_per_sm, hardware=hw.programs_per_sm,
+    m[0].metric(t("occupancy_hardware_per_sm"), facts.programs_per_sm, help=t("occupancy_hardware_help"))
+    m[1].metric(t("occupancy_resident"), f"{facts.slots:,}")
+    m[2].metric(t("occupancy_hardware_limiter"), t(gpu_figures.limiter_key(facts.limiter)))
+    if not facts.formula_agrees:
+        st.warning(t("occupancy_differs", chapter=facts.chapter_programs_per_sm, hardware=facts.programs_per_sm,
                      why=t("occupancy_list_separator").join(t(gpu_figures.limiter_key(d)) for d in hw.differences)))
         st.code(hw.rule, language=None, wrap_lines=True)
+    launched = dict(grid=facts.num_programs, slots=facts.slots, waiting=facts.waiting, waves=facts.waves)
+    st.caption(t("occupancy_waves", **launched) if facts.any_waits else t("occupancy_no_wait", **launched))
 
 explanation = render_reason(plan.reason)
 if plan.fits:
@@ -158,12 +161,13 @@ with left:
                                        y_top=y_top),
                 key="gpu_calc", height=340)
     if y_top is not None:
-        st.caption(t("acc_axis_cut", top=y_top, highest=int(curve["programs"].max())))
+        highest = curve.loc[curve["programs"].idxmax()]
+        st.caption(t("acc_axis_cut", top=y_top, highest=int(highest["programs"]), limit=highest["limit"]))
 with right:
     if vary == "regs":
         st.markdown(t("gpu_what_if_text", regs=int(what), programs=hypo.programs_per_sm,
                       limiter=t(gpu_figures.limiter_key(hypo.limiter)), grid=hypo.num_programs,
-                      real=plan.n_regs))
+                      real=plan.n_regs, hardware=hypo.hardware_programs_per_sm))
         table = curve[curve["limit"] == prog_label].set_index("x")["programs"]
         steps = table[table.diff().fillna(1) != 0].reset_index()
         st.dataframe(fmt.table(steps.rename(columns={"x": t("gpu_x_regs"), "programs": t("gpu_y_programs")})),

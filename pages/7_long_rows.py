@@ -53,13 +53,19 @@ if table is not None:
                 st.success(t("longrows_cliff_edge", last=f"{cliff.last_fit_n:,}", n=f"{cliff.fail_n:,}",
                              per_sm=int(last["per_sm"]), ok_last="✓" if edge[0] else "✗",
                              ok_n="✓" if edge[1] else "✗"))
+        elif cliff.spill_block:     # every row launches: the limit that shows is registers spilling
+            spill = table[table["block"] == cliff.spill_block].iloc[0]
+            st.warning(t("longrows_cliff_spill_limit", gpu=gpu.name, dtype=dtype, top=f"{lr.CLIFF_BLOCKS[-1]:,}",
+                         n=f"{int(spill['n_from']):,}", spills=int(spill["spills"]), top_spills=cliff.top_spills))
         else:
-            st.warning(t("longrows_cliff_none", gpu=gpu.name, dtype=dtype, top=f"{lr.CLIFF_BLOCKS[-1]:,}"))
-        if cliff.spill_block:
+            st.info(t("longrows_cliff_none", gpu=gpu.name, dtype=dtype, top=f"{lr.CLIFF_BLOCKS[-1]:,}"))
+        if cliff.spill_block and cliff.fail_n:
             spill = table[table["block"] == cliff.spill_block].iloc[0]
             st.warning(t("longrows_cliff_spill", block=f"{cliff.spill_block:,}", n=f"{int(spill['n_from']):,}",
                          spills=int(spill["spills"])))
-        st.markdown(t("longrows_cliff_why", stages=int(table["stages"].iloc[0])))
+        stages = int(table["stages"].iloc[0])
+        st.markdown(t("longrows_cliff_why", stages=stages) if cliff.fail_n or cliff.spill_block else
+                    t("longrows_cliff_why_later", stages=stages))
     shown = table.rename(columns={"block": "BLOCK_SIZE", "n_from": "N ≥", "n_to": "N ≤", "warps": "num_warps",
                                   "stages": "num_stages", "regs": "n_regs", "spills": "n_spills",
                                   "shared": t("longrows_shared_axis"), "per_sm": t("longrows_per_sm"),
@@ -200,12 +206,13 @@ if flight is not None:
         else:
             hit = flight[flight["N"] == crossing].iloc[0]
             st.markdown(t("longrows_l2_cross", gpu=gpu.name, N=f"{crossing:,}", rows=int(hit["rows_in_flight"]),
-                          per_sm=int(hit["per_sm"]), row_kb=f"{hit['row_bytes'] / 1024:,.0f}",
-                          flight=f"{hit['in_flight_mb']:,.1f}", l2=f"{hit['l2_mb']:,.1f}"))
+                          per_sm=int(hit["per_sm"]), row=fmt.fmt_bytes(hit["row_bytes"]),
+                          flight=fmt.fmt_bytes(hit["in_flight_mb"] * 1e6), l2=fmt.fmt_bytes(hit["l2_mb"] * 1e6),
+                          l2_mib=f"{gpu.l2_mib:,g}"))
         shown_n = flight[flight["N"] == crossing].iloc[0] if crossing else first
         st.markdown(t("longrows_l2_bytes", M=f"{lr.MAP_ROWS:,}", N=f"{int(shown_n['N']):,}",
-                      nominal=layout.fmt_bytes(shown_n["nominal_mb"] * 1e6),
-                      dram=layout.fmt_bytes(shown_n["dram_mb"] * 1e6)))
+                      nominal=fmt.fmt_bytes(shown_n["nominal_mb"] * 1e6),
+                      dram=fmt.fmt_bytes(shown_n["dram_mb"] * 1e6)))
     with right:
         rec = data.recorded_paths_cached()
         rec = rec[rec["dtype"] == dtype]

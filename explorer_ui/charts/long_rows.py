@@ -14,7 +14,7 @@ def cliff_chart(table: pd.DataFrame, *, x_title: str, y_title: str, limit_label:
     df = table.assign(fits_label=np.where(table["fits"], yes, no))
     x = alt.X("block:O", title=x_title)
     bars = alt.Chart(named("cliff")).mark_bar().encode(
-        x=x, y=alt.Y("shared:Q", title=y_title),
+        x=x, y=alt.Y("shared:Q", title=y_title, scale=alt.Scale(type="symlog")),   # 64 B beside 232 kB: both seen
         color=alt.Color("fits_label:N", title=fits_title, scale=alt.Scale(domain=[yes, no], range=[
             PALETTE["blue"], PALETTE["red"]]), legend=alt.Legend(orient="bottom")),
         tooltip=[alt.Tooltip("block:Q", title="BLOCK_SIZE", format=","), alt.Tooltip("n_from:Q", title="N ≥", format=","),
@@ -22,7 +22,7 @@ def cliff_chart(table: pd.DataFrame, *, x_title: str, y_title: str, limit_label:
                  alt.Tooltip("regs:Q", title="n_regs"), alt.Tooltip("spills:Q", title="n_spills"),
                  alt.Tooltip("per_sm:Q", title="programs / SM"), alt.Tooltip("fits_label:N", title=fits_title)])
     limit = alt.Chart(named("cliff")).mark_rule(color="black", strokeDash=[6, 4]).encode(
-        y="shared_limit:Q", tooltip=[alt.Tooltip("shared_limit:Q", format=",", title=limit_label)])
+        y=alt.Y("shared_limit:Q", scale=alt.Scale(type="symlog")), tooltip=[alt.Tooltip("shared_limit:Q", format=",", title=limit_label)])
     return Figure((bars + limit).properties(title=title), {"cliff": df})
 
 

@@ -71,7 +71,7 @@ def describe(reason: PlanReason) -> str:
         sram = ("it uses no shared memory, so shared memory sets no limit" if v["sram_occupancy"] is None
                 else f"shared memory allows {v['sram_occupancy']} ({v['max_shared_mem']:,} B // "
                      f"{v['shared_bytes']:,} B)")
-        return format_counted("Registers allow {reg_occupancy:|program|programs} per SM; {sram}. So "
+        return format_counted("By the chapter's formula, registers allow {reg_occupancy:|program|programs} per SM; {sram}. So "
                               "{programs_per_sm} per SM x {sms:|SM|SMs}; {limiter_why}: "
                               "{num_programs:,|program|programs}.", **v, sram=sram, limiter_why=_LIMITER[v["limiter"]])
     why = format_counted(_WHY[reason.why], **v)
