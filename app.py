@@ -26,9 +26,11 @@ with left:
     c1, c2, c3 = st.columns(3)
     c1.metric(t("home_naive_bytes"), fmt.fmt_bytes(traffic.naive_bytes))
     c2.metric(t("home_fused_bytes"), fmt.fmt_bytes(traffic.fused_bytes))
-    c3.metric(t("home_predicted"), f"{traffic.predicted_speedup:.2f}×")
+    c3.metric(t("home_predicted"), f"{traffic.predicted_speedup:.3f}×")
     measured = data.measured_speedup(defaults.DTYPE, N, M)
-    if measured and measured["exact"]:
+    if measured and measured["exact"] and "fused_eff" in measured:     # the speedup, split into its parts
+        st.markdown(t("home_measured_parts", **measured) + " " + layout.spread_sentence(measured))
+    elif measured and measured["exact"]:
         st.markdown(t("home_measured", **measured) + " " + layout.spread_sentence(measured))
     elif measured:
         st.markdown(t("acc_not_at_shape", asked_M=M, asked_N=N, **measured) + " " + layout.spread_sentence(measured))

@@ -253,6 +253,42 @@ def l2_crossing(table: pd.DataFrame) -> int | None:
     return int(over["N"].iloc[0]) if not over.empty else None
 
 
+FALLOFF = 0.9        # a path "falls off" at the first N where it runs below this fraction of its best so far
+
+
+@dataclass(frozen=True)
+class Falloff:
+    where: str                    # "before" | "at" | "after" the L2 line, or "none" (it never falls off)
+    n: int | None                 # the first recorded N below FALLOFF x the best ratio to copy before it
+    ratio: float | None           # its ratio to copy there
+    best_n: int                   # where the best ratio before it was recorded
+    best: float
+
+
+FALLOFF_PLACES = ("before", "at", "after", "none")       # longrows_l2_lesson_*
+
+
+def falloff(ratios: pd.DataFrame, line: int | None) -> Falloff | None:
+    """Where one path's recorded ratio to copy (columns N, copy_ratio) first falls below FALLOFF x its best at
+    smaller N, and where that is against the L2 line (the first N whose rows in flight exceed L2): "at" when it
+    is the first recorded N at or past the line. None without records."""
+    frame = ratios.dropna(subset=["copy_ratio"]).sort_values("N")
+    if frame.empty:
+        return None
+    best_n, best = int(frame["N"].iloc[0]), float(frame["copy_ratio"].iloc[0])
+    for n, r in zip(frame["N"].iloc[1:], frame["copy_ratio"].iloc[1:]):
+        n, r = int(n), float(r)
+        if r < FALLOFF * best:
+            if line is None:
+                return Falloff("none", n, r, best_n, best)
+            past = [int(m) for m in frame["N"] if m >= line]
+            where = "before" if n < line else ("at" if past and n == past[0] else "after")
+            return Falloff(where, n, r, best_n, best)
+        if r > best:
+            best_n, best = n, r
+    return Falloff("none", None, None, best_n, best)
+
+
 def recorded_paths(sweeps: dict[str, Path] | None = None) -> pd.DataFrame:
     """From the H200 tuning sweeps (dtype -> CSV, PATHS_CSVS by default): per dtype, N and path (tiled / split /
     copy), the fastest forward variant's GB/s and ratio to copy measured in the same run. The plan's own

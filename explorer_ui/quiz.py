@@ -80,7 +80,8 @@ def fused_speedup(key: str, traffic, M: int, N: int, dtype: str) -> Question:
     """How many times fewer bytes does the fused kernel move? (softmax_core.teaching.memory's own ratio)"""
     return Question(key, t("predict_speedup_q", M=f"{M:,}", N=f"{N:,}", dtype=dtype), float(traffic.predicted_speedup),
                     t("predict_speedup_explain", naive=f"{traffic.naive_bytes:,}", fused=f"{traffic.fused_bytes:,}",
-                      ratio=f"{traffic.predicted_speedup:.2f}"), unit="×", digits=2)
+                      ratio=f"{traffic.predicted_speedup:.3f}", extra=f"{traffic.predicted_speedup - 4:.3f}"),
+                    unit="×", digits=3)
 
 
 def _lane_kind(value: float) -> str:

@@ -71,6 +71,8 @@ def frame_text(step: int) -> str:
         return text + " " + t(text_key, **facts) + " " + where
     claim = padding.frame_claim(trace, row, frame)      # only said where this launch's values bear it out
     text = text + (" " + t(f"padding_claim_{claim}") if claim else "")
+    if n_pad == 0 and variant == "correct":              # its sentences are about padded lanes: there are none
+        return text + " " + t("padding_no_padded_lanes", **facts)
     return text + (" " + t(text_key, **facts) if has(text_key) else "")
 
 

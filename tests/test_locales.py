@@ -15,6 +15,7 @@ import softmax_core as sc
 from explorer_ui import (glossary, gpu_figures, i18n, layout, long_row_frames, measured, padding, plan_reasons, quiz,
                          recorded_text, row_schedule)
 from softmax_core.teaching.chapter_notes import STRIDE_VIEWS
+from softmax_core.teaching.bench_reading import IMPOSSIBLE
 from softmax_core.teaching.memory import PASS_TENSORS
 from softmax_core.teaching.tutorial_trace import VARIANTS
 
@@ -62,6 +63,8 @@ def families() -> dict[str, tuple[set[str], bool]]:
         "longrows_cliff_fail_*": ({f"longrows_cliff_fail_{c}" for c in long_row_frames.CLIFF_LIMITERS}, True),
         "longrows_path_*": ({f"longrows_path_{p}" for p in long_row_frames.PATH_NAMES}, True),
         "longrows_pattern_*": ({f"longrows_pattern_{p}" for p in long_row_frames.PATTERNS}, True),
+        "longrows_l2_lesson_*": ({f"longrows_l2_lesson_{w}" for w in long_row_frames.FALLOFF_PLACES}, True),
+        "bench_cpu_impossible_*": ({f"bench_cpu_impossible_{w}" for w in IMPOSSIBLE}, True),
         "gloss_*_term": ({f"gloss_{k}_term" for k in glossary.TERM_KEYS}, True),
         "gloss_*_def": ({f"gloss_{k}_def" for k in glossary.TERM_KEYS}, True),
         "gloss_*_match": ({f"gloss_{k}_match" for k in glossary.TERM_KEYS}, True),

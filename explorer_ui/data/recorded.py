@@ -90,6 +90,24 @@ def _speedup_figures(row) -> dict:
     return {"speedup": s.value, "lo": s.lo, "hi": s.hi, "spread_kind": s.kind, "verdict": s.verdict}
 
 
+def _efficiencies(run, row, dtype: str) -> dict:
+    """The measured speedup split into byte ratio × (fused efficiency ÷ naive efficiency), from the same run's
+    copy at the same shape (softmax_core.teaching.memory.speedup_parts); empty when the run timed no copy there."""
+    from softmax_core.teaching.memory import speedup_parts
+
+    frame = run.frame
+    copy = frame[(frame["provider"] == "copy") & (frame["direction"] == "forward") & (frame["dtype"] == dtype)
+                 & (frame["status"] == "ok") & (frame["M"] == row["M"]) & (frame["N"] == row["N"])]
+    if copy.empty or "gbps_naive" not in row:
+        return {}
+    traffic = sc.memory_traffic(int(row["M"]), int(row["N"]), dtypes.torch_dtype(dtype))
+    parts = speedup_parts(traffic.predicted_speedup, float(row["gbps_naive"]), float(row["gbps_fused"]),
+                          float(copy["gbps"].iloc[0]))
+    return {"byte_ratio": parts.byte_ratio, "naive_eff": parts.naive_efficiency,
+            "fused_eff": parts.fused_efficiency, "parts_speedup": parts.speedup,
+            "copy_steady": measured.timing_spread(copy.iloc[0].to_dict()).steady is not False}
+
+
 def _recorded_only() -> tuple | None:
     """A cache key for "the recorded runs as they are on disk", or None when this session has a live run
     (then the answers are computed afresh: a live run does not hash)."""
@@ -124,7 +142,8 @@ def _measured_speedup(runs, dtype: str, N: int, M: int | None) -> dict | None:
         distance = (both["N"] - N).abs() * 10**7 + ((both["M"] - M).abs() if M is not None else 0)
         row = both.iloc[distance.argsort().iloc[0]].to_dict()
         candidate = {**_speedup_figures(row), "N": int(row["N"]), "M": int(row["M"]), "provider": fused_name,
-                     "gpu": str(run.provenance.get("gpu", "?")), "date": run_day(run)}
+                     "gpu": str(run.provenance.get("gpu", "?")), "date": run_day(run),
+                     **_efficiencies(run, row, dtype)}
         candidate["exact"] = candidate["N"] == N and (M is None or candidate["M"] == M)
         key = (abs(candidate["N"] - N), abs(candidate["M"] - M) if M is not None else 0)
         if best is None or key < best[0]:
