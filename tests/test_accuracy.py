@@ -67,7 +67,7 @@ def test_plural_spec_follows_the_number():
 @pytest.mark.parametrize("key, values, wrong", [
     ("padding_block", dict(N=1, B=1, pad=0, programs=1, gpu="G"), "1 programs"),
     ("padding_frame_load", dict(B=1, N=1, pad=0), "1 lanes"),
-    ("gpu_what_if_text", dict(regs=1, programs=1, limiter="x", grid=1, real=1), "1 registers"),
+    ("gpu_what_if_text", dict(regs=1, programs=1, limiter="x", grid=1, real=1, hardware=1), "1 registers"),
     ("schedule_frame_launch", dict(P=1), "1 programs"),
 ])
 def test_no_one_with_a_plural_noun(key, values, wrong):
