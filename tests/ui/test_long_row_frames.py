@@ -24,7 +24,7 @@ def test_cliff_is_the_first_block_that_does_not_fit():
     assert not sc.plan_launch(1, cliff.fail_n, torch.float32, sc.catalog_gpu("h200")).fits
     assert sc.plan_launch(1, cliff.fail_n - 1, torch.float32, sc.catalog_gpu("h200")).fits
     synthetic = table.assign(fits=True, spills=[0, 0, 3, 9])
-    assert lr.find_cliff(synthetic) == lr.Cliff(None, None, None, 16384, None)
+    assert lr.find_cliff(synthetic) == lr.Cliff(None, None, None, 16384, None, top_spills=9)
 
 
 def test_online_frames_and_tile_phases():
