@@ -234,10 +234,10 @@ if flight is not None:
             st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
             st.caption(t("longrows_paths_source", file=rec["source"].iloc[0],
                          line=f"{h200_cross:,}" if h200_cross else "—"))
-        fall = lr.falloff(rec[rec["path"] == "tiled"], h200_cross)
-        if fall is not None:        # where the tiled path falls off, against the line: the records say
-            st.markdown(t(f"longrows_l2_lesson_{fall.where}", n=f"{fall.n or 0:,}", ratio=fall.ratio or 0.0,
-                          best=fall.best, best_n=f"{fall.best_n:,}", line=f"{h200_cross or 0:,}",
-                          drop=lr.FALLOFF))
+            fall = lr.falloff(rec[rec["path"] == "tiled"], h200_cross)
+            if fall is not None:        # where the tiled path falls off, against the line: the records say
+                st.markdown(t(f"longrows_l2_lesson_{fall.where}", n=f"{fall.n or 0:,}", ratio=fall.ratio or 0.0,
+                              best=fall.best, best_n=f"{fall.best_n:,}", line=f"{h200_cross or 0:,}",
+                              drop=lr.FALLOFF))
 
 state.sync()
