@@ -4,7 +4,7 @@ rule, the chapter's unit test, the 3-D grid and tl.exp's error. Computed by soft
 import pandas as pd
 import streamlit as st
 
-from explorer_ui import code, data, defaults, layout, quiz, recorded_text
+from explorer_ui import chapter_benchmark, code, data, defaults, layout, quiz, recorded_text
 from explorer_ui.i18n import t
 from explorer_ui.urlstate import PageState
 from softmax_core.teaching import chapter_notes as sc_chapter
@@ -215,5 +215,18 @@ if plan is not None and gpu.vendor == "nvidia":
     if ex2 is not None and ex2.exponentials:
         st.markdown(t("chapter_exp_ptx", count=len(ex2.exponentials), gpu=gpu.name, arch=gpu.arch, log2e=ex2.log2e))
         st.code("\n".join(ex2.multiplies[:1] + ex2.exponentials[:1]), language="text")
+
+# -- 7. the chapter's benchmark, measured ---------------------------------------------------------------------------
+st.header(t("chapter_bench_title"), anchor="benchmark")
+st.markdown(t("chapter_bench_intro"))
+claims = chapter_benchmark.claims_table()
+if claims is None:
+    st.info(t("chapter_bench_no_record"))
+else:
+    st.caption(t("chapter_bench_chart"))
+    st.line_chart(chapter_benchmark.sweep_chart_data(), x_label="N", y_label="GB/s")
+    st.dataframe(claims, hide_index=True, width="stretch")
+    st.markdown(chapter_benchmark.bounds_text())
+    st.caption(chapter_benchmark.record_caption())
 
 state.sync()

@@ -3,11 +3,12 @@
 providers.py  the ways of computing softmax that are timed, and the copy roofline
 harness.py    checking, timing (timers, the one-GPU lock, torch.compile's limits) and `run_sweep`
 records.py    a run's table and provenance, saved as CSV + JSON and loaded back
+chapter_claims.py  the chapter's Step 5 claims, each a verdict computed from a recorded run of its sweep
 """
 from softmax_core.bench.harness import (FULL_SWEEP_DTYPES, FULL_SWEEP_M, FULL_SWEEP_N, QUANTILES, TIMERS, TUTORIAL_SWEEP_M,
-                      TUTORIAL_SWEEP_N, CudaGraphTimer, DoBenchTimer, GraphCaptureError, Timer, Timing,
-                      WallClockTimer, compile_limits, default_timer, describe_timer, exclusive_gpu, gbps, measure,
-                      mismatch, run_sweep, timer_kind, timing_of, with_copy_ratio)
+                      TUTORIAL_SWEEP_N, CudaGraphTimer, DoBenchTimer, GraphCaptureError, Inputs, Timer, Timing,
+                      WallClockTimer, compile_limits, default_timer, describe_timer, exclusive_gpu, gbps, make_inputs,
+                      measure, mismatch, run_sweep, timer_kind, timing_of, with_copy_ratio)
 from softmax_core.bench.providers import (PEER_PACKAGES, PROVIDERS, NotDifferentiable, Provider, autograd_backward,
                         available_providers, get_provider)
 from softmax_core.bench.records import (COLUMNS, CUDAGRAPH, DO_BENCH, DO_BENCH_CUDAGRAPH, EAGER, GRAPH_ROOFLINE_LIMIT,
@@ -18,8 +19,9 @@ from softmax_core.bench.records import (COLUMNS, CUDAGRAPH, DO_BENCH, DO_BENCH_C
 
 __all__ = [
     "FULL_SWEEP_DTYPES", "FULL_SWEEP_M", "FULL_SWEEP_N", "QUANTILES", "TIMERS", "TUTORIAL_SWEEP_M",
-    "TUTORIAL_SWEEP_N", "CudaGraphTimer", "DoBenchTimer", "GraphCaptureError", "Timer", "Timing",
-    "WallClockTimer", "compile_limits", "default_timer", "describe_timer", "exclusive_gpu", "gbps", "measure",
+    "TUTORIAL_SWEEP_N", "CudaGraphTimer", "DoBenchTimer", "GraphCaptureError", "Inputs", "Timer", "Timing",
+    "WallClockTimer", "compile_limits", "default_timer", "describe_timer", "exclusive_gpu", "gbps", "make_inputs",
+    "measure",
     "mismatch", "run_sweep", "timer_kind", "timing_of", "with_copy_ratio",
     "PEER_PACKAGES", "PROVIDERS", "NotDifferentiable", "Provider", "autograd_backward", "available_providers",
     "get_provider",

@@ -38,10 +38,10 @@ from softmax_core.bench.records import (COLUMNS, CUDAGRAPH, DO_BENCH, DO_BENCH_C
 TUTORIAL_SWEEP_M = 4096
 TUTORIAL_SWEEP_N = [128 * i for i in range(2, 100)]
 
-# The project's record sweep (issue 4's targets). Powers of two so BLOCK_SIZE = N and nothing is padded,
+# The project's record sweep. Powers of two so BLOCK_SIZE = N and nothing is padded,
 # plus 781, the tutorial's odd width where masking matters. 256-1024 is launch-bound territory; 2048-16384 is
 # where a whole row fits one program; from 32768 (fp32) the tutorial kernel runs out of shared memory and long
-# rows need tiles; 262144 is the longest row the targets name (4096 x 262144 fp32 = 4 GiB per tensor).
+# rows need tiles; 262144 is the longest row swept (4096 x 262144 fp32 = 4 GiB per tensor).
 FULL_SWEEP_M = 4096
 FULL_SWEEP_N = [256, 512, 781, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144]
 FULL_SWEEP_DTYPES = ["float32", "bfloat16"]
@@ -101,8 +101,9 @@ class CudaGraphTimer:
     called (measure() prepares each call on `capture_stream()`), where do_bench_cudagraph captures on a stream
     of its own. The difference matters for a backward: autograd runs each backward kernel on the stream its
     forward ran on, so a backward whose forward ran anywhere else would make that stream wait on the capture,
-    which CUDA refuses ("operation would make the legacy stream depend on a capturing blocking stream": every
-    backward of the first graph record, tuning/h200-graph-backward-capture-failures-20261130.csv)."""
+    which CUDA refuses ("operation would make the legacy stream depend on a capturing blocking stream";
+    tuning/h200-graph-backward-capture-failures-20261130.csv records every backward failing so when timed by
+    do_bench_cudagraph itself)."""
     rep_ms: int = 40
     kind: ClassVar[str] = DO_BENCH_CUDAGRAPH
 
@@ -309,14 +310,16 @@ def compile_limits(limit: int = 256) -> Iterator[None]:
 # -------------------------------------------------------------------------------------------- measuring
 
 @dataclass(frozen=True)
-class _Inputs:
+class Inputs:
     x: torch.Tensor
     dy: torch.Tensor | None
     y_ref: torch.Tensor                       # float32 answers from torch, what every provider is checked against
     dx_ref: torch.Tensor | None
 
 
-def _make_inputs(M: int, N: int, dtype: torch.dtype, backward: bool, seed: int) -> _Inputs:
+def make_inputs(M: int, N: int, dtype: torch.dtype, backward: bool, seed: int) -> Inputs:
+    """Random x (and dy when `backward`) of one shape, with torch's float32 answers that `measure` checks
+    every provider against; the same (N, seed) gives the same inputs."""
     device = runtime.kernel_device()
     gen = torch.Generator(device=device).manual_seed(seed * 1_000_003 + N)
     x = torch.randn(M, N, device=device, dtype=dtype, generator=gen)
@@ -324,7 +327,7 @@ def _make_inputs(M: int, N: int, dtype: torch.dtype, backward: bool, seed: int) 
     leaf = x.detach().float().requires_grad_()
     y_ref = torch.softmax(leaf, dim=-1)
     dx_ref = torch.autograd.grad(y_ref, leaf, dy.float())[0] if backward else None
-    return _Inputs(x, dy, y_ref.detach(), dx_ref)
+    return Inputs(x, dy, y_ref.detach(), dx_ref)
 
 
 def mismatch(out: object, ref: torch.Tensor, dtype: torch.dtype) -> str | None:
@@ -356,7 +359,7 @@ def _row(p: Provider, direction: str, dtype: str, M: int, N: int, status: str, r
                 copy_ratio=float("nan"), status=status, reason=reason)
 
 
-def measure(p: Provider, direction: str, inputs: _Inputs, timer: Timer) -> dict:
+def measure(p: Provider, direction: str, inputs: Inputs, timer: Timer) -> dict:
     """Check, then time, one provider at one size and direction. Never raises for the provider's faults."""
     x = inputs.x
     M, N = x.shape
@@ -410,7 +413,7 @@ def run_sweep(M: int, Ns: Sequence[int], dtype: torch.dtype | str, providers: Se
         if progress:
             progress(0, total, "starting")
         for N in Ns:
-            inputs = _make_inputs(M, N, dtype, "backward" in directions, seed)
+            inputs = make_inputs(M, N, dtype, "backward" in directions, seed)
             for direction in directions:
                 for p in chosen:
                     rows.append(measure(p, direction, inputs, timer))

@@ -223,7 +223,7 @@ def current_runs(runs: Sequence[BenchmarkRun], view: str = EAGER) -> list[Benchm
 # and L2 is not flushed. Where it ran below this fraction of the eager copy's GB/s at the same N, ratios to it
 # would flatter every provider. (On the H200, from 512 MB per tensor, torch's contiguous copy_, which is a
 # cudaMemcpyAsync, replayed from a graph at 0.65-0.67x its eager GB/s; the backward's add kernel did not.)
-# The page (pages/6_benchmark.py) and docs/performance.md's tables (scripts/performance_tables.py) both
+# The page (pages/6_benchmark.py) and docs/performance.md's tables (bench_tools.doc_tables) both
 # leave those ratios out.
 GRAPH_ROOFLINE_LIMIT = 0.9
 

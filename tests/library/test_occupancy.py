@@ -1,5 +1,5 @@
 """The hardware's occupancy rules (softmax_core.hardware.occupancy) against the CUDA driver's own answers, recorded on
-the H200 by scripts/measure_driver_occupancy.py (assets/occupancy/), and the chapter's formula beside them."""
+the H200 by bench_tools.record.driver_occupancy (assets/occupancy/), and the chapter's formula beside them."""
 import csv
 import dataclasses
 import json

@@ -1,12 +1,14 @@
-"""Write the recorded-run tables of docs/performance.md from the CSV + JSON files in assets/benchmarks/,
-so that no figure in that document is typed by hand.
+"""docs/performance.md's generated parts, written from the records (CSV + JSON) in assets/benchmarks/, so that no
+measured figure in that document is typed by hand:
 
-    python scripts/performance_tables.py            # print the tables
-    python scripts/performance_tables.py --write    # replace them in docs/performance.md
+- between `<!-- tables:begin -->` and `<!-- tables:end -->`: the current record, the newest eager run
+  (`do_bench`: each call launched from Python, L2 flushed) of the full sweep per dtype, and after it the newest
+  CUDA-graph run (`do_bench_cudagraph`: replayed, L2 not flushed) per dtype of the same GPU, when there is one;
+- between `<!-- chapter:begin -->` and `<!-- chapter:end -->`: the chapter's Step 5 claims checked against the
+  recorded run of its sweep (softmax_core.bench.chapter_claims, in the app's English words).
 
-The eager record (do_bench: each call launched from Python, L2 flushed) is listed by hand in VERSIONS. When
-assets/benchmarks/ also holds CUDA-graph records (do_bench_cudagraph: replayed from a graph, L2 not flushed)
-of the current record's GPU, the newest one per dtype gets a section of its own after the eager one.
+    python -m bench_tools.doc_tables            # print them
+    python -m bench_tools.doc_tables --write    # replace them in docs/performance.md
 """
 from __future__ import annotations
 
@@ -15,25 +17,33 @@ from pathlib import Path
 
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from softmax_core.bench import (CUDAGRAPH, GRAPH_ROOFLINE_LIMIT, load_recorded_runs, load_run,  # noqa: E402
-                                slower_graph_roofline)
+from softmax_core.bench import (CUDAGRAPH, EAGER, FULL_SWEEP_N, GRAPH_ROOFLINE_LIMIT, RECORDED_DIR,
+                                load_recorded_runs, load_run, slower_graph_roofline)
 
-ROOT = Path(__file__).resolve().parent.parent
-BENCH = ROOT / "assets" / "benchmarks"
+ROOT = RECORDED_DIR.parents[1]
+BENCH = RECORDED_DIR
 DOC = ROOT / "docs" / "performance.md"
 BEGIN, END = "<!-- tables:begin -->", "<!-- tables:end -->"
-# Each version's record: (label, float32 run, bfloat16 run). The last one is the current record.
-VERSIONS = [
-    ("v3", "history/nvidia-h200-full-float32-20261129T1459", "history/nvidia-h200-full-bfloat16-20261129T1500"),
-    ("v4", "history/nvidia-h200-full-float32-20261129T1523", "history/nvidia-h200-full-bfloat16-20261129T1524"),
-    ("v5 (1st run)", "history/nvidia-h200-full-float32-20261129T1725",
-     "history/nvidia-h200-full-bfloat16-20261129T1726"),
-    ("v5", "history/nvidia-h200-full-float32-20261129T1733", "history/nvidia-h200-full-bfloat16-20261129T1735"),
-    ("v6", "history/nvidia-h200-full-float32-20261130T0527", "history/nvidia-h200-full-bfloat16-20261130T0528"),
-    ("v7", "history/nvidia-h200-full-float32-20261130T0700", "history/nvidia-h200-full-bfloat16-20261130T0700"),
-    ("v8", "nvidia-h200-full-float32-20261130T0820", "nvidia-h200-full-bfloat16-20261130T0837"),
-]
+CHAPTER_BEGIN, CHAPTER_END = "<!-- chapter:begin -->", "<!-- chapter:end -->"
+DTYPE_ORDER = ("bfloat16", "float32")
+
+
+def newest_full_sweeps(directory: Path = BENCH, view: str = EAGER, gpu: str | None = None) -> dict[str, str]:
+    """dtype -> file stem of the newest run of timing view `view` that covers the full sweep's N (of `gpu`
+    when given), bfloat16 first; other sweeps recorded beside it (real model shapes, say) are not the record."""
+    newest = {}
+    for run in load_recorded_runs(directory, view=view):            # oldest first: the newest one stays
+        full = set(FULL_SWEEP_N) <= set(run.frame.N)
+        if full and (gpu is None or run.provenance.get("gpu") == gpu):
+            newest[run.provenance.get("dtype")] = Path(run.provenance["csv"]).stem
+    return {d: newest[d] for d in DTYPE_ORDER if d in newest}
+
+
+def current_stems() -> dict[str, str]:
+    """The current record: dtype -> stem of the newest eager full sweep in assets/benchmarks/."""
+    return newest_full_sweeps(BENCH, EAGER)
+
+
 PEERS = ["tutorial", "torch", "torch_compile", "liger", "quack", "naive"]
 
 
@@ -49,18 +59,6 @@ def ratio(df: pd.DataFrame, provider: str, direction: str = "forward") -> pd.Ser
 
 def fmt(value, digits=2) -> str:
     return "fails" if pd.isna(value) else f"{value:.{digits}f}"
-
-
-def by_version() -> str:
-    columns = {}
-    for label, f32, b16 in VERSIONS:
-        columns[f"fp32 {label}"] = ratio(load(f32)[0], "tuned")
-        columns[f"bf16 {label}"] = ratio(load(b16)[0], "tuned")
-    table = pd.DataFrame(columns)
-    lines = ["### tuned ÷ copy by version (forward, same-run copy)", "",
-             "| N | " + " | ".join(table.columns) + " |", "|---" * (len(table.columns) + 1) + "|"]
-    lines += [f"| {n} | " + " | ".join(fmt(v) for v in row) + " |" for n, row in table.iterrows()]
-    return "\n".join(lines)
 
 
 def record(stem: str, directory: Path = BENCH, eager_stem: str | None = None) -> str:
@@ -108,14 +106,10 @@ def record(stem: str, directory: Path = BENCH, eager_stem: str | None = None) ->
 
 
 def graph_stems(directory: Path = BENCH) -> dict[str, str]:
-    """dtype -> file stem of the newest CUDA-graph record of that dtype (bfloat16 first, as the eager tables)
-    of the current eager record's GPU; empty when there is no such record."""
-    gpu = load(VERSIONS[-1][1])[1].get("gpu")
-    newest = {}
-    for run in load_recorded_runs(directory, view=CUDAGRAPH):       # oldest first: the newest one stays
-        if run.provenance.get("gpu") == gpu:
-            newest[run.provenance.get("dtype")] = Path(run.provenance["csv"]).stem
-    return {d: newest[d] for d in ("bfloat16", "float32") if d in newest}
+    """dtype -> stem of the newest CUDA-graph full sweep in `directory` of the current record's GPU."""
+    current = current_stems()
+    gpu = load(next(iter(current.values())))[1].get("gpu") if current else None
+    return newest_full_sweeps(directory, CUDAGRAPH, gpu) if gpu else {}
 
 
 def graph_section(directory: Path = BENCH) -> str | None:
@@ -126,13 +120,13 @@ def graph_section(directory: Path = BENCH) -> str | None:
     lines = ["### Timed from a CUDA graph (`do_bench_cudagraph`)", "",
              f"Each call replayed from a CUDA graph: no CPU launch cost, and L2 is not flushed between calls, so "
              f"compare these ratios to copy with each other, not these GB/s with the eager ones. Timer: {timer}."]
-    eager = {"bfloat16": VERSIONS[-1][2], "float32": VERSIONS[-1][1]}
-    return "\n\n".join(["\n".join(lines), *(record(stem, directory, eager[dtype]) for dtype, stem in stems.items())])
+    eager = current_stems()
+    return "\n\n".join(["\n".join(lines), *(record(stem, directory, eager.get(dtype)) for dtype, stem in stems.items())])
 
 
 def tables(directory: Path = BENCH) -> str:
-    _, f32, b16 = VERSIONS[-1]
-    eager = [by_version(), record(b16), record(f32)]
+    """The current record's tables (eager), then the CUDA-graph ones found in `directory`."""
+    eager = [record(stem) for stem in current_stems().values()]
     graph = graph_section(directory)
     if graph is None:
         return "\n\n".join(eager)
@@ -141,12 +135,36 @@ def tables(directory: Path = BENCH) -> str:
     return "\n\n".join([header, *eager, graph])
 
 
-if __name__ == "__main__":
-    text = tables()
-    if "--write" in sys.argv:
+def chapter_section() -> str:
+    """The chapter's claims, each with its verdict and the figures behind it, what bounds those figures, and
+    the record they come from: the same words as the chapter-notes page, in English."""
+    from explorer_ui import chapter_benchmark
+
+    claims = chapter_benchmark.claims_table("en")
+    if claims is None:
+        return "No recorded run of the chapter's sweep is in assets/benchmarks/chapter/."
+    lines = ["| " + " | ".join(claims.columns) + " |", "|---" * len(claims.columns) + "|"]
+    lines += ["| " + " | ".join(str(v).replace("|", "\\|") for v in row) + " |" for row in claims.itertuples(index=False)]
+    return "\n\n".join(["\n".join(lines), chapter_benchmark.bounds_text("en"), chapter_benchmark.record_caption("en")])
+
+
+def replaced(doc: str, begin: str, end: str, text: str) -> str:
+    start, stop = doc.index(begin) + len(begin), doc.index(end)
+    return doc[:start] + "\n\n" + text + "\n\n" + doc[stop:]
+
+
+def main(argv: list[str]) -> int:
+    parts = ((BEGIN, END, tables()), (CHAPTER_BEGIN, CHAPTER_END, chapter_section()))
+    if "--write" in argv:
         doc = DOC.read_text()
-        start, end = doc.index(BEGIN) + len(BEGIN), doc.index(END)
-        DOC.write_text(doc[:start] + "\n\n" + text + "\n\n" + doc[end:])
-        print(f"wrote the tables into {DOC.relative_to(ROOT)}")
+        for begin, end, text in parts:
+            doc = replaced(doc, begin, end, text)
+        DOC.write_text(doc)
+        print(f"wrote the generated parts of {DOC.relative_to(ROOT)}")
     else:
-        print(text)
+        print("\n\n".join(text for _, _, text in parts))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
