@@ -19,6 +19,9 @@ import pandas as pd
 
 from softmax_core.bench import (CUDAGRAPH, EAGER, FULL_SWEEP_N, GRAPH_ROOFLINE_LIMIT, RECORDED_DIR,
                                 load_recorded_runs, load_run, slower_graph_roofline)
+from softmax_core.bench import trust
+from softmax_core.bench.records import timer as recorded_timer
+from softmax_core.words import describe
 
 ROOT = RECORDED_DIR.parents[1]
 BENCH = RECORDED_DIR
@@ -52,13 +55,31 @@ def load(stem: str, directory: Path = BENCH) -> tuple[pd.DataFrame, dict]:
     return run.frame, run.provenance
 
 
-def ratio(df: pd.DataFrame, provider: str, direction: str = "forward") -> pd.Series:
-    rows = df[(df.provider == provider) & (df.direction == direction) & (df.status == "ok")]
-    return rows.set_index("N")["copy_ratio"]
+def ratios(df: pd.DataFrame, provider: str, direction: str = "forward", eager: pd.DataFrame | None = None) -> dict:
+    """N -> `provider`'s GB/s over the copy's, as the app's trust rule shows it (softmax_core.bench.trust):
+    a number, None where the rule withholds it; a size the provider has no timing at is left out."""
+    rows = df[df.direction == direction]
+    copy = {int(r["N"]): r for r in rows[rows.provider == "copy"].to_dict("records")}
+    eager_copy = trust.copy_gbps(eager[eager.direction == direction].to_dict("records")) if eager is not None else {}
+    return {int(r["N"]): trust.ratio_to_copy(r, copy.get(int(r["N"])), eager_copy.get(int(r["N"])))[0]
+            for r in rows[(rows.provider == provider) & (rows.status == "ok")].to_dict("records")}
+
+
+def ratio(df: pd.DataFrame, provider: str, direction: str = "forward", eager: pd.DataFrame | None = None) -> pd.Series:
+    """`ratios` as a column: NaN where the provider has no timing, "—" where the rule withholds the ratio."""
+    return pd.Series({n: "—" if v is None else v for n, v in ratios(df, provider, direction, eager).items()},
+                     dtype=object)
 
 
 def fmt(value, digits=2) -> str:
+    if isinstance(value, str):
+        return value
     return "fails" if pd.isna(value) else f"{value:.{digits}f}"
+
+
+def gbps_cell(row) -> str:
+    """A GB/s figure as the page shows it: "⚠" after an unsteady timing."""
+    return f"{row['gbps']:,.0f}" + (" ⚠" if trust.timing_spread(row).steady is False else "")
 
 
 def record(stem: str, directory: Path = BENCH, eager_stem: str | None = None) -> str:
@@ -66,6 +87,7 @@ def record(stem: str, directory: Path = BENCH, eager_stem: str | None = None) ->
     where the graph's copy ran slower than the eager one (bench.slower_graph_roofline) no ratio is printed."""
     df, prov = load(stem, directory)
     slow: dict[str, dict] = {}
+    eager = None
     if eager_stem is not None:
         eager = load(eager_stem)[0]
         slow = {d: slower_graph_roofline(df[df.direction == d].to_dict("records"),
@@ -73,30 +95,31 @@ def record(stem: str, directory: Path = BENCH, eager_stem: str | None = None) ->
                 for d in ("forward", "backward")}
     present = [p for p in PEERS if p in set(df.provider)]
     fwd = df[df.direction == "forward"]
-    gbps = fwd.pivot_table(index="N", columns="provider", values="gbps")
-    ms = fwd.pivot_table(index="N", columns="provider", values="ms_median")
+    ok = {(r["provider"], int(r["N"])): r for r in fwd[fwd.status == "ok"].to_dict("records")}
+    shown = {p: ratios(df, p, "forward", eager) for p in ["tuned"] + present if p != "naive"}
     header = (f"### {prov['dtype']}, M = {prov['M']} — `{stem.split('/')[-1]}.csv`\n\n"
               f"{prov['gpu']}, driver {prov['driver']}, torch {prov['torch']}, triton {prov['triton']}, "
               f"{prov['date']}, source digest {prov.get('source_digest', '—')}, `{prov['command']}`\n")
     cols = ["floor µs (copy)", "copy GB/s", "tuned"] + present + ["tuned/copy", "best peer/copy"]
     lines = [header, "| N | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
-    for n in gbps.index:
-        peers = [gbps.loc[n].get(p) for p in present if p != "naive"]
-        best_peer = max((v for v in peers if not pd.isna(v)), default=float("nan"))
-        cells = [f"{ms.loc[n, 'copy'] * 1e3:.1f}", f"{gbps.loc[n, 'copy']:,.0f}", f"{gbps.loc[n, 'tuned']:,.0f}"]
-        cells += ["fails" if pd.isna(gbps.loc[n].get(p)) else f"{gbps.loc[n, p]:,.0f}" for p in present]
-        if n in slow.get("forward", {}):
-            cells += ["—", "—"]
-        else:
-            cells += [fmt(gbps.loc[n, "tuned"] / gbps.loc[n, "copy"]), fmt(best_peer / gbps.loc[n, "copy"])]
+    for n in sorted({n for _, n in ok}):
+        copy = ok[("copy", n)]
+        peers = [shown[p].get(n) for p in present if p != "naive" and (p, n) in ok]
+        best_peer = max((v for v in peers if v is not None), default=None)
+        cells = [f"{copy['ms_median'] * 1e3:.1f}", gbps_cell(copy), gbps_cell(ok[("tuned", n)])]
+        cells += ["fails" if (p, n) not in ok else gbps_cell(ok[(p, n)]) for p in present]
+        tuned = shown["tuned"].get(n)
+        cells += ["—" if tuned is None else fmt(tuned),
+                  "—" if best_peer is None or len(peers) > len([v for v in peers if v is not None]) else fmt(best_peer)]
         lines.append(f"| {n} | " + " | ".join(cells) + " |")
-    bwd = {p: ratio(df, p, "backward") for p in ["tuned", "torch", "torch_compile", "liger", "quack"]
+    bwd = {p: ratio(df, p, "backward", eager) for p in ["tuned", "torch", "torch_compile", "liger", "quack"]
            if p in set(df.provider)}
     table = pd.DataFrame(bwd)
     lines += ["", "Backward (through autograd), ratio to a 2-read-1-write copy of the same bytes:", "",
               "| N | " + " | ".join(table.columns) + " |", "|---" * (len(table.columns) + 1) + "|"]
-    lines += [f"| {n} | " + " | ".join("—" if n in slow.get("backward", {}) else fmt(v) for v in row) + " |"
-              for n, row in table.iterrows()]
+    lines += [f"| {n} | " + " | ".join(fmt(v) for v in row) + " |" for n, row in table.iterrows()]
+    lines += ["", f"⚠: an unsteady timing (p80 more than {trust.SPREAD_LIMIT}× p20); — : no ratio where either "
+                  "timing is unsteady (the benchmark page's rule, softmax_core.bench.trust)."]
     if any(slow.values()):
         sizes = ", ".join(f"{n:,}" for n in sorted({n for d in slow.values() for n in d}))
         lines += ["", f"No ratio (—) at N = {sizes}: there the copy replayed from the graph ran below "
@@ -116,7 +139,8 @@ def graph_section(directory: Path = BENCH) -> str | None:
     stems = graph_stems(directory)
     if not stems:
         return None
-    timer = load(next(iter(stems.values())), directory)[1].get("timer_description", "triton.testing.do_bench_cudagraph")
+    clock = recorded_timer(load(next(iter(stems.values())), directory)[1])
+    timer = describe(clock) if clock is not None else "triton.testing.do_bench_cudagraph"
     lines = ["### Timed from a CUDA graph (`do_bench_cudagraph`)", "",
              f"Each call replayed from a CUDA graph: no CPU launch cost, and L2 is not flushed between calls, so "
              f"compare these ratios to copy with each other, not these GB/s with the eager ones. Timer: {timer}."]

@@ -57,7 +57,7 @@ class Variant:
         return y
 
     def provider(self) -> bench.Provider:
-        return bench.Provider(self.name, self.name, self.launch)
+        return bench.Provider(self.name, self.launch)
 
     def settings(self) -> dict:
         """The variant's columns of the CSV."""
@@ -107,10 +107,10 @@ def save(frame: pd.DataFrame, stem: str | Path, timer: bench.Timer, command: str
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
     csv_path, json_path = stem.with_name(stem.name + ".csv"), stem.with_name(stem.name + ".json")
-    frame.to_csv(csv_path, index=False)
+    bench.csv_frame(frame).to_csv(csv_path, index=False)
     info = bench.provenance(int(frame.M.iloc[0]), sorted(set(map(int, frame.N))), str(frame.dtype.iloc[0]),
-                            list(baselines), ["forward"], bench.describe_timer(timer), command, 0,
-                            timer_kind=bench.timer_kind(timer))
+                            list(baselines), ["forward"], bench.timer_kind(timer), bench.timer_figures(timer),
+                            command, 0)
     info.update(csv=csv_path.name, shapes=sorted({(int(m), int(n)) for m, n in zip(frame.M, frame.N)}),
                 variants=sorted(set(frame.provider[frame.kernel.notna()])))
     json_path.write_text(json.dumps(info, indent=2) + "\n")

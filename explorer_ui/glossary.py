@@ -15,8 +15,7 @@ from softmax_core.plans.tutorial import TUTORIAL_STAGES_SHARED_THRESHOLD
 from softmax_core.teaching.launch_facts import facts_of_plan
 
 from . import present
-from .i18n import has, language, t
-from .gpu_figures import limiter_key
+from .i18n import has, language, say, t
 
 GLOSSARY_PAGE = "pages/10_glossary.py"
 TERM_PARAM = "term"          # ?term=sm: the glossary shows that entry first
@@ -176,7 +175,7 @@ def figure_values(gpu: sc.GpuSpec, plan: sc.LaunchPlan | None, M: int, N: int) -
             "grid": {"grid": str(plan.grid)},
             "register": {"regs": _num(gpu.max_num_regs), "n_regs": plan.n_regs},
             "shared_memory": {"smem": _num(gpu.max_shared_mem), "shared": _num(plan.shared_bytes)},
-            "occupancy": {"per_sm": facts.programs_per_sm, "N": _num(N), "limiter": t(limiter_key(facts.limiter)),
+            "occupancy": {"per_sm": facts.programs_per_sm, "N": _num(N), "limiter": say(facts.limiter),
                           "chapter_per_sm": facts.chapter_programs_per_sm},
             "persistent": {"M": _num(M), "rows_per_program": _num(plan.rows_per_program, 1)},
             "block_size": {"N": _num(N), "block": _num(plan.block_size)},

@@ -5,9 +5,8 @@ import pandas as pd
 import streamlit as st
 
 import softmax_core as sc
-from explorer_ui import charts, code, data, defaults, fmt, gpu_figures, layout, quiz, row_schedule, slides
-from explorer_ui.i18n import t
-from explorer_ui.plan_reasons import render_reason
+from explorer_ui import charts, code, data, defaults, fmt, layout, quiz, row_schedule, slides
+from explorer_ui.i18n import say, t
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState, in_url
 from softmax_core.teaching.launch_facts import program_placement
@@ -56,7 +55,7 @@ except Exception as err:
     st.stop()
 
 if not plan.fits:     # the tutorial kernel cannot launch this row length on this GPU: nothing to schedule
-    st.warning(t("schedule_no_fit", explanation=render_reason(plan.reason)))
+    st.warning(t("schedule_no_fit", explanation=say(plan.reason)))
     state.sync()
     st.stop()
 # A link that names P means "this many programs", not the plan's number.
@@ -79,7 +78,7 @@ load = c4.slider(t("schedule_load"), 1, 10, key=kload, help=t("schedule_load_hel
 # rules); the chapter formula's figure is named as the formula's wherever it is stated.
 facts = data.launch_facts(n_rows, N, defaults.DTYPE, gpu_key)
 full_facts = data.launch_facts(FULL_SIZE_M, N, defaults.DTYPE, gpu_key)
-limiter = t(gpu_figures.limiter_key(facts.limiter))
+limiter = say(facts.limiter)
 formula = dict(chapter_per_sm=facts.chapter_programs_per_sm, planned=facts.chapter_grid, rows=n_rows)
 at_full = dict(M=FULL_SIZE_M, full=full_facts.num_programs, per_program=full.rows_per_program, slots=full_facts.slots,
                waiting=full_facts.waiting, waves=full_facts.waves)

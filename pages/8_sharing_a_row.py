@@ -6,8 +6,7 @@ import streamlit as st
 
 from explorer_ui import charts, code, data, defaults, fmt, layout, quiz, slides
 from explorer_ui import long_row_frames as lr
-from explorer_ui.i18n import bound, t
-from explorer_ui.plan_reasons import render_reason
+from explorer_ui.i18n import bound, say, t
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState
 from softmax_core.teaching import long_row_trace as lrt
@@ -171,7 +170,7 @@ if plans:
     for plan, (_, r) in zip(plans, table.iterrows()):
         rows.append({"N": f"{plan.n_cols:,}", t("longrows_path"): t(f"longrows_path_{plan.path}"),
                      t("sharing_recorded_ratio"): f"{r['recorded_ratio']:.2f}×" if np.isfinite(r["recorded_ratio"]) else "—",
-                     t("sharing_reason"): render_reason(plan.reason)})
+                     t("sharing_reason"): say(plan.reason)})
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     st.caption(t("sharing_reason_note"))
 

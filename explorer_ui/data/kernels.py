@@ -60,13 +60,12 @@ def launch_plan(n_rows: int, n_cols: int, dtype: str, gpu_key: str) -> sc.Launch
 
 
 @st.cache_data(show_spinner=False, max_entries=512)
-def what_if_plan(n_rows: int, n_cols: int, dtype: str, gpu_key: str, n_regs: int, shared_bytes: int,
-                 how: str) -> sc.LaunchPlan:
+def what_if_plan(n_rows: int, n_cols: int, dtype: str, gpu_key: str, n_regs: int, shared_bytes: int) -> sc.LaunchPlan:
     """The plan if the kernel needed `n_regs` registers per thread and `shared_bytes` per program."""
-    from softmax_core.hardware.compile import KernelResources
+    from softmax_core.hardware.compile import KernelResources, RegisterSource
 
     return sc.plan_launch(n_rows, n_cols, dtypes.torch_dtype(dtype), gpu_by_key(gpu_key),
-                          resources=KernelResources(n_regs, 0, shared_bytes, how))
+                          resources=KernelResources(n_regs, 0, shared_bytes, RegisterSource.GIVEN))
 
 
 @st.cache_data(show_spinner=False, max_entries=128)

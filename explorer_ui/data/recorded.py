@@ -183,12 +183,9 @@ def _speedup_table(runs, dtype: str):
     return None
 
 
-def provider_label(key: str, run=None) -> str:
-    """A provider's label: today's (softmax_core.bench.PROVIDERS), else the one the run recorded, else its key."""
-    if key in bench.PROVIDERS:
-        return recorded_text.provider_text(key, bench.PROVIDERS[key].label)
-    labels = run.provenance.get("providers") if run is not None else None
-    return labels.get(key, key) if isinstance(labels, dict) else key
+def provider_label(key: str) -> str:
+    """A provider's name for people in the reader's language (a provider no longer known: its key)."""
+    return recorded_text.provider_text(key)
 
 
 def chart_frame(run, direction: str):
@@ -210,7 +207,7 @@ def chart_frame(run, direction: str):
                           for n, sp, r in zip(part["N"], spreads, part["copy_ratio"])]
     part["ms"] = part["ms_median"]
     part["provider_key"] = part["provider"]
-    part["provider"] = [provider_label(p, run) for p in part["provider"]]
+    part["provider"] = [provider_label(p) for p in part["provider"]]
     roof = part[part["provider_key"] == "copy"][["N", "gbps"]]
     return part[part["provider_key"] != "copy"], roof
 

@@ -26,6 +26,7 @@ from pathlib import Path
 import pandas as pd
 
 from softmax_core.bench.records import EAGER, RECORDED_DIR, BenchmarkRun, load_recorded_runs
+from softmax_core.hardware import dtypes
 from softmax_core.hardware.gpu import GpuSpec, gpu_catalog
 from softmax_core.teaching.memory import memory_traffic
 
@@ -165,7 +166,7 @@ def bounds(runs: ChapterRuns) -> dict:
     copy = _intervals(runs.main, "copy")
     gpu = catalog_gpu_named(runs.main.provenance.get("gpu"))
     M = int(runs.main.provenance["M"])
-    element = 4 if runs.main.provenance.get("dtype") == "float32" else 2
+    element = dtypes.element_size(runs.main.provenance.get("dtype", "float32"))
     out = dict(gpu=runs.main.provenance.get("gpu"), peak_gbps=gpu.memory_bandwidth_gbps if gpu else None,
                copy_best_gbps=float(copy.gbps.max()), copy_best_n=int(copy.gbps.idxmax()),
                smallest_n=int(copy.index[0]), copy_smallest_gbps=float(copy.gbps.iloc[0]),

@@ -14,10 +14,11 @@ from dataclasses import dataclass
 import torch
 
 from softmax_core.hardware.gpu import GpuSpec
+from softmax_core.hardware.occupancy import Limiter
 
 # What can limit programs per SM on the hardware (softmax_core.hardware.occupancy.LIMITERS without "rows":
 # a small matrix shortens the grid, not what an SM can hold).
-SM_LIMITERS = ("warp slots", "block slots", "registers", "shared memory")
+SM_LIMITERS = (Limiter.WARP_SLOTS, Limiter.BLOCK_SLOTS, Limiter.REGISTERS, Limiter.SHARED_MEMORY)
 
 
 @dataclass(frozen=True)
@@ -30,13 +31,13 @@ class LaunchFacts:
     dtype: str
     multiprocessor_count: int
     programs_per_sm: int              # the GPU's answer: programs one SM runs at once (0: none fits)
-    limiter: str                      # what caps programs_per_sm: one of SM_LIMITERS
+    limiter: Limiter                  # what caps programs_per_sm: one of SM_LIMITERS
     slots: int                        # SMs x programs_per_sm: programs resident at once
     num_programs: int                 # the grid launched (the chapter's wrapper, unless set by hand)
     grid_from_plan: bool              # False: num_programs was set by hand, not by the wrapper
     waves: int                        # ceil(num_programs / slots): 1 when every program starts at once
     chapter_programs_per_sm: int      # the chapter's formula (what its wrapper believes)
-    chapter_limiter: str              # "registers" | "shared memory" (the formula's smaller term)
+    chapter_limiter: Limiter          # REGISTERS | SHARED_MEMORY (the formula's smaller term)
     chapter_grid: int                 # the wrapper's grid for these rows: min(SMs x formula, rows)
     chapter_full_grid: int            # SMs x formula: the grid for a matrix with rows to spare
 
@@ -65,8 +66,8 @@ def facts_of_plan(plan, num_programs: int | None = None) -> LaunchFacts:
     if occ is None:
         raise ValueError("the plan carries no occupancy (softmax_core.plans.tutorial.plan_launch gives one)")
     per_sm = occ.programs_per_sm
-    limits = {"warp slots": occ.by_warp_slots, "block slots": occ.by_block_slots,
-              "registers": occ.by_registers, "shared memory": occ.by_shared}
+    limits = {Limiter.WARP_SLOTS: occ.by_warp_slots, Limiter.BLOCK_SLOTS: occ.by_block_slots,
+              Limiter.REGISTERS: occ.by_registers, Limiter.SHARED_MEMORY: occ.by_shared}
     limiter = next(name for name in SM_LIMITERS if limits[name] == per_sm)
     sms = plan.gpu.multiprocessor_count
     slots = sms * per_sm
@@ -74,8 +75,8 @@ def facts_of_plan(plan, num_programs: int | None = None) -> LaunchFacts:
     if grid < 0:
         raise ValueError(f"num_programs must not be negative, got {grid}")
     waves = 0 if grid == 0 else (-(-grid // slots) if slots else 0)
-    chapter_limiter = ("shared memory" if occ.chapter_sram_occupancy is not None
-                       and occ.chapter_sram_occupancy < occ.chapter_reg_occupancy else "registers")
+    chapter_limiter = (Limiter.SHARED_MEMORY if occ.chapter_sram_occupancy is not None
+                       and occ.chapter_sram_occupancy < occ.chapter_reg_occupancy else Limiter.REGISTERS)
     return LaunchFacts(plan.gpu.name, plan.n_rows, plan.n_cols, plan.dtype, sms, per_sm, limiter, slots, grid,
                        num_programs is None or grid == plan.num_programs, waves, occ.chapter_programs_per_sm,
                        chapter_limiter, occ.chapter_num_programs, sms * occ.chapter_programs_per_sm)

@@ -39,7 +39,7 @@ def test_every_page_states_the_gpus_programs_per_sm_and_names_the_formulas(key):
     """Render each page that states programs per SM, a limiter, waves or "none waits" for one GPU at the chapter's
     shape: every programs-per-SM figure is the GPU's (launch_facts), except in a paragraph that says it is the
     chapter's formula; the metrics, limiter and waves are the same facts on every page."""
-    from explorer_ui.gpu_figures import limiter_key
+    from explorer_ui.i18n import say
     from explorer_ui.i18n import t
 
     gpu = sc.catalog_gpu(key)
@@ -61,14 +61,14 @@ def test_every_page_states_the_gpus_programs_per_sm_and_names_the_formulas(key):
         if path == "pages/5_gpu_occupancy.py":
             assert metric(at, t("occupancy_hardware_per_sm")) == str(facts.programs_per_sm)
             assert metric(at, t("gpu_programs_per_sm")) == str(facts.chapter_programs_per_sm)
-            assert metric(at, t("occupancy_hardware_limiter")) == t(limiter_key(facts.limiter))
+            assert metric(at, t("occupancy_hardware_limiter")) == say(facts.limiter)
             assert metric(at, t("occupancy_resident")) == f"{facts.slots:,}"
             captions = "\n".join(str(c.value) for c in at.caption)
             assert (f"{facts.waves} waves" in captions) == facts.any_waits
             assert ("none waits" in captions) == (not facts.any_waits)
         if path == "pages/4_row_schedule.py":
-            assert t(limiter_key(facts.limiter)) in text
+            assert say(facts.limiter) in text
             assert (f"run in {facts.waves} waves" in text) == facts.any_waits    # at full size, M = 4096
         if path == "pages/10_glossary.py":
-            assert t(limiter_key(facts.limiter)) in text
+            assert say(facts.limiter) in text
     assert seen >= 3          # the pages do state the figure: the check above is not vacuous

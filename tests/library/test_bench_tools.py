@@ -24,13 +24,15 @@ def test_a_variant_is_checked_then_timed_and_a_wrong_one_is_a_failed_row(tmp_pat
     assert right.status == "ok" and right.ms_median > 0 and right.copy_ratio > 0
     assert right.kernel == "tutorial_softmax_kernel" and right.grid == "8" and '"BLOCK_SIZE": 64' in right.constexprs
     wrong = rows.loc["block shorter than the row"]
-    assert wrong.status == "failed" and "wrong result" in wrong.reason
+    assert wrong.status == "failed" and wrong.reason.code is bench.NotTimed.WRONG_RESULT
     assert list(tune.fastest(frame).provider) == ["tutorial w1 s1 g8"]
     assert pd.isna(rows.loc["copy"].kernel)           # a baseline has no variant settings
     csv_path, json_path = tune.save(frame, tmp_path / "sweep", QUICK, "python -m bench_tools.tune sweep", ("copy",))
     info = json.loads(json_path.read_text())
     assert info["csv"] == "sweep.csv" and info["shapes"] == [[8, 33]] and len(info["variants"]) == 2
-    assert pd.read_csv(csv_path).shape == frame.shape
+    saved = pd.read_csv(csv_path)
+    assert saved.shape == frame.shape and json.loads(saved.set_index("provider").loc[wrong.name, "reason"])["code"] == (
+        "NotTimed:wrong_result")
 
 
 def test_variants_are_hashable_values_and_names_must_not_repeat():

@@ -13,8 +13,8 @@ import pytest
 
 import softmax_core as sc
 from softmax_core.bench import chapter_claims
-from explorer_ui import (glossary, gpu_figures, i18n, layout, long_row_frames, measured, padding, plan_reasons, quiz,
-                         recorded_text, row_schedule)
+from explorer_ui import (glossary, gpu_figures, i18n, layout, long_row_frames, measured, padding, quiz, recorded_text,
+                         row_schedule)
 from softmax_core.teaching.chapter_notes import STRIDE_VIEWS
 from softmax_core.teaching.bench_reading import IMPOSSIBLE
 from softmax_core.teaching.memory import PASS_TENSORS
@@ -43,13 +43,6 @@ def families() -> dict[str, tuple[set[str], bool]]:
         "padding_state_*": ({f"padding_state_{s}" for s in padding.LANE_STATES}, True),
         "padding_mem_*": ({f"padding_mem_{s}" for s in padding.MEMORY_STATES}, True),
         "schedule_phase_*": ({f"schedule_phase_{p}" for p in row_schedule.PIPELINE_PHASES}, True),
-        "limiter_*": ({gpu_figures.limiter_key(limiter) for limiter in gpu_figures.HARDWARE_LIMITERS}, True),
-        "reason_limiter_*": ({f"reason_limiter_{x.replace(' ', '_')}" for x in gpu_figures.LIMITERS}, True),
-        "reason_*": ({f"reason_{c.value}" for c in plan_reasons.TUTORIAL_CODES + plan_reasons.PATH_CODES}, True),
-        "reason_why_*": ({f"reason_why_{c.value}" for c in plan_reasons.WHY}, True),
-        "reason_split_publish_*": ({f"reason_split_publish_{d}" for d in plan_reasons.SPLIT_DIRECTIONS}, True),
-        "reason_split_total_*": ({f"reason_split_total_{d}" for d in plan_reasons.SPLIT_DIRECTIONS}, True),
-        "reason_split_traffic_*": ({f"reason_split_traffic_{d}" for d in plan_reasons.SPLIT_DIRECTIONS}, True),
         "gpu_fig_*": ({f"gpu_fig_{f}" for f in gpu_figures.GPU_FIGURES}, True),
         "gpu_vary_*": ({f"gpu_vary_{v}" for v in gpu_figures.VARY}, True),
         "gpu_path_*": ({f"gpu_path_{p}" for p in gpu_figures.TUNED_PATHS}, True),
@@ -76,7 +69,6 @@ def families() -> dict[str, tuple[set[str], bool]]:
         "gloss_*_figure": ({f"gloss_{k}_figure" for k in glossary.TERM_KEYS}, False),
         "chapter_stride_case_*": ({f"chapter_stride_case_{v}" for v in STRIDE_VIEWS}, True),
         "predict_lane_*": ({f"predict_lane_{k}" for k in quiz.LANE_KINDS}, True),
-        "bench_provider_*": ({f"bench_provider_{k}" for k in sc.bench.PROVIDERS}, True),
         "bench_status_*": ({f"bench_status_{s}" for s in recorded_text.STATUSES}, True),
         "bench_timing_*": ({f"bench_timing_{v}" for v in sc.bench.TIMING_VIEWS}, True),
     }
@@ -130,7 +122,7 @@ def test_no_text_is_empty():
 
 def test_every_run_time_key_template_in_the_code_has_its_family():
     found = templates()
-    assert "padding_state_*" in found and "limiter_*" in found      # the scan sees what it is meant to see
+    assert "padding_state_*" in found and "gpu_path_*" in found      # the scan sees what it is meant to see
     assert found == set(families()), found ^ set(families())
 
 
