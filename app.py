@@ -6,7 +6,7 @@ the numbers on this page come from softmax_core and from recorded benchmark runs
 import streamlit as st
 
 import softmax_core as sc
-from explorer_ui import data, defaults, fmt, layout, pages_registry, predict
+from explorer_ui import data, defaults, fmt, layout, pages_registry, quiz
 from explorer_ui.i18n import t
 from softmax_core.hardware import dtypes
 
@@ -16,7 +16,7 @@ layout.device_banner()
 
 M, N = defaults.CHAPTER_M, defaults.CHAPTER_N
 traffic = sc.memory_traffic(M, N, dtypes.torch_dtype(defaults.DTYPE))
-predict.ask(predict.fused_speedup("home_speedup", traffic, M, N, defaults.DTYPE))
+quiz.ask(quiz.fused_speedup("home_speedup", traffic, M, N, defaults.DTYPE))
 left, right = st.columns(2)
 with left:
     st.subheader(t("home_why_title"))
@@ -25,9 +25,11 @@ with left:
     c1, c2, c3 = st.columns(3)
     c1.metric(t("home_naive_bytes"), fmt.fmt_bytes(traffic.naive_bytes))
     c2.metric(t("home_fused_bytes"), fmt.fmt_bytes(traffic.fused_bytes))
-    c3.metric(t("home_predicted"), f"{traffic.predicted_speedup:.2f}×")
+    c3.metric(t("home_predicted"), f"{traffic.predicted_speedup:.3f}×")
     measured = data.measured_speedup(defaults.DTYPE, N, M)
-    if measured and measured["exact"]:
+    if measured and measured["exact"] and "fused_eff" in measured:     # the speedup, split into its parts
+        st.markdown(t("home_measured_parts", **measured) + " " + layout.spread_sentence(measured))
+    elif measured and measured["exact"]:
         st.markdown(t("home_measured", **measured) + " " + layout.spread_sentence(measured))
     elif measured:
         st.markdown(t("acc_not_at_shape", asked_M=M, asked_N=N, **measured) + " " + layout.spread_sentence(measured))

@@ -52,7 +52,7 @@ KERNEL_ANCHORS = {
 }
 
 
-def _without_trace_block(lines: list[str]) -> list[str]:
+def without_trace_block(lines: list[str]) -> list[str]:
     """Drop the `if TRACE:` block: it only feeds this app, and it compiles away when TRACE is False."""
     out, skipping, indent = [], False, 0
     for line in lines:
@@ -76,7 +76,7 @@ def _without_trace_block(lines: list[str]) -> list[str]:
 def kernel_source() -> tuple[str, ...]:
     fn = tutorial_kernel.tutorial_softmax_kernel
     src = textwrap.dedent(inspect.getsource(getattr(fn, "fn", fn)))
-    return tuple(_without_trace_block(src.splitlines()))
+    return tuple(without_trace_block(src.splitlines()))
 
 
 @lru_cache(maxsize=1)

@@ -13,6 +13,7 @@ import re
 import softmax_core as sc
 from softmax_core.hardware import runtime
 from softmax_core.plans.tutorial import TUTORIAL_STAGES_SHARED_THRESHOLD
+from softmax_core.teaching.launch_facts import facts_of_plan
 
 from . import pages_registry, present
 from .fmt import fmt_bytes
@@ -162,6 +163,7 @@ def figure_values(gpu: sc.GpuSpec, plan: sc.LaunchPlan | None, M: int, N: int) -
         values["bandwidth"] = {"bw": _num(gpu.memory_bandwidth_gbps), "M": _num(M), "N": _num(N),
                                "us": _num(moved / (gpu.memory_bandwidth_gbps * 1e9) * 1e6, 1)}
     if plan is not None:
+        facts = facts_of_plan(plan)     # the GPU's programs per SM and limiter, as every page states them
         values.update({
             "thread": {"N": N, "threads": plan.num_warps * gpu.warp_size, "warps": plan.num_warps,
                        "warp": gpu.warp_size},
@@ -169,8 +171,8 @@ def figure_values(gpu: sc.GpuSpec, plan: sc.LaunchPlan | None, M: int, N: int) -
             "grid": {"grid": str(plan.grid)},
             "register": {"regs": _num(gpu.max_num_regs), "n_regs": plan.n_regs},
             "shared_memory": {"smem": _num(gpu.max_shared_mem), "shared": _num(plan.shared_bytes)},
-            "occupancy": {"per_sm": plan.programs_per_sm, "N": _num(N),
-                          "limiter": say(plan.limiter)},
+            "occupancy": {"per_sm": facts.programs_per_sm, "N": _num(N), "limiter": say(facts.limiter),
+                          "chapter_per_sm": facts.chapter_programs_per_sm},
             "persistent": {"M": _num(M), "rows_per_program": _num(plan.rows_per_program, 1)},
             "block_size": {"N": _num(N), "block": _num(plan.block_size)},
             "num_warps": {"block": _num(plan.block_size), "warps": plan.num_warps},

@@ -2,7 +2,7 @@
 import streamlit as st
 
 import softmax_core as sc
-from explorer_ui import data, defaults, glossary, layout, pages_registry, predict, urlstate
+from explorer_ui import data, defaults, glossary, layout, pages_registry, quiz, urlstate
 from explorer_ui.i18n import t
 from explorer_ui.urlstate import PageState
 
@@ -22,7 +22,7 @@ except Exception as err:      # a GPU the kernel cannot be compiled for: definit
     plan = None
     st.warning(t("glossary_plan_failed", error=err))
 values = glossary.figure_values(gpu, plan, M, N)
-predict.ask(predict.bandwidth_floor("glossary_floor", gpu, M, N, sc.bytes_moved(M, N, 4)))
+quiz.ask(quiz.bandwidth_floor("glossary_floor", gpu, M, N, sc.bytes_moved(M, N, 4)))
 
 
 def entry(term: str, page: pages_registry.Page) -> None:

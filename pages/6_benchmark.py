@@ -6,12 +6,13 @@ import pandas as pd
 import streamlit as st
 
 import softmax_core as sc
-from explorer_ui import charts, code, data, defaults, fmt, heavy_work, layout, measured, predict, recorded_text
+from explorer_ui import charts, code, data, defaults, fmt, heavy_work, layout, measured, quiz, recorded_text
 from explorer_ui.i18n import bound, t
 from explorer_ui.urlstate import PageState
 from softmax_core import bench
 from softmax_core.bench import trust
 from softmax_core.hardware import dtypes
+from softmax_core.teaching import bench_reading
 from softmax_core.teaching.memory import PASS_TENSORS
 
 CPU_PROVIDERS = ("copy", "naive", "torch")     # what a CPU can time honestly; kernels would run interpreted
@@ -26,7 +27,7 @@ layout.device_banner()
 recorded_speedup = data.measured_speedup(defaults.DTYPE, defaults.CHAPTER_N)
 if recorded_speedup:
     predicted = sc.memory_traffic(recorded_speedup["M"], recorded_speedup["N"], dtypes.torch_dtype(defaults.DTYPE)).predicted_speedup
-    predict.ask(predict.measured_speedup("bench_speedup", recorded_speedup, predicted))
+    quiz.ask(quiz.measured_speedup("bench_speedup", recorded_speedup, predicted))
 
 left, right = st.columns([3, 2])
 with left:
@@ -48,20 +49,49 @@ def bench_tables(run, direction: str, eager_copy: dict | None = None):
     gbps = {key: r["gbps"] for key, r in records.items()}
     providers = list(dict.fromkeys(part["provider"]))
     Ns = sorted({n for _, n in spreads})
+    dipped = {(p, d.n) for p in providers for d in bench_reading.dips(
+        [(n, gbps[q, n], spreads[q, n].hi / spreads[q, n].lo if spreads[q, n].steady is not None else None)
+         for q, n in spreads if q == p])}
     gb_rows, ratio_rows = [], []
     for n in Ns:
         gb_row, ratio_row = {"N": f"{n:,}"}, {"N": f"{n:,}"}
         copy = records.get(("copy", n))
         for p in providers:
             sp = spreads.get((p, n))
-            gb_row[p] = "—" if sp is None else f"{gbps[p, n]:,.0f}" + (" ⚠" if sp.steady is False else "")
+            gb_row[p] = "—" if sp is None else (f"{gbps[p, n]:,.0f}" + (" ⚠" if sp.steady is False else "")
+                                                 + (" ↓" if (p, n) in dipped else ""))
             if p != "copy":
                 r = None if sp is None else trust.ratio_to_copy(records[p, n], copy, (eager_copy or {}).get(n))[0]
                 ratio_row[p] = "—" if r is None else f"{r:.2f}"
         gb_rows.append(gb_row)
         ratio_rows.append(ratio_row)
     unsteady = sum(sp.steady is False for sp in spreads.values())
-    return pd.DataFrame(gb_rows), pd.DataFrame(ratio_rows), unsteady
+    return pd.DataFrame(gb_rows), pd.DataFrame(ratio_rows), unsteady, sorted(dipped, key=lambda d: (d[1], d[0]))
+
+
+def ceiling_sentence(run, direction: str) -> str:
+    """What this run's GB/s are compared with: the GPU's spec peak and its best copy far beyond L2
+    (softmax_core.teaching.bench_reading), beside the same-size copy the table divides by, and which kernels
+    pass that same-size copy."""
+    part = run.frame[(run.frame["direction"] == direction) & (run.frame["status"] == "ok")]
+    gpu = data.gpu_for_name(str(run.provenance.get("gpu", "")))
+    copies = [(int(r["N"]), int(r["M"]) * int(r["N"]) * dtypes.element_size(r["dtype"]), float(r["gbps"]))
+              for r in part[part["provider"] == "copy"].to_dict("records")]
+    if gpu is None or not copies:
+        return t("bench_ceiling_unknown")
+    ceiling = bench_reading.copy_ceiling(copies, measured.l2_bytes(gpu), gpu.memory_bandwidth_gbps)
+    copy_at = {n: g for n, _, g in copies}
+    passed = [(data.provider_label(r["provider"]), int(r["N"]), float(r["gbps"]) / copy_at[int(r["N"])])
+              for r in part[part["provider"] != "copy"].to_dict("records")
+              if int(r["N"]) in copy_at and float(r["gbps"]) > copy_at[int(r["N"])]]
+    beaten = (t("bench_ceiling_passed", which=", ".join(f"{name} {x:.2f}× at N = {n:,}" for name, n, x in passed[:4]))
+              if passed else t("bench_ceiling_not_passed"))
+    if ceiling.far_gbps is None:
+        return t("bench_ceiling_no_far", gpu=gpu.name, spec=f"{ceiling.spec_gbps or 0:,.0f}",
+                 factor=bench_reading.FAR_BEYOND_L2) + " " + beaten
+    return t("bench_ceiling", gpu=gpu.name, spec=f"{ceiling.spec_gbps or 0:,.0f}", far=f"{ceiling.far_gbps:,.0f}",
+             n=f"{ceiling.far_n:,}", size=fmt.fmt_bytes(ceiling.far_bytes), l2=fmt.fmt_bytes(ceiling.l2_bytes),
+             factor=bench_reading.FAR_BEYOND_L2, of_spec=ceiling.of_spec or 0.0) + " " + beaten
 
 
 def show_run(run, prefix: str, eager_run=None) -> None:
@@ -87,8 +117,9 @@ def show_run(run, prefix: str, eager_run=None) -> None:
                                           color_title=t("bench_provider"), title=t("bench_chart_title")),
                         key=f"bench_chart_{prefix}", height=380)
             st.caption(t("bench_chart_caption"))
+            st.caption(ceiling_sentence(run, direction))
     with right:
-        gb, ratio, unsteady = bench_tables(run, direction, eager_copy)
+        gb, ratio, unsteady, dipped = bench_tables(run, direction, eager_copy)
         st.caption(t("bench_table_gbps"))
         st.dataframe(gb, hide_index=True, width="stretch")
         if len(ratio.columns) > 1:
@@ -96,6 +127,9 @@ def show_run(run, prefix: str, eager_run=None) -> None:
             st.dataframe(ratio, hide_index=True, width="stretch")
         if unsteady:
             st.caption(t("acc_bench_unsteady", n=unsteady, limit=measured.SPREAD_LIMIT))
+        if dipped:
+            st.caption(t("bench_dips", n=len(dipped), dip=bench_reading.DIP,
+                         which=", ".join(f"{data.provider_label(p)} at N = {n:,}" for p, n in dipped)))
         if slow_roof:
             worst = min(slow_roof, key=lambda n: slow_roof[n][0] / slow_roof[n][1])     # the largest shortfall
             st.caption(t("bench_graph_slow_roofline", sizes=", ".join(f"{n:,}" for n in slow_roof), n=f"{worst:,}",
@@ -132,6 +166,7 @@ def sweep_with_feedback(*args, **kwargs):
 
     run = bench.run_sweep(*args, progress=lambda done, total, label: bar.progress(done / max(total, 1), text=label),
                           on_wait=on_wait, **kwargs)
+    bar.empty()             # the run is done: no progress bar left behind at its last value
     if waited:
         waiting.caption(t("bench_waited", seconds=time.monotonic() - waited[0]))
     else:
@@ -197,16 +232,23 @@ else:
         rows = {(r["provider"], int(r["N"])): r for r in frame.to_dict("records")}
         cpu_M_run = int(cpu_run.provenance["M"])
         story_rows = []
+        impossible = {}
         for n in sorted({n for p, n in rows if p == "naive" and ("torch", n) in rows}):
             naive, fused = measured.timing_spread(rows["naive", n]), measured.timing_spread(rows["torch", n])
             s = measured.speedup(naive, fused)
             shown = measured.shown_ratio(naive, fused)      # None: a timing is unsteady, so no ratio
+            why = (bench_reading.impossible_cpu_timing(float(rows["copy", n]["gbps"]), naive.median, fused.median,
+                                                       float(rows["torch", n]["gbps"])) if ("copy", n) in rows else None)
+            if why:                                          # a figure this machine cannot have produced
+                impossible[n], shown = why, None
             story_rows.append({
                 "N": f"{n:,}", t("bench_cpu_measured"): "—" if shown is None else f"{shown:.2f}",
                 t("acc_col_spread"): f"{s.lo:.2f}–{s.hi:.2f}",
-                t("acc_verdict_title"): t(f"acc_verdict_short_{s.verdict}"),
+                t("acc_verdict_title"): t(f"bench_cpu_impossible_{why}") if why else t(f"acc_verdict_short_{s.verdict}"),
                 t("bench_cpu_predicted"): f"{sc.memory_traffic(cpu_M_run, n).predicted_speedup:.2f}"})
         story = pd.DataFrame(story_rows)
+        if impossible:
+            st.warning(t("bench_cpu_not_results", sizes=", ".join(f"{n:,}" for n in impossible)))
         show_run(cpu_run, "cpu")
         st.markdown(t("bench_cpu_story"))
         st.dataframe(story, hide_index=True, width="stretch")

@@ -257,7 +257,7 @@ def test_page_in_chinese_has_no_english_sentence(page):
 def shown_sources() -> dict[str, tuple[str, ...]]:
     """Every code the pages show in a code panel (explorer_ui.code), by name."""
     from explorer_ui import code
-    from explorer_ui import long_rows as lr
+    from explorer_ui import long_row_frames as lr
     from softmax_core.kernels.tuned import softmax_split_kernel
 
     return {"tutorial kernel": code.kernel_source(), "naive_softmax": code.naive_source(),

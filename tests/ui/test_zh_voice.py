@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from explorer_ui import predict
+from explorer_ui import quiz
 from explorer_ui.i18n import LOCALES_DIR, TEXT, text_in
 
 UI_DIR = Path(__file__).resolve().parents[2] / "explorer_ui"
@@ -155,8 +155,8 @@ def test_no_space_between_two_chinese_characters():
 def test_a_wrong_guess_is_told_by_how_much_in_both_languages(guess, answer):
     """"You said 8, 1.5 times too little" read as "less by 1.5 times": the answer is computed as a multiple
     of the guess (too low) or the guess as a multiple of the answer (too high)."""
-    question = predict.Question(key="q", prompt="?", answer=answer, explain="")
-    verdict = predict.grade(question, guess)
+    question = quiz.Question(key="q", prompt="?", answer=answer, explain="")
+    verdict = quiz.grade(question, guess)
     text = {lang: text for lang in ("en", "zh") for text in [_in(lang, question, guess, verdict)]}
     ratio = f"{max(guess, answer) / min(guess, answer):.2g}"
     assert ratio in text["en"] and ratio in text["zh"]
@@ -171,4 +171,4 @@ def _in(lang: str, question, guess, verdict) -> str:
     import streamlit as st
 
     st.session_state["lang"] = lang
-    return predict.verdict_text(question, guess, verdict)
+    return quiz.verdict_text(question, guess, verdict)
