@@ -174,13 +174,13 @@ def render_code(lines: tuple[str, ...], highlighted: list[int], caption: str | N
                 max_height: int | None = None, context: int | None = None) -> None:
     """Syntax-coloured code with the given lines highlighted (st.code cannot highlight a line), its comments in
     the reader's language. With `context`, only the highlighted lines and that many lines around them are shown."""
-    st.html(_code_html(translate_comments(tuple(lines), language()), tuple(highlighted), caption, max_height, context))
+    st.html(code_html(translate_comments(tuple(lines), language()), tuple(highlighted), caption, max_height, context))
 
 
 # An animation redraws its code panel every frame with one of a handful of highlights; colouring the code
 # (Pygments) took about a fifth of a frame's time, so each panel's HTML is made once.
 @lru_cache(maxsize=256)
-def _code_html(lines: tuple[str, ...], highlighted: tuple[int, ...], caption: str | None, max_height: int | None,
+def code_html(lines: tuple[str, ...], highlighted: tuple[int, ...], caption: str | None, max_height: int | None,
                context: int | None) -> str:
     highlighted = list(highlighted)
     first = 1

@@ -122,10 +122,11 @@ def test_code_as_launched_shows_the_launch_s_pad_value():
     assert "STORE_MASKED: tl.constexpr = False" in "\n".join(lines)
 
 
-def test_code_panels_wrap_long_lines():
-    html = code._code_html(("x = tl.load(ptr + offsets, mask=mask, other=PAD_VALUE).to(tl.float32)",), (1,),
-                           None, None, None)
-    assert "white-space:pre-wrap" in html
+def test_code_panels_keep_indentation_and_scroll_long_lines():
+    """A long line scrolls sideways inside its panel; it never wraps to column 0 under the block it belongs to."""
+    html = code.code_html(("    x = tl.load(ptr + offsets, mask=mask, other=PAD_VALUE).to(tl.float32)",), (1,),
+                          None, None, None)
+    assert "pre-wrap" not in html and "white-space:pre" in html.replace(" ", "") and "overflow:auto" in html
 
 
 def test_a_row_depends_on_its_index_only():
