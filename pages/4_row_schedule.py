@@ -129,8 +129,8 @@ def frame_data(step: int) -> pd.DataFrame:
 
 
 def figure(step: int) -> charts.Figure:
-    return charts.row_grid(frame_data(step), n_programs=P, program_title=t("schedule_program"),
-                           title=t("schedule_grid_title"), labels=n_rows <= 128)
+    return charts.row_grid(frame_data(step), n_iterations=K, iteration_title=t("schedule_iteration"),
+                           title=t("schedule_grid_title"))
 
 
 GRID_HEIGHT = min(60 + 26 * (n_rows // GRID_WIDTH + 1), 480)
@@ -141,9 +141,10 @@ def render(step: int) -> None:
     left, right = st.columns([3, 2])
     with left:
         charts.show(figure(step), key="schedule_grid", height=GRID_HEIGHT)
+        st.caption(t("schedule_grid_caption", P=P, rows=row_schedule.row_list(trace.rows_of_program(0), 4)))
         charts.show(charts.program_grid(df, x_title=t("schedule_program"), y_title=t("schedule_iteration"),
-                                        program_title=t("schedule_program"), title=t("schedule_by_program_title"),
-                                        n_programs=P), key="schedule_by_program", height=min(200 + 18 * K, 420))
+                                        title=t("schedule_by_program_title"), n_programs=P, n_iterations=K),
+                    key="schedule_by_program", height=min(200 + 22 * K, 420))
     with right:
         anchors = ("program_id", "num_programs") if step == 0 else ("range", "row_ptr") \
             if step < n_frames - 1 else ("store",)

@@ -160,11 +160,35 @@ def test_neighbouring_programs_differ_and_repeats_are_labelled():
     assert charts.program_color_groups(1) == ["0"]          # P = 1: one colour, no fractional legend
 
 
-def test_program_colour_legend_is_categorical_at_one_program():
-    df = pd.DataFrame({"row": [0], "gx": [0], "gy": [0], "program": [0], "iteration": [0], "phase": ["now"]})
-    spec = charts.row_grid(df, n_programs=1, program_title="p", title="t", labels=True).chart.to_dict()
-    color = spec["layer"][0]["encoding"]["color"]
-    assert color["type"] == "nominal" and color["scale"]["domain"] == ["0"]
+def _schedule_frame(n_rows, P):
+    rows = np.arange(n_rows)
+    return pd.DataFrame({"row": rows, "gx": rows % 16, "gy": rows // 16, "program": rows % P,
+                         "iteration": rows // P, "phase": "now"})
+
+
+def test_row_map_labels_each_cell_by_its_program_and_colours_by_iteration():
+    # 51 rows on 34 programs: program 0 handles rows 0 and 34, the cells marked 0 in two colours
+    df = _schedule_frame(51, 34)
+    spec = charts.row_grid(df, n_iterations=2, iteration_title="loop iteration", title="t").chart.to_dict()
+    cells, text = spec["layer"]
+    assert text["encoding"]["text"]["field"] == "program" and text["mark"]["fontSize"] >= 12
+    color = cells["encoding"]["color"]
+    assert color["field"] == "iteration" and color["title"] == "loop iteration"
+    assert color["scale"]["domain"] == [0, 1]                    # one legend entry per iteration, none shared
+    marked_0 = df[df["program"] == 0]
+    assert list(marked_0["row"]) == [0, 34] and list(marked_0["iteration"]) == [0, 1]
+    # many iterations: a ramp over 0…K−1, not colours that repeat
+    ramp = charts.row_grid(_schedule_frame(40, 2), n_iterations=20, iteration_title="i", title="t").chart.to_dict()
+    assert ramp["layer"][0]["encoding"]["color"]["scale"]["domain"] == [0, 19]
+
+
+def test_program_grid_writes_rows_while_its_columns_are_wide_enough():
+    few = charts.program_grid(_schedule_frame(30, 10), x_title="x", y_title="y", title="t", n_programs=10,
+                              n_iterations=3).chart.to_dict()
+    assert few["layer"][1]["encoding"]["text"]["field"] == "row"
+    many = charts.program_grid(_schedule_frame(60, 40), x_title="x", y_title="y", title="t", n_programs=40,
+                               n_iterations=2).chart.to_dict()
+    assert "layer" not in many
 
 
 def test_a_series_keeps_its_colour_in_both_languages():
