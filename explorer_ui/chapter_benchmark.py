@@ -2,18 +2,12 @@
 verdict and its figures; this module puts them into the page's words (locales/chapter_benchmark.*.toml)."""
 from __future__ import annotations
 
-from functools import lru_cache
-
 import pandas as pd
 
 from explorer_ui import fmt
+from explorer_ui.data import chapter_runs
 from explorer_ui.i18n import t, text_in
 from softmax_core.bench import chapter_claims as cc
-
-
-@lru_cache(maxsize=1)
-def chapter_runs() -> cc.ChapterRuns | None:
-    return cc.load_chapter_runs()
 
 
 def _sizes(ns) -> str:
@@ -86,15 +80,6 @@ def bounds_text(lang: str | None = None) -> str | None:
              ideal=f"{b['smallest_at_best_us']:.1f}", fixed=f"{b['smallest_fixed_us']:.1f}",
              mb=f"{b['smallest_mb']:.1f}", l2=f"{b['l2_mib']:g}" if b["l2_mib"] else "—",
              l2_n=fmt.count(b["l2_fits_up_to_n"]) if b.get("l2_fits_up_to_n") else "—")
-
-
-def sweep_chart_data() -> pd.DataFrame | None:
-    """GB/s by N (index) and provider (columns) of the main run, for a line chart."""
-    runs = chapter_runs()
-    if runs is None:
-        return None
-    f = runs.main.frame[runs.main.frame.status == "ok"]
-    return f.pivot(index="N", columns="provider", values="gbps")[list(dict.fromkeys(f.provider))]
 
 
 def record_caption(lang: str | None = None) -> str | None:

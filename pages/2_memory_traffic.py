@@ -3,10 +3,11 @@ import pandas as pd
 import streamlit as st
 
 import softmax_core as sc
-from explorer_ui import charts, code, data, defaults, fmt, layout, measured, quiz, slides
+from explorer_ui import charts, code, data, defaults, fmt, l2_model, layout, quiz, slides
 from explorer_ui.i18n import t
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState
+from softmax_core.bench import trust
 from softmax_core.hardware import dtypes
 from softmax_core.teaching import memory
 
@@ -101,7 +102,7 @@ with right:
         st.caption(t("memory_no_measured"))
 
 # -- the L2 cache: why the measured gain can fall short of the DRAM count ------------------------------------
-l2 = measured.l2_bytes(gpu)
+l2 = l2_model.l2_bytes(gpu)
 st.subheader(t("acc_l2_title"))
 if l2 is None:
     st.markdown(t("acc_l2_unknown", gpu=gpu.name))
@@ -111,13 +112,13 @@ else:
                   tensor=fmt.fmt_bytes(tensor),
                   fits=t("acc_l2_fits") if tensor <= l2 else t("acc_l2_does_not_fit"),
                   naive=fmt.fmt_bytes(traffic.naive_bytes),
-                  naive_l2=fmt.fmt_bytes(measured.naive_bytes_with_l2(traffic)),
-                  pred=traffic.predicted_speedup, pred_l2=measured.predicted_speedup_with_l2(traffic),
-                  cross=measured.l2_crossing_n(int(M), traffic.element_size, gpu)))
+                  naive_l2=fmt.fmt_bytes(l2_model.naive_bytes_with_l2(traffic)),
+                  pred=traffic.predicted_speedup, pred_l2=l2_model.predicted_speedup_with_l2(traffic),
+                  cross=l2_model.l2_crossing_n(int(M), traffic.element_size, gpu)))
     run_gpu = data.gpu_for_name(measured_here["gpu"]) if measured_here else None
     if measured_here and measured_here["exact"] and run_gpu is not None and run_gpu.key == gpu.key:
         # which prediction the measurement is nearer: the data says, not the sentence
-        pred, pred_l2, got = traffic.predicted_speedup, measured.predicted_speedup_with_l2(traffic), measured_here["speedup"]
+        pred, pred_l2, got = traffic.predicted_speedup, l2_model.predicted_speedup_with_l2(traffic), measured_here["speedup"]
         dram_nearer = abs(got - pred) <= abs(got - pred_l2)
         which, other = (t("acc_l2_which_dram"), t("acc_l2_which_l2")) if dram_nearer else \
             (t("acc_l2_which_l2"), t("acc_l2_which_dram"))
@@ -132,12 +133,12 @@ if table is not None:
     curve = table.melt(id_vars=["N"], value_vars=["predicted", "predicted_l2", "measured"], var_name="kind",
                        value_name="speedup")
     curve["kind"] = curve["kind"].map(dict(zip(["predicted", "predicted_l2", "measured"], kinds)))
-    verdicts = [t(f"acc_verdict_short_{v}") for v in measured.VERDICTS]
+    verdicts = [t(f"acc_verdict_short_{v}") for v in trust.VERDICTS]
     spread = table[["N", "lo", "hi"]].assign(speedup=table["measured"],
                                               verdict=[t(f"acc_verdict_short_{v}") for v in table["verdict"]])
     run_M = int(table["M"].iloc[0])
     run_gpu = data.gpu_for_name(str(table["gpu"].iloc[0])) or gpu
-    cross_n = measured.l2_crossing_n(run_M, traffic.element_size, run_gpu)
+    cross_n = l2_model.l2_crossing_n(run_M, traffic.element_size, run_gpu)
     crossing = None
     if cross_n is not None:
         crossing = pd.DataFrame([{"N": cross_n, "label": t("acc_crossing_label",
@@ -163,7 +164,7 @@ if table is not None:
         "predicted": kinds[0], "predicted_l2": kinds[1], "measured": kinds[2], "lo": t("acc_col_lo"),
         "hi": t("acc_col_hi"), "verdict": t("acc_verdict_title")}), hide_index=True, width="stretch")
     st.caption(t("memory_curve_caption", gpu=table["gpu"].iloc[0], date=table["date"].iloc[0], M=run_M))
-    st.caption(t("acc_rule", limit=measured.SPREAD_LIMIT))
+    st.caption(t("acc_rule", limit=trust.SPREAD_LIMIT))
 
 layout.page_end()
 state.sync()

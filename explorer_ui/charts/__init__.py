@@ -7,4 +7,5 @@ from .long_rows import (PATH_COLORS, chunk_chart, cliff_chart, l2_chart, path_ma
                         row_chart, slots_chart)
 from .occupancy import compare_bars, occupancy_curve, occupancy_y_top  # noqa: F401
 from .rows import gantt, lanes, memory_strip, program_grid, row_grid, sm_slots  # noqa: F401
-from .speed import PROVIDER_COLORS, gbps_chart, provider_scale, speedup_lines, speedup_y_top, stacked_traffic  # noqa: F401
+from .speed import (PROVIDER_COLORS, gbps_chart, provider_scale, speedup_lines, speedup_y_top,  # noqa: F401
+                    stacked_traffic, sweep_lines)

@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from explorer_ui import charts, code, fmt, measured
+from explorer_ui import charts, code, fmt, l2_model
+from softmax_core.bench import trust
 from explorer_ui.i18n import format_text, text_in
 
 
@@ -75,25 +76,25 @@ def row(p20, med, p80, lo, hi):
 
 
 def test_a_steady_speedup_is_clear_and_a_wide_one_is_not():
-    steady = measured.speedup(measured.timing_spread(row(4.0, 4.1, 4.2, 3.9, 9.0)),
-                              measured.timing_spread(row(1.0, 1.02, 1.05, 0.9, 3.0)))
-    assert steady.verdict == measured.CLEAR and steady.lo < steady.value < steady.hi
-    unsteady = measured.speedup(measured.timing_spread(row(4.0, 5.0, 7.0, 3.9, 9.0)),
-                                measured.timing_spread(row(1.0, 1.02, 1.05, 0.9, 3.0)))
-    assert unsteady.verdict == measured.TOO_SPREAD          # naive p80 / p20 = 1.75 > SPREAD_LIMIT
-    straddles = measured.speedup(measured.timing_spread(row(1.0, 1.1, 1.2, 1, 2)),
-                                 measured.timing_spread(row(1.0, 1.05, 1.15, 1, 2)))
-    assert straddles.verdict == measured.TOO_SPREAD          # interval 0.87–1.2 contains 1
+    steady = trust.speedup(trust.timing_spread(row(4.0, 4.1, 4.2, 3.9, 9.0)),
+                              trust.timing_spread(row(1.0, 1.02, 1.05, 0.9, 3.0)))
+    assert steady.verdict == trust.CLEAR and steady.lo < steady.value < steady.hi
+    unsteady = trust.speedup(trust.timing_spread(row(4.0, 5.0, 7.0, 3.9, 9.0)),
+                                trust.timing_spread(row(1.0, 1.02, 1.05, 0.9, 3.0)))
+    assert unsteady.verdict == trust.TOO_SPREAD          # naive p80 / p20 = 1.75 > SPREAD_LIMIT
+    straddles = trust.speedup(trust.timing_spread(row(1.0, 1.1, 1.2, 1, 2)),
+                                 trust.timing_spread(row(1.0, 1.05, 1.15, 1, 2)))
+    assert straddles.verdict == trust.TOO_SPREAD          # interval 0.87–1.2 contains 1
 
 
 def test_old_records_without_percentiles_are_not_given_invented_ones():
     nan = math.nan
-    old = measured.speedup(measured.timing_spread(row(nan, 4.0, nan, 3.9, 4.4)),
-                           measured.timing_spread(row(nan, 1.0, nan, 0.95, 1.1)))
-    assert old.kind == measured.MIN_MAX and old.verdict == measured.NOT_JUDGED
-    wide = measured.speedup(measured.timing_spread(row(nan, 0.048, nan, 0.045, 0.073)),
-                            measured.timing_spread(row(nan, 0.026, nan, 0.0129, 0.107)))
-    assert wide.verdict == measured.TOO_SPREAD               # the 12.9–107 µs at N = 781
+    old = trust.speedup(trust.timing_spread(row(nan, 4.0, nan, 3.9, 4.4)),
+                           trust.timing_spread(row(nan, 1.0, nan, 0.95, 1.1)))
+    assert old.kind == trust.MIN_MAX and old.verdict == trust.NOT_JUDGED
+    wide = trust.speedup(trust.timing_spread(row(nan, 0.048, nan, 0.045, 0.073)),
+                            trust.timing_spread(row(nan, 0.026, nan, 0.0129, 0.107)))
+    assert wide.verdict == trust.TOO_SPREAD               # the 12.9–107 µs at N = 781
 
 
 def test_l2_prediction_counts_x_once_and_every_write_once():
@@ -101,12 +102,12 @@ def test_l2_prediction_counts_x_once_and_every_write_once():
 
     traffic = sc.memory_traffic(4096, 781)
     MN, M = 4096 * 781, 4096
-    assert measured.naive_bytes_with_l2(traffic) == 4 * (MN + (M + MN + MN + M + MN))
-    assert 1.9 < measured.predicted_speedup_with_l2(traffic) < 2.1 < traffic.predicted_speedup
+    assert l2_model.naive_bytes_with_l2(traffic) == 4 * (MN + (M + MN + MN + M + MN))
+    assert 1.9 < l2_model.predicted_speedup_with_l2(traffic) < 2.1 < traffic.predicted_speedup
     h200 = sc.catalog_gpu("h200")
-    assert measured.fits_in_l2(4096, 781, 4, h200)
-    assert not measured.fits_in_l2(4096, 8192, 4, h200)
-    assert measured.l2_crossing_n(4096, 4, h200) == pytest.approx(h200.l2_mib * 2**20 / (4096 * 4))
+    assert l2_model.fits_in_l2(4096, 781, 4, h200)
+    assert not l2_model.fits_in_l2(4096, 8192, 4, h200)
+    assert l2_model.l2_crossing_n(4096, 4, h200) == pytest.approx(h200.l2_mib * 2**20 / (4096 * 4))
 
 
 # -- padding chain ---------------------------------------------------------------------------------------------
@@ -220,10 +221,10 @@ def test_tutorial_kernel_is_not_the_palest_and_naive_and_liger_differ():
 
 
 def test_no_ratio_on_an_unsteady_timing():
-    steady, shaky = (measured.timing_spread(row(1.0, 1.05, 1.1, 0.9, 2)),
-                     measured.timing_spread(row(0.75, 6.2, 7.0, 0.75, 9)))
-    assert measured.shown_ratio(steady, steady) == pytest.approx(1.0)
-    assert measured.shown_ratio(shaky, steady) is None and measured.shown_ratio(steady, shaky) is None
+    steady, shaky = (trust.timing_spread(row(1.0, 1.05, 1.1, 0.9, 2)),
+                     trust.timing_spread(row(0.75, 6.2, 7.0, 0.75, 9)))
+    assert trust.shown_ratio(steady, steady) == pytest.approx(1.0)
+    assert trust.shown_ratio(shaky, steady) is None and trust.shown_ratio(steady, shaky) is None
 
 
 def test_gbps_chart_gives_each_provider_its_own_colour():
@@ -260,3 +261,16 @@ def test_prewarm_covers_the_gpu_page_s_longest_row_on_every_gpu():
         assert any(f"x{defaults.GPU_PAGE_MAX_N} on {gpu.key}" in w and w.startswith("tuned") for w in labels), gpu.key
 
 
+
+
+def test_chapter_sweep_chart_draws_every_recorded_provider_with_tooltips():
+    from explorer_ui import data
+    df = data.chapter_sweep_frame()
+    if df is None:
+        pytest.skip("no recorded run of the chapter's sweep")
+    spec = charts.sweep_lines(df, x_title="N", y_title="GB/s", color_title="impl", title="t").chart.to_dict()
+    enc = spec["encoding"]
+    assert {t["field"] for t in enc["tooltip"]} >= {"provider", "N", "gbps"}
+    colours = enc["color"]["scale"]["range"]
+    assert len(set(colours)) == len(colours) == df["provider"].nunique()
+    assert df["N"].min() == 256 and df["N"].max() == 12672      # the chapter's own sweep
