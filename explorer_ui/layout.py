@@ -54,6 +54,13 @@ def page_end() -> None:
         st.page_link(home.script, label=t("nav_back_home", page=home.label()), icon=home.icon)
 
 
+def stop_page() -> None:
+    """End the page here, as st.stop() does, but with its "Next" link: a page that stops early (bad input,
+    nothing to show) still leads on through the story."""
+    page_end()
+    st.stop()
+
+
 def _other_language() -> str:
     return next(lang for lang in LANGUAGES if lang != language())
 
