@@ -4,7 +4,7 @@ import streamlit as st
 
 import softmax_core as sc
 from explorer_ui import charts, code, data, defaults, fmt, l2_model, layout, quiz, slides
-from explorer_ui.i18n import t
+from explorer_ui.i18n import sentences, t
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState
 from softmax_core.bench import trust
@@ -91,8 +91,8 @@ with right:
     if measured_here and measured_here["exact"]:
         b.metric(t("memory_measured"), f"{measured_here['speedup']:.2f}×",
                  help=t("memory_measured_help", **measured_here))
-        st.caption((t("memory_measured_parts", **measured_here) if "fused_eff" in measured_here else
-                    t("memory_measured_caption", **measured_here)) + " " + layout.spread_sentence(measured_here))
+        st.caption(sentences(t("memory_measured_parts", **measured_here) if "fused_eff" in measured_here else
+                             t("memory_measured_caption", **measured_here), layout.spread_sentence(measured_here)))
     elif measured_here:     # never borrow another shape's figure: say what was measured, and where
         b.metric(t("memory_measured"), "—")
         st.caption(t("acc_not_at_shape", asked_M=int(M), asked_N=int(N), **measured_here) + " "

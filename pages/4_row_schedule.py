@@ -6,7 +6,7 @@ import streamlit as st
 
 import softmax_core as sc
 from explorer_ui import charts, code, data, defaults, fmt, layout, quiz, row_schedule, slides
-from explorer_ui.i18n import say, t
+from explorer_ui.i18n import say, sentences, t
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState, in_url
 from softmax_core.teaching.launch_facts import program_placement
@@ -82,7 +82,7 @@ limiter = say(facts.limiter)
 formula = dict(chapter_per_sm=facts.chapter_programs_per_sm, planned=facts.chapter_grid, rows=n_rows)
 at_full = dict(M=FULL_SIZE_M, full=full_facts.num_programs, per_program=full.rows_per_program, slots=full_facts.slots,
                waiting=full_facts.waiting, waves=full_facts.waves)
-st.markdown(" ".join([
+st.markdown(sentences(*[
     t("schedule_plan", gpu=plan.gpu.name, sms=facts.multiprocessor_count, per_sm=facts.programs_per_sm,
       limiter=limiter, slots=facts.slots),
     t("schedule_formula_same", **formula) if facts.formula_agrees else t("schedule_formula_differs", **formula),
@@ -179,7 +179,7 @@ with left:
                 key="schedule_sms", height=min(220 + 18 * max(shown.programs_per_sm, 1), 440))
     origin = t("schedule_sm_origin_plan") if shown.grid_from_plan else t("schedule_sm_origin_hand")
     slots = dict(P=P, slots=shown.slots, waiting=shown.waiting)
-    st.markdown(" ".join([
+    st.markdown(sentences(*[
         t("schedule_sm_text", P=P, origin=origin, used=used_sms, sms=gpu.multiprocessor_count,
           per_sm=shown.programs_per_sm, waves=shown.waves),
         t("schedule_sm_some_wait", **slots) if shown.any_waits else t("schedule_sm_none_waits", **slots)]))

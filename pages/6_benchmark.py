@@ -7,7 +7,7 @@ import streamlit as st
 
 import softmax_core as sc
 from explorer_ui import charts, code, data, defaults, fmt, heavy_work, l2_model, layout, quiz, recorded_text
-from explorer_ui.i18n import bound, t
+from explorer_ui.i18n import bound, sentences, t
 from explorer_ui.urlstate import PageState
 from softmax_core import bench
 from softmax_core.bench import trust
@@ -87,11 +87,11 @@ def ceiling_sentence(run, direction: str) -> str:
     beaten = (t("bench_ceiling_passed", which=", ".join(f"{name} {x:.2f}× at N = {n:,}" for name, n, x in passed[:4]))
               if passed else t("bench_ceiling_not_passed"))
     if ceiling.far_gbps is None:
-        return t("bench_ceiling_no_far", gpu=gpu.name, spec=f"{ceiling.spec_gbps or 0:,.0f}",
-                 factor=bench_reading.FAR_BEYOND_L2) + " " + beaten
-    return t("bench_ceiling", gpu=gpu.name, spec=f"{ceiling.spec_gbps or 0:,.0f}", far=f"{ceiling.far_gbps:,.0f}",
+        return sentences(t("bench_ceiling_no_far", gpu=gpu.name, spec=f"{ceiling.spec_gbps or 0:,.0f}",
+                           factor=bench_reading.FAR_BEYOND_L2), beaten)
+    return sentences(t("bench_ceiling", gpu=gpu.name, spec=f"{ceiling.spec_gbps or 0:,.0f}", far=f"{ceiling.far_gbps:,.0f}",
              n=f"{ceiling.far_n:,}", size=fmt.fmt_bytes(ceiling.far_bytes), l2=fmt.fmt_bytes(ceiling.l2_bytes),
-             factor=bench_reading.FAR_BEYOND_L2, of_spec=ceiling.of_spec or 0.0) + " " + beaten
+             factor=bench_reading.FAR_BEYOND_L2, of_spec=ceiling.of_spec or 0.0), beaten)
 
 
 def show_run(run, prefix: str, eager_run=None) -> None:

@@ -6,7 +6,7 @@ import streamlit as st
 
 from explorer_ui import charts, code, data, defaults, fmt, layout, quiz, slides
 from explorer_ui import long_row_frames as lr
-from explorer_ui.i18n import bound, say, t
+from explorer_ui.i18n import bound, say, sentences, t
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState
 from softmax_core.teaching.long_row_trace import MAX_TRACE_TILES, MAX_TRACE_VALUES
@@ -138,7 +138,7 @@ if trace is not None:
         text = t(f"longrows_frame_{kind}", **facts(step))
         f = facts(step)
         if steps[step][0] == "pass1" and f["pad"]:
-            text += " " + t("longrows_frame_padding", pad=f["pad"])
+            text = sentences(text, t("longrows_frame_padding", pad=f["pad"]))
         return text
 
     def figure(step: int) -> charts.Figure:
