@@ -226,9 +226,22 @@ def working(kind: str, what: str):
     record_wait(kind, time.perf_counter() - start)
 
 
-def gpu_choice(state: urlstate.PageState, where, label: str) -> tuple[str, sc.GpuSpec]:
+def gpu_choice(state: urlstate.PageState, where, label: str, *, l2_model: bool = False) -> tuple[str, sc.GpuSpec]:
     """The page's GPU: a catalog (or live) GPU chosen in `where`, kept in the URL as `gpu`, labelled by
-    name. Returns the key (what the cached plans take) and its GpuSpec."""
+    name, with vendor_notes under it. Returns the key (what the cached plans take) and its GpuSpec.
+    `l2_model`: the page predicts from the L2 size (say what that leaves out)."""
     key = state.choice_key("gpu", data.default_gpu_key(), data.gpu_keys())
     gpu_key = where.selectbox(label, data.gpu_keys(), key=key, format_func=data.gpu_labeler())
-    return gpu_key, data.gpu_by_key(gpu_key)
+    gpu = data.gpu_by_key(gpu_key)
+    vendor_notes(gpu, where, l2_model=l2_model)
+    return gpu_key, gpu
+
+
+def vendor_notes(gpu: sc.GpuSpec, where=st, *, l2_model: bool = False) -> None:
+    """Where an AMD GPU is chosen: the pages' NVIDIA words (SM, warp) stand for AMD's CU and wavefront; and,
+    on a page that predicts from L2, that AMD's Infinity Cache behind L2 is not modelled."""
+    if gpu.vendor != "amd":
+        return
+    where.caption(t("amd_terms", warp=gpu.warp_size))
+    if l2_model:
+        where.caption(t("amd_infinity_cache", gpu=gpu.name))

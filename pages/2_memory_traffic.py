@@ -23,7 +23,7 @@ c1, c2, c3, c4 = st.columns([1, 1, 1, 2])
 M = c1.number_input(t("rows_M"), 1, 1_048_576, step=1, key=kM)
 N = c2.number_input(t("cols_N"), 1, 1_048_576, step=1, key=kN)
 dtype = c3.selectbox(t("dtype"), data.DTYPE_NAMES, key=kdtype)
-gpu_key, gpu = layout.gpu_choice(state, c4, t("acc_l2_gpu"))
+gpu_key, gpu = layout.gpu_choice(state, c4, t("acc_l2_gpu"), l2_model=True)
 
 traffic = sc.memory_traffic(int(M), int(N), dtypes.torch_dtype(dtype))
 steps = list(traffic.naive_steps)

@@ -20,7 +20,7 @@ state.show_notes()
 
 kdtype = state.choice_key("dtype", defaults.DTYPE, data.DTYPE_NAMES)
 c1, c2 = st.columns([2, 1])
-gpu_key, gpu = layout.gpu_choice(state, c1, t("gpu_choice"))
+gpu_key, gpu = layout.gpu_choice(state, c1, t("gpu_choice"), l2_model=True)
 dtype = c2.selectbox(t("dtype"), data.DTYPE_NAMES, key=kdtype)
 
 # -- 1. the cliff ---------------------------------------------------------------------------------------------
