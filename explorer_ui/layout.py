@@ -34,12 +34,28 @@ def setup_page(page: str) -> None:
     prewarm.start_once()      # the server's first page run starts compiling what later pages ask for
     _init_language()
     present.init()            # ?present=1: folded sidebar, larger type, animations fit a 1280 x 720 projector
+    notes = _link_notes()     # read before the sidebar writes the values in use back into the URL
     this = pages_registry.page(page)
     st.session_state[CURRENT_PAGE] = this.key
     st.set_page_config(page_title=f"{this.label()} · {t('app_name')}", page_icon=TAB_ICON, layout="wide",
                        initial_sidebar_state=present.sidebar_state())
     present.style()
     _sidebar()
+    for note in notes:
+        urlstate.show_note(note)
+
+
+def _link_notes() -> list[urlstate.UrlNote]:
+    """The app-wide link values (?lang=, ?present=) that were not understood, each with what is used."""
+    notes = []
+    raw = urlstate.url_value("lang")
+    if raw is not None and raw not in LANGUAGES:
+        notes.append(urlstate.UrlNote("lang", raw, LANGUAGES[language()], clamped=False))
+    raw = urlstate.url_value(present.URL_NAME)
+    if raw is not None and present.parse(raw) is None:
+        used = t("url_present_on") if present.is_on() else t("url_present_off")
+        notes.append(urlstate.UrlNote(present.URL_NAME, raw, used, clamped=False))
+    return notes
 
 
 def page_end() -> None:
@@ -230,7 +246,7 @@ def gpu_choice(state: urlstate.PageState, where, label: str, *, l2_model: bool =
     """The page's GPU: a catalog (or live) GPU chosen in `where`, kept in the URL as `gpu`, labelled by
     name, with vendor_notes under it. Returns the key (what the cached plans take) and its GpuSpec.
     `l2_model`: the page predicts from the L2 size (say what that leaves out)."""
-    key = state.choice_key("gpu", data.default_gpu_key(), data.gpu_keys())
+    key = state.choice_key("gpu", data.default_gpu_key(), data.gpu_keys(), label=data.gpu_labeler())
     gpu_key = where.selectbox(label, data.gpu_keys(), key=key, format_func=data.gpu_labeler())
     gpu = data.gpu_by_key(gpu_key)
     vendor_notes(gpu, where, l2_model=l2_model)

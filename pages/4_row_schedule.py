@@ -27,7 +27,7 @@ layout.intro("schedule")
 state.show_notes()
 
 live = data.live_gpu()
-kgpu = state.choice_key("gpu", live.key if live else defaults.SCHEDULE_GPU, data.gpu_keys())
+kgpu = state.choice_key("gpu", live.key if live else defaults.SCHEDULE_GPU, data.gpu_keys(), label=data.gpu_labeler())
 kN = state.int_key("N", defaults.SCHEDULE_N, 1, MAX_TRACE_BLOCK)
 # Default rows: half again as many as the wrapper's grid for a matrix with rows to spare, so the strided walk
 # and its uneven tail show.
