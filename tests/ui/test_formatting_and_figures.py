@@ -274,3 +274,26 @@ def test_chapter_sweep_chart_draws_every_recorded_provider_with_tooltips():
     colours = enc["color"]["scale"]["range"]
     assert len(set(colours)) == len(colours) == df["provider"].nunique()
     assert df["N"].min() == 256 and df["N"].max() == 12672      # the chapter's own sweep
+
+
+def test_a_code_excerpt_shows_whole_statements():
+    lines = ("def f(x):",
+             "    # one comment",
+             "    # in two lines",
+             "    y = x + 1",
+             "    if y:",
+             "        z = 1",
+             "    else:",
+             "        z = 2",
+             "",
+             "    return z")
+    assert code.excerpt_span(lines, 3, 4) == (2, 4)           # the comment from its first line
+    assert code.excerpt_span(lines, 4, 5) == (4, 8)           # an `if` with its body and its `else`
+    assert code.excerpt_span(lines, 6, 7) == (6, 8)           # a dangling `else:` with its body
+    # the benchmark page's panel: the load and the masked store, one line of context
+    source = code.kernel_source()
+    first, last = code.excerpt_span(source, min(code.kernel_lines("load", "store")) - 1,
+                                    max(code.kernel_lines("load", "store")) + 1)
+    above = source[first - 2].lstrip()
+    assert not (above.startswith("#") and source[first - 1].lstrip().startswith("#"))
+    assert not source[last - 1].split("#")[0].rstrip().endswith(":")
