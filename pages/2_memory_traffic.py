@@ -71,7 +71,8 @@ def render(step: int) -> None:
 
 player("memory", n_frames, render, format_step=frame_text,
        slides=slides.SlideSource("memory_traffic", t("nav_memory"), {"M": int(M), "N": int(N), "dtype": dtype},
-                                 figure, height=260))
+                                 figure, height=260,
+                                 shown={t("rows_M"): int(M), t("cols_N"): int(N), t("dtype"): dtype}))
 quiz.ask(quiz.fused_speedup("memory_speedup", traffic, int(M), int(N), dtype))
 
 st.subheader(t("memory_totals_title"))

@@ -126,7 +126,9 @@ def render(step: int) -> None:
 
 player("padding", len(FRAMES), render, format_step=frame_text, label=t("padding_step_label"),
        slides=slides.SlideSource("padding_chain", t("nav_padding"),
-                                 {"N": N, "rows": n_rows, "row": row, "break": variant}, figure))
+                                 {"N": N, "rows": n_rows, "row": row, "break": variant}, figure,
+                                 shown={t("cols_N"): N, t("padding_rows"): n_rows, t("padding_row"): row,
+                                        t("padding_break"): t(f"padding_variant_{variant}")}))
 quiz.ask(quiz.padded_lane_after_exp(trace, row))
 
 # -- the whole launch: what landed where ----------------------------------------------------------------

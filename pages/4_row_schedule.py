@@ -159,7 +159,9 @@ def render(step: int) -> None:
 
 player("schedule", n_frames, render, format_step=frame_text, label=t("schedule_step_label"),
        slides=slides.SlideSource("row_schedule", t("nav_schedule"), {"gpu": gpu_key, "N": N, "rows": n_rows, "P": P},
-                                 figure, height=GRID_HEIGHT))
+                                 figure, height=GRID_HEIGHT,
+                                 shown={t("gpu_choice"): plan.gpu.name, t("cols_N"): N, t("schedule_rows"): n_rows,
+                                        t("schedule_P"): P}))
 quiz.ask(quiz.rows_of_program("schedule_rows", n_rows, P))
 
 # -- programs on SMs ----------------------------------------------------------------------------------

@@ -173,7 +173,9 @@ if trace is not None:
 
     player("longrows", len(steps), render, format_step=frame_text, label=t("longrows_step_label"),
            slides=slides.SlideSource("long_rows", t("nav_longrows"), {"N": N, "tile": tile, "pattern": pattern},
-                                     figure, height=340))
+                                     figure, height=340,
+                                     shown={t("cols_N"): N, t("longrows_tile"): tile,
+                                            t("longrows_pattern"): t(f"longrows_pattern_{pattern}")}))
     quiz.ask(quiz.tiles_in_row("longrows_tiles", N, tile, trace.n_tiles))
     with st.expander(t("longrows_table_title", tiles=trace.n_tiles)):
         tab = lr.online_table(trace, 0)

@@ -112,7 +112,9 @@ if strace is not None:
 
     player("sharing", len(steps), render, format_step=frame_text, label=t("sharing_step_label"),
            slides=slides.SlideSource("sharing_a_row", t("nav_sharing"), {"N": N, "split": split, "pattern": pattern},
-                                     figure, height=300))
+                                     figure, height=300,
+                                     shown={t("cols_N"): N, t("sharing_split"): split,
+                                            t("longrows_pattern"): t(f"longrows_pattern_{pattern}")}))
     quiz.ask(quiz.chunk_per_program("sharing_chunk", N, strace.split, strace.chunk))
     m_ref, d_ref = lrt.reference_pairs(strace.x[:1])
     st.caption(t("sharing_check", M=fmt.number(top, 8), D=fmt.number(total, 8), m_t=fmt.number(m_ref[0], 8),
