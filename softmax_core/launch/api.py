@@ -369,6 +369,8 @@ def _softmax_slow(x, dim, dtype, safe: bool) -> torch.Tensor:
         return softmax(x.reshape(1), 0, safe=safe).reshape(()).to(out_dtype)
     if x.numel() == 0:
         return torch.empty_like(x, dtype=out_dtype)
+    if (y := softmax_any_dim(x, dim, safe, out_dtype)) is not None:   # the reduced axis is not unit-stride
+        return y
     if x.requires_grad and torch.is_grad_enabled():
         moved = x if dim == x.ndim - 1 else x.movedim(dim, -1)
         matrix = rows_unit_stride(moved if moved.ndim == 2 else moved.reshape(-1, moved.shape[-1]))
@@ -444,4 +446,5 @@ from softmax_core.kernels.tuned import SPIN_LIMIT  # noqa: E402
 NON_FLOAT_DTYPES = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.bool,
                     torch.complex64, torch.complex128)
 
+from softmax_core.launch.any_dim import softmax_any_dim  # noqa: E402
 from softmax_core.launch import operators as torch_op  # noqa: E402  registers the operators (needs the names above)
