@@ -32,8 +32,10 @@ def any_dim_layout(x: torch.Tensor, dim: int) -> ReductionLayout | None:
     return layout if layout is not None and layout.n_inner > 1 else None
 
 
-def any_dim_forward(x: torch.Tensor, layout: ReductionLayout, safe: bool, out_dtype: torch.dtype) -> torch.Tensor:
-    plan = cached_any_dim_plan(layout, x.dtype, "forward", x.get_device())
+def any_dim_forward(x: torch.Tensor, layout: ReductionLayout, safe: bool, out_dtype: torch.dtype,
+                    plan: AnyDimPlan | None = None) -> torch.Tensor:
+    """y in x's layout, by `plan` (default: the fitted one)."""
+    plan = plan or cached_any_dim_plan(layout, x.dtype, "forward", x.get_device())
     y = torch.empty_like(x, dtype=out_dtype)          # x is dense: y gets x's strides
     args = (x, y, layout.outer_stride, layout.reduce_stride, layout.outer_stride, layout.reduce_stride,
             layout.n_reduce, layout.n_inner)
@@ -44,11 +46,11 @@ def any_dim_forward(x: torch.Tensor, layout: ReductionLayout, safe: bool, out_dt
 
 
 def any_dim_backward(y: torch.Tensor, dy: torch.Tensor, layout: ReductionLayout,
-                     grad_dtype: torch.dtype) -> torch.Tensor:
+                     grad_dtype: torch.dtype, plan: AnyDimPlan | None = None) -> torch.Tensor:
     """dx in y's layout; dy is brought to that layout first when it has another."""
     if dy.stride() != y.stride() or dy.dtype != y.dtype:
         dy = torch.empty_like(y).copy_(dy)
-    plan = cached_any_dim_plan(layout, y.dtype, "backward", y.get_device())
+    plan = plan or cached_any_dim_plan(layout, y.dtype, "backward", y.get_device())
     dx = torch.empty_like(y, dtype=grad_dtype)
     args = (y, dy, dx, layout.outer_stride, layout.reduce_stride, layout.n_reduce, layout.n_inner)
     launch(softmax_backward_any_dim_kernel, plan.grid, args,

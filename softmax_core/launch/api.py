@@ -94,6 +94,10 @@ def _split_slots(plan: SoftmaxPlan, device) -> torch.Tensor:
 def forward_kernel_calls(plan: SoftmaxPlan, safe: bool, fp64: bool):
     """(kernel, constexprs) for each launch of a forward plan, in order. Shared by the eager launch below
     and the PyTorch operator (torch_op.py), so the two run the same kernels with the same settings."""
+    if plan.tiny:
+        return tiny_rows_calls(plan.rows_per_program, plan.block_n, safe)
+    if plan.edges:
+        return any_width_calls("forward", plan.block_n, dtypes.element_size(plan.dtype), plan.path == "rows", safe)
     if plan.path == "split":
         return [(softmax_split_kernel, (("SPLIT", plan.split), ("PEERS", plan.peers), ("CHUNK", plan.block_n),
                                         ("SAFE", safe), ("PHASE", phase), ("SPIN", SPIN_LIMIT)))
@@ -109,6 +113,8 @@ def forward_kernel_calls(plan: SoftmaxPlan, safe: bool, fp64: bool):
 
 
 def backward_kernel_calls(plan: SoftmaxPlan, fp64: bool):
+    if plan.edges:
+        return any_width_calls("backward", plan.block_n, dtypes.element_size(plan.dtype), plan.path == "rows")
     if plan.path == "split":
         return [(softmax_backward_split_kernel, (("SPLIT", plan.split), ("PEERS", plan.peers),
                                                  ("CHUNK", plan.block_n), ("PHASE", phase), ("SPIN", SPIN_LIMIT)))
@@ -447,4 +453,5 @@ NON_FLOAT_DTYPES = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int
                     torch.complex64, torch.complex128)
 
 from softmax_core.launch.any_dim import softmax_any_dim  # noqa: E402
+from softmax_core.kernels.any_width import any_width_calls, tiny_rows_calls  # noqa: E402
 from softmax_core.launch import operators as torch_op  # noqa: E402  registers the operators (needs the names above)

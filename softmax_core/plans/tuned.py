@@ -8,7 +8,7 @@ one place the hardware's rules live.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 import triton
@@ -91,6 +91,19 @@ SPLIT_VALUES_PER_THREAD = 64
 # 2-byte types: programs of 2 warps, 64-128 values a thread (the best or within 1% of it at every bf16 size
 # and direction measured; 4 warps: 0.73-0.86, 8 warps lower still).
 SPLIT_WARPS_2_BYTE = 2
+# Widths that are not multiples of 16 (vocabularies: 32000 is, 50257 and 151936 are not ... 128256 is; odd
+# widths anywhere): Triton cannot prove a row's loads 16-byte aligned, and loads one value at a time. From
+# EDGES_FROM_BYTES of padded row, one row per program, the row is read as an aligned body between two
+# masked edges instead (kernels/any_width.py); shorter rows keep several rows per program.
+EDGES_FROM_BYTES = 2 * 1024
+# Tiny rows (forward, a power of two of at most TINY_MAX_COLS values: routers, small heads): programs of
+# TINY_PROGRAM_BYTES (at least PROGRAMS_PER_SM_TO_FILL per SM), one warp per TINY_WARP_BYTES.
+TINY_MAX_COLS = 64
+TINY_PROGRAM_BYTES = 4 * 1024
+TINY_WARP_BYTES = 2 * 1024
+TINY_KERNEL = "softmax_core.kernels.any_width:softmax_tiny_rows_kernel"
+EDGE_KERNEL = {"forward": "softmax_core.kernels.any_width:softmax_any_width_kernel",
+               "backward": "softmax_core.kernels.any_width:softmax_backward_any_width_kernel"}
 
 
 @dataclass(frozen=True)
@@ -111,6 +124,10 @@ class SoftmaxPlan:
     reason: PlanReason              # why this path: a code and its figures (reasons.py)
     split: int = 1                  # split path, or a shared tiled row: programs per row (num_programs is a
                                     # multiple of it; they run at once and meet through published slots)
+    edges: bool = False             # rows / tiled, one row per program, read as an aligned body between masked
+                                    # edges (kernels/any_width.py): widths Triton cannot prove vector-aligned
+    tiny: bool = False              # rows, forward: packed power-of-two rows of at most TINY_MAX_COLS values,
+                                    # loaded with no column mask (kernels/any_width.py, tiny rows)
 
     @property
     def grid(self) -> tuple[int]:
@@ -228,7 +245,63 @@ PATHS = ("rows", "tiled", "split")
 
 def plan_softmax(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, gpu: GpuSpec | None = None,
                  direction: str = "forward", safe: bool = False, *, path: str | None = None,
-                 aligned: bool = True) -> SoftmaxPlan:
+                 aligned: bool = True, edges: bool | None = None) -> SoftmaxPlan:
+    """The plan for an n_rows x n_cols softmax on `gpu` (see plan_rows_tiled_split), read as an aligned body
+    between masked edges where that is faster: the width is not a multiple of 16, the tensors start aligned,
+    and the plan holds one row per program. `edges` forces that choice either way (tests, tuning)."""
+    gpu = gpu or default_gpu()
+    plan = plan_rows_tiled_split(n_rows, n_cols, dtype, gpu, direction, safe, path=path, aligned=aligned)
+    elt = dtypes.element_size(dtype)
+    if (direction == "forward" and path is None and edges is None and dtype != torch.float64 and aligned
+            and n_cols <= TINY_MAX_COLS and n_cols == triton.next_power_of_2(n_cols) and plan.path == "rows"):
+        return tiny_plan(plan, dtype)
+    wanted = (n_cols % 16 != 0 and aligned and gpu.vendor == "nvidia"
+              and triton.next_power_of_2(n_cols) * elt >= EDGES_FROM_BYTES and path is None) if edges is None else edges
+    if not wanted or dtype == torch.float64 or plan.shares_rows or plan.path == "split":
+        return plan
+    if plan.path == "rows" and plan.rows_per_program > 1:
+        _, block_n, warps = rows_config(n_cols, elt, gpu, 1, direction)
+        plan = replace(plan, rows_per_program=1, num_warps=warps, num_programs=n_rows)
+    return edge_plan(plan, dtype)
+
+
+def tiny_plan(plan: SoftmaxPlan, dtype: torch.dtype, rows: int | None = None,
+              num_warps: int | None = None) -> SoftmaxPlan:
+    """`plan` (rows, forward) on the tiny-rows kernel; `rows` and `num_warps` override the fitted shape."""
+    row_bytes = plan.n_cols * dtypes.element_size(dtype)
+    if rows is None:
+        fill = max(1, plan.n_rows // (PROGRAMS_PER_SM_TO_FILL * plan.gpu.multiprocessor_count))
+        rows = max(1, min(TINY_PROGRAM_BYTES // row_bytes, 1 << (fill.bit_length() - 1)))
+    warps = num_warps or max(1, min(MAX_WARPS, rows * row_bytes // TINY_WARP_BYTES))
+    res = kernel_resources(_job(TINY_KERNEL, dtype, {"ROWS": rows, "BLOCK_N": plan.block_n, "SAFE": False}, warps,
+                                plan.gpu, plan.n_cols, True))
+    n_blocks = triton.cdiv(plan.n_rows, rows)
+    occ = occupancy(plan.gpu, res.n_regs, res.shared_bytes, warps, n_blocks)
+    figures = {**plan.reason.values, "rows": rows, "n_regs": res.n_regs, "n_spills": res.n_spills,
+               "programs_per_sm": occ.programs_per_sm}
+    return replace(plan, tiny=True, rows_per_program=rows, num_warps=warps, num_programs=n_blocks, resources=res,
+                   occupancy=occ, reason=PlanReason.of(plan.reason.code, **figures))
+
+
+def edge_plan(plan: SoftmaxPlan, dtype: torch.dtype) -> SoftmaxPlan:
+    """`plan` (rows or tiled, one row per program) on the any-width kernel, with that kernel's resources."""
+    flags = {"SAFE": False} if plan.direction == "forward" else {}
+    constexprs = {"TILE": plan.block_n, "VEC": 16 // dtypes.element_size(dtype), "ONE_TILE": plan.path == "rows",
+                  **flags}
+    res = kernel_resources(_job(EDGE_KERNEL[plan.direction], dtype, constexprs, plan.num_warps, plan.gpu,
+                                plan.n_cols, True))
+    occ = occupancy(plan.gpu, res.n_regs, res.shared_bytes, plan.num_warps, plan.num_programs)
+    figures = plan.reason.values
+    if plan.path == "rows":
+        figures.update(rows=1, n_regs=res.n_regs, n_spills=res.n_spills, programs_per_sm=occ.programs_per_sm)
+    else:
+        figures.update(programs_per_sm=occ.programs_per_sm)
+    return replace(plan, edges=True, resources=res, occupancy=occ, reason=PlanReason.of(plan.reason.code, **figures))
+
+
+def plan_rows_tiled_split(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32,
+                          gpu: GpuSpec | None = None, direction: str = "forward", safe: bool = False, *,
+                          path: str | None = None, aligned: bool = True) -> SoftmaxPlan:
     """The plan for an n_rows x n_cols softmax on `gpu`. `path` forces "rows", "tiled" or "split" (for
     tests and tuning sweeps); a forced path that cannot run here raises ValueError. `aligned`: the tensors
     start on 16-byte boundaries (as PyTorch allocates them), so the kernels load 16-byte vectors."""
