@@ -28,6 +28,7 @@ def test_plan_narrows_the_inner_tile_to_fill_the_gpu_and_walks_long_axes_twice()
     assert channel.one_pass and channel.block_i == 16 and channel.num_programs == 64 * 4
     transposed = plan_any_dim(ReductionLayout(32, 2048, 2048, 2048 * 2048, 2048), 2, "bfloat16", h200)
     assert not transposed.one_pass and transposed.block_i == 128 and transposed.n_chunks == 2048 // transposed.block_r
+    assert (channel.num_warps, transposed.num_warps, transposed.block_r) == (8, 4, 64)
 
 
 @pytest.mark.parametrize("shape, dim, layout", [

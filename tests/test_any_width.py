@@ -17,6 +17,8 @@ def test_plans_take_the_edge_kernel_where_widths_are_not_multiples_of_16():
     odd = plan_softmax(10000, 3000, torch.float16, H200)
     assert odd.edges and odd.rows_per_program == 1 and odd.reason.values["rows"] == 1
     assert not plan_softmax(8192, 32000, torch.bfloat16, H200).edges                 # a multiple of 16
+    gpt2 = plan_softmax(8192, 50257, torch.bfloat16, H200)
+    assert (gpt2.path, gpt2.block_n, gpt2.num_warps, gpt2.reason.values["n_tiles"]) == ("tiled", 8192, 4, 7)
     assert not plan_softmax(8192, 50257, torch.bfloat16, H200, aligned=False).edges  # no aligned start to use
     assert not plan_softmax(4096, 781, torch.float64, H200).edges
 
@@ -25,6 +27,7 @@ def test_tiny_rows_plan():
     router = plan_softmax(65536, 8, torch.bfloat16, H200)
     assert router.tiny and router.rows_per_program >= 64
     assert not plan_softmax(65536, 12, torch.bfloat16, H200).tiny      # not a power of two: masked columns
+    assert not plan_softmax(65536, 64, torch.float32, H200).tiny       # 256 B rows: the rows kernel is as fast
     assert not plan_softmax(65536, 8, torch.bfloat16, H200, "backward").tiny
 
 
@@ -66,8 +69,9 @@ def test_padded_rows_and_a_dy_of_other_spacing(device):
     torch.testing.assert_close(grad.double(), expected, atol=1e-6, rtol=1e-5)
 
 
-@pytest.mark.parametrize("N, dtype", [(8, torch.bfloat16), (64, torch.float32), (2, torch.float16)])
+@pytest.mark.parametrize("N, dtype", [(8, torch.bfloat16), (16, torch.float32), (2, torch.float16)])
 def test_tiny_rows(N, dtype, device):
+    assert sc.plan_softmax(37, N, dtype, H200).tiny
     x = (torch.randn(37, N, device=device) * 3).to(dtype)
     x[1] = float("-inf")
     x[2, 0] = float("nan")

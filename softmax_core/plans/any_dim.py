@@ -12,21 +12,21 @@ import triton
 
 from softmax_core.hardware.gpu import GpuSpec
 
-# Every constant below is a first fit, checked on the H200 (docs/performance.md, "Real shapes").
-# Bytes of contiguous inner columns one program's loads cover per step down the reduced axis: 256 B is two
-# 128-byte lines (fp32: 64 columns, bf16: 128) ...
-INNER_TILE_BYTES = 256
-# ... narrowed, down to INNER_MIN_BYTES (one 32-byte sector pair), until the grid has FILL_PROGRAMS_PER_SM
-# programs for every SM: a (64, 1000, 49) channel softmax has only 64 outer indices.
+# Every constant below was measured on the H200 (tuning/h200-shapes-tune-20261201-1.csv; docs/performance.md, "Real
+# shapes"). A program's loads cover BLOCK_I contiguous inner columns per step down the reduced axis.
+# One pass when the whole [reduce, BLOCK_I] slab at the narrowest tile (INNER_MIN_BYTES: two 32-byte sectors)
+# is at most ONE_PASS_VALUES values, on ONE_PASS_WARPS warps: (64, 1000, 49) and (256, 1000, 196) float32,
+# dim=1, ran 0.68 / 0.60x copy so, against 0.63 / 0.55 for 128-byte tiles walked twice.
 INNER_MIN_BYTES = 64
-FILL_PROGRAMS_PER_SM = 2
-# One pass when the whole [reduce, BLOCK_I] slab is at most this many values (32 a thread at 16 warps).
 ONE_PASS_VALUES = 16384
-VALUES_PER_THREAD = 32
-# Two passes: chunks of this many values, on CHUNK_WARPS warps (16 values a thread per chunk).
-CHUNK_VALUES = 4096
-CHUNK_WARPS = 8
-MIN_WARPS, MAX_WARPS = 2, 16
+ONE_PASS_WARPS = 8
+# Two passes: INNER_TILE_BYTES of columns (narrowed down to INNER_MIN_BYTES until the grid has
+# FILL_PROGRAMS_PER_SM programs per SM), chunks of CHUNK_VALUES on CHUNK_WARPS warps: the transposed
+# (32, 2048, 2048) bf16 view ran 0.45x copy so, 0.42-0.44 with 16-64 columns or 8 warps.
+INNER_TILE_BYTES = 256
+FILL_PROGRAMS_PER_SM = 2
+CHUNK_VALUES = 8192
+CHUNK_WARPS = 4
 
 
 @dataclass(frozen=True)
@@ -56,10 +56,6 @@ def reduction_layout(shape: tuple[int, ...], strides: tuple[int, ...], dim: int)
     return ReductionLayout(outer, shape[dim], inner, shape[dim] * inner, inner)
 
 
-def _pow2_clamp(value: int, low: int, high: int) -> int:
-    return max(low, min(high, triton.next_power_of_2(max(1, value))))
-
-
 @dataclass(frozen=True)
 class AnyDimPlan:
     gpu: GpuSpec
@@ -87,20 +83,21 @@ def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
     """The plan for a softmax down `layout`'s reduced axis. `block_i`, `block_r` and `num_warps` override
     the fitted shape (tuning sweeps); a `block_r` below the padded reduced axis means two passes."""
     inner_pow2 = triton.next_power_of_2(layout.n_inner)
-    if block_i is None:
-        block_i = min(inner_pow2, max(1, INNER_TILE_BYTES // element_bytes))
-        narrowest = min(inner_pow2, max(1, INNER_MIN_BYTES // element_bytes))
-        wanted = FILL_PROGRAMS_PER_SM * gpu.multiprocessor_count
-        while block_i > narrowest and layout.n_outer * triton.cdiv(layout.n_inner, block_i) < wanted:
-            block_i //= 2
     reduce_pow2 = triton.next_power_of_2(layout.n_reduce)
+    narrowest = min(inner_pow2, max(1, INNER_MIN_BYTES // element_bytes))
+    fits_once = reduce_pow2 * narrowest <= ONE_PASS_VALUES
+    if block_i is None:
+        block_i = narrowest
+        if not fits_once:
+            block_i = min(inner_pow2, max(1, INNER_TILE_BYTES // element_bytes))
+            wanted = FILL_PROGRAMS_PER_SM * gpu.multiprocessor_count
+            while block_i > narrowest and layout.n_outer * triton.cdiv(layout.n_inner, block_i) < wanted:
+                block_i //= 2
     if block_r is None:
         block_r = reduce_pow2 if reduce_pow2 * block_i <= ONE_PASS_VALUES else max(1, CHUNK_VALUES // block_i)
     block_r = min(block_r, reduce_pow2)
     one_pass = block_r >= reduce_pow2
     if num_warps is None:
-        per_warp = gpu.warp_size * VALUES_PER_THREAD
-        num_warps = (_pow2_clamp(block_r * block_i // per_warp, MIN_WARPS, MAX_WARPS) if one_pass
-                     else CHUNK_WARPS)
+        num_warps = ONE_PASS_WARPS if one_pass else CHUNK_WARPS
     programs = layout.n_outer * triton.cdiv(layout.n_inner, block_i)
     return AnyDimPlan(gpu, direction, layout, dtype_name, block_i, block_r, one_pass, num_warps, programs)

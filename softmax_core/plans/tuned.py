@@ -94,11 +94,17 @@ SPLIT_WARPS_2_BYTE = 2
 # Widths that are not multiples of 16 (vocabularies: 32000 is, 50257 and 151936 are not ... 128256 is; odd
 # widths anywhere): Triton cannot prove a row's loads 16-byte aligned, and loads one value at a time. From
 # EDGES_FROM_BYTES of padded row, one row per program, the row is read as an aligned body between two
-# masked edges instead (kernels/any_width.py); shorter rows keep several rows per program.
+# masked edges instead (kernels/any_width.py); shorter rows keep several rows per program. Long rows walked in
+# tiles (forward) take EDGE_TILED_SHAPE[element bytes] = (tile, warps): on the H200 8192 x 50257 bf16 ran
+# 0.72x copy with (8192, 4) against 0.48 with the aligned kernels' (16384, 16), and 4096 x 50257 fp32 0.76
+# with (16384, 8) against 0.69 (tuning/h200-shapes-tune-20261201-1.csv); the tuned kernels' plan had run 0.34 / 0.58.
 EDGES_FROM_BYTES = 2 * 1024
-# Tiny rows (forward, a power of two of at most TINY_MAX_COLS values: routers, small heads): programs of
-# TINY_PROGRAM_BYTES (at least PROGRAMS_PER_SM_TO_FILL per SM), one warp per TINY_WARP_BYTES.
-TINY_MAX_COLS = 64
+EDGE_TILED_SHAPE = {2: (8192, 4), 4: (16384, 8)}
+# Tiny rows (forward, packed power-of-two rows of at most TINY_MAX_ROW_BYTES: routers, small heads): programs
+# of TINY_PROGRAM_BYTES (at least PROGRAMS_PER_SM_TO_FILL per SM), one warp per TINY_WARP_BYTES. Measured on the
+# H200: 65536 x 8 bf16 1.02-1.06x copy (the rows kernel 0.84), 1M x 8 1.00-1.05 (0.66); at 64 fp32 values
+# (256 B) the rows kernel was as fast already (1.00 against 0.98), so the limit stops short of it.
+TINY_MAX_ROW_BYTES = 64
 TINY_PROGRAM_BYTES = 4 * 1024
 TINY_WARP_BYTES = 2 * 1024
 TINY_KERNEL = "softmax_core.kernels.any_width:softmax_tiny_rows_kernel"
@@ -253,7 +259,8 @@ def plan_softmax(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, g
     plan = plan_rows_tiled_split(n_rows, n_cols, dtype, gpu, direction, safe, path=path, aligned=aligned)
     elt = dtypes.element_size(dtype)
     if (direction == "forward" and path is None and edges is None and dtype != torch.float64 and aligned
-            and n_cols <= TINY_MAX_COLS and n_cols == triton.next_power_of_2(n_cols) and plan.path == "rows"):
+            and n_cols * elt <= TINY_MAX_ROW_BYTES and n_cols == triton.next_power_of_2(n_cols)
+            and plan.path == "rows"):
         return tiny_plan(plan, dtype)
     wanted = (n_cols % 16 != 0 and aligned and gpu.vendor == "nvidia"
               and triton.next_power_of_2(n_cols) * elt >= EDGES_FROM_BYTES and path is None) if edges is None else edges
@@ -262,6 +269,11 @@ def plan_softmax(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, g
     if plan.path == "rows" and plan.rows_per_program > 1:
         _, block_n, warps = rows_config(n_cols, elt, gpu, 1, direction)
         plan = replace(plan, rows_per_program=1, num_warps=warps, num_programs=n_rows)
+    if plan.path == "tiled" and direction == "forward" and elt in EDGE_TILED_SHAPE:
+        tile, warps = EDGE_TILED_SHAPE[elt]
+        tile = min(tile, triton.next_power_of_2(n_cols))
+        figures = {**plan.reason.values, "tile": tile, "n_tiles": triton.cdiv(n_cols, tile)}
+        plan = replace(plan, block_n=tile, num_warps=warps, reason=PlanReason.of(plan.reason.code, **figures))
     return edge_plan(plan, dtype)
 
 
