@@ -3,8 +3,9 @@
 A case is a tensor shape, a dtype, a softmax dim and how the tensor is laid out (contiguous, or a transposed
 view). Every provider computes softmax over that dim of that very tensor; providers that take only a 2-D
 matrix with softmax over its contiguous last dim (Liger, QuACK) are skipped elsewhere, with the reason.
-The copy roofline copies the same tensor into one of its layout (forward: read + write; backward: two reads
-and a write, `torch.add`), so a case's ratio to copy compares like with like. Bytes: forward 2 x numel x
+The copy roofline copies the same tensor into one of its layout (forward: read + write); backward: two reads
+and a write of contiguous tensors of that size (`torch.add`). Each provider's backward gets dy in the layout
+of its own output, as the elementwise ops after a softmax would hand it back. Bytes: forward 2 x numel x
 element size, backward 3 x.
 """
 from __future__ import annotations
@@ -112,8 +113,10 @@ def _timed_call(provider: str, direction: str, case: ModelCase, x: torch.Tensor,
     if provider == "copy":
         if direction == "forward":
             return (lambda: torch.empty_like(x).copy_(x)), None
-        out = torch.empty_like(x)
-        return (lambda: torch.add(x, dy, out=out)), None
+        # two reads and a write of contiguous tensors: the bytes a backward must move, at the best layout
+        a, b = x.contiguous(), dy.contiguous()
+        out = torch.empty_like(a)
+        return (lambda: torch.add(a, b, out=out)), None
     call = _softmax_call(provider)
     if direction == "forward":
         return (lambda: call(x, case.dim)), None
@@ -121,7 +124,9 @@ def _timed_call(provider: str, direction: str, case: ModelCase, x: torch.Tensor,
     y = call(leaf, case.dim)
     if y.grad_fn is None:
         raise RuntimeError("its output has no grad_fn: no backward pass")
-    return (lambda: torch.autograd.grad(y, leaf, dy, retain_graph=True)[0]), None
+    # dy in y's own layout, as the elementwise ops after a softmax hand it back (they keep their input's strides)
+    dy_like_y = torch.empty_like(y).copy_(dy)
+    return (lambda: torch.autograd.grad(y, leaf, dy_like_y, retain_graph=True)[0]), None
 
 
 def measure_case(case: ModelCase, providers: Sequence[str], directions: Sequence[str], timer: Timer,
@@ -181,7 +186,8 @@ def run_models_sweep(cases: Sequence[ModelCase] = MODEL_CASES, providers: Sequen
     info.update(sweep="models", cases=[{"name": c.name, "kind": c.kind, "shape": list(c.shape), "dtype": c.dtype,
                                         "dim": c.dim, "transposed": c.transposed} for c in cases],
                 bytes="forward 2 x numel x element_size (read x, write y); backward 3 x (read y and dy, write dx)",
-                copy="forward: torch.empty_like(x).copy_(x), x's layout; backward: torch.add(x, dy, out=...)")
+                copy="forward: torch.empty_like(x).copy_(x), x's layout; backward: torch.add(a, b, out=c), contiguous",
+                dy="each provider's backward gets dy in its own output's layout (empty_like(y).copy_(dy))")
     return BenchmarkRun(frame, info)
 
 
