@@ -122,3 +122,12 @@ def test_real_shapes_on_gpu(shape, dim, transpose, dtype):
     xr = x.detach().double().requires_grad_()
     (expected,) = torch.autograd.grad(torch.softmax(xr, dim), xr, dy.double())
     torch.testing.assert_close(grad.double(), expected, atol=2e-2 if dtype != torch.float32 else 1e-5, rtol=2e-2)
+
+
+def test_second_call_is_replayed_with_its_own_data(device):
+    first = torch.randn(3, 20, 7, device=device)
+    second = torch.randn(3, 20, 7, device=device) * 5
+    sc.softmax(first, 1)
+    torch.testing.assert_close(sc.softmax(second, 1), reference_softmax(second, 1), **TOLERANCE[torch.float32])
+    torch.testing.assert_close(sc.softmax(first, 1, safe=True), reference_softmax(first, 1),
+                               **TOLERANCE[torch.float32])

@@ -79,15 +79,41 @@ class AnyDimSoftmax(torch.autograd.Function):
         return dx, None, None, None, None
 
 
-def softmax_any_dim(x: torch.Tensor, dim: int, safe: bool, out_dtype: torch.dtype) -> torch.Tensor | None:
-    """softmax of x (a checked, non-empty tensor of the dtype to read) over `dim` (non-negative) by the
-    any-dim kernel, or None where the row kernels are the right ones: the reduced axis is unit-stride, or x is
-    not dense (a copy makes it dense: the rows path already does that)."""
+class ReadyAnyDim:
+    """One eager forward call over a non-contiguous axis, ready to replay from launch/api.py's dictionary of
+    ready calls: the layout and plan are decided, a call allocates y and launches. (`go` is None: the
+    dictionary's kept-launcher shortcut is the row kernels'.)"""
+
+    __slots__ = ("args", "constexprs", "grid", "num_warps", "dtype")
+    go = None
+    plain_output = False
+
+    def __init__(self, plan: AnyDimPlan, layout: ReductionLayout, safe: bool, out_dtype: torch.dtype, fp64: bool):
+        self.args = (layout.outer_stride, layout.reduce_stride, layout.outer_stride, layout.reduce_stride,
+                     layout.n_reduce, layout.n_inner)
+        self.constexprs = (("BLOCK_R", plan.block_r), ("BLOCK_I", plan.block_i), ("ONE_PASS", plan.one_pass),
+                           ("SAFE", safe), ("FP64", fp64))
+        self.grid, self.num_warps, self.dtype = plan.grid, plan.num_warps, out_dtype
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.empty_like(x, dtype=self.dtype)
+        launch(softmax_any_dim_kernel, self.grid, (x, y) + self.args, self.constexprs, self.num_warps)
+        return y
+
+
+def softmax_any_dim(x: torch.Tensor, dim: int, safe: bool,
+                    out_dtype: torch.dtype) -> tuple[torch.Tensor, ReadyAnyDim | None] | None:
+    """(softmax of x over `dim` by the any-dim kernel, the call made ready to replay or None with autograd
+    recording), for x a checked, non-empty tensor of the dtype to read and `dim` non-negative. None where the
+    row kernels are the right ones: the reduced axis is unit-stride, or x is not dense (a copy makes it
+    dense: the rows path already does that)."""
     if x.ndim < 2:
         return None
     layout = any_dim_layout(x, dim)
     if layout is None:
         return None
     if x.requires_grad and torch.is_grad_enabled():
-        return AnyDimSoftmax.apply(x, dim, layout, safe, out_dtype)
-    return any_dim_forward(x, layout, safe, out_dtype)
+        return AnyDimSoftmax.apply(x, dim, layout, safe, out_dtype), None
+    plan = cached_any_dim_plan(layout, x.dtype, "forward", x.get_device())
+    ready = ReadyAnyDim(plan, layout, safe, out_dtype, x.dtype == torch.float64)
+    return ready(x), ready

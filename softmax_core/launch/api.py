@@ -375,7 +375,10 @@ def _softmax_slow(x, dim, dtype, safe: bool) -> torch.Tensor:
         return softmax(x.reshape(1), 0, safe=safe).reshape(()).to(out_dtype)
     if x.numel() == 0:
         return torch.empty_like(x, dtype=out_dtype)
-    if (y := softmax_any_dim(x, dim, safe, out_dtype)) is not None:   # the reduced axis is not unit-stride
+    if (routed := softmax_any_dim(x, dim, safe, out_dtype)) is not None:   # the reduced axis is not unit-stride
+        y, ready = routed
+        if ready is not None and key[2] == x.dtype:
+            _READY[key] = ready
         return y
     if x.requires_grad and torch.is_grad_enabled():
         moved = x if dim == x.ndim - 1 else x.movedim(dim, -1)
