@@ -169,7 +169,7 @@ def test_source_digest_follows_the_code(tmp_path):
     shutil.copytree(Path(sc.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
     before = bench.source_digest(copy)
     assert before == bench.source_digest()
-    (copy / "tuned_plan.py").write_text((copy / "tuned_plan.py").read_text() + "\n# changed\n")
+    (copy / "plans" / "tuned.py").write_text((copy / "plans" / "tuned.py").read_text() + "\n# changed\n")
     after = bench.source_digest(copy)
     assert after != before
     (copy / "bench" / "harness.py").write_text((copy / "bench" / "harness.py").read_text() + "\n# changed\n")
