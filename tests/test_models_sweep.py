@@ -35,3 +35,17 @@ def test_small_sweep_checks_times_and_skips_with_reasons():
     table = models.ratio_table(run)
     assert "tuned/best_peer" in table.columns
 
+
+
+def test_the_documented_table_is_the_recorded_one():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "scripts" / "models_table.py"
+    spec = importlib.util.spec_from_file_location("models_table", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    doc = script.DOC.read_text()
+    written = doc[doc.index(script.BEGIN) + len(script.BEGIN):doc.index(script.END)].strip()
+    assert written == script.table().strip(), "run: python scripts/models_table.py --write"
+    assert "gpt2-logits" in written and "transposed view" in written

@@ -199,3 +199,71 @@ def ratio_table(run: BenchmarkRun) -> pd.DataFrame:
     if "tuned" in table and peers:
         table["tuned/best_peer"] = table["tuned"] / table[peers].max(axis=1)
     return table.drop(columns="copy", errors="ignore")
+
+
+def load_models_runs(directory=None) -> list[BenchmarkRun]:
+    """The recorded models runs (assets/benchmarks/models/*.json), oldest first."""
+    from pathlib import Path
+
+    from softmax_core.bench.records import RECORDED_DIR, load_run
+
+    directory = Path(directory) if directory is not None else RECORDED_DIR / "models"
+    runs = []
+    for path in sorted(directory.glob("*.json")):
+        run = load_run(path)
+        frame = pd.read_csv(path.parent / run.provenance["csv"])      # load_run keeps the common columns only
+        frame["reason"] = frame["reason"].astype(object).fillna("").astype(str)
+        runs.append(BenchmarkRun(frame, run.provenance))
+    return sorted(runs, key=lambda r: str(r.provenance.get("date", "")))
+
+
+def summary(runs: Sequence[BenchmarkRun]) -> pd.DataFrame:
+    """One row per (case, direction): MB moved, each provider's ratio to copy in its own run (a later run's
+    figure for a provider replaces an earlier one's), tuned over the best other provider, and tuned's spread
+    (20th to 80th percentile over the median)."""
+    ratios: dict = {}
+    info: dict = {}
+    for run in runs:
+        f = run.frame
+        for r in f.itertuples():
+            key = (r.case, r.direction)
+            if r.provider == "copy" and r.status == "ok":
+                info.setdefault(key, {}).update(case=r.case, shape=r.shape, dtype=r.dtype, dim=int(r.dim),
+                                                layout=r.layout, direction=r.direction,
+                                                MB=(2 if r.direction == "forward" else 3) * math.prod(
+                                                    int(v) for v in str(r.shape).split("x"))
+                                                * dtypes.element_size(r.dtype) / 1e6)
+            elif r.status == "ok":
+                ratios.setdefault(key, {})[r.provider] = r.copy_ratio
+                if r.provider == "tuned":
+                    info.setdefault(key, {})["spread"] = (r.ms_p80 - r.ms_p20) / r.ms_median
+    rows = []
+    for key, base in info.items():
+        got = ratios.get(key, {})
+        peers = {p: v for p, v in got.items() if p != "tuned"}
+        best = max(peers.values()) if peers else float("nan")
+        rows.append({**base, **{p: got.get(p, float("nan")) for p in MODEL_PROVIDERS if p != "copy"},
+                     "tuned/best_peer": got.get("tuned", float("nan")) / best if peers else float("nan"),
+                     "best_peer": max(peers, key=peers.get) if peers else ""})
+    return pd.DataFrame(rows)
+
+
+def markdown_summary(runs: Sequence[BenchmarkRun]) -> str:
+    """The summary as a Markdown table (docs/performance.md, "Real shapes"), with the records it comes from."""
+    s = summary(runs)
+    shown = [p for p in MODEL_PROVIDERS if p != "copy" and p in s and s[p].notna().any()]
+
+    def cell(v):
+        return "–" if v != v else f"{v:.2f}"
+    head = ["case", "shape, dtype", "dim", "MB moved", "pass", *[f"{p} ÷ copy" for p in shown],
+            "tuned ÷ best peer", "tuned spread"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for d in s.to_dict("records"):
+        where = f"{d['dim']}" + (" (transposed view)" if d["layout"] == "transposed" else "")
+        lines.append("| " + " | ".join([d["case"], f"{d['shape'].replace('x', ' × ')} {d['dtype']}", where,
+                                        f"{d['MB']:,.0f}", d["direction"], *[cell(d[p]) for p in shown],
+                                        cell(d["tuned/best_peer"]) + (f" ({d['best_peer']})" if d["best_peer"] else ""),
+                                        f"±{d['spread'] / 2:.1%}" if d.get("spread") == d.get("spread") else "–"])
+                     + " |")
+    sources = ", ".join(f"`{r.provenance['csv']}`" for r in runs)
+    return "\n".join(lines) + f"\n\nFrom {sources} (assets/benchmarks/models/).\n"

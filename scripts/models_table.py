@@ -1,0 +1,36 @@
+"""The "Real shapes" table of docs/performance.md, from the recorded models runs (assets/benchmarks/models/).
+
+    python scripts/models_table.py           # print it
+    python scripts/models_table.py --write   # write it between the markers in docs/performance.md
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from softmax_core.bench import models  # noqa: E402
+
+BEGIN, END = "<!-- models:begin -->", "<!-- models:end -->"
+DOC = ROOT / "docs" / "performance.md"
+
+
+def table() -> str:
+    return models.markdown_summary(models.load_models_runs())
+
+
+def main(argv: list[str]) -> int:
+    text = table()
+    if "--write" not in argv:
+        print(text)
+        return 0
+    doc = DOC.read_text()
+    start, end = doc.index(BEGIN) + len(BEGIN), doc.index(END)
+    DOC.write_text(doc[:start] + "\n\n" + text + "\n" + doc[end:])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
