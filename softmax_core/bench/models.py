@@ -228,7 +228,7 @@ def summary(runs: Sequence[BenchmarkRun]) -> pd.DataFrame:
         for r in f.itertuples():
             key = (r.case, r.direction)
             if r.provider == "copy" and r.status == "ok":
-                info.setdefault(key, {}).update(case=r.case, shape=r.shape, dtype=r.dtype, dim=int(r.dim),
+                info.setdefault(key, {}).update(case=r.case, kind=r.kind, shape=r.shape, dtype=r.dtype, dim=int(r.dim),
                                                 layout=r.layout, direction=r.direction,
                                                 MB=(2 if r.direction == "forward" else 3) * math.prod(
                                                     int(v) for v in str(r.shape).split("x"))
@@ -267,3 +267,34 @@ def markdown_summary(runs: Sequence[BenchmarkRun]) -> str:
                      + " |")
     sources = ", ".join(f"`{r.provenance['csv']}`" for r in runs)
     return "\n".join(lines) + f"\n\nFrom {sources} (assets/benchmarks/models/).\n"
+
+
+@dataclass(frozen=True)
+class NearestRecord:
+    """The recorded case closest to a shape: its summary row and the run's GPU and date."""
+    row: dict
+    gpu: str
+    date: str
+    same_dtype: bool
+    same_layout: bool
+
+
+def nearest_recorded(runs: Sequence[BenchmarkRun], dtype: str, strided_dim: bool, megabytes: float,
+                     direction: str) -> NearestRecord | None:
+    """The recorded case most like a shape: the same direction; then the same dtype, the same kind of layout
+    (softmax over a strided dim or the contiguous one), and the nearest bytes moved (by ratio), in that order."""
+    s = summary(runs)
+    if s.empty:
+        return None
+    rows = [r for r in s.to_dict("records") if r["direction"] == direction and r["tuned"] == r["tuned"]]
+    if not rows:
+        return None
+
+    def strided(r):
+        return r["layout"] == "transposed" or r["dim"] not in (-1, len(str(r["shape"]).split("x")) - 1)
+
+    best = min(rows, key=lambda r: (r["dtype"] != dtype, strided(r) != strided_dim,
+                                    abs(math.log(max(r["MB"], 1e-9) / max(megabytes, 1e-9)))))
+    run = runs[-1]
+    return NearestRecord(best, run.provenance.get("gpu") or "?", str(run.provenance.get("date", ""))[:10],
+                         best["dtype"] == dtype, strided(best) == strided_dim)
