@@ -10,7 +10,7 @@ import streamlit as st
 
 from softmax_core.bench import DoBenchTimer, models
 from softmax_core.hardware import dtypes, runtime
-from softmax_core.plans.shapes import ShapeError, ShapePlan, parse_shape, plan_shape
+from softmax_core.plans.shapes import MAX_DIMS, ShapeError, ShapePlan, parse_shape, plan_shape
 
 from . import data, fmt, measured, plan_reasons
 from .i18n import bound, t
@@ -21,8 +21,8 @@ LIVE_MAX_ELEMENTS = 1 << 30
 
 
 @st.cache_data(show_spinner=False, ttl=600)
-def recorded_models_runs() -> list:
-    return models.load_models_runs()
+def recorded_models_runs(directory: str) -> list:
+    return models.load_models_runs(directory)
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -114,24 +114,38 @@ def show_live(case: models.ModelCase, direction: str) -> None:
         st.caption(t("shape_live_failed", provider=r["provider"], reason=r["reason"]))
 
 
+CASES = {c.name: c for c in models.MODEL_CASES}
+CUSTOM_START = models.ModelCase(CUSTOM, CUSTOM, (8192, 50257), "bfloat16")     # what "my own shape" starts from
+
+
+def fill_from_preset(name: str) -> None:
+    """Put a preset's shape, dtype, dim and layout into the inputs (a custom shape keeps what was typed)."""
+    case = CASES.get(name)
+    if case is None and "shape_text" in st.session_state:
+        return
+    case = case or CUSTOM_START
+    st.session_state["shape_text"] = " x ".join(map(str, case.shape))
+    st.session_state["shape_dtype"] = case.dtype
+    st.session_state["shape_dim"] = case.dim
+    st.session_state["shape_transposed"] = case.transposed
+
+
 def show() -> None:
     st.subheader(t("shape_title"))
     st.markdown(t("shape_intro"))
     names = [CUSTOM] + [c.name for c in models.MODEL_CASES]
-    cases = {c.name: c for c in models.MODEL_CASES}
+    cases = CASES
     tr = bound()
-    preset = st.selectbox(t("shape_preset"), names, key="shape_preset",
-                          format_func=lambda n: tr("shape_preset_custom") if n == CUSTOM else case_label(cases[n], tr))
-    case = cases.get(preset)
+    if "shape_text" not in st.session_state:
+        fill_from_preset(CUSTOM)
+    st.selectbox(t("shape_preset"), names, key="shape_preset", on_change=lambda: fill_from_preset(
+                 st.session_state["shape_preset"]),
+                 format_func=lambda n: tr("shape_preset_custom") if n == CUSTOM else case_label(cases[n], tr))
     c1, c2, c3, c4 = st.columns([3, 1, 1, 1])
-    shape_text = c1.text_input(t("shape_shape"), "x".join(map(str, case.shape)) if case else "8192 x 50257",
-                               key=f"shape_text_{preset}")
-    dtype_names = list(dtypes.TUNED_DTYPES)
-    dtype = c2.selectbox(t("dtype"), dtype_names, index=dtype_names.index(case.dtype if case else "bfloat16"),
-                         key=f"shape_dtype_{preset}")
-    dim = int(c3.number_input(t("shape_dim"), -8, 7, case.dim if case else -1, key=f"shape_dim_{preset}"))
-    transposed = c4.checkbox(t("shape_transposed"), case.transposed if case else False,
-                             key=f"shape_transposed_{preset}")
+    shape_text = c1.text_input(t("shape_shape"), key="shape_text")
+    dtype = c2.selectbox(t("dtype"), list(dtypes.TUNED_DTYPES), key="shape_dtype")
+    dim = int(c3.number_input(t("shape_dim"), -MAX_DIMS, MAX_DIMS - 1, key="shape_dim"))
+    transposed = c4.checkbox(t("shape_transposed"), key="shape_transposed")
     direction = st.radio(t("bench_direction"), ["forward", "backward"], horizontal=True, key="shape_direction",
                          format_func=lambda d: tr(f"bench_dir_{d}"))
     live = data.live_gpu()
@@ -153,7 +167,7 @@ def show() -> None:
     if plan.floor_us is not None:
         st.markdown(t("shape_floor", gpu=gpu.name, bytes=fmt.fmt_bytes(plan.bytes_moved),
                       bandwidth=gpu.memory_bandwidth_gbps, us=plan.floor_us))
-    near = models.nearest_recorded(recorded_models_runs(), dtype, plan.route == "any_dim",
+    near = models.nearest_recorded(recorded_models_runs(str(data.recorded_dir() / "models")), dtype, plan.route == "any_dim",
                                    plan.bytes_moved / 1e6, direction)
     if near is not None:
         r = near.row

@@ -124,7 +124,9 @@ SWEEPS = {
     "pages/6_benchmark.py": {
         "bench_cpuM": [16, 128, 2048], "bench_cpuN": [128, 1024, 4096], "bench_run": [0],
         "bench_recdir": ["forward"], "predict_bench_speedup_guess": [0.0, 4.0], "sidebar_lang": ["zh", "en"],
-        "sidebar_present": [True, False]},
+        "sidebar_present": [True, False], "shape_preset": ["channel-dim1", "moe-router-8", "custom"],
+        "shape_dtype": ["float32", "float64"], "shape_dim": [-8, 0, 7], "shape_direction": ["backward", "forward"],
+        "shape_gpu": ["t4", "mi300x", "h200"]},
     "pages/9_chapter_notes.py": {
         "chapter_gpu": ["t4", "mi300x", "h200"], "chapter_N": [1, 4096, 65536],
         "chapter_view": ["contiguous", "transposed", "column_slice"], "predict_chapter_stages_guess": [0.0, 12304.0],
@@ -134,7 +136,8 @@ SWEEPS = {
         "predict_glossary_floor_guess": [0.0, 10.0], "sidebar_lang": ["zh", "en"], "sidebar_present": [True, False]},
 }
 # errors a page shows on purpose for some of those values (a row too long for the GPU: the page says why)
-EXPECTED_ERRORS = {"pages/5_gpu_occupancy.py": ("gpu_does_not_fit",)}
+EXPECTED_ERRORS = {"pages/5_gpu_occupancy.py": ("gpu_does_not_fit",),
+                   "pages/6_benchmark.py": ("shape_err_dim_out_of_range",)}
 # widgets that only appear in some states, swept with that state set up first
 CONDITIONAL = {
     "pages/4_row_schedule.py": ({"schedule_auto": False, "schedule_rows": 40}, {"schedule_P": [1, 20, 40]}),
@@ -143,7 +146,7 @@ if torch.cuda.is_available():
     # On a GPU the benchmark page offers the live harness (each change runs a real sweep: timed on the
     # device by its own tests, not swept here) instead of the CPU comparison.
     SWEEPS["pages/6_benchmark.py"] = {key: values for key, values in SWEEPS["pages/6_benchmark.py"].items()
-                                      if not key.startswith("bench_cpu")}
+                                      if not key.startswith(("bench_cpu", "shape_gpu"))}
     CONDITIONAL["pages/6_benchmark.py"] = ({}, {f"bench_{name}": [] for name in
                                                 ("M", "dtype", "Nlo", "Nhi", "providers", "directions")})
 
