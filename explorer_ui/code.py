@@ -155,7 +155,7 @@ def prose_of(lines: tuple[str, ...]) -> list[str]:
 
 def translate_comments(lines: tuple[str, ...], lang: str) -> tuple[str, ...]:
     """`lines` with each comment and docstring line in `lang` (zh: from code_comments.zh.toml; a line with no
-    entry stays as it is, and tests/test_zh_complete.py fails on it). Line for line, so highlights keep their
+    entry stays as it is, and tests/app/test_chinese_complete.py fails on it). Line for line, so highlights keep their
     numbers; the code itself is untouched."""
     if lang != "zh":
         return lines

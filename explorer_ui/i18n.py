@@ -4,7 +4,7 @@
 passed in from code (softmax_core, explorer_ui.defaults); no string contains a figure of its own.
 
 Keys are flat names, each defined by exactly one topic file, in both languages, with the same {placeholders}
-(tests/test_locales.py checks all of that, and that every key is used).
+(tests/ui/test_locales.py checks all of that, and that every key is used).
 
 Plurals: English nouns follow their number, written in the placeholder's format spec after a bar:
 `{n:,|program|programs}` gives "1 program" and "1,024 programs" (the number, a space, the word). Chinese

@@ -29,6 +29,7 @@ PAGES = (
     ("pages/8_sharing_a_row.py", "nav_sharing", "🤝"),
     ("pages/9_chapter_notes.py", "nav_chapter", "📖"),
     ("pages/10_glossary.py", "nav_glossary", "📚"),
+    ("pages/11_your_kernel.py", "nav_your_kernel", "🧪"),
 )
 
 

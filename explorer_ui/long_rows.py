@@ -38,7 +38,7 @@ PATHS_CSVS = {
 }
 PATHS_GPU = defaults.LONG_ROWS_RECORDED_GPU             # the catalog GPU that sweep ran on
 L2_NS = defaults.LONG_ROWS_L2_NS                     # the L2 chart's sizes (pre-warmed too)
-# Names the pages build text keys from (tests/test_locales.py generates the key families from these).
+# Names the pages build text keys from (tests/ui/test_locales.py generates the key families from these).
 TILE_PHASES = ("later", "now1", "done1", "now2", "done2")          # longrows_phase_*
 ONLINE_FRAMES = ("first", "keep", "grow", "guard", "pass2", "pass2_nan", "check")   # longrows_frame_*
 CLIFF_LIMITERS = ("shared", "registers")                           # longrows_cliff_fail_*

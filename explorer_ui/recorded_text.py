@@ -6,7 +6,7 @@ softmax_core/data/gpus.json cites each GPU figure's source in English. In Englis
 are; in 中文 they go through this module: the texts softmax_core builds from a known pattern are recognised
 and re-said with locale keys (explorer_ui/locales/zh_complete.*.toml), the catalog's citations by their source
 id (gpu_sources.zh.toml: the English lives once, in softmax_core/data/gpus.json). A text no pattern knows stays as it
-is, and tests/test_zh_complete.py fails on it in 中文.
+is, and tests/app/test_chinese_complete.py fails on it in 中文.
 """
 from __future__ import annotations
 

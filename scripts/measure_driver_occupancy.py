@@ -10,7 +10,7 @@ this GPU, loads it, reads registers and shared memory from the loaded function, 
 `cuOccupancyMaxActiveBlocksPerMultiprocessor(function, 32 * num_warps, shared bytes)` — the same question
 softmax_core.hardware.occupancy answers from the catalog's figures. It writes <gpu>-driver-occupancy.csv (one row per
 kernel) and <gpu>-driver-occupancy.json (provenance: GPU, driver, versions, date, command, the device's own
-attributes). tests/test_occupancy.py checks the rules against every row.
+attributes). tests/library/test_occupancy.py checks the rules against every row.
 """
 from __future__ import annotations
 

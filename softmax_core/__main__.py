@@ -1,4 +1,5 @@
-"""Command line: `python -m softmax_core` runs the tutorial's check; `--benchmark` runs a benchmark sweep.
+"""Command line: `python -m softmax_core` runs the tutorial's check; `--benchmark` runs a benchmark sweep;
+`inspect FILE.py` reads a kernel file's registers, occupancy and floors per GPU (softmax_core/authoring/cli.py).
 
 Needs neither streamlit nor altair, so it runs on a bare GPU machine.
 """
@@ -184,6 +185,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["inspect"]:          # a kernel file's per-GPU table: softmax_core/authoring/cli.py
+        from softmax_core.authoring.cli import main as inspect_main
+
+        return inspect_main(argv[1:])
     args = build_parser().parse_args(argv)
     print(runtime.backend_description())
     if args.plan:

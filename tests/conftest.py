@@ -1,32 +1,31 @@
+"""Shared by every test folder (library/, ui/, app/, browser/): the environment the app runs in under test,
+the `slow` and `gpu` markers, and the fixtures. Helpers a test imports live in tests/support/."""
 import os
-import sys
 from pathlib import Path
 
-import pandas as pd
 import pytest
 import torch
 
 import softmax_core as sc
+from classroom_tools import browser_kit as kit
+from tests.support.records import write_record
 
 # No background pre-warm (explorer_ui/prewarm.py) in the servers and AppTest sessions the tests start: its
-# compiles would compete for the CPU with timed browser waits. tests/test_app.py runs it on purpose.
+# compiles would compete for the CPU with timed browser waits. tests/app/test_every_page_and_widget.py runs it
+# on purpose.
 os.environ.setdefault("SOFTMAX_EXPLORER_PREWARM", "0")
 # A text key that does not exist raises (explorer_ui/i18n.py), here and in the servers the browser tests start.
 os.environ.setdefault("SOFTMAX_EXPLORER_STRICT_TEXT", "1")
 
-# fp32 arithmetic inside; the output is rounded to the input's dtype, so compare at that dtype's precision.
-TOLERANCE = {torch.float32: dict(atol=1e-5, rtol=1e-5), torch.float16: dict(atol=1e-3, rtol=1e-3),
-             torch.bfloat16: dict(atol=8e-3, rtol=1e-2), torch.float64: dict(atol=1e-12, rtol=1e-12)}
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: a real-browser test, an AppTest crawl over all pages, or a "
+                                       "gradgradcheck; left out of the fast subset (`pytest -m \"not slow\"`)")
 
 
 @pytest.fixture
 def device():
     return sc.runtime.kernel_device()
-
-
-def reference_softmax(x: torch.Tensor, dim: int = -1) -> torch.Tensor:
-    """float64 softmax rounded to x's dtype: the answer a perfect kernel would give."""
-    return torch.softmax(x.double(), dim=dim).to(x.dtype)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -41,9 +40,6 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="module")
 def browser():
     """Debian's Chromium driven by Playwright, for the real-browser tests (one per test module)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
-    import browser_kit as kit
-
     try:
         from playwright.sync_api import sync_playwright
     except ImportError as exc:
@@ -54,27 +50,6 @@ def browser():
         chromium = p.chromium.launch(executable_path=kit.CHROMIUM, headless=True, args=kit.CHROMIUM_ARGS)
         yield chromium
         chromium.close()
-
-
-# -- recorded benchmark runs for the benchmark page (tests/test_app.py, tests/test_zh_complete.py) -----------
-def write_record(directory, stem: str, timer: str, date: str, ms: float) -> None:
-    """A small recorded run of the chapter's dtype with QuACK among its providers, timed by `timer`."""
-    from softmax_core import bench
-
-    description = (bench.CudaGraphTimer().description if timer == bench.DO_BENCH_CUDAGRAPH
-                   else bench.DoBenchTimer().description)
-    rows = []
-    for n in (1024, 4096):
-        for provider, factor in (("copy", 1.0), ("tuned", 1.1), ("torch", 1.5), ("quack", 1.05), ("naive", 4.0)):
-            t = ms * factor * n / 1024
-            rows.append(dict(provider=provider, direction="forward", dtype="float32", M=4096, N=n, ms_p20=t,
-                             ms_median=t, ms_p80=t, ms_min=t, ms_max=t,
-                             gbps=bench.gbps(2 * 4096 * n * 4, t), copy_ratio=1.0 / factor, status="ok", reason=""))
-    provenance = {"gpu": "Test GPU 9000", "date": date, "torch": "x", "triton": "y", "M": 4096, "dtype": "float32",
-                  "command": f"made by the tests ({timer})", "record_version": 2, "timer": timer,
-                  "timer_description": description, "quack_kernels": "0.6.5", "nvidia_cutlass_dsl": "4.3.0",
-                  "providers": {"copy": "copy (roofline)", "quack": "QuACK"}}
-    bench.save_run(bench.BenchmarkRun(pd.DataFrame(rows, columns=bench.COLUMNS), provenance), directory, stem)
 
 
 @pytest.fixture

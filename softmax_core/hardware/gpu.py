@@ -30,6 +30,8 @@ class GpuSpec:
     memory_bandwidth_gbps: float | None = None   # GB/s (decimal, as vendors quote it)
     memory_gb: float | None = None               # GB (decimal: the H200 has 141 GB = 131 GiB)
     l2_mib: float | None = None                  # MiB (binary: what the driver reports, in bytes / 2**20)
+    peak_fp32_tflops: float | None = None        # non-tensor FP32 rate, 10^12 flop/s (the vendor's figure)
+    peak_bf16_tflops: float | None = None        # dense BF16 tensor-core (matrix-core) rate, 10^12 flop/s
     # What the occupancy rules need (softmax_core/hardware/occupancy.py), per architecture in softmax_core/data/gpus.json:
     max_warps_per_sm: int | None = None          # warp (wavefront) slots of one SM (CU)
     max_blocks_per_sm: int | None = None         # resident programs one SM allows (None: no such limit known)

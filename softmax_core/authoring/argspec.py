@@ -1,0 +1,137 @@
+"""A kernel's arguments stated as text, the way Triton's compiler wants them.
+
+    x_ptr=*fp32        a pointer to fp32 elements
+    n=i32              an integer scalar (n=i32:4096 also gives the value a measurement runs with)
+    eps=fp32:1e-5      a float scalar with its value
+    BLOCK=1024         a constexpr (also True/False, 1e-5, tl.float16)
+
+`prefill` reads what the kernel's own annotations and defaults say (constexprs, their defaults, names
+ending in `ptr` as pointers, float defaults as fp32), and `merge` lays the user's specs over that.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from softmax_core.authoring.gate import KernelInfo
+from softmax_core.authoring.rules import ConfigSpec, Symbol
+
+SCALAR_TYPES = ("i1", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "fp8e4nv", "fp8e5", "fp16", "bf16",
+                "fp32", "fp64")
+ELEMENT_BYTES = {"i1": 1, "i8": 1, "u8": 1, "fp8e4nv": 1, "fp8e5": 1, "i16": 2, "u16": 2, "fp16": 2, "bf16": 2,
+                 "i32": 4, "u32": 4, "fp32": 4, "i64": 8, "u64": 8, "fp64": 8}
+KINDS = ("pointer", "scalar", "constexpr")
+NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+SYMBOL = re.compile(r"^(tl|triton\.language)\.([a-z0-9_]+)$")
+ARG_ERROR_CODES = ("no_equals", "bad_name", "unknown_type", "bad_value", "unknown_argument", "missing_value")
+
+
+class ArgSpecError(ValueError):
+    def __init__(self, code: str, text: str):
+        super().__init__(f"{code}: {text}")
+        self.code, self.text = code, text
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    name: str
+    kind: str                        # one of KINDS
+    dtype: str | None = None         # element type of a pointer, type of a scalar (SCALAR_TYPES)
+    value: object = None             # a scalar's run value or a constexpr's value (None: not given)
+    tuned: bool = False              # a constexpr the autotune configs set
+    needs_value: bool = False        # a constexpr with no default that no spec has given a value yet
+
+    @property
+    def triton_type(self) -> str:
+        return {"pointer": f"*{self.dtype}", "scalar": str(self.dtype), "constexpr": "constexpr"}[self.kind]
+
+    def text(self) -> str:
+        """The spec written back as parse_arg reads it."""
+        if self.kind == "pointer":
+            return f"{self.name}=*{self.dtype}"
+        if self.kind == "scalar":
+            return f"{self.name}={self.dtype}" + ("" if self.value is None else f":{self.value}")
+        return f"{self.name}={value_text(self.value)}"
+
+
+def value_text(value: object) -> str:
+    if isinstance(value, Symbol):
+        return "tl." + value.path.rsplit(".", 1)[-1]
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def parse_value(text: str) -> object:
+    """A constexpr or scalar value: int, float, bool, None, or a triton.language member (tl.float16)."""
+    text = text.strip()
+    if text in ("True", "False", "None"):
+        return {"True": True, "False": False, "None": None}[text]
+    if found := SYMBOL.match(text):
+        return Symbol(f"triton.language.{found.group(2)}")
+    try:
+        return int(text, 0) if re.fullmatch(r"[+-]?(0[xob])?[0-9a-fA-F_]+", text) else float(text)
+    except ValueError:
+        raise ArgSpecError("bad_value", text) from None
+
+
+def parse_arg(text: str) -> ArgSpec:
+    if "=" not in text:
+        raise ArgSpecError("no_equals", text)
+    name, _, rhs = (part.strip() for part in text.partition("="))
+    if not NAME.match(name):
+        raise ArgSpecError("bad_name", name)
+    if rhs.startswith("*"):
+        dtype = rhs[1:].strip()
+        if dtype not in SCALAR_TYPES:
+            raise ArgSpecError("unknown_type", rhs)
+        return ArgSpec(name, "pointer", dtype)
+    dtype, _, value = rhs.partition(":")
+    if dtype in SCALAR_TYPES:
+        return ArgSpec(name, "scalar", dtype, parse_value(value) if value.strip() else None)
+    if _:
+        raise ArgSpecError("unknown_type", dtype)
+    return ArgSpec(name, "constexpr", value=parse_value(rhs))
+
+
+def prefill(kernel: KernelInfo) -> tuple[ArgSpec, ...]:
+    """What the kernel itself says about each argument."""
+    tuned = {name for config in kernel.configs for name, _ in config.constexprs}
+    specs = []
+    for param in kernel.params:
+        if param.name in tuned:
+            specs.append(ArgSpec(param.name, "constexpr", tuned=True))
+        elif param.constexpr or (param.has_default and param.default is None):
+            specs.append(ArgSpec(param.name, "constexpr", value=param.default, needs_value=not param.has_default))
+        elif param.annotation and param.annotation.strip("'\"").startswith("*"):
+            specs.append(parse_arg(f"{param.name}={param.annotation.strip(chr(39) + chr(34))}"))
+        elif param.name.lower().endswith("ptr") or param.name.lower().startswith("ptr"):
+            specs.append(ArgSpec(param.name, "pointer", "fp32"))
+        elif isinstance(param.default, float) or param.name.lower() in ("eps", "epsilon", "scale", "alpha", "beta"):
+            specs.append(ArgSpec(param.name, "scalar", "fp32", param.default))
+        else:
+            specs.append(ArgSpec(param.name, "scalar", "i32", param.default if isinstance(param.default, int) else None))
+    return tuple(specs)
+
+
+def merge(prefilled: tuple[ArgSpec, ...], given: list[ArgSpec]) -> tuple[ArgSpec, ...]:
+    """The user's specs laid over the prefilled ones, in the kernel's parameter order."""
+    names = {spec.name for spec in prefilled}
+    if unknown := [g.name for g in given if g.name not in names]:
+        raise ArgSpecError("unknown_argument", unknown[0])
+    by_name = {g.name: g for g in given}
+    return tuple(replace(by_name[s.name], tuned=s.tuned) if s.name in by_name else s for s in prefilled)
+
+
+def compile_inputs(specs: tuple[ArgSpec, ...], config: ConfigSpec | None = None) -> tuple[tuple, tuple]:
+    """(signature, constexprs) for one compile, as CompileJob takes them; a config's values win."""
+    overrides = dict(config.constexprs) if config else {}
+    signature, constexprs = [], []
+    for spec in specs:
+        signature.append((spec.name, spec.triton_type))
+        if spec.kind == "constexpr":
+            if spec.name in overrides:
+                constexprs.append((spec.name, overrides[spec.name]))
+            elif spec.tuned or spec.needs_value:
+                raise ArgSpecError("missing_value", spec.name)
+            else:
+                constexprs.append((spec.name, spec.value))
+    return tuple(signature), tuple(constexprs)

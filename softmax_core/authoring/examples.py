@@ -1,0 +1,123 @@
+"""Four kernel files written for this project, as the "Your kernel" page and its tests start from them.
+
+Each is a whole file a student could paste: imports, `@triton.jit` kernel(s), annotations from which the
+argument specs are prefilled. ARGUMENTS holds, per example, the specs the page and the tests use
+(`softmax_core.authoring.argspec` text), and SIZES the tensor shapes and grid for the bytes-moved floor.
+"""
+from __future__ import annotations
+
+SOFTMAX = '''\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def softmax_kernel(output_ptr, input_ptr, input_row_stride, output_row_stride, n_rows, n_cols,
+                   BLOCK_SIZE: tl.constexpr, num_stages: tl.constexpr):
+    # Each program walks rows row_start, row_start + num_programs, ... (the chapter's persistent loop).
+    row_start = tl.program_id(0)
+    row_step = tl.num_programs(0)
+    for row_idx in tl.range(row_start, n_rows, row_step, num_stages=num_stages):
+        row_start_ptr = input_ptr + row_idx * input_row_stride
+        col_offsets = tl.arange(0, BLOCK_SIZE)
+        mask = col_offsets < n_cols
+        row = tl.load(row_start_ptr + col_offsets, mask=mask, other=-float("inf"))
+        row_minus_max = row - tl.max(row, axis=0)
+        numerator = tl.exp(row_minus_max)
+        denominator = tl.sum(numerator, axis=0)
+        softmax_output = numerator / denominator
+        output_row_start_ptr = output_ptr + row_idx * output_row_stride
+        tl.store(output_row_start_ptr + col_offsets, softmax_output, mask=mask)
+'''
+
+VECTOR_ADD = '''\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK: tl.constexpr):
+    # One program adds one block of BLOCK neighbouring elements; the last block is masked.
+    pid = tl.program_id(0)
+    offsets = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n_elements
+    x = tl.load(x_ptr + offsets, mask=mask)
+    y = tl.load(y_ptr + offsets, mask=mask)
+    tl.store(out_ptr + offsets, x + y, mask=mask)
+'''
+
+LAYER_NORM = '''\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def layer_norm_kernel(x_ptr, weight_ptr, bias_ptr, out_ptr, row_stride, n_cols, eps,
+                      BLOCK: tl.constexpr):
+    # One program normalises one row: mean and variance in fp32, then scale and shift.
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * row_stride + cols, mask=mask, other=0.0).to(tl.float32)
+    mean = tl.sum(x, axis=0) / n_cols
+    centred = tl.where(mask, x - mean, 0.0)
+    variance = tl.sum(centred * centred, axis=0) / n_cols
+    rstd = 1.0 / tl.sqrt(variance + eps)
+    w = tl.load(weight_ptr + cols, mask=mask)
+    b = tl.load(bias_ptr + cols, mask=mask)
+    y = centred * rstd * w + b
+    tl.store(out_ptr + row * row_stride + cols, y.to(out_ptr.dtype.element_ty), mask=mask)
+'''
+
+MATMUL = '''\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+                  stride_cm, stride_cn, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                  BLOCK_K: tl.constexpr):
+    # One program computes one BLOCK_M x BLOCK_N tile of C, walking K in steps of BLOCK_K.
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    a_tile = a_ptr + rm[:, None] * stride_am + rk[None, :] * stride_ak
+    b_tile = b_ptr + rk[:, None] * stride_bk + rn[None, :] * stride_bn
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        k_left = K - k * BLOCK_K
+        a = tl.load(a_tile, mask=(rm[:, None] < M) & (rk[None, :] < k_left), other=0.0)
+        b = tl.load(b_tile, mask=(rk[:, None] < k_left) & (rn[None, :] < N), other=0.0)
+        acc += tl.dot(a, b)
+        a_tile += BLOCK_K * stride_ak
+        b_tile += BLOCK_K * stride_bk
+    c = c_ptr + rm[:, None] * stride_cm + rn[None, :] * stride_cn
+    tl.store(c, acc.to(tl.float16), mask=(rm[:, None] < M) & (rn[None, :] < N))
+'''
+
+EXAMPLES = {"softmax": SOFTMAX, "vector_add": VECTOR_ADD, "layer_norm": LAYER_NORM, "matmul": MATMUL}
+
+# Argument specs beyond what the annotations prefill (argspec text, one per argument).
+ARGUMENTS = {
+    "softmax": ("output_ptr=*fp32", "input_ptr=*fp32", "input_row_stride=i32", "output_row_stride=i32",
+                "n_rows=i32:1823", "n_cols=i32:781", "BLOCK_SIZE=1024", "num_stages=4"),
+    "vector_add": ("x_ptr=*fp32", "y_ptr=*fp32", "out_ptr=*fp32", "n_elements=i32:1048576", "BLOCK=1024"),
+    "layer_norm": ("x_ptr=*fp16", "weight_ptr=*fp16", "bias_ptr=*fp16", "out_ptr=*fp16", "row_stride=i32:4096",
+                   "n_cols=i32:4096", "eps=fp32:1e-5", "BLOCK=4096"),
+    "matmul": ("a_ptr=*fp16", "b_ptr=*fp16", "c_ptr=*fp16", "M=i32:4096", "N=i32:4096", "K=i32:4096",
+               "stride_am=i32:4096", "stride_ak=i32:1", "stride_bk=i32:4096", "stride_bn=i32:1",
+               "stride_cm=i32:4096", "stride_cn=i32:1", "BLOCK_M=128", "BLOCK_N=128", "BLOCK_K=32"),
+}
+# Tensor shapes (for the bytes moved and the --measure inputs), the grid, and the flop count.
+SIZES = {
+    "softmax": {"sizes": {"input_ptr": (1823, 781), "output_ptr": (1823, 781)}, "grid": (1823,), "flops": None},
+    "vector_add": {"sizes": {"x_ptr": (1048576,), "y_ptr": (1048576,), "out_ptr": (1048576,)}, "grid": (1024,),
+                   "flops": 1048576},
+    "layer_norm": {"sizes": {"x_ptr": (4096, 4096), "weight_ptr": (4096,), "bias_ptr": (4096,),
+                             "out_ptr": (4096, 4096)}, "grid": (4096,), "flops": None},
+    "matmul": {"sizes": {"a_ptr": (4096, 4096), "b_ptr": (4096, 4096), "c_ptr": (4096, 4096)}, "grid": (32, 32),
+               "flops": 2 * 4096 ** 3},
+}

@@ -1,0 +1,38 @@
+"""The "Your kernel" page under AppTest, in English and 中文: an example compiles for two GPUs and shows its
+table, what-if and assembly; a hostile paste is refused with its line and the page keeps serving; running
+pasted code stays off unless the teacher turned it on."""
+import pytest
+
+from explorer_ui.i18n import TEXT
+from tests.support.apptest import ROOT, open_page
+
+PAGE = "pages/11_your_kernel.py"
+
+
+def page(lang: str):
+    return open_page(PAGE, {"lang": lang})
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_example_compiles_and_shows_its_figures(lang, monkeypatch):
+    monkeypatch.delenv("SOFTMAX_EXPLORER_RUN_PASTED", raising=False)
+    at = page(lang)
+    assert at.title[0].value == TEXT["your_kernel_title"][lang]
+    at.selectbox(key="yk_example").set_value(TEXT["yk_ex_vector_add"][lang]).run()
+    at.multiselect(key="yk_gpus").set_value(["a100-80gb", "mi300x"]).run()
+    at.button(key="yk_compile").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    table = at.dataframe[0].value
+    assert len(table) == 2 and table.iloc[0, 3] > 0            # registers per thread, from the compile
+    assert any(TEXT["yk_measure_off"][lang].split("{")[0] in c.value for c in at.caption)
+    assert "k" in at.query_params                               # the state, source included, is in the URL
+
+
+def test_a_hostile_paste_is_refused_and_the_page_keeps_serving():
+    at = page("en")
+    at.text_area(key="yk_source").set_value("import os\nos.system('touch pwned')\n").run()
+    assert not at.exception
+    assert at.error and at.error[0].value.startswith("Line 1:")
+    at.selectbox(key="yk_example").set_value(TEXT["yk_ex_vector_add"]["en"]).run()
+    assert not at.error and not at.exception
+    assert not (ROOT / "pwned").exists()

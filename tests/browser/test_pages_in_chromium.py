@@ -1,0 +1,219 @@
+"""The app in a real browser: Debian's Chromium driven by Playwright against `streamlit run app.py` on 127.0.0.1.
+
+For Home and every page found in pages/ (under the URL path Streamlit gives it):
+- it renders with no exception box, no JavaScript error and no console error;
+- it asks nothing of any host but the server (an offline classroom works);
+- every animation ("<page>_play" button) plays: the step slider advances, and Pause stops it;
+- a screenshot lands in test-artifacts/browser/ (git-ignored), beside the server's log.
+Then four students at once (two in English, two in Chinese) go through every page in shuffled orders, by
+the sidebar's links.
+
+These tests do not skip: without Playwright or /usr/bin/chromium they fail and say what to install
+(CI's .ci/run installs both). Timings are measured by classroom_tools/measure_speed.py, not asserted here.
+"""
+from __future__ import annotations
+
+import json
+import random
+import time
+from pathlib import Path
+
+import pytest
+
+from classroom_tools import browser_kit as kit
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.slow                # a real browser against a real server
+
+SEED = 0
+ARTIFACTS = ROOT / "test-artifacts" / "browser"
+PAGES = kit.app_pages()
+VIEWPORT = {"width": 1400, "height": 1000}
+RENDER_TIMEOUT_MS = 90_000      # a page's first run on a cold server computes traces in Triton's interpreter
+ADVANCE_TIMEOUT_MS = 20_000
+STUDENTS = 4
+
+
+@pytest.fixture(scope="module")
+def server(browser):
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    # No file watcher (see kit.NO_FILE_WATCHER): files edited while the tests run must not break them.
+    with kit.StreamlitServer(log_path=ARTIFACTS / "streamlit-server.log", extra_args=kit.NO_FILE_WATCHER) as srv:
+        yield srv
+
+
+def wait_rendered(page, what: str) -> None:
+    try:
+        page.wait_for_function(kit.RENDERED_JS, timeout=RENDER_TIMEOUT_MS)
+    except Exception as exc:
+        pytest.fail(f"{what} did not finish rendering within {RENDER_TIMEOUT_MS / 1000:.0f} s: {exc}")
+
+
+def exception_texts(page) -> list[str]:
+    return [t.strip()[:2000] for t in page.get_by_test_id("stException").all_inner_texts()]
+
+
+def screenshot(page, path: Path) -> None:
+    """The whole page: Streamlit scrolls inside its main area, so grow the window to the content first."""
+    height = min(max(page.evaluate(kit.MAIN_HEIGHT_JS), VIEWPORT["height"]), 8000)
+    page.set_viewport_size({"width": VIEWPORT["width"], "height": height})
+    page.wait_for_timeout(300)                      # let charts re-lay out
+    page.screenshot(path=str(path))
+    page.set_viewport_size(VIEWPORT)
+
+
+def step_values(page, selector: str) -> list[str]:
+    return page.evaluate(kit.SLIDER_VALUES_JS, selector)
+
+
+def play_and_pause(page, key: str) -> str:
+    """Press Play, see the step slider advance, press Pause, see it stay put. Returns what happened."""
+    prefix = key[: -len("_play")]
+    button = page.locator(f'[data-testid="stMain"] .st-key-{key} button')
+    steps = f'[data-testid="stMain"] .st-key-{prefix}_step input[type=range]'
+    if page.locator(steps).count() == 0:            # no "<prefix>_step" slider: watch every slider
+        steps = '[data-testid="stMain"] input[type=range]'
+    assert page.locator(steps).count() > 0, f"{key}: no slider shows the animation's step"
+    if button.is_disabled():
+        return f"{key}: disabled (a single frame)"
+    idle_label = button.inner_text()
+    before = step_values(page, steps)
+    button.click()
+    try:
+        page.wait_for_function(
+            "([sel, before]) => JSON.stringify(Array.from(document.querySelectorAll(sel)).map(e => e.value))"
+            " !== before", arg=[steps, json.dumps(before)], timeout=ADVANCE_TIMEOUT_MS)
+    except Exception:
+        pytest.fail(f"{key}: the step did not advance within {ADVANCE_TIMEOUT_MS / 1000:.0f} s of Play "
+                    f"(still {before}); exceptions on the page: {exception_texts(page)}")
+    advanced = step_values(page, steps)
+    if button.inner_text() != idle_label:           # still playing (it may have reached its end already)
+        button.click()
+        page.wait_for_function("([sel, label]) => { const b = document.querySelector(sel);"
+                               " return b && b.innerText === label; }",
+                               arg=[f'[data-testid="stMain"] .st-key-{key} button', idle_label],
+                               timeout=ADVANCE_TIMEOUT_MS)
+    page.wait_for_function(kit.RENDERED_JS, timeout=RENDER_TIMEOUT_MS)
+    stopped_at = step_values(page, steps)
+    time.sleep(2.0)                                 # two animation ticks and more
+    assert step_values(page, steps) == stopped_at, f"{key}: the step kept moving after Pause"
+    return f"{key}: {before} -> {advanced} -> paused at {stopped_at}"
+
+
+def test_pages_discovered():
+    assert PAGES[0].script == "app.py"
+    paths = [p.url_path for p in PAGES]
+    assert len(set(paths)) == len(paths), paths
+
+
+@pytest.mark.parametrize("app_page", PAGES, ids=[p.label for p in PAGES])
+def test_page_renders_offline_and_animations_play(browser, server, app_page):
+    context = browser.new_context(viewport=VIEWPORT, locale="en-US")
+    page = context.new_page()
+    watch = kit.PageWatch().attach(page)
+    try:
+        page.goto(app_page.url(server.base))
+        wait_rendered(page, app_page.script)
+        assert exception_texts(page) == [], f"{app_page.script} shows an exception"
+        screenshot(page, ARTIFACTS / f"{PAGES.index(app_page):02d}_{app_page.label}.png")
+
+        played = [play_and_pause(page, key) for key in page.evaluate(kit.PLAY_KEYS_JS)]
+        print(f"{app_page.script}: {len(played)} animation(s)", *played, sep="\n  ")
+        assert exception_texts(page) == [], f"{app_page.script} shows an exception after playing"
+        assert watch.requests > 0
+        assert watch.problems() == [], f"{app_page.script}: " + "\n".join(watch.problems())
+    finally:
+        context.close()
+
+
+def _open(browser, server, label: str):
+    context = browser.new_context(viewport=VIEWPORT, locale="en-US")
+    page = context.new_page()
+    watch = kit.PageWatch().attach(page)
+    app_page = next(p for p in PAGES if p.label == label)
+    page.goto(app_page.url(server.base))
+    wait_rendered(page, app_page.script)
+    return context, page, watch
+
+
+def wait_label(page, key: str, label: str, timeout_ms: int = ADVANCE_TIMEOUT_MS, *, equal: bool = True) -> None:
+    """Wait until the button with key `key` says `label` (or, with equal=False, something else)."""
+    page.wait_for_function("([sel, label, equal]) => { const b = document.querySelector(sel);"
+                           " return !!b && (b.innerText === label) === equal; }",
+                           arg=[f'[data-testid="stMain"] .st-key-{key} button', label, equal], timeout=timeout_ms)
+
+
+def test_animation_plays_to_its_last_frame_and_stops_by_itself(browser, server):
+    context, page, watch = _open(browser, server, "memory_traffic")
+    try:
+        button = page.locator('[data-testid="stMain"] .st-key-memory_play button')
+        slider = page.locator('[data-testid="stMain"] .st-key-memory_step input[type=range]')
+        idle = button.inner_text()
+        last = slider.get_attribute("max")
+        button.click()
+        wait_label(page, "memory_play", idle, equal=False)         # playing: the button says Pause
+        wait_label(page, "memory_play", idle, timeout_ms=60_000)   # six frames, 0.9 s apart, then Play again
+        wait_rendered(page, "the memory page after its animation")
+        assert slider.input_value() == last
+        assert exception_texts(page) == [] and watch.problems() == [], watch.problems()
+    finally:
+        context.close()
+
+
+def test_changing_a_setting_while_playing_pauses_the_animation(browser, server):
+    """A widget outside the animation reruns the whole page; the animation pauses (the button says Play)
+    instead of showing a Pause that nothing follows."""
+    context, page, watch = _open(browser, server, "padding_chain")
+    try:
+        button = page.locator('[data-testid="stMain"] .st-key-padding_play button')
+        idle = button.inner_text()
+        button.click()
+        wait_label(page, "padding_play", idle, equal=False)
+        page.locator('[data-testid="stMain"] label:has([role="switch"])').first.click()   # "zoom"
+        wait_label(page, "padding_play", idle)
+        wait_rendered(page, "the padding page after the zoom switch")
+        steps = '[data-testid="stMain"] .st-key-padding_step input[type=range]'
+        stopped_at = step_values(page, steps)
+        time.sleep(2.0)
+        assert step_values(page, steps) == stopped_at, "the step kept moving after a full run"
+        assert exception_texts(page) == [] and watch.problems() == [], watch.problems()
+    finally:
+        context.close()
+
+
+def test_several_students_at_once(browser, server):
+    """STUDENTS sessions at once, each on its own shuffled tour: the first page by its URL, the others
+    through the sidebar's links (as a student clicks), every stop of the tour requested at the same time."""
+    rng = random.Random(SEED)
+    students = []
+    for i in range(STUDENTS):
+        context = browser.new_context(viewport=VIEWPORT, locale="zh-CN" if i % 2 else "en-US")
+        page = context.new_page()
+        tour = PAGES[:]
+        rng.shuffle(tour)
+        students.append((context, page, kit.PageWatch().attach(page), tour))
+    try:
+        for _, page, _, tour in students:
+            page.goto(tour[0].url(server.base), wait_until="commit")
+        for i, (_, page, _, tour) in enumerate(students):
+            wait_rendered(page, f"student {i} on {tour[0].script}")
+        for stop in range(len(PAGES)):
+            if stop > 0:
+                titles = []
+                for _, page, _, tour in students:
+                    titles.append(page.title())
+                    page.locator(kit.nav_link_selector(tour[stop])).click()
+                for i, (_, page, _, tour) in enumerate(students):
+                    try:
+                        page.wait_for_function(kit.ARRIVED_JS, arg=[tour[stop].url_path, titles[i]],
+                                               timeout=RENDER_TIMEOUT_MS)
+                    except Exception as exc:
+                        pytest.fail(f"student {i} did not get to {tour[stop].script} through the sidebar: {exc}")
+            for i, (_, page, _, tour) in enumerate(students):
+                assert exception_texts(page) == [], f"student {i}: {tour[stop].script} shows an exception"
+        for i, (_, _, watch, _) in enumerate(students):
+            assert watch.problems() == [], f"student {i}: " + "\n".join(watch.problems())
+    finally:
+        for context, *_ in students:
+            context.close()

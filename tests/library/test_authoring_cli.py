@@ -1,0 +1,64 @@
+"""`python -m softmax_core inspect`: JSON only on stdout, one object per GPU with the agreed fields; a
+refused file exits 2 with its code; --measure without a GPU says so; on a GPU (the device run) it measures."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+import softmax_core as sc
+from softmax_core.authoring import examples
+
+ROOT = Path(__file__).resolve().parents[2]
+FIELDS = {"gpu", "registers", "spills", "shared_bytes", "num_warps", "programs_per_sm", "chapter_programs_per_sm",
+          "limiter", "toolchain"}
+ADD_SIZES = ["--size", "x_ptr=1048576", "--size", "y_ptr=1048576", "--size", "out_ptr=1048576", "--grid", "1024"]
+
+
+def inspect(tmp_path, source, *args):
+    path = tmp_path / "kernel.py"
+    path.write_text(source)
+    return subprocess.run([sys.executable, "-m", "softmax_core", "inspect", str(path), *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_json_holds_one_object_per_gpu(tmp_path):
+    done = inspect(tmp_path, examples.VECTOR_ADD, "--gpu", "a100-80gb,mi300x", "--arg", "BLOCK=2048",
+                   "--num-warps", "8", "--json", *ADD_SIZES)
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)
+    assert [r["gpu"] for r in rows] == ["a100-80gb", "mi300x"]
+    for row in rows:
+        assert FIELDS <= set(row) and row["num_warps"] == 8 and row["constexprs"] == {"BLOCK": 2048}
+        occ = sc.occupancy(sc.catalog_gpu(row["gpu"]), row["registers"], row["shared_bytes"], 8, 1 << 30)
+        assert (row["programs_per_sm"], row["chapter_programs_per_sm"], row["limiter"]) == (
+            occ.programs_per_sm, occ.chapter_programs_per_sm, occ.limiter)
+        assert row["bytes_moved"] == 3 * 1048576 * 4
+    assert rows[0]["memory_floor_s"] == pytest.approx(3 * 1048576 * 4 / (sc.catalog_gpu("a100-80gb").memory_bandwidth_gbps * 1e9))
+
+
+def test_a_refused_file_exits_2_with_its_code_and_line(tmp_path):
+    done = inspect(tmp_path, "import os\nos.system('touch pwned')\n", "--json")
+    assert done.returncode == 2
+    assert json.loads(done.stdout) == {"error": "import_not_allowed", "line": 1, "detail": "os", "value": None,
+                                       "limit": None}
+    assert not (ROOT / "pwned").exists() and not (tmp_path / "pwned").exists()
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message a machine without a GPU gives")
+def test_measure_without_a_gpu_says_so(tmp_path):
+    done = inspect(tmp_path, examples.VECTOR_ADD, "--measure", "--json", *ADD_SIZES)
+    assert done.returncode == 2 and json.loads(done.stdout)["error"] == "no_gpu"
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+def test_measure_on_a_gpu_reports_bandwidth_with_spread(tmp_path):
+    done = inspect(tmp_path, examples.VECTOR_ADD, "--gpu", "h200", "--arg", "BLOCK=1024", "--arg",
+                   "n_elements=i32:1048576", "--measure", "--json", *ADD_SIZES)
+    assert done.returncode == 0, done.stderr
+    m = json.loads(done.stdout)["measurement"]
+    assert m["ok"], m
+    low, mid, high = m["achieved_gbps"]
+    assert 0 < low <= mid <= high and 0 < m["fraction_of_copy"] < 1.5

@@ -1,0 +1,237 @@
+"""Every figure the app shows is true and says how sure it is, in the pure functions behind the pages:
+explorer_ui.fmt, .measured, .padding claims, .code as launched, .i18n plurals, .charts palettes.
+The same figures on the pages themselves: tests/app/test_page_figures.py."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from explorer_ui import charts, code, fmt, measured
+from explorer_ui.i18n import format_text, text_in
+
+
+# -- formatting ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n, shown", [(0, "0 B"), (781, "781 B"), (3_124, "3.1 KB"), (12_795_904, "12.8 MB"),
+                                      (4_398_100_000_000, "4.4 TB"), (999_960_000, "1.0 GB")])
+def test_bytes_take_the_unit_that_fits(n, shown):
+    assert fmt.fmt_bytes(n) == shown
+
+
+def test_an_axis_takes_the_unit_of_its_largest_value():
+    assert fmt.axis_bytes([20, 4_398_100_000_000]) == ("TB", 1e12)
+    assert fmt.axis_bytes([20_000]) == ("KB", 1e3)
+    assert fmt.axis_bytes([]) == ("B", 1.0)
+
+
+def test_tables_get_thousands_separators():
+    shown = fmt.table(pd.DataFrame({"N": [781, 262_144], "ms": [0.5, 1234.5], "ok": [True, False]}))
+    assert list(shown["N"]) == ["781", "262,144"]
+    assert list(shown["ms"]) == ["0.50", "1,234.50"]
+    assert list(shown["ok"]) == [True, False]
+
+
+# -- plurals ------------------------------------------------------------------------------------------------
+
+
+def test_plural_spec_follows_the_number():
+    assert format_text("{n:,|lane|lanes}", n=1) == "1 lane"
+    assert format_text("{n:,|lane|lanes}", n=1024) == "1,024 lanes"
+    assert format_text("{n:,}", n=1024) == "1,024"
+
+
+@pytest.mark.parametrize("key, values, wrong", [
+    ("padding_block", dict(N=1, B=1, pad=0, programs=1, gpu="G"), "1 programs"),
+    ("padding_frame_load", dict(B=1, N=1, pad=0), "1 lanes"),
+    ("gpu_what_if_text", dict(regs=1, programs=1, limiter="x", grid=1, real=1), "1 registers"),
+    ("schedule_frame_launch", dict(P=1), "1 programs"),
+])
+def test_no_one_with_a_plural_noun(key, values, wrong):
+    assert wrong not in text_in("en", key, **values)
+    assert text_in("zh", key, **values)          # the Chinese text formats with the same values
+
+
+def test_out_of_resources_is_said_once():
+    from explorer_ui.plan_reasons import render_reason
+    from softmax_core.plans.reasons import PlanReason, ReasonCode
+
+    reason = PlanReason(ReasonCode.TUTORIAL_OVER_SHARED_MEMORY,
+                        dict(shared_bytes=300_000, block_size=65536, gpu="G", max_shared_mem=232_448))
+    for lang in ("en", "zh"):
+        message = text_in(lang, "gpu_does_not_fit",
+                          explanation=render_reason(reason, lambda k, **v: text_in(lang, k, **v)))
+        assert message.count("OutOfResources") == 1
+
+
+# -- measured figures and their spread ------------------------------------------------------------------------
+
+
+def row(p20, med, p80, lo, hi):
+    return {"ms_p20": p20, "ms_median": med, "ms_p80": p80, "ms_min": lo, "ms_max": hi}
+
+
+def test_a_steady_speedup_is_clear_and_a_wide_one_is_not():
+    steady = measured.speedup(measured.timing_spread(row(4.0, 4.1, 4.2, 3.9, 9.0)),
+                              measured.timing_spread(row(1.0, 1.02, 1.05, 0.9, 3.0)))
+    assert steady.verdict == measured.CLEAR and steady.lo < steady.value < steady.hi
+    unsteady = measured.speedup(measured.timing_spread(row(4.0, 5.0, 7.0, 3.9, 9.0)),
+                                measured.timing_spread(row(1.0, 1.02, 1.05, 0.9, 3.0)))
+    assert unsteady.verdict == measured.TOO_SPREAD          # naive p80 / p20 = 1.75 > SPREAD_LIMIT
+    straddles = measured.speedup(measured.timing_spread(row(1.0, 1.1, 1.2, 1, 2)),
+                                 measured.timing_spread(row(1.0, 1.05, 1.15, 1, 2)))
+    assert straddles.verdict == measured.TOO_SPREAD          # interval 0.87–1.2 contains 1
+
+
+def test_old_records_without_percentiles_are_not_given_invented_ones():
+    nan = math.nan
+    old = measured.speedup(measured.timing_spread(row(nan, 4.0, nan, 3.9, 4.4)),
+                           measured.timing_spread(row(nan, 1.0, nan, 0.95, 1.1)))
+    assert old.kind == measured.MIN_MAX and old.verdict == measured.NOT_JUDGED
+    wide = measured.speedup(measured.timing_spread(row(nan, 0.048, nan, 0.045, 0.073)),
+                            measured.timing_spread(row(nan, 0.026, nan, 0.0129, 0.107)))
+    assert wide.verdict == measured.TOO_SPREAD               # the issue's 12.9–107 µs at N = 781
+
+
+def test_l2_prediction_counts_x_once_and_every_write_once():
+    import softmax_core as sc
+
+    traffic = sc.memory_traffic(4096, 781)
+    MN, M = 4096 * 781, 4096
+    assert measured.naive_bytes_with_l2(traffic) == 4 * (MN + (M + MN + MN + M + MN))
+    assert 1.9 < measured.predicted_speedup_with_l2(traffic) < 2.1 < traffic.predicted_speedup
+    h200 = sc.catalog_gpu("h200")
+    assert measured.fits_in_l2(4096, 781, 4, h200)
+    assert not measured.fits_in_l2(4096, 8192, 4, h200)
+    assert measured.l2_crossing_n(4096, 4, h200) == pytest.approx(h200.l2_mib * 2**20 / (4096 * 4))
+
+
+# -- padding chain ---------------------------------------------------------------------------------------------
+
+
+def test_code_as_launched_shows_the_launch_s_pad_value():
+    from softmax_core.teaching.tutorial_trace import launch_flags
+
+    lines = code.kernel_source_as_launched(tuple(launch_flags("pad_zero").items()))
+    line = lines[code.find_line(lines, code.KERNEL_ANCHORS["pad_value"]) - 1]
+    assert "0.0" in line and "inf" not in line
+    lines = code.kernel_source_as_launched(tuple(launch_flags("no_store_mask").items()))
+    assert "STORE_MASKED: tl.constexpr = False" in "\n".join(lines)
+
+
+def test_code_panels_wrap_long_lines():
+    html = code._code_html(("x = tl.load(ptr + offsets, mask=mask, other=PAD_VALUE).to(tl.float32)",), (1,),
+                           None, None, None)
+    assert "white-space:pre-wrap" in html
+
+
+def test_a_row_depends_on_its_index_only():
+    from softmax_core.teaching import tutorial_trace as trace
+
+    four = trace.trace_rows(4, 100, keep_stages=False)
+    eight = trace.trace_rows(8, 100, keep_stages=False)
+    np.testing.assert_array_equal(four.x, eight.x[:4])
+
+
+def test_claims_follow_the_traced_values():
+    from explorer_ui import padding
+    from softmax_core.teaching import tutorial_trace as trace
+
+    ok = trace.trace_rows(2, 100)
+    assert padding.frame_claim(ok, 0, "exp") == "exp_in_unit"
+    assert padding.frame_claim(ok, 0, "subtract") == "subtract_max_zero"
+    poisoned = trace.trace_rows(2, 100, variant="all_neg_inf", poisoned_row=1)
+    assert padding.frame_claim(poisoned, 1, "exp") is None
+    assert padding.frame_claim(poisoned, 1, "subtract") is None
+
+
+# -- pictures --------------------------------------------------------------------------------------------------
+
+
+def test_neighbouring_programs_differ_and_repeats_are_labelled():
+    groups = charts.program_color_groups(20)
+    assert len(groups) == len(charts.PROGRAM_COLORS) and groups[1].startswith("1, 9, 17")
+    df = charts.with_program_colors(pd.DataFrame({"program": range(20)}), 20)
+    assert all(a != b for a, b in zip(df["colour"], df["colour"][1:]))
+    assert charts.program_color_groups(1) == ["0"]          # P = 1: one colour, no fractional legend
+
+
+def test_program_colour_legend_is_categorical_at_one_program():
+    df = pd.DataFrame({"row": [0], "gx": [0], "gy": [0], "program": [0], "iteration": [0], "phase": ["now"]})
+    spec = charts.row_grid(df, n_programs=1, program_title="p", title="t", labels=True).chart.to_dict()
+    color = spec["layer"][0]["encoding"]["color"]
+    assert color["type"] == "nominal" and color["scale"]["domain"] == ["0"]
+
+
+def test_a_series_keeps_its_colour_in_both_languages():
+    def colours(lang):
+        limits = [text_in(lang, k) for k in ("gpu_line_regs", "gpu_line_sram", "gpu_line_programs")]
+        df = pd.DataFrame({"x": [1, 1, 1], "programs": [1, 2, 1], "limit": limits})
+        marker = pd.DataFrame([{"x": 1, "programs": 1, "label": "m"}])
+        spec = charts.occupancy_curve(df, marker, x_title="x", y_title="y", limit_title="l", title="t",
+                                      limits=limits).chart.to_dict()
+        scale = spec["layer"][0]["encoding"]["color"]["scale"]
+        return dict(zip(scale["domain"], scale["range"]))
+    en, zh = colours("en"), colours("zh")
+    assert list(en.values()) == list(zh.values())
+
+
+def test_the_occupancy_axis_is_cut_when_one_limit_dwarfs_the_rest():
+    df = pd.DataFrame({"x": [1, 1, 1], "programs": [4, 4000, 4], "limit": ["r", "s", "p"]})
+    assert charts.occupancy_y_top(df, "p") == 8.0
+    assert charts.occupancy_y_top(df.assign(programs=[4, 6, 4]), "p") is None
+
+
+def test_tutorial_kernel_is_not_the_palest_and_naive_and_liger_differ():
+    light = {"#F0E442", "#56B4E9", "#666666"}
+    assert charts.PROVIDER_COLORS["tutorial"] not in light
+    assert charts.PROVIDER_COLORS["naive"] != charts.PROVIDER_COLORS["liger"]
+
+
+# -- benchmark figures ---------------------------------------------------------------------------------------------
+
+
+def test_no_ratio_on_an_unsteady_timing():
+    steady, shaky = (measured.timing_spread(row(1.0, 1.05, 1.1, 0.9, 2)),
+                     measured.timing_spread(row(0.75, 6.2, 7.0, 0.75, 9)))
+    assert measured.shown_ratio(steady, steady) == pytest.approx(1.0)
+    assert measured.shown_ratio(shaky, steady) is None and measured.shown_ratio(steady, shaky) is None
+
+
+def test_gbps_chart_gives_each_provider_its_own_colour():
+    df = pd.DataFrame({"N": [1, 1, 1], "gbps": [1, 2, 3], "gbps_lo": [1, 2, 3], "gbps_hi": [1, 2, 3], "ms": [1, 1, 1],
+                       "copy_ratio": [1, 1, 1], "provider": ["T", "N", "L"],
+                       "provider_key": ["tutorial", "naive", "liger"]})
+    spec = charts.gbps_chart(df, None, x_title="x", y_title="y", color_title="c", title="t").chart.to_dict()
+    scale = spec["layer"][1]["encoding"]["color"]["scale"]
+    assert dict(zip(scale["domain"], scale["range"])) == {
+        "T": charts.PROVIDER_COLORS["tutorial"], "N": charts.PROVIDER_COLORS["naive"], "L": charts.PROVIDER_COLORS["liger"]}
+
+
+# -- first-time waits ---------------------------------------------------------------------------------------------
+
+
+def test_waits_are_announced_with_this_server_s_own_median():
+    from explorer_ui import layout
+
+    assert layout.expected_seconds("test-kind") is None
+    layout.record_wait("test-kind", 0.01)                     # a cache hit: not work
+    assert layout.expected_seconds("test-kind") is None
+    for s in (2.0, 9.0, 4.0):
+        layout.record_wait("test-kind", s)
+    assert layout.expected_seconds("test-kind") == 4.0
+
+
+def test_prewarm_covers_the_gpu_page_s_longest_row_on_every_gpu():
+    import softmax_core as sc
+    from explorer_ui import defaults, prewarm
+
+    labels = [what for what, _ in prewarm.work_items()]
+    for gpu in sc.gpu_catalog():
+        assert any(f"x{defaults.GPU_PAGE_MAX_N} on {gpu.key}" in w and w.startswith("plan") for w in labels), gpu.key
+        assert any(f"x{defaults.GPU_PAGE_MAX_N} on {gpu.key}" in w and w.startswith("tuned") for w in labels), gpu.key
+
+
