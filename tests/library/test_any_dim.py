@@ -4,7 +4,7 @@ import pytest
 import torch
 
 import softmax_core as sc
-from conftest import TOLERANCE, reference_softmax
+from tests.support.reference import TOLERANCE, reference_softmax
 from softmax_core.launch import any_dim
 from softmax_core.plans.any_dim import ReductionLayout, plan_any_dim, reduction_layout
 from softmax_core.hardware.gpu import catalog_gpu

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 import softmax_core as sc
-from conftest import TOLERANCE, reference_softmax
+from tests.support.reference import TOLERANCE, reference_softmax
 from softmax_core.hardware.gpu import catalog_gpu
 from softmax_core.plans.tuned import plan_softmax
 

@@ -41,7 +41,7 @@ def test_the_documented_table_is_the_recorded_one():
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).resolve().parent.parent / "scripts" / "models_table.py"
+    path = Path(__file__).resolve().parents[2] / "scripts" / "models_table.py"
     spec = importlib.util.spec_from_file_location("models_table", path)
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
