@@ -98,6 +98,9 @@ SPLIT_WARPS_2_BYTE = 2
 # tiles (forward) take EDGE_TILED_SHAPE[element bytes] = (tile, warps): on the H200 8192 x 50257 bf16 ran
 # 0.72x copy with (8192, 4) against 0.48 with the aligned kernels' (16384, 16), and 4096 x 50257 fp32 0.76
 # with (16384, 8) against 0.69 (tuning/h200-shapes-tune-20261201-1.csv); the tuned kernels' plan had run 0.34 / 0.58.
+# Short float32 forward rows (at most SHORT_ROW_BYTES padded) keep the rows kernel: 4096 x 781 ran 0.95x copy
+# on it against 0.91 on the edge kernel, where bf16 gained (781: 0.86 -> 0.87, 16384 x 1000: 0.85 -> 0.95;
+# tuning/h200-shapes-check-20261201-1.csv).
 EDGES_FROM_BYTES = 2 * 1024
 EDGE_TILED_SHAPE = {2: (8192, 4), 4: (16384, 8)}
 # Tiny rows (forward, packed power-of-two rows of at most TINY_MAX_ROW_BYTES: routers, small heads): programs
@@ -262,8 +265,10 @@ def plan_softmax(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, g
             and n_cols * elt <= TINY_MAX_ROW_BYTES and n_cols == triton.next_power_of_2(n_cols)
             and plan.path == "rows"):
         return tiny_plan(plan, dtype)
-    wanted = (n_cols % 16 != 0 and aligned and gpu.vendor == "nvidia"
-              and triton.next_power_of_2(n_cols) * elt >= EDGES_FROM_BYTES and path is None) if edges is None else edges
+    padded_bytes = triton.next_power_of_2(n_cols) * elt
+    short_float32_forward = elt == 4 and direction == "forward" and padded_bytes <= SHORT_ROW_BYTES
+    wanted = (n_cols % 16 != 0 and aligned and gpu.vendor == "nvidia" and padded_bytes >= EDGES_FROM_BYTES
+              and not short_float32_forward and path is None) if edges is None else edges
     if not wanted or dtype == torch.float64 or plan.shares_rows or plan.path == "split":
         return plan
     if plan.path == "rows" and plan.rows_per_program > 1:
