@@ -17,7 +17,8 @@ from softmax_core.hardware.gpu import default_gpu
 from softmax_core.launch import any_dim
 from softmax_core.launch.api import softmax_backward, softmax_forward
 from softmax_core.plans.any_dim import plan_any_dim
-from softmax_core.plans.tuned import edge_plan, plan_rows_tiled_split, plan_softmax, plan_tiled, tiny_plan
+from softmax_core.plans.any_width import edge_plan, tiny_plan
+from softmax_core.plans.tuned import plan_rows_tiled_split, plan_softmax, plan_tiled
 
 
 def ms(fn):

@@ -8,7 +8,7 @@ one place the hardware's rules live.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import torch
 import triton
@@ -91,28 +91,6 @@ SPLIT_VALUES_PER_THREAD = 64
 # 2-byte types: programs of 2 warps, 64-128 values a thread (the best or within 1% of it at every bf16 size
 # and direction measured; 4 warps: 0.73-0.86, 8 warps lower still).
 SPLIT_WARPS_2_BYTE = 2
-# Widths that are not multiples of 16 (vocabularies: 32000 is, 50257 and 151936 are not ... 128256 is; odd
-# widths anywhere): Triton cannot prove a row's loads 16-byte aligned, and loads one value at a time. From
-# EDGES_FROM_BYTES of padded row, one row per program, the row is read as an aligned body between two
-# masked edges instead (kernels/any_width.py); shorter rows keep several rows per program. Long rows walked in
-# tiles (forward) take EDGE_TILED_SHAPE[element bytes] = (tile, warps): on the H200 8192 x 50257 bf16 ran
-# 0.72x copy with (8192, 4) against 0.48 with the aligned kernels' (16384, 16), and 4096 x 50257 fp32 0.76
-# with (16384, 8) against 0.69 (tuning/h200-shapes-tune-20261201-1.csv); the tuned kernels' plan had run 0.34 / 0.58.
-# Short float32 forward rows (at most SHORT_ROW_BYTES padded) keep the rows kernel: 4096 x 781 ran 0.95x copy
-# on it against 0.91 on the edge kernel, where bf16 gained (781: 0.86 -> 0.87, 16384 x 1000: 0.85 -> 0.95;
-# tuning/h200-shapes-check-20261201-1.csv).
-EDGES_FROM_BYTES = 2 * 1024
-EDGE_TILED_SHAPE = {2: (8192, 4), 4: (16384, 8)}
-# Tiny rows (forward, packed power-of-two rows of at most TINY_MAX_ROW_BYTES: routers, small heads): programs
-# of TINY_PROGRAM_BYTES (at least PROGRAMS_PER_SM_TO_FILL per SM), one warp per TINY_WARP_BYTES. Measured on the
-# H200: 65536 x 8 bf16 1.02-1.06x copy (the rows kernel 0.84), 1M x 8 1.00-1.05 (0.66); at 64 fp32 values
-# (256 B) the rows kernel was as fast already (1.00 against 0.98), so the limit stops short of it.
-TINY_MAX_ROW_BYTES = 64
-TINY_PROGRAM_BYTES = 4 * 1024
-TINY_WARP_BYTES = 2 * 1024
-TINY_KERNEL = "softmax_core.kernels.any_width:softmax_tiny_rows_kernel"
-EDGE_KERNEL = {"forward": "softmax_core.kernels.any_width:softmax_any_width_kernel",
-               "backward": "softmax_core.kernels.any_width:softmax_backward_any_width_kernel"}
 
 
 @dataclass(frozen=True)
@@ -135,8 +113,8 @@ class SoftmaxPlan:
                                     # multiple of it; they run at once and meet through published slots)
     edges: bool = False             # rows / tiled, one row per program, read as an aligned body between masked
                                     # edges (kernels/any_width.py): widths Triton cannot prove vector-aligned
-    tiny: bool = False              # rows, forward: packed power-of-two rows of at most TINY_MAX_COLS values,
-                                    # loaded with no column mask (kernels/any_width.py, tiny rows)
+    tiny: bool = False              # rows, forward: packed power-of-two rows of at most TINY_MAX_ROW_BYTES,
+                                    # loaded with no column mask (plans/any_width.py)
 
     @property
     def grid(self) -> tuple[int]:
@@ -217,7 +195,7 @@ def resident_programs_per_sm(gpu: GpuSpec, res: KernelResources, num_warps: int)
     return occupancy(gpu, res.n_regs, res.shared_bytes, num_warps, 1).programs_per_sm
 
 
-def _job(kernel: str, dtype: torch.dtype, constexprs: dict, num_warps: int, gpu: GpuSpec, n_cols: int,
+def compile_job(kernel: str, dtype: torch.dtype, constexprs: dict, num_warps: int, gpu: GpuSpec, n_cols: int,
          aligned: bool, stride: str = "i32") -> CompileJob:
     # Strides as the JIT types them: i32 for any row stride below 2**31 elements (every row that fits in memory
     # with room to spare); kernels whose programs wait for each other also compile the i64 form (_co_resident).
@@ -255,65 +233,14 @@ PATHS = ("rows", "tiled", "split")
 def plan_softmax(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, gpu: GpuSpec | None = None,
                  direction: str = "forward", safe: bool = False, *, path: str | None = None,
                  aligned: bool = True, edges: bool | None = None) -> SoftmaxPlan:
-    """The plan for an n_rows x n_cols softmax on `gpu` (see plan_rows_tiled_split), read as an aligned body
-    between masked edges where that is faster: the width is not a multiple of 16, the tensors start aligned,
-    and the plan holds one row per program. `edges` forces that choice either way (tests, tuning)."""
+    """The plan for an n_rows x n_cols softmax on `gpu`: the path plan_rows_tiled_split chooses, then, where
+    it is faster, the same plan on the any-width kernels (plans/any_width.py: rows of a width Triton cannot
+    prove aligned, and tiny packed rows). `edges` forces the aligned-body choice either way (tests, tuning)."""
+    from softmax_core.plans.any_width import refine
+
     gpu = gpu or default_gpu()
     plan = plan_rows_tiled_split(n_rows, n_cols, dtype, gpu, direction, safe, path=path, aligned=aligned)
-    elt = dtypes.element_size(dtype)
-    if (direction == "forward" and path is None and edges is None and dtype != torch.float64 and aligned
-            and n_cols * elt <= TINY_MAX_ROW_BYTES and n_cols == triton.next_power_of_2(n_cols)
-            and plan.path == "rows"):
-        return tiny_plan(plan, dtype)
-    padded_bytes = triton.next_power_of_2(n_cols) * elt
-    short_float32_forward = elt == 4 and direction == "forward" and padded_bytes <= SHORT_ROW_BYTES
-    wanted = (n_cols % 16 != 0 and aligned and gpu.vendor == "nvidia" and padded_bytes >= EDGES_FROM_BYTES
-              and not short_float32_forward and path is None) if edges is None else edges
-    if not wanted or dtype == torch.float64 or plan.shares_rows or plan.path == "split":
-        return plan
-    if plan.path == "rows" and plan.rows_per_program > 1:
-        _, block_n, warps = rows_config(n_cols, elt, gpu, 1, direction)
-        plan = replace(plan, rows_per_program=1, num_warps=warps, num_programs=n_rows)
-    if plan.path == "tiled" and direction == "forward" and elt in EDGE_TILED_SHAPE:
-        tile, warps = EDGE_TILED_SHAPE[elt]
-        tile = min(tile, triton.next_power_of_2(n_cols))
-        figures = {**plan.reason.values, "tile": tile, "n_tiles": triton.cdiv(n_cols, tile)}
-        plan = replace(plan, block_n=tile, num_warps=warps, reason=PlanReason.of(plan.reason.code, **figures))
-    return edge_plan(plan, dtype)
-
-
-def tiny_plan(plan: SoftmaxPlan, dtype: torch.dtype, rows: int | None = None,
-              num_warps: int | None = None) -> SoftmaxPlan:
-    """`plan` (rows, forward) on the tiny-rows kernel; `rows` and `num_warps` override the fitted shape."""
-    row_bytes = plan.n_cols * dtypes.element_size(dtype)
-    if rows is None:
-        fill = max(1, plan.n_rows // (PROGRAMS_PER_SM_TO_FILL * plan.gpu.multiprocessor_count))
-        rows = max(1, min(TINY_PROGRAM_BYTES // row_bytes, 1 << (fill.bit_length() - 1)))
-    warps = num_warps or max(1, min(MAX_WARPS, rows * row_bytes // TINY_WARP_BYTES))
-    res = kernel_resources(_job(TINY_KERNEL, dtype, {"ROWS": rows, "BLOCK_N": plan.block_n, "SAFE": False}, warps,
-                                plan.gpu, plan.n_cols, True))
-    n_blocks = triton.cdiv(plan.n_rows, rows)
-    occ = occupancy(plan.gpu, res.n_regs, res.shared_bytes, warps, n_blocks)
-    figures = {**plan.reason.values, "rows": rows, "n_regs": res.n_regs, "n_spills": res.n_spills,
-               "programs_per_sm": occ.programs_per_sm}
-    return replace(plan, tiny=True, rows_per_program=rows, num_warps=warps, num_programs=n_blocks, resources=res,
-                   occupancy=occ, reason=PlanReason.of(plan.reason.code, **figures))
-
-
-def edge_plan(plan: SoftmaxPlan, dtype: torch.dtype) -> SoftmaxPlan:
-    """`plan` (rows or tiled, one row per program) on the any-width kernel, with that kernel's resources."""
-    flags = {"SAFE": False} if plan.direction == "forward" else {}
-    constexprs = {"TILE": plan.block_n, "VEC": 16 // dtypes.element_size(dtype), "ONE_TILE": plan.path == "rows",
-                  **flags}
-    res = kernel_resources(_job(EDGE_KERNEL[plan.direction], dtype, constexprs, plan.num_warps, plan.gpu,
-                                plan.n_cols, True))
-    occ = occupancy(plan.gpu, res.n_regs, res.shared_bytes, plan.num_warps, plan.num_programs)
-    figures = plan.reason.values
-    if plan.path == "rows":
-        figures.update(rows=1, n_regs=res.n_regs, n_spills=res.n_spills, programs_per_sm=occ.programs_per_sm)
-    else:
-        figures.update(programs_per_sm=occ.programs_per_sm)
-    return replace(plan, edges=True, resources=res, occupancy=occ, reason=PlanReason.of(plan.reason.code, **figures))
+    return refine(plan, dtype, path=path, aligned=aligned, edges=edges)
 
 
 def plan_rows_tiled_split(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32,
@@ -344,7 +271,7 @@ def plan_rows_tiled_split(n_rows: int, n_cols: int, dtype: torch.dtype = torch.f
     else:
         # Compile the whole-row kernel; if it does not fit or spills, try fewer rows per program first.
         while True:
-            res = kernel_resources(_job(ROWS_KERNEL[direction], dtype,
+            res = kernel_resources(compile_job(ROWS_KERNEL[direction], dtype,
                                         {"ROWS": rows, "BLOCK_N": block_n, **flags}, warps, gpu, n_cols, aligned))
             n_blocks = triton.cdiv(n_rows, rows)
             occ = occupancy(gpu, res.n_regs, res.shared_bytes, warps, n_blocks)
@@ -401,7 +328,7 @@ def plan_tiled(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec, direc
                                     warps, split, aligned)
         if shared is not None:
             return shared
-    res = kernel_resources(_job(TILED_KERNEL[direction], dtype, {"TILE": tile, **flags}, warps, gpu, n_cols,
+    res = kernel_resources(compile_job(TILED_KERNEL[direction], dtype, {"TILE": tile, **flags}, warps, gpu, n_cols,
                                 aligned))
     occ = occupancy(gpu, res.n_regs, res.shared_bytes, warps, n_rows)
     reason = PlanReason.of(ReasonCode.TILED, **(why or {"why": ReasonCode.FORCED}), split_declined=split_declined,
@@ -447,7 +374,7 @@ def _co_resident(kernel: str, dtype: torch.dtype, shape: dict, flags: dict, warp
                   **{k: v for k, v in flags.items() if k != "FP64"}, "PHASE": 0, "SPIN": SPIN_LIMIT}
     # The grid must fit whichever form the launch compiles: strides typed i32 (every real row) or i64, which
     # can need more registers or fewer (sm_90, fp32 262144: 187 with i32, 167 with i64). Plan with the larger.
-    res = max((kernel_resources(_job(kernel, dtype, constexprs, warps, gpu, n_cols, aligned, stride))
+    res = max((kernel_resources(compile_job(kernel, dtype, constexprs, warps, gpu, n_cols, aligned, stride))
                for stride in ("i32", "i64")), key=lambda r: (r.n_regs, r.n_spills, r.shared_bytes))
     per_sm = resident_programs_per_sm(gpu, res, warps)
     groups = min(n_rows, gpu.multiprocessor_count * per_sm // split)
