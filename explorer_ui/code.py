@@ -246,8 +246,23 @@ def source_lines(obj) -> tuple[str, ...]:
     return tuple(textwrap.dedent(inspect.getsource(obj)).splitlines())
 
 
+def shown_functions() -> dict[str, object]:
+    """The functions a page may show in a source panel, by name: the chapter's own code and the library's
+    model of it, never the app's plumbing. Their comments (with the kernels') are the ones
+    code_comments.zh.toml translates and tests/app/test_chinese_complete.py checks, so a better comment
+    anywhere else never needs a Chinese line."""
+    from softmax_core.hardware.occupancy import chapter_occupancy
+    from softmax_core.teaching.chapter_notes import chapter_unit_test, warmup_resources
+
+    return {"chapter_occupancy": chapter_occupancy, "warmup_resources": warmup_resources,
+            "chapter_unit_test": chapter_unit_test}
+
+
 def source_panel(obj, fragments: tuple[str, ...], caption: str | None = None, max_height: int | None = None) -> None:
-    """Any function's source (read with inspect) with the lines containing `fragments` highlighted."""
+    """One of `shown_functions()`'s sources (read with inspect) with the lines containing `fragments`
+    highlighted. Any other function is refused: its comments have no Chinese lines."""
+    if obj not in shown_functions().values():
+        raise ValueError(f"{getattr(obj, '__qualname__', obj)} is not one of the functions pages show")
     lines = source_lines(obj)
     numbers = [n for n in (find_line(lines, f) for f in fragments) if n is not None]
     render_code(lines, numbers, caption, max_height)

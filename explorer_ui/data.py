@@ -73,13 +73,12 @@ def launch_plan(n_rows: int, n_cols: int, dtype: str, gpu_key: str) -> sc.Launch
 
 
 @st.cache_data(show_spinner=False, max_entries=512)
-def what_if_plan(n_rows: int, n_cols: int, dtype: str, gpu_key: str, n_regs: int, shared_bytes: int,
-                 how: str) -> sc.LaunchPlan:
+def what_if_plan(n_rows: int, n_cols: int, dtype: str, gpu_key: str, n_regs: int, shared_bytes: int) -> sc.LaunchPlan:
     """The plan if the kernel needed `n_regs` registers per thread and `shared_bytes` per program."""
-    from softmax_core.hardware.compile import KernelResources
+    from softmax_core.hardware.compile import KernelResources, RegisterSource
 
     return sc.plan_launch(n_rows, n_cols, dtypes.torch_dtype(dtype), gpu_by_key(gpu_key),
-                          resources=KernelResources(n_regs, 0, shared_bytes, how))
+                          resources=KernelResources(n_regs, 0, shared_bytes, RegisterSource.GIVEN))
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
@@ -273,12 +272,9 @@ def _speedup_table(runs, dtype: str):
     return None
 
 
-def provider_label(key: str, run=None) -> str:
-    """A provider's label: today's (softmax_core.bench.PROVIDERS), else the one the run recorded, else its key."""
-    if key in bench.PROVIDERS:
-        return recorded_text.provider_text(key, bench.PROVIDERS[key].label)
-    labels = run.provenance.get("providers") if run is not None else None
-    return labels.get(key, key) if isinstance(labels, dict) else key
+def provider_label(key: str) -> str:
+    """A provider's name for people in the reader's language (a provider no longer known: its key)."""
+    return recorded_text.provider_text(key)
 
 
 def chart_frame(run, direction: str):
@@ -300,6 +296,6 @@ def chart_frame(run, direction: str):
                           for n, sp, r in zip(part["N"], spreads, part["copy_ratio"])]
     part["ms"] = part["ms_median"]
     part["provider_key"] = part["provider"]
-    part["provider"] = [provider_label(p, run) for p in part["provider"]]
+    part["provider"] = [provider_label(p) for p in part["provider"]]
     roof = part[part["provider_key"] == "copy"][["N", "gbps"]]
     return part[part["provider_key"] != "copy"], roof

@@ -14,8 +14,7 @@ from softmax_core.hardware import runtime
 from softmax_core.plans.tutorial import TUTORIAL_STAGES_SHARED_THRESHOLD
 
 from . import present
-from .i18n import has, language, t
-from .launch_facts import limiter_key
+from .i18n import has, language, say, t
 
 GLOSSARY_PAGE = "pages/10_glossary.py"
 TERM_PARAM = "term"          # ?term=sm: the glossary shows that entry first
@@ -175,7 +174,7 @@ def figure_values(gpu: sc.GpuSpec, plan: sc.LaunchPlan | None, M: int, N: int) -
             "register": {"regs": _num(gpu.max_num_regs), "n_regs": plan.n_regs},
             "shared_memory": {"smem": _num(gpu.max_shared_mem), "shared": _num(plan.shared_bytes)},
             "occupancy": {"per_sm": plan.programs_per_sm, "N": _num(N),
-                          "limiter": t(limiter_key(plan.limiter))},
+                          "limiter": say(plan.limiter)},
             "persistent": {"M": _num(M), "rows_per_program": _num(plan.rows_per_program, 1)},
             "block_size": {"N": _num(N), "block": _num(plan.block_size)},
             "num_warps": {"block": _num(plan.block_size), "warps": plan.num_warps},

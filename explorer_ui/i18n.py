@@ -10,6 +10,11 @@ Plurals: English nouns follow their number, written in the placeholder's format 
 `{n:,|program|programs}` gives "1 program" and "1,024 programs" (the number, a space, the word). Chinese
 needs no plural: its text writes `{n:,}` and the word itself. Both languages still share the placeholder `n`.
 
+The library's codes (softmax_core.words: why a plan launches what it launches, where a register count came
+from, why a benchmark row was not timed, ...) keep their words in the library's own tables, one per
+language; `say(code_or_coded, **figures)` reads them in the page's language, so the app, the command line
+and the library's exceptions share one sentence per code.
+
 A missing key: under the tests (SOFTMAX_EXPLORER_STRICT_TEXT=1, set by tests/conftest.py and so inherited by
 the servers the browser tests start) `t` raises KeyError, so a page that asks for a key that does not exist
 fails its test. In a classroom the page shows the key itself instead: a visible slip, not a broken page.
@@ -22,7 +27,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from softmax_core.plans.reason_text import format_counted
+from softmax_core import words
+from softmax_core.words import format_counted
 
 LOCALES_DIR = Path(__file__).resolve().parent / "locales"
 LANGUAGES = {"en": "English", "zh": "简体中文"}
@@ -63,7 +69,7 @@ def set_language(lang: str) -> None:
 
 
 def format_text(text: str, **values) -> str:
-    """`text` with `values` formatted in (counted nouns understood: softmax_core.plans.reason_text.format_counted)."""
+    """`text` with `values` formatted in (counted nouns understood: softmax_core.words.format_counted)."""
     if not values:
         return text
     return format_counted(text, **values)
@@ -81,6 +87,22 @@ def text_in(lang: str, key: str, **values) -> str:
 
 def t(key: str, **values) -> str:
     return text_in(language(), key, **values)
+
+
+def said_in(lang: str, subject, **figures) -> str:
+    """A library code's words in `lang` (softmax_core.words.describe). `subject`: a Code with `figures`, or
+    a Coded / PlanReason. Missing words raise under the tests; in a classroom the code's value shows."""
+    try:
+        return words.describe(subject, figures or None, lang)
+    except KeyError:
+        if strict():
+            raise
+        return str(getattr(subject, "code", subject))
+
+
+def say(subject, **figures) -> str:
+    """`said_in` the page's language."""
+    return said_in(language(), subject, **figures)
 
 
 def bound():

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from softmax_core.hardware.gpu import GpuSpec
 from softmax_core.plans.reasons import WHY_CODES
-from softmax_core.hardware.occupancy import LIMITERS as HARDWARE_LIMITERS, occupancy  # noqa: F401  (re-exported)
+from softmax_core.hardware.occupancy import LIMITERS as HARDWARE_LIMITERS, Limiter, occupancy  # noqa: F401  (re-exported)
 
 # What can cap the programs per SM by the chapter's formula (the tutorial plan's limiter and its reason);
 # the hardware's rules (softmax_core.hardware.occupancy.Occupancy.limiter) name HARDWARE_LIMITERS, slots included.
-LIMITERS = ("registers", "shared memory", "rows")
+# A limiter's words are the library's (explorer_ui.i18n.say).
+LIMITERS = (Limiter.REGISTERS, Limiter.SHARED_MEMORY, Limiter.ROWS)
 # The tuned softmax's paths (softmax_core.plans.tuned.SoftmaxPlan.path): the reason codes that carry a `why`.
 TUNED_PATHS = tuple(code.value for code in WHY_CODES)
 # The GpuSpec fields the figures table lists, in order (each with its source).
@@ -17,11 +18,6 @@ GPU_FIGURES = ("name", "arch", "multiprocessor_count", "max_num_regs", "max_shar
                "shared_mem_per_sm", "reserved_shared_per_block", "register_alloc_unit")
 # What the occupancy calculator varies: registers per thread, or BLOCK_SIZE (each a real compile).
 VARY = ("regs", "block")
-
-
-def limiter_key(limiter: str) -> str:
-    """The text key naming a limiter ("shared memory" -> "limiter_shared_memory")."""
-    return f"limiter_{limiter.replace(' ', '_')}"
 
 
 def gpu_figures(gpu: GpuSpec, cc_label: str) -> list[tuple[str, str]]:

@@ -13,9 +13,9 @@ import streamlit as st
 
 import softmax_core as sc
 
-from . import data, glossary, present, prewarm, recorded_text, urlstate
+from . import data, glossary, present, prewarm, urlstate
 from .fmt import fmt_bytes  # noqa: F401  (pages and the glossary ask layout for it; it lives in fmt)
-from .i18n import LANGUAGES, language, set_language, t
+from .i18n import LANGUAGES, language, say, set_language, t
 
 # (script path relative to app.py, translation key of its label, icon)
 PAGES = (
@@ -86,7 +86,7 @@ def _sidebar() -> None:
             st.caption(f"softmax_core · torch {torch.__version__} · triton {triton.__version__} · "
                        f"streamlit {st.__version__} · altair {altair.__version__} · "
                        f"Python {platform.python_version()}")
-            st.caption(recorded_text.backend_text())
+            st.caption(say(sc.runtime.backend()))
     urlstate.write("lang", language())
     present.write_url()
 

@@ -16,14 +16,17 @@ import torch
 
 import softmax_core as sc
 from softmax_core.hardware import dtypes
+from softmax_core.plans import tuned as tuned_plan
 from softmax_core.teaching import long_row_trace as lrt
 from softmax_core.kernels.tuned import TRACE_TILE_FIELDS, softmax_tiled_kernel
 
 from . import charts, code, defaults
+from .i18n import say
 
 ROOT = Path(__file__).resolve().parent.parent
 PATTERNS = ("random", "rising", "neg_inf_tiles", "all_neg_inf")
-TILES = tuple(2 ** k for k in range(6, 15))          # 64 ... 16384 values per tile (the plan uses 16384)
+PLAN_TILE = tuned_plan.TILE_VALUES                  # the tile the tuned plan uses
+TILES = tuple(2 ** k for k in range(6, PLAN_TILE.bit_length()))   # 64 ... PLAN_TILE values per tile
 # The cliff: the tutorial kernel compiled for each power-of-two BLOCK_SIZE (BLOCK = next_power_of_2(N), so
 # every N in (BLOCK/2, BLOCK] compiles to the same program). Each is a real compile, cached on disk.
 CLIFF_BLOCKS = tuple(2 ** k for k in range(8, 18))   # 256 ... 131072
@@ -480,11 +483,8 @@ def path_map_chart(table: pd.DataFrame, *, x_title: str, y_title: str, path_titl
 
 
 def reason_text(plan) -> str:
-    """Why the plan took its path, in the page's language (explorer_ui.plan_reasons renders the structured
-    reason the plan returns)."""
-    from .plan_reasons import render_reason
-
-    return render_reason(plan.reason)
+    """Why the plan took its path, in the page's language (the plan's reason, said by softmax_core.words)."""
+    return say(plan.reason)
 
 
 # -- 6. to FlashAttention ------------------------------------------------------------------------------------------

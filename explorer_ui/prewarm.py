@@ -97,15 +97,14 @@ def work_items(defaults_only: bool = False) -> list[tuple[str, object]]:
     With a GPU in the machine the pages start on it, and their plans compile and load the kernel there
     (CompileJob.on_device); some pages still compile offline for that GPU's architecture (the chapter notes,
     to compare the two ways) or for a catalog GPU (the long-rows page's recorded H200): both are here too."""
-    import torch
-
     import softmax_core as sc
+    from softmax_core.hardware import dtypes
     from softmax_core.teaching import chapter_notes as sc_chapter
     from softmax_core.teaching import long_row_trace as lrt
     from softmax_core.hardware.compile import kernel_resources
     from softmax_core.plans.tutorial import tutorial_compile_job
 
-    dtype = getattr(torch, defaults.DTYPE)
+    dtype = dtypes.torch_dtype(defaults.DTYPE)
     M, N = defaults.CHAPTER_M, defaults.CHAPTER_N
     live = sc.current_gpu(0)
     home = sc.default_gpu()

@@ -5,9 +5,8 @@ import pandas as pd
 import streamlit as st
 
 import softmax_core as sc
-from explorer_ui import charts, code, data, defaults, fmt, launch_facts, layout, predict, schedule, slides
-from explorer_ui.i18n import t
-from explorer_ui.plan_reasons import render_reason
+from explorer_ui import charts, code, data, defaults, fmt, layout, predict, schedule, slides
+from explorer_ui.i18n import say, t
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState, in_url
 from softmax_core.teaching.schedule import pipeline_timeline, program_placement
@@ -55,7 +54,7 @@ except Exception as err:
     st.stop()
 
 if not plan.fits:     # the tutorial kernel cannot launch this row length on this GPU: nothing to schedule
-    st.warning(t("schedule_no_fit", explanation=render_reason(plan.reason)))
+    st.warning(t("schedule_no_fit", explanation=say(plan.reason)))
     state.sync()
     st.stop()
 # A link that names P means "this many programs", not the plan's number.
@@ -75,7 +74,7 @@ if stages_kept:
 load = c4.slider(t("schedule_load"), 1, 10, key=kload, help=t("schedule_load_help"))
 
 st.markdown(t("schedule_plan", gpu=plan.gpu.name, sms=plan.gpu.multiprocessor_count, per_sm=plan.programs_per_sm,
-              limiter=t(launch_facts.limiter_key(plan.limiter)), planned=plan.num_programs, rows=n_rows,
+              limiter=say(plan.limiter), planned=plan.num_programs, rows=n_rows,
               M=FULL_SIZE_M, full=full.num_programs, per_program=full.rows_per_program))
 
 try:

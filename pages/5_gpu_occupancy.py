@@ -6,8 +6,7 @@ import streamlit as st
 from explorer_ui import charts, code, data, defaults, fmt, launch_facts, layout, predict, recorded_text
 import softmax_core as sc
 
-from explorer_ui.i18n import bound, t
-from explorer_ui.plan_reasons import render_reason
+from explorer_ui.i18n import bound, say, t
 from explorer_ui.urlstate import PageState
 from softmax_core.hardware.occupancy import chapter_occupancy
 from softmax_core.plans.tutorial import TUTORIAL_NUM_STAGES, TUTORIAL_STAGES_SHARED_THRESHOLD
@@ -69,21 +68,21 @@ with right:
     m = st.columns(3)
     m[0].metric(t("gpu_programs_per_sm"), plan.programs_per_sm, help=t("gpu_help_sm"))
     m[1].metric(t("gpu_grid"), f"{plan.num_programs:,}")
-    m[2].metric(t("gpu_limiter"), t(launch_facts.limiter_key(plan.limiter)))
-    st.caption(t("gpu_resources_how", how=recorded_text.how_text(plan.resources_how)))
+    m[2].metric(t("gpu_limiter"), say(plan.limiter))
+    st.caption(t("gpu_resources_how", how=say(plan.resources_how)))
     if plan.toolchain:
         st.caption(t("occupancy_toolchain", toolchain=plan.toolchain))
     hw = plan.occupancy
     m = st.columns(3)
     m[0].metric(t("occupancy_hardware_per_sm"), hw.programs_per_sm, help=t("occupancy_hardware_help"))
     m[1].metric(t("occupancy_resident"), f"{gpu.multiprocessor_count * hw.programs_per_sm:,}")
-    m[2].metric(t("occupancy_hardware_limiter"), t(launch_facts.limiter_key(hw.limiter)))
+    m[2].metric(t("occupancy_hardware_limiter"), say(hw.limiter))
     if not hw.agrees:
         st.warning(t("occupancy_differs", chapter=hw.chapter_programs_per_sm, hardware=hw.programs_per_sm,
-                     why=t("occupancy_list_separator").join(t(launch_facts.limiter_key(d)) for d in hw.differences)))
-        st.code(hw.rule, language=None, wrap_lines=True)
+                     why=t("occupancy_list_separator").join(say(d) for d in hw.differences)))
+        st.code(say(hw.rule), language=None, wrap_lines=True)
 
-explanation = render_reason(plan.reason)
+explanation = say(plan.reason)
 if plan.fits:
     st.success(explanation)
 else:
@@ -126,7 +125,7 @@ if vary == "regs":
     curve = pd.DataFrame(launch_facts.register_curve(gpu, plan.shared_bytes, plan.num_warps, regs))
     curve["limit"] = curve["limit"].map({"registers": reg_label, "shared memory": sram_label, "programs": prog_label,
                                          "hardware": hw_label})
-    hypo = data.what_if_plan(M, N, dtype, gpu_key, int(what), plan.shared_bytes, "what-if")
+    hypo = data.what_if_plan(M, N, dtype, gpu_key, int(what), plan.shared_bytes)
     marker = pd.DataFrame([{"x": int(what), "programs": hypo.programs_per_sm, "label": t("gpu_marker_what_if")}])
     x_title, scale = t("gpu_x_regs"), "linear"
 else:
@@ -162,7 +161,7 @@ with left:
 with right:
     if vary == "regs":
         st.markdown(t("gpu_what_if_text", regs=int(what), programs=hypo.programs_per_sm,
-                      limiter=t(launch_facts.limiter_key(hypo.limiter)), grid=hypo.num_programs,
+                      limiter=say(hypo.limiter), grid=hypo.num_programs,
                       real=plan.n_regs))
         table = curve[curve["limit"] == prog_label].set_index("x")["programs"]
         steps = table[table.diff().fillna(1) != 0].reset_index()
@@ -198,7 +197,7 @@ if compare_on:
         table = pd.DataFrame([{
             t("compare_col_gpu"): r.gpu.name, t("gpu_n_regs"): r.n_regs, t("gpu_spills"): r.n_spills,
             t("occupancy_hardware_per_sm"): r.programs_per_sm, t("gpu_programs_per_sm"): r.chapter_programs_per_sm,
-            t("occupancy_hardware_limiter"): t(launch_facts.limiter_key(r.limiter)), t("gpu_grid"): r.grid,
+            t("occupancy_hardware_limiter"): say(r.limiter), t("gpu_grid"): r.grid,
             t("occupancy_resident"): r.resident_programs,
             t("compare_col_floor"): "—" if r.time_floor_us is None else f"{r.time_floor_us:,.1f}",
             t("compare_col_path"): r.path, t("compare_col_toolchain"): r.toolchain} for r in rows])
@@ -228,7 +227,7 @@ if plan.fits:
 else:
     st.markdown(t("gpu_long_fails", shared=plan.shared_bytes, limit=gpu.max_shared_mem, N=N))
 if tuned is not None:
-    st.info(t("gpu_tuned_path", path=t(f"gpu_path_{tuned.path}"), reason=render_reason(tuned.reason)), icon="🧭")
+    st.info(t("gpu_tuned_path", path=t(f"gpu_path_{tuned.path}"), reason=say(tuned.reason)), icon="🧭")
 
 # -- compiled code -------------------------------------------------------------------------------------
 st.subheader(t("gpu_asm_title"))

@@ -10,6 +10,7 @@ from explorer_ui import charts, code, data, defaults, fmt, layout, measured, pre
 from explorer_ui.i18n import bound, t
 from explorer_ui.urlstate import PageState
 from softmax_core import bench
+from softmax_core.bench import trust
 from softmax_core.hardware import dtypes
 from softmax_core.teaching.memory import PASS_TENSORS
 
@@ -36,24 +37,26 @@ with right:
     code.kernel_panel("load", "store", caption=t("kernel_caption"), context=1)
 
 
-def bench_tables(run, direction: str, no_ratio_at=frozenset()):
+def bench_tables(run, direction: str, eager_copy: dict | None = None):
     """The run's GB/s (median) and fraction-of-copy tables for one direction, as shown: separators, "⚠" on an
-    unsteady timing (measured.SPREAD_LIMIT), and no ratio where either timing is unsteady or at the sizes in
-    `no_ratio_at` (a roofline that cannot be trusted there). Also returns how many timings were unsteady."""
+    unsteady timing (measured.SPREAD_LIMIT), and a ratio only where the library's trust rule shows one
+    (softmax_core.bench.trust.ratio_to_copy; `eager_copy`: N -> the eager copy's GB/s, for a CUDA-graph run).
+    Also returns how many timings were unsteady."""
     part = run.frame[(run.frame["direction"] == direction) & (run.frame["status"] == "ok")]
-    spreads = {(r["provider"], int(r["N"])): measured.timing_spread(r) for r in part.to_dict("records")}
-    gbps = {(r["provider"], int(r["N"])): r["gbps"] for r in part.to_dict("records")}
+    records = {(r["provider"], int(r["N"])): r for r in part.to_dict("records")}
+    spreads = {key: measured.timing_spread(r) for key, r in records.items()}
+    gbps = {key: r["gbps"] for key, r in records.items()}
     providers = list(dict.fromkeys(part["provider"]))
     Ns = sorted({n for _, n in spreads})
     gb_rows, ratio_rows = [], []
     for n in Ns:
         gb_row, ratio_row = {"N": f"{n:,}"}, {"N": f"{n:,}"}
-        copy = spreads.get(("copy", n))
+        copy = records.get(("copy", n))
         for p in providers:
             sp = spreads.get((p, n))
             gb_row[p] = "—" if sp is None else f"{gbps[p, n]:,.0f}" + (" ⚠" if sp.steady is False else "")
             if p != "copy":
-                r = None if sp is None or copy is None or n in no_ratio_at else measured.shown_ratio(copy, sp)
+                r = None if sp is None else trust.ratio_to_copy(records[p, n], copy, (eager_copy or {}).get(n))[0]
                 ratio_row[p] = "—" if r is None else f"{r:.2f}"
         gb_rows.append(gb_row)
         ratio_rows.append(ratio_row)
@@ -68,11 +71,12 @@ def show_run(run, prefix: str, eager_run=None) -> None:
     kdir = state.choice_key(f"{prefix}dir", directions[0], directions)
     direction = st.radio(t("bench_direction"), directions, key=kdir, horizontal=True,
                          format_func=lambda d, tr=bound(): tr(f"bench_dir_{d}"))
-    slow_roof = {}
+    slow_roof, eager_copy = {}, None
     if eager_run is not None:
         def rows(r):
             return r.frame[r.frame["direction"] == direction].to_dict("records")
         slow_roof = bench.slower_graph_roofline(rows(run), rows(eager_run))
+        eager_copy = trust.copy_gbps(rows(eager_run))
     lines, roof = data.chart_frame(run, direction)
     left, right = st.columns([3, 2])
     with left:
@@ -84,7 +88,7 @@ def show_run(run, prefix: str, eager_run=None) -> None:
                         key=f"bench_chart_{prefix}", height=380)
             st.caption(t("bench_chart_caption"))
     with right:
-        gb, ratio, unsteady = bench_tables(run, direction, frozenset(slow_roof))
+        gb, ratio, unsteady = bench_tables(run, direction, eager_copy)
         st.caption(t("bench_table_gbps"))
         st.dataframe(gb, hide_index=True, width="stretch")
         if len(ratio.columns) > 1:
@@ -101,14 +105,14 @@ def show_run(run, prefix: str, eager_run=None) -> None:
     if not failed.empty:
         with st.expander(t("bench_failed", n=len(failed))):
             shown = pd.DataFrame({
-                t("bench_provider"): [data.provider_label(p, run) for p in failed["provider"]],
+                t("bench_provider"): [data.provider_label(p) for p in failed["provider"]],
                 t("bench_direction"): [t(f"bench_dir_{d}") if d in PASS_TENSORS else d for d in failed["direction"]],
                 "N": failed["N"].astype(int),
                 t("bench_col_status"): [t(f"bench_status_{s}") if s in recorded_text.STATUSES else s for s in failed["status"]],
                 t("bench_col_reason"): [recorded_text.reason_text(r) for r in failed["reason"]]})
             st.dataframe(fmt.table(shown), hide_index=True, width="stretch")
     with st.expander(t("bench_provenance")):
-        prov = {k: recorded_text.provenance_value(k, v) for k, v in run.provenance.items()}
+        prov = recorded_text.provenance_rows(run.provenance)
         table = pd.DataFrame({t("bench_col_key"): list(prov), t("bench_col_value"): [str(v) for v in prov.values()]})
         st.dataframe(table, hide_index=True, width="stretch")
     st.download_button(t("bench_csv"), run.frame.to_csv(index=False), file_name=f"softmax-benchmark-{prefix}.csv",

@@ -4,9 +4,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explorer_ui import charts, code, data, defaults, layout, predict, recorded_text, slides
+from explorer_ui import charts, code, data, defaults, layout, predict, slides
 from explorer_ui import long_rows as lr
-from explorer_ui.i18n import bound, t
+from explorer_ui.i18n import bound, say, t
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState
 from softmax_core.teaching.long_row_trace import MAX_TRACE_TILES, MAX_TRACE_VALUES
@@ -66,7 +66,7 @@ if table is not None:
                                   "fits": t("longrows_fits")})
     st.dataframe(shown.drop(columns=["shared_limit", "reg_occupancy", "sram_occupancy"]), hide_index=True,
                  width="stretch")
-    st.caption(t("longrows_cliff_source", how=recorded_text.how_text(lr.cliff_plans(gpu_key, dtype)[-1].resources_how)))
+    st.caption(t("longrows_cliff_source", how=say(lr.cliff_plans(gpu_key, dtype)[-1].resources_how)))
 
 # -- 2. online softmax, tile by tile --------------------------------------------------------------------------
 st.header(t("longrows_online_title"))
@@ -76,7 +76,7 @@ ktile = state.choice_key("tile", 1024, lr.TILES)
 kpattern = state.choice_key("pattern", "rising", lr.PATTERNS)
 c1, c2, c3 = st.columns([1, 1, 2])
 N = int(c1.number_input(t("cols_N"), 1, MAX_N, step=1, key=kN, help=t("longrows_N_help", max=f"{MAX_N:,}")))
-tile = c2.select_slider(t("longrows_tile"), lr.TILES, key=ktile, help=t("longrows_tile_help"))
+tile = c2.select_slider(t("longrows_tile"), lr.TILES, key=ktile, help=t("longrows_tile_help", tile=lr.PLAN_TILE))
 pattern = c3.radio(t("longrows_pattern"), lr.PATTERNS, key=kpattern, horizontal=True,
                    format_func=lambda p, tr=bound(): tr(f"longrows_pattern_{p}"))
 n_tiles = -(-N // tile)

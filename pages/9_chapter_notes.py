@@ -4,12 +4,10 @@ rule, the chapter's unit test, the 3-D grid and tl.exp's error. Computed by soft
 import pandas as pd
 import streamlit as st
 
-from explorer_ui import chapter, code, data, defaults, layout, predict, recorded_text
-from explorer_ui.i18n import t
+from explorer_ui import chapter, chapter_benchmark, code, data, defaults, layout, predict, recorded_text
+from explorer_ui.i18n import say, t
 from explorer_ui.urlstate import PageState
 from softmax_core.teaching import chapter_notes as sc_chapter
-from softmax_core.hardware import compile as sc_compile
-from softmax_core.launch import api as launchers
 from softmax_core.hardware import runtime
 from softmax_core.plans.tutorial import TUTORIAL_STAGES_SHARED_THRESHOLD, tutorial_num_stages
 
@@ -58,8 +56,6 @@ with left:
                 t("chapter_res_catalog_gpu", gpu=gpu.name), icon="💻")
 with right:
     st.markdown(t("chapter_res_offline_head"))
-    code.source_panel(sc_compile.compile_for_target, ("triton.compile(", "--dump-resource-usage", "REG:"),
-                      max_height=320)
     try:
         offline = chapter.offline_resources(N, dtype, gpu_key)
     except Exception as err:
@@ -70,7 +66,7 @@ with right:
         a.metric("n_regs", offline.n_regs)
         b.metric(t("chapter_shared"), f"{offline.shared_bytes:,}")
         c.metric("n_spills", offline.n_spills)
-        st.caption(t("chapter_res_how", how=recorded_text.how_text(offline.how), block=offline.block_size, warps=offline.num_warps,
+        st.caption(t("chapter_res_how", how=say(offline.how), block=offline.block_size, warps=offline.num_warps,
                      stages=offline.num_stages, gpu=gpu.name))
 if live is not None and offline is not None:
     figures = dict(live_regs=live.n_regs, off_regs=offline.n_regs, live_shared=f"{live.shared_bytes:,}",
@@ -117,7 +113,6 @@ with left:
                   err=f"{case.assumed_contiguous_error:.2f}"))
 with right:
     code.kernel_panel("row_ptr", "out_ptr", caption=t("kernel_caption"), context=2)
-    code.source_panel(launchers._rows_unit_stride, ("x.contiguous()",), caption=t("chapter_stride_copy_caption"))
 
 # -- 3. tl.range, tl.arange, num_stages ------------------------------------------------------------------------
 st.header(t("chapter_range_title"), anchor="range")
@@ -215,5 +210,18 @@ if plan is not None and gpu.vendor == "nvidia":
     if ex2 is not None and ex2.exponentials:
         st.markdown(t("chapter_exp_ptx", count=len(ex2.exponentials), gpu=gpu.name, arch=gpu.arch, log2e=ex2.log2e))
         st.code("\n".join(ex2.multiplies[:1] + ex2.exponentials[:1]), language="text")
+
+# -- 7. the chapter's benchmark, measured ---------------------------------------------------------------------------
+st.header(t("chapter_bench_title"), anchor="benchmark")
+st.markdown(t("chapter_bench_intro"))
+claims = chapter_benchmark.claims_table()
+if claims is None:
+    st.info(t("chapter_bench_no_record"))
+else:
+    st.caption(t("chapter_bench_chart"))
+    st.line_chart(chapter_benchmark.sweep_chart_data(), x_label="N", y_label="GB/s")
+    st.dataframe(claims, hide_index=True, width="stretch")
+    st.markdown(chapter_benchmark.bounds_text())
+    st.caption(chapter_benchmark.record_caption())
 
 state.sync()

@@ -19,9 +19,11 @@ from softmax_core.hardware.gpu import catalog_gpu, default_gpu
 from softmax_core.plans.tuned import plan_softmax
 from softmax_core.plans.tutorial import plan_launch
 from softmax_core.launch.api import softmax
-from softmax_core.plans.reason_text import describe
+from softmax_core.teaching.chapter_notes import CHAPTER_TEST_ATOL, CHAPTER_TEST_RTOL, CHAPTER_TEST_SIZE
+from softmax_core.words import describe
 
-def tutorial_check(rows: int = 1823, cols: int = 781, atol: float = 1e-3, rtol: float = 1e-3) -> bool:
+def tutorial_check(rows: int = CHAPTER_TEST_SIZE[0], cols: int = CHAPTER_TEST_SIZE[1], atol: float = CHAPTER_TEST_ATOL,
+                   rtol: float = CHAPTER_TEST_RTOL) -> bool:
     """The tutorial's unit test: an irregular shape so that padding and masking are exercised."""
     torch.manual_seed(0)
     x = torch.randn(rows, cols, device=runtime.kernel_device())
@@ -44,8 +46,8 @@ def describe_plan(rows: int, cols: int, dtype: str, gpu_key: str | None) -> None
     for name in ("block_size", "num_warps", "num_stages", "n_regs", "n_spills", "shared_bytes", "reg_occupancy",
                  "sram_occupancy", "programs_per_sm", "num_programs", "limiter", "fits"):
         print(f"  {name:16s} {getattr(plan, name)}")
-    print(f"  resources from   {plan.resources_how}")
-    print(f"  occupancy rule   {plan.occupancy_rule}")
+    print(f"  resources from   {describe(plan.resources_how)}")
+    print(f"  occupancy rule   {describe(plan.occupancy_rule)}")
     print(f"  {describe(plan.reason)}")
     tuned = plan_softmax(rows, cols, dtypes.torch_dtype(dtype), gpu)
     print(f"tuned plan (softmax_core.softmax): {tuned.path} path, block {tuned.block_n}, {tuned.num_warps} warps, "

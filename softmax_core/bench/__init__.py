@@ -3,29 +3,32 @@
 providers.py  the ways of computing softmax that are timed, and the copy roofline
 harness.py    checking, timing (timers, the one-GPU lock, torch.compile's limits) and `run_sweep`
 records.py    a run's table and provenance, saved as CSV + JSON and loaded back
+legacy.py     records written before codes (versions 1 and 2), read in version 3's terms
+chapter_claims.py  the chapter's Step 5 claims, each a verdict computed from a recorded run of its sweep
+trust.py      how far a measured figure can be trusted: the one rule for the pages and the doc tables
 """
 from softmax_core.bench.harness import (FULL_SWEEP_DTYPES, FULL_SWEEP_M, FULL_SWEEP_N, QUANTILES, TIMERS, TUTORIAL_SWEEP_M,
-                      TUTORIAL_SWEEP_N, CudaGraphTimer, DoBenchTimer, GraphCaptureError, Timer, Timing,
-                      WallClockTimer, compile_limits, default_timer, describe_timer, exclusive_gpu, gbps, measure,
-                      mismatch, run_sweep, timer_kind, timing_of, with_copy_ratio)
-from softmax_core.bench.providers import (PEER_PACKAGES, PROVIDERS, NotDifferentiable, Provider, autograd_backward,
-                        available_providers, get_provider)
+                      TUTORIAL_SWEEP_N, CudaGraphTimer, DoBenchTimer, GraphCaptureError, Inputs, Timer, Timing,
+                      WallClockTimer, compile_limits, default_timer, describe_timer, exclusive_gpu, gbps, make_inputs,
+                      measure, mismatch, run_sweep, timer_figures, timer_kind, timing_of, with_copy_ratio)
+from softmax_core.bench.providers import (PEER_PACKAGES, PROVIDERS, NotDifferentiable, NotTimed, Provider, ProviderName,
+                        autograd_backward, available_providers, get_provider, not_timed_by)
 from softmax_core.bench.records import (COLUMNS, CUDAGRAPH, DO_BENCH, DO_BENCH_CUDAGRAPH, EAGER, GRAPH_ROOFLINE_LIMIT,
-                      RECORD_VERSION, RECORDED_DIR,
+                      RECORD_VERSION, RECORDED_DIR, Clock, Method,
                       RENAMED_PROVIDERS, TIME_COLUMNS, TIMING_VIEWS, WALL_CLOCK, BenchmarkRun, current_runs,
-                      load_recorded_runs, load_run, package_version, provenance, save_run,
+                      csv_frame, load_recorded_runs, load_run, package_version, provenance, save_run,
                       slower_graph_roofline, source_digest, timing_view)
 
 __all__ = [
     "FULL_SWEEP_DTYPES", "FULL_SWEEP_M", "FULL_SWEEP_N", "QUANTILES", "TIMERS", "TUTORIAL_SWEEP_M",
-    "TUTORIAL_SWEEP_N", "CudaGraphTimer", "DoBenchTimer", "GraphCaptureError", "Timer", "Timing",
-    "WallClockTimer", "compile_limits", "default_timer", "describe_timer", "exclusive_gpu", "gbps", "measure",
-    "mismatch", "run_sweep", "timer_kind", "timing_of", "with_copy_ratio",
-    "PEER_PACKAGES", "PROVIDERS", "NotDifferentiable", "Provider", "autograd_backward", "available_providers",
-    "get_provider",
+    "TUTORIAL_SWEEP_N", "CudaGraphTimer", "DoBenchTimer", "GraphCaptureError", "Inputs", "Timer", "Timing",
+    "WallClockTimer", "compile_limits", "default_timer", "describe_timer", "exclusive_gpu", "gbps", "make_inputs",
+    "measure", "mismatch", "run_sweep", "timer_figures", "timer_kind", "timing_of", "with_copy_ratio",
+    "PEER_PACKAGES", "PROVIDERS", "NotDifferentiable", "NotTimed", "Provider", "ProviderName", "autograd_backward",
+    "available_providers", "get_provider", "not_timed_by",
     "COLUMNS", "CUDAGRAPH", "DO_BENCH", "DO_BENCH_CUDAGRAPH", "EAGER", "GRAPH_ROOFLINE_LIMIT", "RECORD_VERSION",
-    "RECORDED_DIR",
+    "RECORDED_DIR", "Clock", "Method",
     "RENAMED_PROVIDERS", "TIME_COLUMNS", "TIMING_VIEWS", "WALL_CLOCK", "BenchmarkRun", "current_runs",
-    "load_recorded_runs", "load_run", "package_version", "provenance", "save_run", "slower_graph_roofline",
+    "csv_frame", "load_recorded_runs", "load_run", "package_version", "provenance", "save_run", "slower_graph_roofline",
     "source_digest", "timing_view",
 ]

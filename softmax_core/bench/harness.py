@@ -4,7 +4,8 @@
 against torch in float32, then times it. A provider that raises or is wrong is recorded as "failed" with
 its reason: the tutorial kernel's OutOfResources at long rows is a result worth showing, not a crash.
 Statuses: "ok" (checked, then timed), "failed" (raised or wrong; `reason` says which), "skipped" (the
-provider has no such pass, or cannot run on this machine; `reason` says why).
+provider has no such pass, or cannot run on this machine; `reason` says why). A `reason` is a
+providers.NotTimed code with its figures (a Coded; None for an ok row).
 
 Bytes are always `memory.bytes_moved` (forward reads x, writes y; backward reads y and dy, writes dx), so
 GB/s here is the same number the memory page predicts with. On a GPU the clock is
@@ -30,18 +31,19 @@ import torch
 
 from softmax_core.hardware import dtypes, runtime
 from softmax_core.teaching.memory import PASS_TENSORS, bytes_moved
-from softmax_core.bench.providers import Provider, get_provider, one_line
+from softmax_core.bench.providers import CodedError, NotTimed, Provider, get_provider, not_timed_by, one_line
 from softmax_core.bench.records import (COLUMNS, CUDAGRAPH, DO_BENCH, DO_BENCH_CUDAGRAPH, EAGER, WALL_CLOCK, BenchmarkRun,
                       provenance)
+from softmax_core.words import Coded, describe
 
 # The tutorial's sweep: one M, N = 256 ... 12672 in steps of 128, float32, forward.
 TUTORIAL_SWEEP_M = 4096
 TUTORIAL_SWEEP_N = [128 * i for i in range(2, 100)]
 
-# The project's record sweep (issue 4's targets). Powers of two so BLOCK_SIZE = N and nothing is padded,
+# The project's record sweep. Powers of two so BLOCK_SIZE = N and nothing is padded,
 # plus 781, the tutorial's odd width where masking matters. 256-1024 is launch-bound territory; 2048-16384 is
 # where a whole row fits one program; from 32768 (fp32) the tutorial kernel runs out of shared memory and long
-# rows need tiles; 262144 is the longest row the targets name (4096 x 262144 fp32 = 4 GiB per tensor).
+# rows need tiles; 262144 is the longest row swept (4096 x 262144 fp32 = 4 GiB per tensor).
 FULL_SWEEP_M = 4096
 FULL_SWEEP_N = [256, 512, 781, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144]
 FULL_SWEEP_DTYPES = ["float32", "bfloat16"]
@@ -74,17 +76,17 @@ class DoBenchTimer:
     kind: ClassVar[str] = DO_BENCH
 
     @property
-    def description(self) -> str:
-        return (f"triton.testing.do_bench(warmup={self.warmup_ms}, rep={self.rep_ms}), L2 flushed before "
-                "every call; 20th, 50th and 80th percentiles, min and max of the samples")
+    def figures(self) -> dict:
+        return {"warmup_ms": self.warmup_ms, "rep_ms": self.rep_ms}
 
     def __call__(self, fn: Callable[[], object]) -> Timing:
         import triton.testing
         return Timing(*triton.testing.do_bench(fn, warmup=self.warmup_ms, rep=self.rep_ms, quantiles=QUANTILES))
 
 
-class GraphCaptureError(RuntimeError):
-    """A provider's call could not be captured in (or replayed from) a CUDA graph."""
+class GraphCaptureError(CodedError):
+    """A provider's call could not be captured in (or replayed from) a CUDA graph (NotTimed.GRAPH_CAPTURE or
+    GRAPH_BROKEN, with the errors' first lines)."""
 
 
 @dataclass(frozen=True)
@@ -101,17 +103,15 @@ class CudaGraphTimer:
     called (measure() prepares each call on `capture_stream()`), where do_bench_cudagraph captures on a stream
     of its own. The difference matters for a backward: autograd runs each backward kernel on the stream its
     forward ran on, so a backward whose forward ran anywhere else would make that stream wait on the capture,
-    which CUDA refuses ("operation would make the legacy stream depend on a capturing blocking stream": every
-    backward of the first graph record, tuning/h200-graph-backward-capture-failures-20261130.csv)."""
+    which CUDA refuses ("operation would make the legacy stream depend on a capturing blocking stream";
+    tuning/h200-graph-backward-capture-failures-20261130.csv records every backward failing so when timed by
+    do_bench_cudagraph itself)."""
     rep_ms: int = 40
     kind: ClassVar[str] = DO_BENCH_CUDAGRAPH
 
     @property
-    def description(self) -> str:
-        return (f"do_bench_cudagraph's method (rep={self.rep_ms}), captured on the stream the call was prepared "
-                "on: the calls replayed from a CUDA graph, so no CPU launch cost; L2 not flushed between calls "
-                "(the copy roofline is timed the same way); 20th, 50th and 80th percentiles, min and max of 10 "
-                "samples, each the mean of one replay")
+    def figures(self) -> dict:
+        return {"rep_ms": self.rep_ms}
 
     def __call__(self, fn: Callable[[], object]) -> Timing:
         with _capture_guard():
@@ -204,8 +204,8 @@ def _capture_guard() -> Iterator[None]:
             gc.enable()
 
 
-def _capture_failure(err: Exception, check_cuda: bool = True) -> str:
-    """Why a capture failed, in one line, after checking that CUDA still works for the next provider."""
+def _capture_failure(err: Exception, check_cuda: bool = True) -> Coded:
+    """Why a capture failed, after checking that CUDA still works for the next provider."""
     # When ending an invalidated capture raises, the error that invalidated it is the one being handled then.
     first = err.__context__ if isinstance(err.__context__, Exception) else None
     why = one_line(first) + "; then " + one_line(err) if first is not None else one_line(err)
@@ -216,8 +216,8 @@ def _capture_failure(err: Exception, check_cuda: bool = True) -> str:
             break
         except Exception as stale:
             if attempt:
-                return f"CUDA is unusable after a failed graph capture ({one_line(stale)}); capture failed: {why}"
-    return f"cannot be timed from a CUDA graph: {why}"
+                return Coded.of(NotTimed.GRAPH_BROKEN, message=f"{one_line(stale)}; capture failed: {why}")
+    return Coded.of(NotTimed.GRAPH_CAPTURE, error=type(first or err).__name__, message=why)
 
 
 @dataclass(frozen=True)
@@ -229,9 +229,8 @@ class WallClockTimer:
     kind: ClassVar[str] = WALL_CLOCK
 
     @property
-    def description(self) -> str:
-        return (f"wall clock (time.perf_counter), {self.warmup} warm-up calls, up to {self.max_repeats} timed "
-                f"calls or {self.budget_s:g} s; 20th, 50th and 80th percentiles, min and max")
+    def figures(self) -> dict:
+        return {"warmup": self.warmup, "max_repeats": self.max_repeats, "budget_s": self.budget_s}
 
     def __call__(self, fn: Callable[[], object]) -> Timing:
         # GPU work is asynchronous: without a sync the clock would stop when the launch returns, not the kernel.
@@ -259,13 +258,22 @@ def default_timer() -> Timer:
     return WallClockTimer() if runtime.INTERPRETED else DoBenchTimer()
 
 
-def describe_timer(timer: Timer) -> str:
-    return getattr(timer, "description", None) or getattr(timer, "__name__", type(timer).__name__)
-
-
 def timer_kind(timer: Timer) -> str | None:
     """Which clock a timer is, for machines: DO_BENCH, DO_BENCH_CUDAGRAPH, WALL_CLOCK, or None (a stand-in)."""
     return getattr(timer, "kind", None)
+
+
+def timer_figures(timer: Timer) -> dict:
+    """A timer's settings (a stand-in of no Clock: its name)."""
+    if timer_kind(timer) is None:
+        return {"name": getattr(timer, "__name__", type(timer).__name__)}
+    return dict(timer.figures)
+
+
+def describe_timer(timer: Timer) -> str:
+    """The timer in English, for the command line."""
+    kind = timer_kind(timer)
+    return timer_figures(timer)["name"] if kind is None else describe(kind, timer_figures(timer))
 
 
 # The command line's --timer choices: eager is today's record (each call launched from Python).
@@ -309,14 +317,16 @@ def compile_limits(limit: int = 256) -> Iterator[None]:
 # -------------------------------------------------------------------------------------------- measuring
 
 @dataclass(frozen=True)
-class _Inputs:
+class Inputs:
     x: torch.Tensor
     dy: torch.Tensor | None
     y_ref: torch.Tensor                       # float32 answers from torch, what every provider is checked against
     dx_ref: torch.Tensor | None
 
 
-def _make_inputs(M: int, N: int, dtype: torch.dtype, backward: bool, seed: int) -> _Inputs:
+def make_inputs(M: int, N: int, dtype: torch.dtype, backward: bool, seed: int) -> Inputs:
+    """Random x (and dy when `backward`) of one shape, with torch's float32 answers that `measure` checks
+    every provider against; the same (N, seed) gives the same inputs."""
     device = runtime.kernel_device()
     gen = torch.Generator(device=device).manual_seed(seed * 1_000_003 + N)
     x = torch.randn(M, N, device=device, dtype=dtype, generator=gen)
@@ -324,20 +334,21 @@ def _make_inputs(M: int, N: int, dtype: torch.dtype, backward: bool, seed: int) 
     leaf = x.detach().float().requires_grad_()
     y_ref = torch.softmax(leaf, dim=-1)
     dx_ref = torch.autograd.grad(y_ref, leaf, dy.float())[0] if backward else None
-    return _Inputs(x, dy, y_ref.detach(), dx_ref)
+    return Inputs(x, dy, y_ref.detach(), dx_ref)
 
 
-def mismatch(out: object, ref: torch.Tensor, dtype: torch.dtype) -> str | None:
+def mismatch(out: object, ref: torch.Tensor, dtype: torch.dtype) -> Coded | None:
     """None if `out` is the softmax (or its gradient) `ref` within the dtype's tolerance, else why not."""
     if not isinstance(out, torch.Tensor):
-        return f"returned {type(out).__name__}, not a tensor"
+        return Coded.of(NotTimed.NOT_A_TENSOR, returned=type(out).__name__)
     if out.shape != ref.shape or out.dtype != dtype:
-        return f"returned {tuple(out.shape)} {out.dtype}, expected {tuple(ref.shape)} {dtype}"
+        return Coded.of(NotTimed.WRONG_OUTPUT, shape=str(tuple(out.shape)), dtype=dtypes.name_of_any(out.dtype),
+                        expected_shape=str(tuple(ref.shape)), expected_dtype=dtypes.name_of_any(dtype))
     error = (out.float() - ref).abs().max().item()       # NaN anywhere makes this NaN, which fails below
     scale = ref.abs().max().item()
     tolerance = dtypes.of(dtype).tolerance
     if not error <= tolerance * scale:
-        return f"wrong result: max |error| is {error / scale:.2g} of the largest value (tolerance {tolerance:g})"
+        return Coded.of(NotTimed.WRONG_RESULT, error=error / scale, tolerance=tolerance)
     return None
 
 
@@ -346,7 +357,7 @@ def gbps(nbytes: int, ms: float) -> float:
     return nbytes * 1e-9 / (ms * 1e-3)
 
 
-def _row(p: Provider, direction: str, dtype: str, M: int, N: int, status: str, reason: str = "",
+def _row(p: Provider, direction: str, dtype: str, M: int, N: int, status: str, reason: Coded | None = None,
          timing: Timing | None = None, element_bytes: int = 0) -> dict:
     t = timing or NO_TIMING
     nbytes = bytes_moved(M, N, element_bytes, direction)
@@ -356,7 +367,7 @@ def _row(p: Provider, direction: str, dtype: str, M: int, N: int, status: str, r
                 copy_ratio=float("nan"), status=status, reason=reason)
 
 
-def measure(p: Provider, direction: str, inputs: _Inputs, timer: Timer) -> dict:
+def measure(p: Provider, direction: str, inputs: Inputs, timer: Timer) -> dict:
     """Check, then time, one provider at one size and direction. Never raises for the provider's faults."""
     x = inputs.x
     M, N = x.shape
@@ -365,7 +376,7 @@ def measure(p: Provider, direction: str, inputs: _Inputs, timer: Timer) -> dict:
     if not can_run:
         return row("skipped", why_not)
     if direction == "backward" and p.backward is None:
-        return row("skipped", p.no_backward_reason)
+        return row("skipped", Coded.of(NotTimed.NO_BACKWARD))
     try:
         with _preparing_for(timer):
             if direction == "forward":
@@ -377,7 +388,7 @@ def measure(p: Provider, direction: str, inputs: _Inputs, timer: Timer) -> dict:
                 return row("failed", problem)
             timing = timer(call)
     except Exception as err:  # OutOfResources, KernelDoesNotFit, out of memory, ...: a failure is data
-        return row("failed", one_line(err))
+        return row("failed", not_timed_by(err))
     return row("ok", timing=timing)
 
 
@@ -410,7 +421,7 @@ def run_sweep(M: int, Ns: Sequence[int], dtype: torch.dtype | str, providers: Se
         if progress:
             progress(0, total, "starting")
         for N in Ns:
-            inputs = _make_inputs(M, N, dtype, "backward" in directions, seed)
+            inputs = make_inputs(M, N, dtype, "backward" in directions, seed)
             for direction in directions:
                 for p in chosen:
                     rows.append(measure(p, direction, inputs, timer))
@@ -421,6 +432,6 @@ def run_sweep(M: int, Ns: Sequence[int], dtype: torch.dtype | str, providers: Se
             if not runtime.INTERPRETED:
                 torch.cuda.empty_cache()  # the next size may be 4x larger; give back this one's blocks
     frame = pd.DataFrame(with_copy_ratio(rows), columns=COLUMNS)
-    info = provenance(M, Ns, dtypes.name(dtype), [p.name for p in chosen], directions, describe_timer(timer),
-                      command if command is not None else " ".join(sys.argv), seed, timer_kind=timer_kind(timer))
+    info = provenance(M, Ns, dtypes.name(dtype), [p.name for p in chosen], directions, timer_kind(timer),
+                      timer_figures(timer), command if command is not None else " ".join(sys.argv), seed)
     return BenchmarkRun(frame, info)

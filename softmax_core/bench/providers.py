@@ -2,12 +2,14 @@
 torch, torch.compile, naive, and the optional peers Liger-Kernel and QuACK) or the copy roofline.
 
 A provider knows how to run its forward, how to prepare a backward to time, and whether this machine can
-run it at all.
+run it at all. Why a row was not timed is a `NotTimed` code with its figures (softmax_core.words says it):
+`not_timed_by(err)` turns a provider's exception into one.
 """
 from __future__ import annotations
 
 import functools
 import importlib.util
+import re
 from dataclasses import dataclass
 from typing import Callable
 
@@ -15,17 +17,94 @@ import torch
 
 from softmax_core.launch import api as launchers
 from softmax_core.hardware import runtime
+from softmax_core.words import Code, Coded, describe
+
+
+class ProviderName(Code):
+    """The providers a benchmark can time (their words: softmax_core/words/bench.*.toml)."""
+    COPY = "copy"
+    TUNED = "tuned"
+    TUTORIAL = "tutorial"
+    TORCH = "torch"
+    TORCH_COMPILE = "torch_compile"
+    NAIVE = "naive"
+    LIGER = "liger"
+    QUACK = "quack"
+
+
+class NotTimed(Code):
+    """Why a benchmark row has no timing; the figures each carries are in its words."""
+    NO_BACKWARD = "no_backward"              # the provider has no backward pass
+    NEEDS_GPU = "needs_gpu"
+    NEEDS_NVIDIA = "needs_nvidia"            # provider
+    NOT_INSTALLED = "not_installed"          # package, pip
+    NOT_IMPORTABLE = "not_importable"        # package, error
+    NO_TORCH_COMPILE = "no_torch_compile"    # torch.compile is not supported on this Python
+    WRONG_RESULT = "wrong_result"            # error (max |error| / max |reference|), tolerance
+    NOT_A_TENSOR = "not_a_tensor"            # returned (a type's name)
+    WRONG_OUTPUT = "wrong_output"            # shape, dtype, expected_shape, expected_dtype
+    DOES_NOT_FIT = "does_not_fit"            # plan_code (a plans.reasons.ReasonCode) and that reason's figures
+    OUT_OF_RESOURCES = "out_of_resources"    # resource, required, limit (Triton's OutOfResources)
+    PEER_BLOCK_LIMIT = "peer_block_limit"    # n, limit: a peer refuses rows longer than its largest block
+    GRAPH_CAPTURE = "graph_capture"          # error, message: the call could not be timed from a CUDA graph
+    GRAPH_BROKEN = "graph_broken"            # message: a failed capture left CUDA unusable
+    RAISED = "raised"                        # error (its type's name), message (its first line, as raised)
+    RECORDED = "recorded"                    # text: a reason recorded before codes, that no rule recognises
+
+
+def first_line(err: BaseException, limit: int = 200) -> str:
+    """The first line of an exception's message, at most `limit` characters."""
+    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+    text = lines[0] if lines else ""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def one_line(err: BaseException, limit: int = 200) -> str:
     """An exception as one short line: its type and the first line of its message."""
-    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
-    text = f"{type(err).__name__}: {lines[0] if lines else ''}".rstrip(": ")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return f"{type(err).__name__}: {first_line(err, limit)}".rstrip(": ")
+
+
+# Liger-Kernel's refusal of rows longer than its largest block: a peer's message, read into figures once.
+_PEER_BLOCK = re.compile(r"^Cannot launch Triton kernel since n = (?P<n>\d+) exceeds the recommended Triton "
+                         r"blocksize = (?P<limit>\d+)")
+_OUT_OF_RESOURCE = re.compile(r"out of resource: (?P<resource>[\w ]+?), Required: (?P<required>\d+), "
+                              r"Hardware limit: (?P<limit>\d+)")
+
+
+def raised(error: str, message: str) -> Coded:
+    """What a provider raised (its type's name and first line), as a code: a known message gets its figures."""
+    if error == "RuntimeError" and (found := _PEER_BLOCK.match(message)):
+        return Coded.of(NotTimed.PEER_BLOCK_LIMIT, n=int(found["n"]), limit=int(found["limit"]))
+    if error == "OutOfResources" and (found := _OUT_OF_RESOURCE.search(message)):
+        return Coded.of(NotTimed.OUT_OF_RESOURCES, resource=found["resource"], required=int(found["required"]),
+                        limit=int(found["limit"]))
+    return Coded.of(NotTimed.RAISED, error=error, message=message)
 
 
 class NotDifferentiable(RuntimeError):
     """A provider's output carries no autograd graph, so there is no backward pass to time."""
+
+
+class CodedError(RuntimeError):
+    """An exception that carries its reason as a code (`coded`); its message is the English words."""
+
+    def __init__(self, coded: Coded):
+        super().__init__(describe(coded))
+        self.coded = coded
+
+
+def not_timed_by(err: BaseException) -> Coded:
+    """Why a provider that raised `err` was not timed, as a NotTimed code and its figures."""
+    if isinstance(err, CodedError):
+        return err.coded
+    if isinstance(err, launchers.KernelDoesNotFit):
+        return Coded.of(NotTimed.DOES_NOT_FIT, plan_code=err.reason.code.value, **err.reason.values)
+    if isinstance(err, NotDifferentiable):
+        return Coded.of(NotTimed.NO_BACKWARD)
+    required, limit, name = (getattr(err, attr, None) for attr in ("required", "limit", "name"))
+    if type(err).__name__ == "OutOfResources" and None not in (required, limit, name):
+        return Coded.of(NotTimed.OUT_OF_RESOURCES, resource=str(name), required=int(required), limit=int(limit))
+    return raised(type(err).__name__, first_line(err))
 
 
 Forward = Callable[[torch.Tensor], torch.Tensor]
@@ -33,24 +112,35 @@ Forward = Callable[[torch.Tensor], torch.Tensor]
 PrepareBackward = Callable[[torch.Tensor, torch.Tensor], Callable[[], torch.Tensor]]
 
 
-def _runs_anywhere() -> str | None:
+def _runs_anywhere() -> Coded | None:
     return None
 
 
 @dataclass(frozen=True)
 class Provider:
-    name: str
-    label: str
+    name: str                       # a ProviderName's value for the project's providers
     forward: Forward
     backward: PrepareBackward | None = None
-    why_unavailable: Callable[[], str | None] = _runs_anywhere
+    why_unavailable: Callable[[], Coded | None] = _runs_anywhere
     roofline: bool = False          # copies bytes instead of computing softmax: nothing to check
-    no_backward_reason: str = "no backward pass"
 
-    def available(self) -> tuple[bool, str]:
-        """(True, "") when this machine can run it, else (False, why not)."""
+    def __post_init__(self):
+        object.__setattr__(self, "name", str(self.name))   # a plain str in tables and records
+
+    @property
+    def label(self) -> str:
+        """Its name for people, in English (softmax_core.words); a provider of no ProviderName: its name."""
+        return label(self.name)
+
+    def available(self) -> tuple[bool, Coded | None]:
+        """(True, None) when this machine can run it, else (False, why not)."""
         reason = self.why_unavailable()
-        return reason is None, reason or ""
+        return reason is None, reason
+
+
+def label(name: str, lang: str = "en") -> str:
+    """A provider's name for people in `lang`: its ProviderName's words, or `name` itself for any other."""
+    return describe(ProviderName(name), lang=lang) if name in set(ProviderName) else name
 
 
 def autograd_backward(forward: Forward) -> PrepareBackward:
@@ -82,13 +172,13 @@ def _compiled_softmax() -> Forward:
     return torch.compile(_softmax_last_dim, dynamic=False)
 
 
-def _needs_gpu() -> str | None:
-    return "needs a GPU" if runtime.INTERPRETED else None
+def _needs_gpu() -> Coded | None:
+    return Coded.of(NotTimed.NEEDS_GPU) if runtime.INTERPRETED else None
 
 
 @functools.cache
-def _torch_compile_unavailable() -> str | None:
-    return None if torch._dynamo.is_dynamo_supported() else "torch.compile is not supported on this Python"
+def _torch_compile_unavailable() -> Coded | None:
+    return None if torch._dynamo.is_dynamo_supported() else Coded.of(NotTimed.NO_TORCH_COMPILE)
 
 
 @functools.cache
@@ -105,51 +195,49 @@ def _quack_forward() -> Forward:
     return softmax
 
 
-def _quack_unavailable() -> str | None:
+def _quack_unavailable() -> Coded | None:
     # Cheapest question first: whether the package is there at all (no import), then the GPU, then the
     # import itself (cached: a failed import is not retried for every row of a sweep).
     if importlib.util.find_spec("quack") is None:
-        return "quack-kernels is not installed; it is an optional peer (pip install quack-kernels)"
+        return Coded.of(NotTimed.NOT_INSTALLED, package="quack-kernels", pip="quack-kernels")
     if runtime.INTERPRETED or torch.version.hip:
-        return "QuACK needs an NVIDIA GPU (its kernels are written in NVIDIA's CuTe DSL)"
+        return Coded.of(NotTimed.NEEDS_NVIDIA, provider="QuACK")
     return _quack_import_problem()
 
 
 @functools.cache
-def _quack_import_problem() -> str | None:
+def _quack_import_problem() -> Coded | None:
     try:
         _quack_forward()
     except Exception as err:  # ImportError, or a CUDA/DSL error raised while the package imports
-        return f"quack-kernels is installed but does not import ({one_line(err)})"
+        return Coded.of(NotTimed.NOT_IMPORTABLE, package="quack-kernels", error=one_line(err))
     return None
 
 
-def _optional_peer(loader: Callable[[], Forward], package: str) -> Callable[[], str | None]:
+def _optional_peer(loader: Callable[[], Forward], package: str) -> Callable[[], Coded | None]:
     @functools.cache  # a failed import is not retried for every row of a sweep
-    def why_not() -> str | None:
+    def why_not() -> Coded | None:
         try:
             loader()
         except Exception as err:  # ImportError, or a CUDA/DSL error raised while the package imports
-            return f"{package} is not importable ({one_line(err)}); it is an optional peer"
+            return Coded.of(NotTimed.NOT_IMPORTABLE, package=package, error=one_line(err))
         return _needs_gpu()
     return why_not
 
 
 def _registry() -> dict[str, Provider]:
     providers = [
-        Provider("copy", "copy (roofline)", lambda x: torch.empty_like(x).copy_(x), _copy_backward, roofline=True),
+        Provider(ProviderName.COPY, lambda x: torch.empty_like(x).copy_(x), _copy_backward, roofline=True),
         # launchers.softmax is looked up at call time, so the harness measures whatever `softmax` is now.
-        Provider("tuned", "tuned (softmax_core.softmax)", lambda x: launchers.softmax(x),
-                 autograd_backward(lambda x: launchers.softmax(x))),
-        Provider("tutorial", "tutorial kernel (softmax_core.tutorial_softmax)", lambda x: launchers.tutorial_softmax(x),
-                 no_backward_reason="the tutorial's kernel has no backward pass"),
-        Provider("torch", "torch.softmax", _softmax_last_dim, autograd_backward(_softmax_last_dim)),
-        Provider("torch_compile", "torch.compile(torch.softmax)", lambda x: _compiled_softmax()(x),
+        Provider(ProviderName.TUNED, lambda x: launchers.softmax(x), autograd_backward(lambda x: launchers.softmax(x))),
+        Provider(ProviderName.TUTORIAL, lambda x: launchers.tutorial_softmax(x)),
+        Provider(ProviderName.TORCH, _softmax_last_dim, autograd_backward(_softmax_last_dim)),
+        Provider(ProviderName.TORCH_COMPILE, lambda x: _compiled_softmax()(x),
                  autograd_backward(lambda x: _compiled_softmax()(x)), _torch_compile_unavailable),
-        Provider("naive", "naive (five torch ops)", launchers.naive_softmax, autograd_backward(launchers.naive_softmax)),
-        Provider("liger", "Liger-Kernel softmax", lambda x: _liger_forward()(x),
+        Provider(ProviderName.NAIVE, launchers.naive_softmax, autograd_backward(launchers.naive_softmax)),
+        Provider(ProviderName.LIGER, lambda x: _liger_forward()(x),
                  autograd_backward(lambda x: _liger_forward()(x)), _optional_peer(_liger_forward, "liger_kernel")),
-        Provider("quack", "QuACK", lambda x: _quack_forward()(x),
+        Provider(ProviderName.QUACK, lambda x: _quack_forward()(x),
                  autograd_backward(lambda x: _quack_forward()(x)), _quack_unavailable),
     ]
     return {p.name: p for p in providers}

@@ -5,9 +5,11 @@ and 80th percentiles of the samples and their minimum and maximum. Runs recorded
 percentiles were kept load with those columns empty (NaN), and runs recorded under a provider's earlier
 name load under its current one (`RENAMED_PROVIDERS`).
 
-Record version 2 (`record_version`) names the clock twice: `timer` for machines (DO_BENCH, DO_BENCH_CUDAGRAPH
-or WALL_CLOCK) and `timer_description` for people. Version 1 kept only the description, under `timer`;
-loading one moves it to `timer_description` and derives `timer` from it. A run is in one of two timing
+A record keeps codes and figures, never sentences (softmax_core.words says them, in any language). Record
+version 3 (`record_version`): `timer` is the clock (a `Clock`) and `timer_figures` its settings; `backend`,
+each `unavailable` provider's reason and each row's `reason` (CSV: JSON) are a `Coded`; `bytes` and `copy`
+name the method (a `Method`); `providers` lists the providers' names. Records of versions 1 and 2 wrote
+English there; they load in version 3's terms (softmax_core.bench.legacy). A run is in one of two timing
 views (`timing_view`): EAGER, each call launched from Python (do_bench, or a wall clock on a CPU), the
 project's record; or CUDAGRAPH, the calls replayed from a CUDA graph (do_bench_cudagraph).
 """
@@ -29,7 +31,9 @@ import pandas as pd
 import torch
 
 from softmax_core.hardware import dtypes, runtime
+from softmax_core.bench.legacy import row_reason, upgraded
 from softmax_core.bench.providers import PEER_PACKAGES, PROVIDERS
+from softmax_core.words import Code, Coded
 
 RECORDED_DIR = Path(__file__).resolve().parents[2] / "assets" / "benchmarks"
 LIBRARY_DIR = Path(__file__).resolve().parent.parent
@@ -37,9 +41,23 @@ TIME_COLUMNS = ["ms_p20", "ms_median", "ms_p80", "ms_min", "ms_max"]
 COLUMNS = ["provider", "direction", "dtype", "M", "N", *TIME_COLUMNS, "gbps", "copy_ratio", "status", "reason"]
 # Providers recorded under an earlier name: loading a recorded run gives them their current one.
 RENAMED_PROVIDERS = {"as_taught": "tutorial", "ours": "tuned"}
-RECORD_VERSION = 2
-# the clocks (provenance["timer"])
-DO_BENCH, DO_BENCH_CUDAGRAPH, WALL_CLOCK = "do_bench", "do_bench_cudagraph", "wall clock"
+RECORD_VERSION = 3
+
+
+class Clock(Code):
+    """The clock that timed a run (provenance["timer"]); its settings are provenance["timer_figures"]."""
+    DO_BENCH = "do_bench"                       # warmup_ms, rep_ms (median_only: a run before percentiles)
+    DO_BENCH_CUDAGRAPH = "do_bench_cudagraph"   # rep_ms
+    WALL_CLOCK = "wall clock"                   # warmup, max_repeats, budget_s
+
+
+class Method(Code):
+    """How a run counts bytes (provenance["bytes"]) and what its roofline copies (provenance["copy"])."""
+    BYTES_MOVED = "bytes_moved"
+    COPY_ROOFLINE = "copy_roofline"
+
+
+DO_BENCH, DO_BENCH_CUDAGRAPH, WALL_CLOCK = Clock.DO_BENCH, Clock.DO_BENCH_CUDAGRAPH, Clock.WALL_CLOCK
 # the timing views: a run's calls launched one by one from Python, or replayed from a CUDA graph
 EAGER, CUDAGRAPH = "eager", "cudagraph"
 TIMING_VIEWS = (EAGER, CUDAGRAPH)
@@ -62,7 +80,7 @@ class BenchmarkRun:
     @property
     def label(self) -> str:
         p = self.provenance
-        where = p.get("gpu") or p.get("device", "?")
+        where = p.get("gpu") or f"CPU {p.get('cpu', '?')}"
         return f"{where} · {p.get('dtype', '?')} · M={p.get('M', '?')} · {p.get('date', '?')}"
 
 
@@ -100,17 +118,6 @@ def timing_view(timer: str | None) -> str:
     return CUDAGRAPH if timer == DO_BENCH_CUDAGRAPH else EAGER
 
 
-def timer_from_description(description: object) -> str | None:
-    """The clock a version-1 record's timer description names, or None."""
-    text = str(description or "")
-    for prefix, kind in (("triton.testing.do_bench_cudagraph(", DO_BENCH_CUDAGRAPH),
-                         ("do_bench_cudagraph's method (", DO_BENCH_CUDAGRAPH),
-                         ("triton.testing.do_bench(", DO_BENCH), ("wall clock", WALL_CLOCK)):
-        if text.startswith(prefix):
-            return kind
-    return None
-
-
 def package_version(distribution: str) -> str | None:
     """An installed distribution's version (importlib.metadata, nothing imported), or None."""
     try:
@@ -120,10 +127,10 @@ def package_version(distribution: str) -> str | None:
 
 
 def provenance(M: int, Ns: Sequence[int], dtype: str, providers: Sequence[str], directions: Sequence[str],
-               timer_description: str, command: str, seed: int, timer_kind: str | None = None) -> dict:
-    """Where and how a run was measured. No host name: runs are committed to a public repository.
-    The optional peers' packages in the run get their versions beside torch's and triton's (None: not
-    installed)."""
+               timer: Clock | None, timer_figures: dict, command: str, seed: int) -> dict:
+    """Where and how a run was measured, in codes and figures. No host name: runs are committed to a public
+    repository. The optional peers' packages in the run get their versions beside torch's and triton's
+    (None: not installed). `timer`: None for a clock of no Clock (a stand-in; `timer_figures` names it)."""
     import triton
 
     on_gpu = not runtime.INTERPRETED
@@ -133,7 +140,7 @@ def provenance(M: int, Ns: Sequence[int], dtype: str, providers: Sequence[str], 
         "sm_count": props.multi_processor_count if props else None,
         "driver": _driver_version(),
         "cuda": torch.version.cuda,
-        "device": runtime.backend_description(),
+        "backend": runtime.backend().to_json(),
         "cpu": platform.machine(),
         "torch": torch.__version__,
         "triton": triton.__version__,
@@ -147,17 +154,23 @@ def provenance(M: int, Ns: Sequence[int], dtype: str, providers: Sequence[str], 
         "dtype": dtype,
         "Ns": list(Ns),
         "directions": list(directions),
-        "providers": {name: PROVIDERS[name].label for name in providers},
-        "unavailable": {name: why for name in providers if (why := PROVIDERS[name].available()[1])},
+        "providers": list(providers),
+        "unavailable": {name: why.to_json() for name in providers if (why := PROVIDERS[name].available()[1])},
         "record_version": RECORD_VERSION,
-        "timer": timer_kind,
-        "timer_description": timer_description,
-        "bytes": "forward 2·M·N·element_size (read x, write y); "
-                 "backward 3·M·N·element_size (read y and dy, write dx)",
-        "copy": "forward: torch.empty_like(x).copy_(x); backward: torch.add(a, b, out=c), 2 reads + 1 write",
+        "timer": None if timer is None else Clock(timer).value,
+        "timer_figures": dict(timer_figures),
+        "bytes": Method.BYTES_MOVED.value,
+        "copy": Method.COPY_ROOFLINE.value,
         "check": {name: dtypes.DTYPES[name].tolerance for name in dtypes.TUTORIAL_DTYPES},
         "seed": seed,
     }
+
+
+def csv_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """A run's table as its CSV keeps it: each row's reason (a Coded) as JSON text, "" for none."""
+    frame = frame.copy()
+    frame["reason"] = [json.dumps(r.to_json()) if isinstance(r, Coded) else "" for r in frame["reason"]]
+    return frame
 
 
 def save_run(run: BenchmarkRun, directory: str | Path, stem: str) -> tuple[Path, Path]:
@@ -165,37 +178,40 @@ def save_run(run: BenchmarkRun, directory: str | Path, stem: str) -> tuple[Path,
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     csv_path, json_path = directory / f"{stem}.csv", directory / f"{stem}.json"
-    run.frame.to_csv(csv_path, index=False)
+    csv_frame(run.frame).to_csv(csv_path, index=False)
     json_path.write_text(json.dumps({**run.provenance, "csv": csv_path.name}, indent=2) + "\n")
     return csv_path, json_path
 
 
-def _renamed(names: dict) -> dict:
-    return {RENAMED_PROVIDERS.get(name, name): value for name, value in names.items()}
-
-
 def load_run(json_path: str | Path) -> BenchmarkRun:
+    """A saved run, in the current record version's terms (older records are upgraded as they load)."""
     json_path = Path(json_path)
     info = json.loads(json_path.read_text())
     frame = pd.read_csv(json_path.parent / info["csv"])
-    frame["reason"] = frame["reason"].astype(object).fillna("").astype(str)
+    frame["reason"] = [row_reason(text) for text in frame["reason"].astype(object).fillna("").astype(str)]
     frame["provider"] = frame["provider"].replace(RENAMED_PROVIDERS)
     for column in TIME_COLUMNS:
         if column not in frame:
             frame[column] = float("nan")
-    for key in ("providers", "unavailable"):
-        if key in info:
-            info[key] = _renamed(info[key])
-    return BenchmarkRun(frame[COLUMNS], _upgraded(info))
+    info = upgraded(info)
+    info["providers"] = [RENAMED_PROVIDERS.get(name, name) for name in info.get("providers", [])]
+    info["unavailable"] = {RENAMED_PROVIDERS.get(name, name): why for name, why in (info.get("unavailable") or {}).items()}
+    return BenchmarkRun(frame[COLUMNS], info)
 
 
-def _upgraded(info: dict) -> dict:
-    """A version-1 provenance in version 2's terms (see the module's docstring); later ones as they are."""
-    if info.get("record_version", 1) >= 2:
-        return info
-    description = info.pop("timer", None)
-    return {**info, "record_version": 1, "timer": timer_from_description(description),
-            "timer_description": description}
+def backend(info: dict) -> Coded | None:
+    """A loaded run's backend (provenance["backend"]), or None when it does not say."""
+    return Coded.from_json(info["backend"]) if info.get("backend") else None
+
+
+def timer(info: dict) -> Coded | None:
+    """A loaded run's clock with its settings, or None for a clock of no Clock."""
+    return Coded.of(Clock(info["timer"]), **info.get("timer_figures", {})) if info.get("timer") else None
+
+
+def unavailable(info: dict) -> dict[str, Coded]:
+    """A loaded run's providers that could not run, each with why."""
+    return {name: Coded.from_json(why) for name, why in (info.get("unavailable") or {}).items()}
 
 
 def load_recorded_runs(directory: str | Path = RECORDED_DIR, view: str | None = None) -> list[BenchmarkRun]:
@@ -223,7 +239,7 @@ def current_runs(runs: Sequence[BenchmarkRun], view: str = EAGER) -> list[Benchm
 # and L2 is not flushed. Where it ran below this fraction of the eager copy's GB/s at the same N, ratios to it
 # would flatter every provider. (On the H200, from 512 MB per tensor, torch's contiguous copy_, which is a
 # cudaMemcpyAsync, replayed from a graph at 0.65-0.67x its eager GB/s; the backward's add kernel did not.)
-# The page (pages/6_benchmark.py) and docs/performance.md's tables (scripts/performance_tables.py) both
+# The page (pages/6_benchmark.py) and docs/performance.md's tables (bench_tools.doc_tables) both
 # leave those ratios out.
 GRAPH_ROOFLINE_LIMIT = 0.9
 

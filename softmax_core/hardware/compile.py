@@ -27,10 +27,22 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from softmax_core.hardware import runtime
+from softmax_core.words import Code, Coded
 
 
-# Bump when the way resources are read changes, so that disk-cached results are recomputed.
-RESOURCE_READER_VERSION = 3
+# Bump when the way resources are read (or stored) changes, so that disk-cached results are recomputed.
+RESOURCE_READER_VERSION = 4
+# Version 3 stored the same numbers with their source in English words (`how`): such a file is still read
+# (`_from_version_3`), so a cache filled before sources were codes stays warm.
+WORDED_READER_VERSION = 3
+
+
+class RegisterSource(Code):
+    """Where a KernelResources' register count came from."""
+    DRIVER = "driver"                    # loaded on this GPU; the driver reported it (the tutorial's way)
+    CUOBJDUMP = "cuobjdump"              # NVIDIA: triton.compile for the target, cuobjdump on the cubin
+    AMDGCN_METADATA = "amdgcn_metadata"  # AMD: triton.compile for the target, .vgpr_count in the metadata
+    GIVEN = "given"                      # set by the caller (a what-if, a test), not read from a kernel
 
 
 @dataclass(frozen=True)
@@ -86,9 +98,9 @@ def toolchain(target: tuple) -> str:
 
 
 @lru_cache(maxsize=4096)
-def _job_key(job: "CompileJob") -> str:
+def _job_key(job: "CompileJob", version: int = RESOURCE_READER_VERSION) -> str:
     # The toolchain is part of the key: a new triton or ptxas may allocate registers differently.
-    blob = json.dumps([RESOURCE_READER_VERSION, toolchain(tuple(job.target)), _kernel_source(job.kernel),
+    blob = json.dumps([version, toolchain(tuple(job.target)), _kernel_source(job.kernel),
                        asdict(job)], sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
@@ -98,9 +110,19 @@ class KernelResources:
     n_regs: int                      # registers per thread (VGPRs per lane on AMD)
     n_spills: int                    # registers spilled to local memory (slow: a sign the row is too big)
     shared_bytes: int                # shared memory per program, as triton launches it
-    how: str                         # how the numbers were obtained, for the page that shows them
+    source: RegisterSource           # how the numbers were obtained
+    target: str = ""                 # the architecture compiled for ("sm_90", "gfx942")
+    refused: str = ""                # the driver's error when it refused to load the kernel (then read offline)
     toolchain: str = ""              # which compiler produced them (compile.toolchain): show it beside n_regs
     asm: dict = field(default_factory=dict, compare=False, hash=False)  # "ptx"/"sass"/"amdgcn" when asked
+
+    def __post_init__(self):
+        object.__setattr__(self, "source", RegisterSource(self.source))
+
+    @property
+    def how(self) -> Coded:
+        """Where the numbers came from, as a code and figures (softmax_core.words says it)."""
+        return Coded.of(self.source, target=self.target, refused=self.refused)
 
 
 def cache_dir() -> Path:
@@ -135,7 +157,8 @@ def compile_for_target(job: CompileJob, want_asm: bool = False) -> KernelResourc
                               options={"num_warps": job.num_warps, "num_stages": job.num_stages})
     shared = int(compiled.metadata.shared)
     asm: dict = {}
-    loaded_how = ""
+    refused = ""
+    arch = job.target[1] if job.target[0] == "hip" else f"sm_{job.target[1]}"
     if job.on_device:
         # What the tutorial's warmup does: load the binary, and the driver reports registers and spills.
         # A kernel that needs more shared memory than the GPU has is refused (OutOfResources): then read
@@ -146,17 +169,16 @@ def compile_for_target(job: CompileJob, want_asm: bool = False) -> KernelResourc
             compiled._init_handles()
             if want_asm:
                 asm = {k: compiled.asm[k] for k in ("ptx", "amdgcn") if k in compiled.asm}
-            return KernelResources(int(compiled.n_regs), int(compiled.n_spills), shared,
-                                   "compiled and loaded on this GPU; registers reported by the driver",
-                                   toolchain(tuple(job.target)), asm)
+            return KernelResources(int(compiled.n_regs), int(compiled.n_spills), shared, RegisterSource.DRIVER,
+                                   arch, "", toolchain(tuple(job.target)), asm)
         except OutOfResources as exc:
-            loaded_how = f"; the driver refused to load it ({exc})"
+            refused = str(exc)
     if job.target[0] == "hip":
         amdgcn = compiled.asm["amdgcn"]
         regs = int(re.search(r"\.vgpr_count:\s*(\d+)", amdgcn).group(1))
         spill = re.search(r"\.vgpr_spill_count:\s*(\d+)", amdgcn)
         spills = int(spill.group(1)) if spill else 0
-        how = f"triton.compile for {job.target[1]}; .vgpr_count in the AMDGCN metadata{loaded_how}"
+        source = RegisterSource.AMDGCN_METADATA
         if want_asm:
             asm["amdgcn"] = amdgcn
     else:
@@ -176,8 +198,8 @@ def compile_for_target(job: CompileJob, want_asm: bool = False) -> KernelResourc
         local = re.search(r"LOCAL:(\d+)", usage)
         spills = (int(stack.group(1)) if stack else 0) + (int(local.group(1)) if local else 0)
         spills //= 4
-        how = f"triton.compile for sm_{job.target[1]}; cuobjdump --dump-resource-usage on the cubin{loaded_how}"
-    return KernelResources(regs, spills, shared, how, toolchain(tuple(job.target)), asm)
+        source = RegisterSource.CUOBJDUMP
+    return KernelResources(regs, spills, shared, source, arch, refused, toolchain(tuple(job.target)), asm)
 
 
 class _CompilerChild:
@@ -217,20 +239,45 @@ def forget_in_memory() -> None:
     _memory.clear()
 
 
+_WORDED_SOURCE = re.compile(r"^triton\.compile for (?P<target>\S+); (?P<tool>cuobjdump|\.vgpr_count)")
+
+
+def _from_version_3(data: dict) -> KernelResources:
+    """A version-3 cache file's result: its `how` words give back the source, target and refusal."""
+    head, _, refused = data.pop("how").partition("; the driver refused to load it (")
+    found = _WORDED_SOURCE.match(head)
+    if found:
+        source = RegisterSource.CUOBJDUMP if found["tool"] == "cuobjdump" else RegisterSource.AMDGCN_METADATA
+    elif head.startswith("compiled and loaded on this GPU"):
+        source = RegisterSource.DRIVER
+    else:
+        raise ValueError(f"unknown source {head!r}")
+    return KernelResources(**data, source=source, target=found["target"] if found else "",
+                           refused=refused.removesuffix(")"))
+
+
+def _read_cached(path: Path, worded: Path) -> KernelResources | None:
+    for candidate, read in ((path, lambda d: KernelResources(**d)), (worded, _from_version_3)):
+        if candidate.exists():
+            try:
+                return read(json.loads(candidate.read_text()))
+            except (ValueError, TypeError, KeyError):
+                pass  # a torn or stale file: compile again
+    return None
+
+
 def kernel_resources(job: CompileJob, want_asm: bool = False) -> KernelResources:
     """Registers and shared memory of `job`'s kernel, compiled for `job.target` (cached)."""
     key = job.key()
     hit = _memory.get((key, want_asm)) or (_memory.get((key, True)) if not want_asm else None)
     if hit:
         return hit
-    path = cache_dir() / f"{key}{'-asm' if want_asm else ''}.json"
-    if path.exists():
-        try:
-            result = KernelResources(**json.loads(path.read_text()))
-            _memory[(key, want_asm)] = result
-            return result
-        except (ValueError, TypeError):
-            pass  # a torn or stale file: compile again
+    suffix = f"{'-asm' if want_asm else ''}.json"
+    path = cache_dir() / f"{key}{suffix}"
+    result = _read_cached(path, cache_dir() / f"{_job_key(job, WORDED_READER_VERSION)}{suffix}")
+    if result is not None:
+        _memory[(key, want_asm)] = result
+        return result
     if runtime.INTERPRETED:
         result = compiler_process.request(job, want_asm)
     else:

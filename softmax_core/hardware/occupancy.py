@@ -25,8 +25,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from softmax_core.hardware.gpu import GpuSpec
+from softmax_core.words import Code, Coded
 
-LIMITERS = ("registers", "shared memory", "warp slots", "block slots", "rows")
+
+class Limiter(Code):
+    """The first resource to run out. A str: it equals (and is recorded as) its value."""
+    REGISTERS = "registers"
+    SHARED_MEMORY = "shared memory"
+    WARP_SLOTS = "warp slots"
+    BLOCK_SLOTS = "block slots"
+    ROWS = "rows"
+
+
+class OccupancyRule(Code):
+    """Which arithmetic an Occupancy's `rule` / `chapter_rule` spells out; its figures are the numbers."""
+    HARDWARE = "hardware"
+    CHAPTER = "chapter"
+
+
+LIMITERS = tuple(Limiter)
 
 
 @dataclass(frozen=True)
@@ -34,7 +51,7 @@ class Occupancy:
     """Programs per SM for one kernel on one GPU: what the hardware runs, and what the chapter's formula says."""
 
     programs_per_sm: int             # the hardware's answer (0: not even one program fits)
-    limiter: str                     # the first resource to run out: one of LIMITERS
+    limiter: Limiter                 # the first resource to run out
     by_registers: int                # programs per SM each resource alone allows
     by_shared: int | None            # None: the kernel uses no shared memory, so it sets no limit
     by_warp_slots: int
@@ -43,26 +60,26 @@ class Occupancy:
     full_grid: int                   # SMs x programs_per_sm
     registers_per_warp: int          # what one warp (wavefront) is really given, after rounding
     shared_per_program: int          # shared memory one program really takes from the SM (with the reserve)
-    rule: str                        # the hardware's rule with these numbers, in words
+    rule: Coded                      # the hardware's rule with these numbers (OccupancyRule.HARDWARE)
     chapter_programs_per_sm: int     # the chapter's formula: min(reg_occupancy, sram_occupancy)
     chapter_reg_occupancy: int
     chapter_sram_occupancy: int | None
     chapter_num_programs: int        # the grid the chapter's wrapper launches
-    chapter_limiter: str             # "registers" | "shared memory" | "rows"
-    chapter_rule: str
+    chapter_limiter: Limiter         # REGISTERS, SHARED_MEMORY or ROWS
+    chapter_rule: Coded              # the formula with these numbers (OccupancyRule.CHAPTER)
 
     @property
     def agrees(self) -> bool:
         return self.programs_per_sm == self.chapter_programs_per_sm
 
     @property
-    def differences(self) -> tuple[str, ...]:
+    def differences(self) -> tuple[Limiter, ...]:
         """The hardware rules that make its answer smaller than the chapter's, most binding first: empty when
         both agree. Each entry names a limiter from LIMITERS (never "rows")."""
         if self.agrees:
             return ()
-        limits = {"registers": self.by_registers, "shared memory": self.by_shared,
-                  "warp slots": self.by_warp_slots, "block slots": self.by_block_slots}
+        limits = {Limiter.REGISTERS: self.by_registers, Limiter.SHARED_MEMORY: self.by_shared,
+                  Limiter.WARP_SLOTS: self.by_warp_slots, Limiter.BLOCK_SLOTS: self.by_block_slots}
         below = [(v, name) for name, v in limits.items()
                  if v is not None and v < self.chapter_programs_per_sm]
         return tuple(name for _, name in sorted(below, key=lambda item: item[0]))
@@ -114,41 +131,38 @@ def occupancy(gpu: GpuSpec, n_regs: int, shared_bytes: int, num_warps: int, n_ro
     else:
         by_shared = gpu.shared_mem_per_sm // shared_per_program
 
-    limits = {"registers": by_registers, "shared memory": by_shared, "warp slots": by_warp_slots,
-              "block slots": by_block_slots}
+    limits = {Limiter.REGISTERS: by_registers, Limiter.SHARED_MEMORY: by_shared, Limiter.WARP_SLOTS: by_warp_slots,
+              Limiter.BLOCK_SLOTS: by_block_slots}
     programs_per_sm = min(v for v in limits.values() if v is not None)
     full_grid = sms * programs_per_sm
     num_programs = min(full_grid, n_rows)
     if 0 < n_rows < full_grid:
-        limiter = "rows"
+        limiter = Limiter.ROWS
     else:  # ties: name the hard slot limits first (no kernel change can lift them), then the resources
-        limiter = next(name for name in ("warp slots", "block slots", "registers", "shared memory")
-                       if limits[name] == programs_per_sm)
+        limiter = next(name for name in (Limiter.WARP_SLOTS, Limiter.BLOCK_SLOTS, Limiter.REGISTERS,
+                                         Limiter.SHARED_MEMORY) if limits[name] == programs_per_sm)
 
-    unit_note = (f"{gpu.register_alloc_unit // gpu.warp_size} per lane" if gpu.vendor == "amd"
-                 else f"units of {gpu.register_alloc_unit}")
-    bank = "SIMDs" if gpu.vendor == "amd" else "sub-partitions"
-    rule = (f"registers: {n_regs} x {gpu.warp_size} rounded up to {unit_note} = {registers_per_warp} per warp; "
-            f"{gpu.register_banks} {bank} x ({regs_per_bank:,} // {registers_per_warp}) = {warps_by_registers} "
-            f"warps // {num_warps} = {by_registers}; warp slots {gpu.max_warps_per_sm} // {num_warps} = "
-            f"{by_warp_slots}; " + (f"block slots {by_block_slots}; " if by_block_slots is not None else "")
-            + ("no shared memory" if by_shared is None else
-               f"shared memory {gpu.shared_mem_per_sm:,} // ({shared_bytes:,} + {gpu.reserved_shared_per_block:,} "
-               f"reserved) = {by_shared}") + f" -> {programs_per_sm} per SM")
+    rule = Coded.of(OccupancyRule.HARDWARE, vendor=gpu.vendor, n_regs=n_regs, warp_size=gpu.warp_size,
+                    register_alloc_unit=gpu.register_alloc_unit, alloc_per_lane=gpu.register_alloc_unit // gpu.warp_size,
+                    registers_per_warp=registers_per_warp, register_banks=gpu.register_banks,
+                    regs_per_bank=regs_per_bank, warps_by_registers=warps_by_registers, num_warps=num_warps,
+                    by_registers=by_registers, max_warps_per_sm=gpu.max_warps_per_sm, by_warp_slots=by_warp_slots,
+                    by_block_slots=by_block_slots, by_shared=by_shared, shared_mem_per_sm=gpu.shared_mem_per_sm,
+                    shared_bytes=shared_bytes, reserved_shared_per_block=gpu.reserved_shared_per_block,
+                    programs_per_sm=programs_per_sm)
 
     chapter_reg, chapter_sram, chapter_per_sm = chapter_occupancy(gpu, n_regs, shared_bytes, num_warps)
     chapter_full = sms * chapter_per_sm
     chapter_num_programs = min(chapter_full, n_rows)
     if 0 < n_rows < chapter_full:
-        chapter_limiter = "rows"
+        chapter_limiter = Limiter.ROWS
     elif chapter_sram is not None and chapter_sram < chapter_reg:
-        chapter_limiter = "shared memory"
+        chapter_limiter = Limiter.SHARED_MEMORY
     else:
-        chapter_limiter = "registers"
-    chapter_rule = (f"{gpu.max_num_regs:,} registers // ({n_regs} per thread x {gpu.warp_size} threads x "
-                    f"{num_warps} warps) = {chapter_reg}"
-                    + ("" if chapter_sram is None else
-                       f"; {gpu.max_shared_mem:,} B // {shared_bytes:,} B = {chapter_sram}"))
+        chapter_limiter = Limiter.REGISTERS
+    chapter_rule = Coded.of(OccupancyRule.CHAPTER, max_num_regs=gpu.max_num_regs, n_regs=n_regs,
+                            warp_size=gpu.warp_size, num_warps=num_warps, reg_occupancy=chapter_reg,
+                            max_shared_mem=gpu.max_shared_mem, shared_bytes=shared_bytes, sram_occupancy=chapter_sram)
     return Occupancy(programs_per_sm, limiter, by_registers, by_shared, by_warp_slots, by_block_slots,
                      num_programs, full_grid, registers_per_warp, shared_per_program if shared_bytes else 0, rule,
                      chapter_per_sm, chapter_reg, chapter_sram, chapter_num_programs, chapter_limiter, chapter_rule)

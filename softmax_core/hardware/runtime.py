@@ -10,6 +10,8 @@ import contextlib
 import os
 import threading
 
+from softmax_core.words import Code, Coded, describe
+
 # A child process that only compiles kernels for a GPU target (see compile.py) must never interpret:
 # the interpreter patches triton's language layer and compiling breaks in the same process.
 OFFLINE_COMPILER_ENV = "SOFTMAX_CORE_OFFLINE_COMPILER"
@@ -72,12 +74,24 @@ def kernel_device():
     return torch.device("cpu") if INTERPRETED else torch.device("cuda", torch.cuda.current_device())
 
 
-def backend_description() -> str:
+class Backend(Code):
+    """What runs the kernels."""
+    INTERPRETER = "interpreter"          # no GPU: Triton's interpreter on the CPU
+    GPU = "gpu"                          # compiled by Triton for the GPU named by the figure `name`
+
+
+def backend() -> Coded:
+    """Which backend runs the kernels here, as a code and figures (softmax_core.words says it)."""
     if INTERPRETED:
-        return "no GPU: kernels run in Triton's interpreter on the CPU"
+        return Coded.of(Backend.INTERPRETER)
     import torch
 
-    return f"GPU: kernels are compiled by Triton for {torch.cuda.get_device_name()}"
+    return Coded.of(Backend.GPU, name=torch.cuda.get_device_name())
+
+
+def backend_description() -> str:
+    """`backend()` in English, for the command line."""
+    return describe(backend())
 
 
 # Triton's interpreter swaps parts of triton.language for its own versions while a kernel runs and puts

@@ -18,7 +18,7 @@ from softmax_core.kernels.tuned import (NOT_PUBLISHED, softmax_backward_rows_ker
                             softmax_backward_tiled_kernel, softmax_backward_tiled_split_kernel, softmax_rows_kernel,
                             softmax_split_kernel, softmax_tiled_kernel, softmax_tiled_split_kernel)
 from softmax_core.hardware.gpu import GpuSpec, default_gpu
-from softmax_core.plans.reason_text import describe
+from softmax_core.words import describe
 from softmax_core.kernels.tutorial import tutorial_softmax_kernel
 from softmax_core.plans.tutorial import LaunchPlan, plan_launch
 from softmax_core.plans.tuned import SoftmaxPlan, plan_softmax
@@ -28,7 +28,12 @@ SOFTMAX_DTYPES = tuple(dtypes.torch_dtype(name) for name in dtypes.TUNED_DTYPES)
 
 
 class KernelDoesNotFit(RuntimeError):
-    """The plan found that not even one program fits on an SM (Triton would raise OutOfResources)."""
+    """The plan found that not even one program fits on an SM (Triton would raise OutOfResources). `reason`:
+    the plan's reason (a code and its figures); the message is its English words."""
+
+    def __init__(self, reason):
+        super().__init__(describe(reason))
+        self.reason = reason
 
 
 def check_input(x, allowed=SUPPORTED_DTYPES) -> None:
@@ -57,7 +62,7 @@ def launch_tutorial_kernel(x: torch.Tensor, y: torch.Tensor, plan: LaunchPlan, t
                        **flags) -> torch.Tensor:
     """Run the tutorial kernel on the plan's persistent grid. `flags` are the kernel's teaching switches."""
     if not plan.fits:
-        raise KernelDoesNotFit(describe(plan.reason))
+        raise KernelDoesNotFit(plan.reason)
     n_rows, n_cols = x.shape
     with runtime.one_launch_at_a_time():
         tutorial_softmax_kernel[plan.grid](

@@ -1,7 +1,7 @@
 """Why a plan launches what it launches, as data: a reason code and the figures behind it.
 
-Plans never build sentences. Each renderer (the app's, per language; the command line's English one in
-reason_text.py) turns a `PlanReason` into words from its code and figures. `FIGURES` lists the figures
+Plans never build sentences: softmax_core.words says a `PlanReason` in any language from its code and
+figures (the words: softmax_core/words/plans.<lang>.toml), for the app, the command line and exceptions alike. `FIGURES` lists the figures
 each code carries, in order; `PlanReason.of` refuses any other set, so a renderer can rely on them.
 
 Tutorial launch plan (`tutorial_plan.LaunchPlan.reason`):
@@ -48,12 +48,11 @@ Why codes (the value of ``why``):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
 
-Figure = int | float | str | None
+from softmax_core.words import Code, Figure
 
 
-class ReasonCode(str, Enum):
+class ReasonCode(Code):
     TUTORIAL_FITS = "tutorial_fits"
     TUTORIAL_OVER_SHARED_MEMORY = "tutorial_over_shared_memory"
     TUTORIAL_OVER_REGISTERS = "tutorial_over_registers"
@@ -68,9 +67,6 @@ class ReasonCode(str, Enum):
     ROW_SPILLS = "row_spills"
     ROW_PAST_L2 = "row_past_l2"
     FORCED = "forced"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 FIGURES: dict[ReasonCode, tuple[str, ...]] = {

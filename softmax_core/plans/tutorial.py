@@ -15,9 +15,10 @@ import triton
 from softmax_core.hardware import dtypes
 from softmax_core.hardware.compile import CompileJob, KernelResources, kernel_resources
 from softmax_core.hardware.gpu import GpuSpec, default_gpu
-from softmax_core.hardware.occupancy import Occupancy, occupancy
+from softmax_core.hardware.occupancy import Limiter, Occupancy, occupancy
 from softmax_core.hardware.signatures import kernel_signature
 from softmax_core.plans.reasons import PlanReason, ReasonCode
+from softmax_core.words import Coded
 
 TUTORIAL_KERNEL = "softmax_core.kernels.tutorial:tutorial_softmax_kernel"
 
@@ -56,9 +57,9 @@ class LaunchPlan:
     sram_occupancy: int | None
     programs_per_sm: int
     num_programs: int
-    limiter: str
-    occupancy_rule: str
-    resources_how: str              # where n_regs and shared_bytes came from
+    limiter: Limiter
+    occupancy_rule: Coded           # the chapter's formula with these numbers (softmax_core.words says it)
+    resources_how: Coded            # where n_regs and shared_bytes came from (compile.RegisterSource)
     fits: bool                      # False: not even one program fits on an SM
     reason: PlanReason              # why this grid (or why none fits), as a code and its figures
     occupancy: Occupancy | None = None  # both answers: the hardware's rules and the chapter's formula

@@ -36,6 +36,7 @@ from softmax_core.launch.api import _rows_unit_stride, softmax, tutorial_softmax
 from softmax_core.kernels.tutorial import tutorial_softmax_kernel
 from softmax_core.plans.tutorial import (TUTORIAL_NUM_WARPS, plan_launch, tutorial_compile_job, tutorial_num_stages,
                             tutorial_num_warps)
+from softmax_core.words import Coded
 
 # The chapter's unit test: an odd shape, so that rows need padding (781 -> 1024) and the grid is not a
 # multiple of anything, with torch.testing's tolerances as the chapter sets them.
@@ -53,7 +54,7 @@ class ResourceReport:
     block_size: int
     num_warps: int
     num_stages: int
-    how: str
+    how: Coded                   # where the numbers came from (compile.RegisterSource, softmax_core.words says it)
 
 
 def _tutorial_meta(n_cols: int, gpu: GpuSpec) -> tuple[int, int, int]:
@@ -245,7 +246,7 @@ class UnitTestResult:
     rtol: float
     message: str                 # torch.testing's report when it failed, "" when it passed
     seconds: float
-    backend: str
+    backend: Coded               # runtime.backend()
     block_size: int
     num_programs: int
 
@@ -268,7 +269,7 @@ def chapter_unit_test(size: tuple[int, int] = CHAPTER_TEST_SIZE, atol: float = C
         message = str(exc)
     plan = plan_launch(size[0], size[1], x.dtype)
     return UnitTestResult(tuple(size), not message, float((z_tri - z_ref).abs().max()), atol, rtol, message,
-                          seconds, runtime.backend_description(), plan.block_size, plan.num_programs)
+                          seconds, runtime.backend(), plan.block_size, plan.num_programs)
 
 
 # -- the 3-D grid and tl.exp ------------------------------------------------------------------------------------
@@ -307,7 +308,7 @@ class ExpError:
     torch_max_rel: float         # torch.exp in float32, for comparison
     torch_max_ulp: float
     worst_x: float               # where tl.exp was furthest off
-    backend: str
+    backend: Coded               # runtime.backend()
 
 
 EXP_BLOCK = 1024
@@ -334,7 +335,7 @@ def exp_error(lo: float = -20.0, hi: float = 0.0, n: int = 1 << 14) -> ExpError:
     t_rel, t_ulp = errors(torch.exp(x))
     worst = int(torch.argmax(tl_rel))
     return ExpError(lo, hi, n, float(tl_rel.max()), float(tl_ulp.max()), float(t_rel.max()), float(t_ulp.max()),
-                    float(x[worst]), runtime.backend_description())
+                    float(x[worst]), runtime.backend())
 
 
 @dataclass(frozen=True)

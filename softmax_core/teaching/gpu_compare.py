@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import torch
 
 from softmax_core.hardware.gpu import GpuSpec, gpu_catalog
+from softmax_core.hardware.occupancy import Limiter
 from softmax_core.hardware.dtypes import element_size
 from softmax_core.teaching.memory import bytes_moved
 
@@ -30,7 +31,7 @@ class GpuComparison:
     toolchain: str                   # which compiler produced n_regs (counts differ between versions)
     programs_per_sm: int             # the hardware's rules
     chapter_programs_per_sm: int     # the chapter's formula
-    limiter: str                     # the hardware's limiter (occupancy.LIMITERS)
+    limiter: Limiter                 # the hardware's limiter
     grid: int                        # programs the plan launches
     resident_programs: int           # programs the GPU runs at once: SMs x programs_per_sm
     bytes_moved: int                 # one read of the input, one write of the output

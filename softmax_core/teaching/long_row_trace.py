@@ -28,7 +28,7 @@ from softmax_core.teaching.memory import bytes_moved
 from softmax_core.kernels.tuned import (NOT_PUBLISHED, TRACE_TILE_FIELDS, read_published, softmax_split_kernel,
                             softmax_tiled_kernel)
 
-TRACE_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+TRACE_DTYPES = dtypes.TUTORIAL_DTYPES         # what a trace takes: float32 and the 2-byte types
 # The interpreter runs a tile of 16K values in a few milliseconds: these caps keep a trace under a second.
 MAX_TRACE_ROWS = 64
 MAX_TRACE_VALUES = 1 << 20          # rows x columns
@@ -43,8 +43,8 @@ def _as_matrix(x, what: str) -> torch.Tensor:
         x = x[None, :]
     if x.ndim != 2:
         raise ValueError(f"{what} traces a row or a matrix of rows, got a tensor of shape {tuple(x.shape)}")
-    if x.dtype not in TRACE_DTYPES.values():
-        raise TypeError(f"{what} takes float32, float16 or bfloat16 rows, got {str(x.dtype).replace('torch.', '')}")
+    if dtypes.name_of_any(x.dtype) not in TRACE_DTYPES:
+        raise TypeError(f"{what} takes {', '.join(TRACE_DTYPES)} rows, got {dtypes.name_of_any(x.dtype)}")
     n_rows, n_cols = x.shape
     if not 1 <= n_rows <= MAX_TRACE_ROWS:
         raise ValueError(f"a trace covers 1 to {MAX_TRACE_ROWS} rows, got {n_rows}")

@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 import softmax_core as sc
 from explorer_ui import glossary
 from softmax_core.plans.tutorial import TUTORIAL_NUM_WARPS
-from explorer_ui.i18n import LOCALES_DIR, TEXT
+from explorer_ui.i18n import LOCALES_DIR, TEXT, text_in
 from tests.support import apptest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -70,7 +70,7 @@ def test_glossary_links_and_first_use():
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_chapter_notes_run_and_show_computed_parts(lang):
     at = open_page(CHAPTER, lang)
-    assert len(at.header) == 6
+    assert len(at.header) == 7
     body = "\n".join(m.value for m in at.markdown)
     # the num_warps rule comes from the plan's table
     for threshold, warps in TUTORIAL_NUM_WARPS:
@@ -79,6 +79,12 @@ def test_chapter_notes_run_and_show_computed_parts(lang):
     # the stride table: the sliced view's row stride is its parent's row length
     stride = at.dataframe[1].value
     assert list(stride["input_row_stride"]) == [10, 20, 40, 10]
+    # the chapter's benchmark: one row per claim, the verdicts the library computes from the record
+    from softmax_core.bench import chapter_claims
+    claims = at.dataframe[-1].value
+    expected = [text_in(lang, f"cb_verdict_{c.verdict}") for c in chapter_claims.check_claims(chapter_claims.load_chapter_runs())]
+    assert list(claims[text_in(lang, "cb_col_verdict")]) == expected
+    assert text_in(lang, "cb_verdict_refuted") in expected and text_in(lang, "cb_verdict_holds") in expected
 
 
 def test_chapter_stride_view_choice_changes_the_addresses():
@@ -98,7 +104,7 @@ def test_chapter_unit_test_runs_from_the_page():
 
 
 def test_chapter_keys_exist_in_both_languages_with_the_same_placeholders():
-    for topic in ("chapter", "glossary", "slides"):
+    for topic in ("chapter", "chapter_benchmark", "glossary", "slides"):
         en = tomllib.loads((LOCALES_DIR / f"{topic}.en.toml").read_text(encoding="utf-8"))
         zh = tomllib.loads((LOCALES_DIR / f"{topic}.zh.toml").read_text(encoding="utf-8"))
         assert set(en) == set(zh), topic

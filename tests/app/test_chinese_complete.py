@@ -255,19 +255,20 @@ def shown_sources() -> dict[str, tuple[str, ...]]:
     """Every code the pages show in a code panel (explorer_ui.code), by name."""
     from explorer_ui import code
     from explorer_ui import long_rows as lr
-    from softmax_core.teaching import chapter_notes as sc_chapter
-    from softmax_core.hardware import compile as sc_compile
-    from softmax_core.launch import api as launchers
-    from softmax_core.hardware.occupancy import chapter_occupancy
     from softmax_core.kernels.tuned import softmax_split_kernel
 
     return {"tutorial kernel": code.kernel_source(), "naive_softmax": code.naive_source(),
             "tiled kernel": lr.tiled_kernel_lines(), "split kernel": lr.kernel_lines_of(softmax_split_kernel),
-            "chapter_occupancy": code.source_lines(chapter_occupancy),
-            "warmup_resources": code.source_lines(sc_chapter.warmup_resources),
-            "compile_for_target": code.source_lines(sc_compile.compile_for_target),
-            "_rows_unit_stride": code.source_lines(launchers._rows_unit_stride),
-            "chapter_unit_test": code.source_lines(sc_chapter.chapter_unit_test)}
+            **{name: code.source_lines(fn) for name, fn in code.shown_functions().items()}}
+
+
+def test_a_page_shows_no_source_but_the_chapters_and_the_kernels():
+    """Plumbing (compile_for_target, the launchers) is not shown, so a better comment there needs no 中文 line."""
+    from explorer_ui import code
+    from softmax_core.hardware.compile import compile_for_target
+
+    with pytest.raises(ValueError, match="not one of the functions pages show"):
+        code.source_panel(compile_for_target, ())
 
 
 def test_every_comment_and_docstring_line_of_the_shown_code_has_its_chinese_line_and_every_line_is_used():
@@ -295,37 +296,31 @@ def test_every_gpu_source_has_its_chinese_citation():
     assert all(not english_runs(zh, PROSE_RUN) for zh in recorded_text.source_table().values())
 
 
-def test_the_english_provider_names_are_the_librarys():
-    from explorer_ui.i18n import TEXT
-    from softmax_core.bench import PROVIDERS
-
-    assert {k: TEXT[f"bench_provider_{k}"]["en"] for k in PROVIDERS} == {k: p.label for k, p in PROVIDERS.items()}
-
-
 def _read_in(language: str, monkeypatch) -> None:
-    """recorded_text's sentences in `language`, outside a Streamlit session (both modules ask `language()`)."""
+    """The app's sentences in `language`, outside a Streamlit session (both modules ask `language()`)."""
     from explorer_ui import i18n, recorded_text
 
     for module in (i18n, recorded_text):
         monkeypatch.setattr(module, "language", lambda: language)
 
 
-@pytest.mark.parametrize("how", [
-    "compiled and loaded on this GPU; registers reported by the driver",
-    "triton.compile for sm_90; cuobjdump --dump-resource-usage on the cubin",
-    "triton.compile for gfx942; .vgpr_count in the AMDGCN metadata",
-    "triton.compile for sm_90; cuobjdump --dump-resource-usage on the cubin; the driver refused to load it "
-    "(out of resource: shared memory, Required: 262144, Hardware limit: 232448)",
+@pytest.mark.parametrize("source, figures", [
+    ("driver", {}), ("cuobjdump", {"target": "sm_90"}), ("amdgcn_metadata", {"target": "gfx942"}),
+    ("cuobjdump", {"target": "sm_90", "refused": "out of resource: shared memory, Required: 262144, "
+                                                  "Hardware limit: 232448"}),
 ])
-def test_where_registers_come_from_is_said_in_chinese(how, monkeypatch):
-    from explorer_ui import recorded_text
+def test_where_registers_come_from_is_said_in_chinese(source, figures, monkeypatch):
+    from explorer_ui.i18n import say
+    from softmax_core.hardware.compile import RegisterSource
+    from softmax_core.words import Coded, describe
 
+    how = Coded.of(RegisterSource(source), **figures)
     _read_in("zh", monkeypatch)
-    text = recorded_text.how_text(how)
+    text = say(how)
     said = text.split("(")[0] if "驱动拒绝" in text else text       # the driver's own message is quoted as it is
-    assert text != how and not english_runs(said, PROSE_RUN), text
+    assert text != describe(how) and not english_runs(said, PROSE_RUN), text
     _read_in("en", monkeypatch)
-    assert recorded_text.how_text(how) == how
+    assert say(how) == describe(how)
 
 
 def test_a_bold_term_that_becomes_a_link_stays_bold_next_to_chinese():
@@ -338,14 +333,15 @@ def test_a_bold_term_that_becomes_a_link_stays_bold_next_to_chinese():
 
 @pytest.mark.parametrize("timer", ["DoBenchTimer", "WallClockTimer", "CudaGraphTimer"])
 def test_the_timers_description_is_said_in_chinese(timer, monkeypatch):
-    """The benchmark provenance's `timer` entry, as the harness writes it today, reads as Chinese."""
+    """The benchmark provenance's `timer` entry, as the harness records it today, reads as Chinese."""
     from explorer_ui import recorded_text
     from softmax_core.bench import harness
 
+    clock = getattr(harness, timer)()
+    info = {"timer": clock.kind.value, "timer_figures": harness.timer_figures(clock)}
     _read_in("zh", monkeypatch)
-    english = getattr(harness, timer)().description
-    said = recorded_text.provenance_value("timer", english)
-    assert said != english and not english_runs(said, PROSE_RUN), said
+    said = recorded_text.provenance_value(info, "timer")
+    assert said != harness.describe_timer(clock) and not english_runs(said, PROSE_RUN), said
 
 
 @pytest.mark.parametrize("view", ["eager", "cudagraph"])
@@ -377,21 +373,24 @@ def test_the_timing_switch_and_the_graph_record_read_as_chinese(view, graph_reco
     "when stream is capturing; then RuntimeError: CUDA error: operation failed due to a previous error",
     "GraphCaptureError: CUDA is unusable after a failed graph capture (AcceleratorError: CUDA error: x); "
     "capture failed: RuntimeError: y",
+    "wrong result: max |error| is 0.051 of the largest value (tolerance 0.03)",
 ])
-def test_why_quack_or_a_graph_capture_was_not_timed_is_said_in_chinese(reason, monkeypatch):
+def test_why_a_recorded_row_was_not_timed_is_said_in_chinese(reason, monkeypatch):
+    """Reasons as records before codes wrote them load as codes, and read as Chinese."""
     from explorer_ui import recorded_text
+    from softmax_core.bench import legacy
 
     _read_in("zh", monkeypatch)
-    said = recorded_text.reason_text(reason)
+    said = recorded_text.reason_text(legacy.row_reason(reason))
     assert said != reason and not english_runs(said, PROSE_RUN) and "?" not in said, said
 
 
-def test_the_clocks_machine_name_is_said_in_chinese(monkeypatch):
+def test_the_wall_clock_is_said_in_chinese(monkeypatch):
     """provenance["timer"]: do_bench and do_bench_cudagraph are identifiers; "wall clock" is English words."""
     from explorer_ui import recorded_text
     from softmax_core import bench
 
     _read_in("zh", monkeypatch)
-    said = recorded_text.provenance_value("timer", bench.WALL_CLOCK)
-    assert said != bench.WALL_CLOCK and not english_runs(said, LABEL_RUN), said
-    assert recorded_text.provenance_value("timer", bench.DO_BENCH_CUDAGRAPH) == "do_bench_cudagraph"
+    said = recorded_text.provenance_value({"timer": bench.WALL_CLOCK.value, "timer_figures": bench.timer_figures(
+        bench.WallClockTimer())}, "timer")
+    assert not english_runs(said, LABEL_RUN) and "time.perf_counter" in said, said

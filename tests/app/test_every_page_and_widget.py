@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from explorer_ui import code, layout
 from explorer_ui.i18n import TEXT
+from softmax_core.words import Coded
 from tests.support.apptest import ROOT, assert_ok, open_page, widget, widget_keys
 from tests.support.records import write_record
 
@@ -333,7 +334,7 @@ def test_live_sweep_on_a_gpu_machine(monkeypatch, recorded_dir):
                                   {"gpu": "Pretend GPU", "M": M, "date": "2026-02-03"})
 
     monkeypatch.setattr(sc.runtime, "INTERPRETED", False)
-    monkeypatch.setattr(sc.runtime, "backend_description", lambda: "GPU: pretend")
+    monkeypatch.setattr(sc.runtime, "backend", lambda: Coded.of(sc.runtime.Backend.GPU, name="pretend"))
     monkeypatch.setattr(bench, "run_sweep", fake_sweep)
     monkeypatch.setattr(bench, "available_providers", lambda: ["copy", "tuned", "tutorial", "torch", "naive"])
     at = app_on("pages/6_benchmark.py", {"Nlo": "1024", "Nhi": "4096", "providers": "naive,tutorial,bogus"})

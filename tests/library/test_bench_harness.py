@@ -19,9 +19,10 @@ from softmax_core import bench
 from softmax_core.hardware import runtime
 from softmax_core.__main__ import format_table, text_progress
 from softmax_core.bench import Provider
+from softmax_core.words import Coded, describe
 
 REQUIRED_PROVENANCE = {"gpu", "sm_count", "driver", "torch", "triton", "python", "date", "command", "M",
-                       "dtype", "Ns", "directions", "providers", "timer", "timer_description", "record_version"}
+                       "dtype", "Ns", "directions", "providers", "timer", "timer_figures", "record_version", "backend"}
 
 
 def fixed_timer(*times):
@@ -70,18 +71,19 @@ def test_every_cpu_provider_computes_softmax(dtype):
     for name in ["copy", "torch", "naive", "tuned"]:
         assert f.loc[(name, "backward"), "status"] == "ok", f.loc[(name, "backward"), "reason"]
     assert f.loc[("tutorial", "backward"), "status"] == "skipped"
-    assert "no backward" in f.loc[("tutorial", "backward"), "reason"]
+    assert f.loc[("tutorial", "backward"), "reason"] == Coded.of(bench.NotTimed.NO_BACKWARD)
 
 
 def test_failures_are_recorded_and_the_sweep_goes_on(monkeypatch):
     def out_of_resources(x):
         raise RuntimeError("out of resource: shared memory, Required: 393280, Hardware limit: 232448\nmore")
 
-    fakes = [Provider("raises", "raises", out_of_resources),
-             Provider("wrong", "wrong", lambda x: torch.zeros_like(x)),
-             Provider("nograd", "nograd", lambda x: torch.softmax(x, -1),
+    not_here = Coded.of(bench.NotTimed.NOT_INSTALLED, package="missing", pip="missing")
+    fakes = [Provider("raises", out_of_resources),
+             Provider("wrong", lambda x: torch.zeros_like(x)),
+             Provider("nograd", lambda x: torch.softmax(x, -1),
                       bench.autograd_backward(lambda x: torch.softmax(x.detach(), -1))),
-             Provider("missing", "missing", torch.sigmoid, why_unavailable=lambda: "not installed here")]
+             Provider("missing", torch.sigmoid, why_unavailable=lambda: not_here)]
     for p in fakes:
         monkeypatch.setitem(bench.PROVIDERS, p.name, p)
     run = bench.run_sweep(4, [33, 64], torch.float32, ["raises", "wrong", "nograd", "missing", "torch"],
@@ -90,14 +92,15 @@ def test_failures_are_recorded_and_the_sweep_goes_on(monkeypatch):
     for N in (33, 64):
         reason = f.loc[("raises", "forward", N), "reason"]
         assert f.loc[("raises", "forward", N), "status"] == "failed"
-        assert reason == "RuntimeError: out of resource: shared memory, Required: 393280, Hardware limit: 232448"
+        assert describe(reason) == ("RuntimeError: out of resource: shared memory, Required: 393280, "
+                                    "Hardware limit: 232448")
         assert f.loc[("wrong", "forward", N), "status"] == "failed"
-        assert "wrong result" in f.loc[("wrong", "forward", N), "reason"]
+        assert f.loc[("wrong", "forward", N), "reason"].code is bench.NotTimed.WRONG_RESULT
         assert f.loc[("nograd", "forward", N), "status"] == "ok"
         assert f.loc[("nograd", "backward", N), "status"] == "failed"
-        assert "grad_fn" in f.loc[("nograd", "backward", N), "reason"]
+        assert f.loc[("nograd", "backward", N), "reason"] == Coded.of(bench.NotTimed.NO_BACKWARD)
         assert f.loc[("missing", "forward", N), "status"] == "skipped"
-        assert f.loc[("missing", "forward", N), "reason"] == "not installed here"
+        assert f.loc[("missing", "forward", N), "reason"] == not_here
         assert (f.loc[("torch", slice(None), N), "status"] == "ok").all()
     failed = run.frame[run.frame.status != "ok"]
     assert failed.gbps.isna().all() and failed.copy_ratio.isna().all()
@@ -109,9 +112,9 @@ def test_the_check_catches_nan_and_wrong_dtype():
     assert bench.mismatch(ref.clone(), ref, torch.float32) is None
     bad = ref.clone()
     bad[1, 2] = float("nan")
-    assert "wrong result" in bench.mismatch(bad, ref, torch.float32)
-    assert "expected" in bench.mismatch(ref.half(), ref, torch.float32)
-    assert "not a tensor" in bench.mismatch(None, ref, torch.float32)
+    assert "wrong result" in describe(bench.mismatch(bad, ref, torch.float32))
+    assert "expected" in describe(bench.mismatch(ref.half(), ref, torch.float32))
+    assert "not a tensor" in describe(bench.mismatch(None, ref, torch.float32))
 
 
 def test_progress_counts_every_measurement():
@@ -181,11 +184,11 @@ def test_provenance_names_the_device():
                           timer=fixed_timer((1.0, 1.0, 1.0)), command="x")
     p = run.provenance
     if runtime.INTERPRETED:
-        assert p["gpu"] is None and p["sm_count"] is None and "interpreter" in p["device"]
+        assert p["gpu"] is None and p["sm_count"] is None and p["backend"]["code"] == "Backend:interpreter"
     else:
         props = torch.cuda.get_device_properties(torch.cuda.current_device())
         assert (p["gpu"], p["sm_count"]) == (props.name, props.multi_processor_count)
-        assert "interpreter" not in p["device"]
+        assert p["backend"] == {"code": "Backend:gpu", "figures": {"name": props.name}}
 
 
 def test_bad_arguments_are_named():
@@ -225,12 +228,13 @@ def test_one_benchmark_at_a_time():
 def test_providers_say_whether_they_can_run():
     assert {"copy", "tuned", "tutorial", "torch", "torch_compile", "naive", "liger", "quack"} <= set(bench.PROVIDERS)
     for name in ["copy", "tuned", "tutorial", "torch", "naive"]:
-        assert bench.PROVIDERS[name].available() == (True, "")
+        assert bench.PROVIDERS[name].available() == (True, None)
     for name in ["liger", "quack"]:
         ok, why = bench.PROVIDERS[name].available()
-        assert ok == (why == "")
+        assert ok == (why is None)
         if runtime.INTERPRETED:  # optional GPU peers: missing, or present but without a GPU to run on
-            assert not ok and ("not importable" in why or "not installed" in why or "GPU" in why)
+            assert not ok and why.code in (bench.NotTimed.NOT_IMPORTABLE, bench.NotTimed.NOT_INSTALLED,
+                                           bench.NotTimed.NEEDS_GPU, bench.NotTimed.NEEDS_NVIDIA)
 
 
 def test_recorded_runs_use_the_current_provider_names():
@@ -287,11 +291,11 @@ def test_the_cuda_graph_timer_summarises_its_samples_and_says_what_it_measures(m
                                                        torch.tensor([0.2, 0.5, 0.8, 0.0, 1.0],
                                                                     dtype=torch.float64)).tolist())
     assert asked == [(call, 25)]
-    text = timer.description
+    text = bench.describe_timer(timer)
     assert text.startswith("do_bench_cudagraph's method (rep=25), captured on the stream the call was prepared on")
     assert "CUDA graph" in text and "no CPU launch cost" in text and "L2 not flushed" in text
     assert "copy roofline is timed the same way" in text
-    assert "L2 flushed before every call" in bench.DoBenchTimer().description      # the eager one still says so
+    assert "L2 flushed before every call" in bench.describe_timer(bench.DoBenchTimer())   # the eager one still says so
     assert (bench.timer_kind(timer), bench.timer_kind(bench.DoBenchTimer()), bench.timer_kind(bench.WallClockTimer()),
             bench.timer_kind(lambda fn: None)) == ("do_bench_cudagraph", "do_bench", "wall clock", None)
 
@@ -314,7 +318,7 @@ def test_a_call_that_cannot_be_captured_is_a_failed_row_and_the_sweep_goes_on(mo
         return [1.0] * n_samples
 
     monkeypatch.setattr(harness, "_graph_samples", fake)
-    syncs = Provider("syncs", "syncs", lambda x: torch.softmax(x, -1).bfloat16(), roofline=True)
+    syncs = Provider("syncs", lambda x: torch.softmax(x, -1).bfloat16(), roofline=True)
     monkeypatch.setitem(bench.PROVIDERS, "syncs", syncs)
     was_collecting = gc.isenabled()
     run = bench.run_sweep(4, [8], "float32", ["syncs", "torch"], directions=("forward",),
@@ -322,25 +326,26 @@ def test_a_call_that_cannot_be_captured_is_a_failed_row_and_the_sweep_goes_on(mo
     assert gc.isenabled() == was_collecting
     rows = run.frame.set_index("provider")
     assert rows.loc["syncs", "status"] == "failed" and rows.loc["torch", "status"] == "ok"
-    reason = rows.loc["syncs", "reason"]
-    assert reason.startswith("GraphCaptureError: cannot be timed from a CUDA graph: RuntimeError: CUDA error: "
+    reason = describe(rows.loc["syncs", "reason"])
+    assert rows.loc["syncs", "reason"].code is bench.NotTimed.GRAPH_CAPTURE
+    assert reason.startswith("cannot be timed from a CUDA graph: RuntimeError: CUDA error: "
                              "operation not permitted when stream is capturing; then RuntimeError"), reason
     assert "\n" not in reason
     assert run.provenance["timer"] == "do_bench_cudagraph"
-    assert run.provenance["timer_description"] == bench.CudaGraphTimer().description
+    assert run.provenance["timer_figures"] == {"rep_ms": bench.CudaGraphTimer().rep_ms}
 
 
 def test_the_record_names_its_timer_and_old_records_still_load(tmp_path):
     eager = bench.run_sweep(2, [8], "float32", ["copy", "torch"], directions=("forward",),
                             timer=bench.WallClockTimer(warmup=0, max_repeats=3, budget_s=0.0), command="eager")
-    assert eager.provenance["record_version"] == bench.RECORD_VERSION == 2
+    assert eager.provenance["record_version"] == bench.RECORD_VERSION == 3
     assert eager.provenance["timer"] == "wall clock" and eager.timing_view == "eager"
     bench.save_run(eager, tmp_path, "new")
     assert bench.load_run(tmp_path / "new.json").provenance["timer"] == "wall clock"
     # a version-1 record: the description under "timer", no record_version (the H200 records until v6)
     old = bench.load_run(bench.RECORDED_DIR / "history" / "nvidia-h200-full-float32-20261130T0527.json")
-    assert old.provenance["record_version"] == 1 and old.provenance["timer"] == "do_bench"
-    assert old.provenance["timer_description"].startswith("triton.testing.do_bench(warmup=10, rep=40)")
+    assert old.provenance["recorded_as_version"] == 1 and old.provenance["timer"] == "do_bench"
+    assert old.provenance["timer_figures"] == {"warmup_ms": 10, "rep_ms": 40}
     assert old.timing_view == "eager"
 
 
@@ -376,10 +381,10 @@ def test_quack_is_skipped_here_with_a_clear_reason():
     reason = quack.reason.iloc[0]
     import importlib.util
     if importlib.util.find_spec("quack") is None:
-        assert reason.startswith("quack-kernels is not installed")
+        assert describe(reason).startswith("quack-kernels is not installed")
     else:
-        assert "NVIDIA GPU" in reason or "does not import" in reason
-    assert run.provenance["unavailable"]["quack"] == reason
+        assert reason.code in (bench.NotTimed.NEEDS_NVIDIA, bench.NotTimed.NOT_IMPORTABLE)
+    assert run.provenance["unavailable"]["quack"] == reason.to_json()
     assert bench.PROVIDERS["quack"].label == "QuACK"
     # its package versions sit beside torch's and triton's (None: not installed)
     assert "quack_kernels" in run.provenance and "nvidia_cutlass_dsl" in run.provenance
@@ -405,7 +410,7 @@ def test_the_full_sweep_takes_quack_when_it_is_available(monkeypatch, tmp_path):
         return bench.BenchmarkRun(pd.DataFrame(rows, columns=bench.COLUMNS), info)
 
     monkeypatch.setattr(runtime, "INTERPRETED", False)
-    monkeypatch.setattr(runtime, "backend_description", lambda: "GPU: pretend")
+    monkeypatch.setattr(runtime, "backend", lambda: Coded.of(runtime.Backend.GPU, name="pretend"))
     monkeypatch.setattr(bench, "run_sweep", fake_sweep)
     monkeypatch.setattr(bench, "available_providers", lambda: ["copy", "tuned", "torch", "quack"])
     argv = ["--benchmark", "--sweep", "full", "--sizes", "1024", "--timer", "cudagraph", "--rep-ms", "30",
@@ -436,12 +441,12 @@ def test_on_a_gpu_the_cuda_graph_timer_times_and_a_failed_capture_leaves_cuda_us
             raise AssertionError("unreachable")
         return y
 
-    monkeypatch.setitem(bench.PROVIDERS, "reads_back", Provider("reads_back", "reads back", reads_back))
+    monkeypatch.setitem(bench.PROVIDERS, "reads_back", Provider("reads_back", reads_back))
     run = bench.run_sweep(256, [1024], "float32", ["copy", "reads_back", "torch", "tuned"],
                           timer=bench.CudaGraphTimer(rep_ms=5), command="pytest gpu")
     rows = run.frame.set_index(["provider", "direction"])
     assert rows.loc[("reads_back", "forward"), "status"] == "failed"
-    assert rows.loc[("reads_back", "forward"), "reason"].startswith("GraphCaptureError: cannot be timed")
+    assert rows.loc[("reads_back", "forward"), "reason"].code is bench.NotTimed.GRAPH_CAPTURE
     for name in ("copy", "torch", "tuned"):
         for direction in ("forward", "backward"):
             row = rows.loc[(name, direction)]

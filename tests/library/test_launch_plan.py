@@ -6,13 +6,13 @@ import torch
 import softmax_core as sc
 from softmax_core.launch import api as launch_api
 from softmax_core.hardware.compile import KernelResources
-from softmax_core.plans.reason_text import describe
+from softmax_core.words import describe
 from softmax_core.hardware.occupancy import occupancy
 from softmax_core.plans.tutorial import tutorial_num_stages, tutorial_num_warps
 
 
 def fake(n_regs, shared, spills=0):
-    return KernelResources(n_regs, spills, shared, "given by the test")
+    return KernelResources(n_regs, spills, shared, "given")
 
 
 @pytest.fixture
@@ -74,7 +74,7 @@ def test_amd_rule_uses_wavefronts_of_64():
     assert mi300x.warp_size == 64
     occ = occupancy(mi300x, n_regs=64, shared_bytes=0, num_warps=4, n_rows=10**6)
     # 64 VGPRs x 64 lanes per wave; a SIMD's 32,768 hold 8 of them, 4 SIMDs hold 32 waves: 8 programs of 4.
-    assert occ.registers_per_warp == 64 * 64 and occ.by_registers == 4 * 8 // 4 and "SIMDs" in occ.rule
+    assert occ.registers_per_warp == 64 * 64 and occ.by_registers == 4 * 8 // 4 and "SIMDs" in describe(occ.rule)
 
 
 def test_heuristic_tables():

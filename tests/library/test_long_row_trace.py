@@ -153,7 +153,7 @@ def test_merge_pairs_and_split_shape_edges():
     assert lrt.split_shape(5000, 4) == (3, 2048) and lrt.split_shape(16, 8) == (1, 16)
     with pytest.raises(ValueError, match="split"):
         lrt.split_shape(100, 0)
-    with pytest.raises(TypeError, match="float32, float16 or bfloat16"):
+    with pytest.raises(TypeError, match="float32, float16, bfloat16 rows"):
         trace_split(torch.zeros(1, 64, dtype=torch.float64))
 
 

@@ -38,14 +38,9 @@ def test_small_sweep_checks_times_and_skips_with_reasons():
 
 
 def test_the_documented_table_is_the_recorded_one():
-    import importlib.util
-    from pathlib import Path
+    from bench_tools import models_table as script
 
-    path = Path(__file__).resolve().parents[2] / "scripts" / "models_table.py"
-    spec = importlib.util.spec_from_file_location("models_table", path)
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
     doc = script.DOC.read_text()
     written = doc[doc.index(script.BEGIN) + len(script.BEGIN):doc.index(script.END)].strip()
-    assert written == script.table().strip(), "run: python scripts/models_table.py --write"
+    assert written == script.table().strip(), "run: python -m bench_tools.models_table --write"
     assert "gpt2-logits" in written and "transposed view" in written

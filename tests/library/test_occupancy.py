@@ -1,5 +1,5 @@
 """The hardware's occupancy rules (softmax_core.hardware.occupancy) against the CUDA driver's own answers, recorded on
-the H200 by scripts/measure_driver_occupancy.py (assets/occupancy/), and the chapter's formula beside them."""
+the H200 by bench_tools.record.driver_occupancy (assets/occupancy/), and the chapter's formula beside them."""
 import csv
 import dataclasses
 import json
@@ -133,7 +133,7 @@ def test_grid_and_rows_limiter():
 def test_t4_never_holds_more_than_1024_threads_per_sm():
     """The issue's case: the chapter's formula put 17 programs of 128 threads (2,176 threads) on a T4's SM."""
     t4 = sc.catalog_gpu("t4")
-    plan = sc.plan_launch(4096, 781, torch.float32, t4, resources=KernelResources(30, 0, 16, "the issue's case"))
+    plan = sc.plan_launch(4096, 781, torch.float32, t4, resources=KernelResources(30, 0, 16, "given"))
     assert plan.programs_per_sm == 17 and plan.programs_per_sm * 32 * plan.num_warps > 1024   # the chapter
     assert plan.hardware_programs_per_sm == 8 and plan.occupancy.limiter == "warp slots"
     for regs in (16, 24, 30, 40, 64, 128):

@@ -2,6 +2,7 @@ import pytest
 import torch
 
 import softmax_core as sc
+from softmax_core.words import describe
 from softmax_core.hardware import compile as kc
 from softmax_core.plans.tutorial import tutorial_compile_job
 
@@ -20,7 +21,8 @@ def test_offline_compile_reports_real_registers(gpu_key, empty_cache):
     job = tutorial_compile_job(1024, 4, 4, torch.float32, gpu)
     res = kc.kernel_resources(job)
     assert res.n_regs > 0 and res.shared_bytes > 0
-    assert "cuobjdump" in res.how and f"sm_{gpu.compile_target[1]}" in res.how
+    assert res.source is kc.RegisterSource.CUOBJDUMP and res.target == f"sm_{gpu.compile_target[1]}"
+    assert res.how.values["target"] in describe(res.how)
     assert list((empty_cache / "compile").glob("*.json")), "result was not cached on disk"
 
 

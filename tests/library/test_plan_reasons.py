@@ -7,21 +7,21 @@ import torch
 import softmax_core as sc
 from softmax_core.plans import reasons, tuned as tuned_plan
 from softmax_core.hardware.compile import KernelResources
-from softmax_core.plans.reason_text import describe
+from softmax_core.words import describe
 from softmax_core.plans.reasons import FIGURES, WHY_CODES, PlanReason, ReasonCode
 
 H200 = sc.catalog_gpu("h200")
 
 
 def fake(n_regs, shared, spills=0):
-    return KernelResources(n_regs, spills, shared, "given by the test")
+    return KernelResources(n_regs, spills, shared, "given")
 
 
 def assert_documented(reason: PlanReason):
     expected = list(FIGURES[reason.code]) + (list(FIGURES[reason.why]) if reason.why else [])
     assert [name for name, _ in reason.figures] == expected
     assert all(value is None or isinstance(value, (int, float, str)) for value in reason.values.values())
-    assert describe(reason)  # the English renderer knows every code
+    assert describe(reason) and describe(reason, lang="zh")  # both languages say every code
 
 
 def tutorial_reasons():

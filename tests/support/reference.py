@@ -1,9 +1,10 @@
 """The answers a correct softmax is held to."""
 import torch
 
-# fp32 arithmetic inside; the output is rounded to the input's dtype, so compare at that dtype's precision.
-TOLERANCE = {torch.float32: dict(atol=1e-5, rtol=1e-5), torch.float16: dict(atol=1e-3, rtol=1e-3),
-             torch.bfloat16: dict(atol=8e-3, rtol=1e-2), torch.float64: dict(atol=1e-12, rtol=1e-12)}
+from softmax_core.hardware import dtypes
+
+# The output is rounded to the input's dtype, so compare at that dtype's precision (softmax_core.hardware.dtypes).
+TOLERANCE = {d.torch: dict(atol=d.atol, rtol=d.rtol) for d in dtypes.DTYPES.values()}
 
 
 

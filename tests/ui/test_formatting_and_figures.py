@@ -56,14 +56,14 @@ def test_no_one_with_a_plural_noun(key, values, wrong):
 
 
 def test_out_of_resources_is_said_once():
-    from explorer_ui.plan_reasons import render_reason
+    from explorer_ui.i18n import said_in
     from softmax_core.plans.reasons import PlanReason, ReasonCode
 
     reason = PlanReason(ReasonCode.TUTORIAL_OVER_SHARED_MEMORY,
                         dict(shared_bytes=300_000, block_size=65536, gpu="G", max_shared_mem=232_448))
     for lang in ("en", "zh"):
         message = text_in(lang, "gpu_does_not_fit",
-                          explanation=render_reason(reason, lambda k, **v: text_in(lang, k, **v)))
+                          explanation=said_in(lang, reason))
         assert message.count("OutOfResources") == 1
 
 

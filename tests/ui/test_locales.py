@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 import softmax_core as sc
-from explorer_ui import glossary, i18n, launch_facts, layout, long_rows, measured, padding, plan_reasons, predict, recorded_text, schedule
+from softmax_core.bench import chapter_claims
+from explorer_ui import glossary, i18n, launch_facts, layout, long_rows, measured, padding, predict, recorded_text, schedule
 from softmax_core.teaching.chapter_notes import STRIDE_VIEWS
 from softmax_core.teaching.memory import PASS_TENSORS
 from softmax_core.teaching.tutorial_trace import VARIANTS
@@ -40,13 +41,6 @@ def families() -> dict[str, tuple[set[str], bool]]:
         "padding_state_*": ({f"padding_state_{s}" for s in padding.LANE_STATES}, True),
         "padding_mem_*": ({f"padding_mem_{s}" for s in padding.MEMORY_STATES}, True),
         "schedule_phase_*": ({f"schedule_phase_{p}" for p in schedule.PIPELINE_PHASES}, True),
-        "limiter_*": ({launch_facts.limiter_key(limiter) for limiter in launch_facts.HARDWARE_LIMITERS}, True),
-        "reason_limiter_*": ({f"reason_limiter_{x.replace(' ', '_')}" for x in launch_facts.LIMITERS}, True),
-        "reason_*": ({f"reason_{c.value}" for c in plan_reasons.TUTORIAL_CODES + plan_reasons.PATH_CODES}, True),
-        "reason_why_*": ({f"reason_why_{c.value}" for c in plan_reasons.WHY}, True),
-        "reason_split_publish_*": ({f"reason_split_publish_{d}" for d in plan_reasons.SPLIT_DIRECTIONS}, True),
-        "reason_split_total_*": ({f"reason_split_total_{d}" for d in plan_reasons.SPLIT_DIRECTIONS}, True),
-        "reason_split_traffic_*": ({f"reason_split_traffic_{d}" for d in plan_reasons.SPLIT_DIRECTIONS}, True),
         "gpu_fig_*": ({f"gpu_fig_{f}" for f in launch_facts.GPU_FIGURES}, True),
         "gpu_vary_*": ({f"gpu_vary_{v}" for v in launch_facts.VARY}, True),
         "gpu_path_*": ({f"gpu_path_{p}" for p in launch_facts.TUNED_PATHS}, True),
@@ -54,6 +48,10 @@ def families() -> dict[str, tuple[set[str], bool]]:
         "compare_kernel_*": ({"compare_kernel_tutorial", "compare_kernel_tuned"}, True),
         "padding_claim_*": ({f"padding_claim_{c}" for c in padding.CLAIMS}, True),
         "acc_kind_*": ({f"acc_kind_{k}" for k in (measured.QUANTILES, measured.MIN_MAX)}, True),
+        "cb_*": ({f"cb_{c}" for c in chapter_claims.CLAIMS}, True),
+        "cb_*_not_measured": ({f"cb_{c}_not_measured" for c in (chapter_claims.BELOW_PEAK_FROM_EXP_SUM,
+                               chapter_claims.COMPILE_FUSES_LESS_WELL, chapter_claims.JIT_SCRIPT_FUSES_LESS_WELL)}, True),
+        "cb_verdict_*": ({f"cb_verdict_{v}" for v in chapter_claims.VERDICTS}, True),
         "acc_verdict_*": ({f"acc_verdict_{v}" for v in measured.VERDICTS}, True),
         "acc_verdict_short_*": ({f"acc_verdict_short_{v}" for v in measured.VERDICTS}, True),
         "longrows_phase_*": ({f"longrows_phase_{p}" for p in long_rows.TILE_PHASES}, True),
@@ -67,7 +65,6 @@ def families() -> dict[str, tuple[set[str], bool]]:
         "gloss_*_figure": ({f"gloss_{k}_figure" for k in glossary.TERM_KEYS}, False),
         "chapter_stride_case_*": ({f"chapter_stride_case_{v}" for v in STRIDE_VIEWS}, True),
         "predict_lane_*": ({f"predict_lane_{k}" for k in predict.LANE_KINDS}, True),
-        "bench_provider_*": ({f"bench_provider_{k}" for k in sc.bench.PROVIDERS}, True),
         "bench_status_*": ({f"bench_status_{s}" for s in recorded_text.STATUSES}, True),
         "bench_timing_*": ({f"bench_timing_{v}" for v in sc.bench.TIMING_VIEWS}, True),
     }
@@ -121,7 +118,7 @@ def test_no_text_is_empty():
 
 def test_every_run_time_key_template_in_the_code_has_its_family():
     found = templates()
-    assert "padding_state_*" in found and "limiter_*" in found      # the scan sees what it is meant to see
+    assert "padding_state_*" in found and "gpu_path_*" in found      # the scan sees what it is meant to see
     assert found == set(families()), found ^ set(families())
 
 

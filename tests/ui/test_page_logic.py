@@ -104,7 +104,6 @@ def test_register_curve_is_the_smaller_of_its_limits():
     assert by[16]["registers"] >= by[64]["registers"]
     no_shared = launch_facts.register_curve(gpu, 0, 4, range(32, 33))
     assert {r["limit"] for r in no_shared} == {"registers", "programs", "hardware"}
-    assert launch_facts.limiter_key("shared memory") == "limiter_shared_memory"
 
 
 # -- URL values ------------------------------------------------------------------------------------------------
@@ -162,25 +161,22 @@ def every_reason():
     return reasons
 
 
-def test_render_reason_in_english_says_what_the_library_says():
-    from explorer_ui.i18n import text_in
-    from explorer_ui.plan_reasons import render_reason
-    from softmax_core.plans.reason_text import describe
+def test_the_app_says_a_reason_in_the_words_the_library_says_it():
+    from explorer_ui.i18n import said_in
+    from softmax_core.words import describe
 
     for reason in every_reason():
-        ours = render_reason(reason, lambda key, **v: text_in("en", key, **v))
-        # the one difference: the app's text names no GPU of its own for where a figure was measured
-        assert ours == describe(reason).replace("measured on the H200,", "measured,"), reason
+        for lang in ("en", "zh"):
+            assert said_in(lang, reason) == describe(reason, lang=lang), reason
 
 
-def test_render_reason_in_chinese_shows_the_same_figures_as_in_english():
+def test_a_reason_in_chinese_shows_the_same_figures_as_in_english():
     import re
 
-    from explorer_ui.i18n import text_in
-    from explorer_ui.plan_reasons import render_reason
+    from softmax_core.words import describe
 
     for reason in every_reason():
-        en, zh = (render_reason(reason, lambda key, lang=lang, **v: text_in(lang, key, **v)) for lang in ("en", "zh"))
+        en, zh = (describe(reason, lang=lang) for lang in ("en", "zh"))
         figures = r"\d[\d,]{2,}"          # the made-up figures are all 1,000 and up
         assert sorted(re.findall(figures, zh)) == sorted(re.findall(figures, en)), (en, zh)
         assert not re.search(r"[A-Za-z]{3,} [a-z]{3,} [a-z]{3,}", zh.replace("docs/performance.md", "")), zh

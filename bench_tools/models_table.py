@@ -1,17 +1,16 @@
 """The "Real shapes" table of docs/performance.md, from the recorded models runs (assets/benchmarks/models/).
 
-    python scripts/models_table.py           # print it
-    python scripts/models_table.py --write   # write it between the markers in docs/performance.md
+    python -m bench_tools.models_table           # print it
+    python -m bench_tools.models_table --write   # write it between the markers in docs/performance.md
 """
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from softmax_core.bench import models
 
-from softmax_core.bench import models  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 BEGIN, END = "<!-- models:begin -->", "<!-- models:end -->"
 DOC = ROOT / "docs" / "performance.md"

@@ -2,7 +2,7 @@
 
 Run on a machine with an NVIDIA GPU (the project's H200):
 
-    python scripts/measure_driver_occupancy.py --out assets/occupancy
+    python -m bench_tools.record.driver_occupancy --out assets/occupancy
 
 For the tutorial kernel over many (N, num_warps, num_stages, dtype), and for the tuned kernels of the live
 plans (rows / tiled / split paths, several N, float32 and bfloat16), it compiles the kernel with triton for
@@ -24,15 +24,13 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import torch
+import triton
 
-import torch  # noqa: E402
-import triton  # noqa: E402
-
-import softmax_core as sc  # noqa: E402
-from softmax_core.hardware import compile as kc  # noqa: E402
-from softmax_core.plans import tuned as tuned_plan  # noqa: E402
-from softmax_core.plans.tutorial import tutorial_compile_job  # noqa: E402
+import softmax_core as sc
+from softmax_core.hardware import compile as kc
+from softmax_core.plans import tuned as tuned_plan
+from softmax_core.plans.tutorial import tutorial_compile_job
 
 # CUdevice_attribute values (cuda.h) for the figures the occupancy rules use.
 DEVICE_ATTRIBUTES = {
@@ -229,7 +227,7 @@ def main() -> None:
         "versions": {"python": platform.python_version(), "torch": torch.__version__, "triton": triton.__version__,
                      "torch_cuda": torch.version.cuda, "ptxas": ptxas.splitlines()[-1] if ptxas else ""},
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "command": " ".join(["python"] + sys.argv), "configurations": len(rows), "seconds": round(elapsed, 1),
+        "command": " ".join(["python", "-m", __spec__.name, *sys.argv[1:]]), "configurations": len(rows), "seconds": round(elapsed, 1),
     }
     (out / f"{stem}-driver-occupancy.json").write_text(json.dumps(provenance, indent=1, default=str) + "\n")
     print(f"{len(rows)} configurations in {elapsed:.0f} s -> {out}", flush=True)

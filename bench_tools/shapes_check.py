@@ -1,7 +1,7 @@
 """After the models sweep: the record sweep's odd width (781) and a bf16 twin, planned before this branch
 (edges off) and now, timed in one run beside copy (issue 21: the any-width kernel took them over unmeasured).
 
-    python scripts/h200_shapes_check.py OUT.csv
+    python -m bench_tools.shapes_check OUT.csv
 """
 from __future__ import annotations
 

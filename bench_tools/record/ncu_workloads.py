@@ -1,43 +1,29 @@
-"""Workloads for Nsight Compute on the H200: each one runs once to compile and warm up, then once between
-cudaProfilerStart and cudaProfilerStop, so that `ncu --profile-from-start off` profiles exactly those launches,
-in the order the script prints. Not a test and not a timing (ncu replays a kernel many times, flushing the
-caches before each pass).
+"""Workloads for Nsight Compute: each runs once to compile and warm up, then once between cudaProfilerStart and
+cudaProfilerStop, so that `ncu --profile-from-start off` profiles exactly those launches, in the order printed.
+Not a test and not a timing (ncu replays a kernel many times, flushing the caches before each pass unless told
+otherwise).
 
     ncu --clock-control none --profile-from-start off --set full --csv --page details \\
-        python3 scripts/h200_profile.py [NAME ...]                  # on the H200
-    PYTHONPATH=. python scripts/h200_profile.py --list              # any machine: the workload names
+        python -m bench_tools.record.ncu_workloads [NAME ...]          # on a GPU
+    python -m bench_tools.record.ncu_workloads --list                  # any machine: the workload names
 
-With `--cache-control none` instead of ncu's default, the warm-up leaves the matrix in L2, as the CUDA-graph
-timing does (the short rows' second question: why torch.compile's kernel reaches 1.00x copy at fp32 1024 there
-and ours 0.84x).
-
-The questions (docs/performance.md, v7, "Not met"): why the bf16 forward's long rows stop at 0.70-0.77x copy
-when three causes were already ruled out by timing (loads in flight, L2 capacity, per-tile barriers); and why
-our short-row programs run at 0.6-0.8x copy once the launch cost is gone (CUDA-graph timing) where torch.compile
-and QuACK reach 0.85-0.99. Prediction written before profiling: the long bf16 rows are bound by the SM's issue
-and special-function (MUFU) work per byte, not by DRAM: the tiled forward computes exp twice per element (once
-in each pass), which at bf16's 4 bytes moved per element is twice float32's exp work per byte; the short rows
-are bound by latency (few loads in flight per warp, barriers between a row's max and its sum).
+The workloads: long rows (1024 x 131072, several times the H200's L2) through the plan softmax_core.softmax
+picks and through the split and tiled paths forced, beside a copy of the same bytes; short rows (4096 x 256 and
+x 1024) through the plan, torch.softmax, torch.compile's kernel and a copy. With `--cache-control none` the
+warm-up leaves the matrix in L2, as the CUDA-graph timing does. The profiles recorded with it are in
+assets/benchmarks/profiles/.
 """
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import torch
 
 from softmax_core.launch.api import cached_plan, softmax_forward
 from softmax_core.plans.tuned import plan_softmax
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tuning_kit import rows_variant  # noqa: E402
-
 LONG_ROWS = 1024          # 1024 x 131072 bf16 = 256 MB in: several times the 60 MB L2
 SHORT_ROWS = 4096
-
-
-def _rows_variant(n_cols: int, dtype: torch.dtype, rows: int, warps: int):
-    return rows_variant(cached_plan(SHORT_ROWS, n_cols, dtype, "forward", False), rows, warps)
 
 
 def workloads() -> dict:
@@ -64,7 +50,6 @@ def workloads() -> dict:
             ours(f"plan_{tag}_{n_cols}", SHORT_ROWS, n_cols, dtype, plan_of(SHORT_ROWS, n_cols, dtype))
             found[f"torch_{tag}_{n_cols}"] = ((SHORT_ROWS, n_cols), dtype, lambda x: torch.softmax(x, -1))
             found[f"copy_{tag}_{n_cols}"] = ((SHORT_ROWS, n_cols), dtype, lambda x: torch.empty_like(x).copy_(x))
-        ours(f"onewarp_f32_{n_cols}", SHORT_ROWS, n_cols, f32, _rows_variant(n_cols, f32, 1, 1))
         # Inductor's own kernel for the same softmax (compiled in the warm-up call, outside the profiled range).
         compiled = torch.compile(lambda x: torch.softmax(x, -1), dynamic=False)
         found[f"compile_f32_{n_cols}"] = ((SHORT_ROWS, n_cols), f32, compiled)

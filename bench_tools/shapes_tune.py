@@ -2,7 +2,7 @@
 warps), the any-width kernel's tile and warps on vocabulary rows, the tiny-rows kernel's rows and warps,
 each beside copy, torch and the plan the library had before (edges / tiny off) in the same run.
 
-    python scripts/h200_shapes_tune.py OUT.csv
+    python -m bench_tools.shapes_tune OUT.csv
 """
 from __future__ import annotations
 

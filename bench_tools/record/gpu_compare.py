@@ -2,7 +2,7 @@
 `softmax_core.teaching.gpu_compare.compare_gpus` computes (registers, shared memory, programs per SM by the hardware's
 rules and by the chapter's formula, limiter, grid, toolchain):
 
-    python scripts/record_gpu_compare.py --out assets/occupancy
+    python -m bench_tools.record.gpu_compare --out assets/occupancy
 
 Register counts depend on the toolchain (triton and ptxas versions), so the file is named after triton's version.
 """
@@ -17,12 +17,10 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import torch
+import triton
 
-import torch  # noqa: E402
-import triton  # noqa: E402
-
-from softmax_core.teaching.gpu_compare import compare_gpus  # noqa: E402
+from softmax_core.teaching.gpu_compare import compare_gpus
 
 SHAPES = ((4096, 781, torch.float32), (4096, 4096, torch.bfloat16), (4096, 32768, torch.float32))
 FIELDS = ("kernel", "n_cols", "dtype", "gpu", "arch", "path", "n_regs", "n_spills", "shared_bytes", "num_warps",
@@ -51,7 +49,7 @@ def main() -> None:
                   "versions": {"python": platform.python_version(), "torch": torch.__version__,
                                "triton": triton.__version__},
                   "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                  "command": " ".join(["python"] + sys.argv), "seconds": round(time.perf_counter() - started, 1)}
+                  "command": " ".join(["python", "-m", __spec__.name, *sys.argv[1:]]), "seconds": round(time.perf_counter() - started, 1)}
     Path(f"{stem}.json").write_text(json.dumps(provenance, indent=1) + "\n")
     print(f"{stem}.csv in {provenance['seconds']} s")
 
