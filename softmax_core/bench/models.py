@@ -19,9 +19,10 @@ from typing import Callable, Sequence
 import pandas as pd
 import torch
 
-from softmax_core.bench.harness import Timer, compile_limits, default_timer, describe_timer, exclusive_gpu, \
-    gbps, mismatch, timer_kind
-from softmax_core.bench.providers import one_line
+from softmax_core.bench.harness import Timer, compile_limits, default_timer, exclusive_gpu, gbps, mismatch, \
+    timer_figures, timer_kind
+from softmax_core.bench.providers import NotTimed, not_timed_by
+from softmax_core.words import Coded
 from softmax_core.bench.records import TIME_COLUMNS, BenchmarkRun, provenance
 from softmax_core.hardware import dtypes, runtime
 
@@ -95,7 +96,7 @@ def _softmax_call(provider: str) -> Callable[[torch.Tensor, int], torch.Tensor] 
     return None
 
 
-def _why_not(provider: str, case: ModelCase, x: torch.Tensor) -> str | None:
+def _why_not(provider: str, case: ModelCase, x: torch.Tensor) -> Coded | None:
     from softmax_core.bench import providers
 
     if provider == "copy":
@@ -104,7 +105,9 @@ def _why_not(provider: str, case: ModelCase, x: torch.Tensor) -> str | None:
     if not ok:
         return why
     if provider in ("liger", "quack") and not (x.ndim == 2 and case.dim in (-1, 1) and x.is_contiguous()):
-        return "takes a contiguous 2-D matrix, softmax over its last dim"
+        # not raised: the sweep does not call a peer on a layout it does not take
+        return Coded.of(NotTimed.RAISED, error="LayoutNotTaken",
+                        message="takes a contiguous 2-D matrix, softmax over its last dim")
     return None
 
 
@@ -144,7 +147,7 @@ def measure_case(case: ModelCase, providers: Sequence[str], directions: Sequence
                        layout="transposed" if case.transposed else "contiguous", provider=provider,
                        direction=direction, dtype=case.dtype, M=case.numel // case.n_reduce, N=case.n_reduce,
                        **{c: float("nan") for c in TIME_COLUMNS}, gbps=float("nan"), copy_ratio=float("nan"),
-                       status="ok", reason="")
+                       status="ok", reason=None)
             if why := _why_not(provider, case, x):
                 rows.append({**row, "status": "skipped", "reason": why})
                 continue
@@ -157,7 +160,7 @@ def measure_case(case: ModelCase, providers: Sequence[str], directions: Sequence
                         continue
                 t = timer(call)
             except Exception as err:  # a failure is data
-                rows.append({**row, "status": "failed", "reason": one_line(err)})
+                rows.append({**row, "status": "failed", "reason": not_timed_by(err)})
                 continue
             rows.append({**row, "ms_p20": t.p20, "ms_median": t.median, "ms_p80": t.p80, "ms_min": t.min,
                          "ms_max": t.max, "gbps": gbps(nbytes, t.median)})
@@ -181,8 +184,8 @@ def run_models_sweep(cases: Sequence[ModelCase] = MODEL_CASES, providers: Sequen
                 torch.cuda.empty_cache()
     frame = pd.DataFrame(rows)
     info = provenance(0, [c.n_reduce for c in cases], ",".join(dict.fromkeys(c.dtype for c in cases)),
-                      list(providers), directions, describe_timer(timer),
-                      command if command is not None else " ".join(sys.argv), seed, timer_kind=timer_kind(timer))
+                      list(providers), directions, timer_kind(timer), timer_figures(timer),
+                      command if command is not None else " ".join(sys.argv), seed)
     info.update(sweep="models", cases=[{"name": c.name, "kind": c.kind, "shape": list(c.shape), "dtype": c.dtype,
                                         "dim": c.dim, "transposed": c.transposed} for c in cases],
                 bytes="forward 2 x numel x element_size (read x, write y); backward 3 x (read y and dy, write dx)",
@@ -212,7 +215,6 @@ def load_models_runs(directory=None) -> list[BenchmarkRun]:
     for path in sorted(directory.glob("*.json")):
         run = load_run(path)
         frame = pd.read_csv(path.parent / run.provenance["csv"])      # load_run keeps the common columns only
-        frame["reason"] = frame["reason"].astype(object).fillna("").astype(str)
         runs.append(BenchmarkRun(frame, run.provenance))
     return sorted(runs, key=lambda r: str(r.provenance.get("date", "")))
 
