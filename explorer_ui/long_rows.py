@@ -18,7 +18,7 @@ import softmax_core as sc
 from softmax_core.hardware import dtypes
 from softmax_core.plans import tuned as tuned_plan
 from softmax_core.teaching import long_row_trace as lrt
-from softmax_core.kernels.tuned import TRACE_TILE_FIELDS, softmax_tiled_kernel
+from softmax_core.kernels.tuned import TRACE_TILE_FIELDS, online_update, softmax_tiled_kernel
 
 from . import charts, code, defaults
 from .i18n import say
@@ -279,7 +279,8 @@ def kernel_lines_of(kernel) -> tuple[str, ...]:
 
 
 def tiled_kernel_lines() -> tuple[str, ...]:
-    return kernel_lines_of(softmax_tiled_kernel)
+    """The tiled kernel as the long-rows page shows it, then the online-normaliser step its pass 1 calls."""
+    return kernel_lines_of(softmax_tiled_kernel) + ("",) + kernel_lines_of(online_update)
 
 
 # fragments of the tiled kernel's lines each frame is about

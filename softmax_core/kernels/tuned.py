@@ -1,6 +1,6 @@
 """The tuned kernels behind `softmax_core.softmax`: the tutorial's idea, taken further.
 
-Two shapes of work, chosen per row length by the plan (tuned_plan.py):
+Three shapes of work, chosen per row length by the plan (softmax_core.plans.tuned):
   rows  - a [ROWS, BLOCK_N] block: each program holds ROWS whole rows in registers, reads them once
           and writes them once. ROWS > 1 for short rows, so that one program still moves enough bytes
           to hide DRAM latency (the tutorial's one-row programs are latency-bound below N = 1K).
@@ -18,7 +18,8 @@ Two shapes of work, chosen per row length by the plan (tuned_plan.py):
           SPIN_LIMIT polls and reads the peer's chunk itself (never a hang, only a slower row). Where
           programs cannot all be resident (the interpreter runs them one after another), the same kernel
           runs as two launches: publish, then finish.
-Backward: dx = y * (dy - sum(dy * y)), with the same three shapes.
+Backward: dx = y * (dy - sum(dy * y)), with the same three shapes; long 2-byte tiled rows are also shared
+by programs that run at once (softmax_backward_tiled_split_kernel).
 
 All arithmetic is float32 (float64 for float64 input); loads upcast, stores round to the output's dtype.
 Row indices are widened to int64 before they meet a stride, so M x N may exceed 2**31 elements.
@@ -46,6 +47,19 @@ def _acc(x, FP64: tl.constexpr):
         return x.to(tl.float64)
     else:
         return x.to(tl.float32)
+
+
+@triton.jit
+def online_update(running_max, running_sum, x, FP64: tl.constexpr):
+    """One tile of the online normaliser: the (max, sum) so far, and the tile x, give the new (max, sum)."""
+    new_max = tl.maximum(running_max, tl.max(x, axis=0))
+    # While every value so far is -inf, shift by 0 instead: -inf - (-inf) would be NaN and
+    # poison a row whose real values come in a later tile.
+    shift = tl.where(new_max == float("-inf"), 0.0, new_max)
+    rescale = _exp(running_max - shift, FP64)        # moves the sum so far to the new max
+    tile_sum = tl.sum(_exp(x - shift, FP64), axis=0)
+    running_sum = running_sum * rescale + tile_sum
+    return new_max, running_sum, rescale, tile_sum
 
 
 @triton.jit
@@ -107,12 +121,7 @@ def softmax_tiled_kernel(
             cols = t * TILE + offsets
             x = _acc(tl.load(x_row + cols, mask=cols < n_cols, other=float("-inf"),
                              eviction_policy="evict_last"), FP64)
-            new_max = tl.maximum(running_max, tl.max(x, axis=0))
-            # While every value so far is -inf, shift by 0 instead: -inf - (-inf) would be NaN and
-            # poison a row whose real values come in a later tile.
-            shift = tl.where(new_max == float("-inf"), 0.0, new_max)
-            rescale = _exp(running_max - shift, FP64)        # moves the sum so far to the new max
-            tile_sum = tl.sum(_exp(x - shift, FP64), axis=0)
+            new_max, new_sum, rescale, tile_sum = online_update(running_max, running_sum, x, FP64)
             if TRACE:
                 record = trace_ptr + (tl.cast(row, tl.int64) * n_tiles + t) * TRACE_TILE_WORDS
                 tl.store(record + 0, running_max)
@@ -121,10 +130,9 @@ def softmax_tiled_kernel(
                 tl.store(record + 3, new_max)
                 tl.store(record + 4, rescale)
                 tl.store(record + 5, tile_sum)
-                tl.store(record + 6, running_sum * rescale + tile_sum)
+                tl.store(record + 6, new_sum)
                 tl.store(record + 7, tl.program_id(0).to(tl.float32))
-            running_sum = running_sum * rescale + tile_sum
-            running_max = new_max
+            running_max, running_sum = new_max, new_sum
         if SAFE:
             running_max = tl.where(running_max == float("-inf"), 0.0, running_max)
             inv_sum = tl.where(running_sum == 0.0, 0.0, 1.0 / running_sum)
@@ -231,10 +239,7 @@ def _span_pair(x_row, lo, hi):
     for start in range(lo, hi, FALLBACK_TILE):
         cols = start + tl.arange(0, FALLBACK_TILE)
         v = tl.load(x_row + cols, mask=cols < hi, other=float("-inf")).to(tl.float32)
-        new_max = tl.maximum(run_max, tl.max(v, axis=0))
-        shift = tl.where(new_max == float("-inf"), 0.0, new_max)
-        run_sum = run_sum * _exp(run_max - shift, False) + tl.sum(_exp(v - shift, False), axis=0)
-        run_max = new_max
+        run_max, run_sum, _, _ = online_update(run_max, run_sum, v, False)
     return _pack(run_max, run_sum)
 
 
@@ -248,6 +253,30 @@ def _span_dot(y_row, dy_row, lo, hi):
         acc += tl.sum(tl.load(y_row + cols, mask=ok, other=0.0).to(tl.float32)
                       * tl.load(dy_row + cols, mask=ok, other=0.0).to(tl.float32), axis=0)
     return _pack(tl.full((), 0.0, tl.float32), acc)
+
+
+@triton.jit
+def _peer_words(row_slots, peers, row_a, row_b, width, n_cols, SPLIT: tl.constexpr, PHASE: tl.constexpr,
+                SPIN: tl.constexpr, BACKWARD: tl.constexpr):
+    """The SPLIT published words of a row (see _gather). Program p owns columns [p * width, (p + 1) * width).
+    A peer still missing after the wait (PHASE 0 only) has its word computed here from memory: the forward's
+    (max, sum) of x (row_a; row_b unused), or the backward's sum(y * dy) (row_a = y, row_b = dy)."""
+    if BACKWARD:
+        words, missing = _gather(row_slots + peers, peers < SPLIT, NO_PEER_BACKWARD, PHASE, SPIN)
+    else:
+        words, missing = _gather(row_slots + peers, peers < SPLIT, NO_PEER_FORWARD, PHASE, SPIN)
+    if PHASE == 0:
+        if missing > 0:
+            for p in range(0, SPLIT):
+                if tl.sum(((peers == p) & (words == _NOT_PUBLISHED)).to(tl.int32), axis=0) > 0:
+                    lo = p * width
+                    hi = tl.minimum(lo + width, n_cols)
+                    if BACKWARD:
+                        word = _span_dot(row_a, row_b, lo, hi)
+                    else:
+                        word = _span_pair(row_a, lo, hi)
+                    words = tl.where(peers == p, word, words)
+    return words
 
 
 @triton.jit
@@ -296,15 +325,10 @@ def softmax_split_kernel(
                          eviction_policy="evict_first")
         if PHASE != 1:
             # Every program combines the same SPLIT pairs the same way, so all agree on the row's (max, sum).
-            words, missing = _gather(row_slots + peers, peers < SPLIT, NO_PEER_FORWARD, PHASE, SPIN)
             # A peer that never published within the wait: compute its pair from x. (One test per row when
             # all arrived; looking at each peer in turn is only for the rare row that needs it.)
-            if PHASE == 0:
-                if missing > 0:
-                    for p in range(0, SPLIT):
-                        if tl.sum(((peers == p) & (words == _NOT_PUBLISHED)).to(tl.int32), axis=0) > 0:
-                            words = tl.where(peers == p, _span_pair(x_ptr + row64 * x_row_stride, p * CHUNK,
-                                                                    tl.minimum(p * CHUNK + CHUNK, n_cols)), words)
+            words = _peer_words(row_slots, peers, x_ptr + row64 * x_row_stride, x_ptr, CHUNK, n_cols,
+                                SPLIT, PHASE, SPIN, False)
             maxes, sums = _unpack(words)
             row_max = tl.max(maxes, axis=0)
             # A row of only -inf: NaN like torch, or zeros with SAFE (shift by 0, and 1/0 becomes 0 below).
@@ -354,28 +378,23 @@ def softmax_backward_split_kernel(
         dy_next = tl.load(dy_ptr + next64 * dy_row_stride + cols, mask=next_ok, other=0.0,
                           eviction_policy="evict_first")
         if PHASE != 1:
-            words, missing = _gather(row_slots + peers, peers < SPLIT, NO_PEER_BACKWARD, PHASE, SPIN)
-            if PHASE == 0:   # as in the forward: a peer that never published is computed here
-                if missing > 0:
-                    for p in range(0, SPLIT):
-                        if tl.sum(((peers == p) & (words == _NOT_PUBLISHED)).to(tl.int32), axis=0) > 0:
-                            words = tl.where(peers == p, _span_dot(y_ptr + row64 * y_row_stride,
-                                                                   dy_ptr + row64 * dy_row_stride, p * CHUNK,
-                                                                   tl.minimum(p * CHUNK + CHUNK, n_cols)), words)
+            words = _peer_words(row_slots, peers, y_ptr + row64 * y_row_stride, dy_ptr + row64 * dy_row_stride,
+                                CHUNK, n_cols, SPLIT, PHASE, SPIN, True)
             _, dots = _unpack(words)
             dot = tl.sum(dots, axis=0)
             dx = y.to(tl.float32) * (dy.to(tl.float32) - dot)
             tl.store(dx_ptr + row64 * dx_row_stride + cols, dx, mask=cols < n_cols, eviction_policy="evict_first")
 
 
-# -- Tiles shared by programs that run at once -------------------------------------------------------------
-# The tiled path's second pass re-reads its row from L2. With one program per row and one or two programs per
-# SM, the rows in flight are 132 or more on an H200: at 256 KB a row (131072 bf16 values) that is over 30 MB,
-# more than the L2 keeps near an SM, and the second read goes back to DRAM. Here a row is walked by SPLIT
-# programs at once, each owning a span of whole tiles: pass 1 over its span gives a (max, sum) that it
-# publishes as the split kernels' programs do; once its peers' pairs are in, pass 2 writes its span, last
-# tile first. Fewer rows are in flight (the programs per SM divided by SPLIT), each re-read only the span
-# its program just read, so the second read finds it in L2.
+# -- Backward tiles shared by programs that run at once ----------------------------------------------------
+# The tiled backward's second pass re-reads y and dy from L2. With one program per row and one or two programs
+# per SM, the rows in flight are 132 or more on an H200: at 2 x 256 KB a row (131072 bf16 values of each) that
+# is far more than the L2 keeps near an SM, and the second read goes back to DRAM. Here a row is walked by
+# SPLIT programs at once, each owning a span of whole tiles: pass 1 over its span gives its share of
+# sum(y * dy), which it publishes as the split kernels' programs do; once its peers' shares are in, pass 2
+# writes its span, last tile first. Fewer rows are in flight (the programs per SM divided by SPLIT), and each
+# program re-reads only the span it just read, so the second read finds it in L2. (The forward's tiled rows
+# are not shared: 2-byte rows that long take the split path, and float32 ones the split path or tiles.)
 
 
 @triton.jit
@@ -393,63 +412,6 @@ def _my_span(n_cols, TILE: tl.constexpr, SPLIT: tl.constexpr):
 
 
 @triton.jit
-def softmax_tiled_split_kernel(
-    x_ptr, y_ptr,
-    x_row_stride, y_row_stride,
-    n_rows, n_cols,
-    slots_ptr,
-    TILE: tl.constexpr, SPLIT: tl.constexpr, PEERS: tl.constexpr, SAFE: tl.constexpr, PHASE: tl.constexpr,
-    SPIN: tl.constexpr,
-):
-    # Programs come in groups of SPLIT, as in softmax_split_kernel (PHASE too).
-    part, group, n_groups, span, lo, hi, n_span_tiles = _my_span(n_cols, TILE, SPLIT)
-    offsets = tl.arange(0, TILE)
-    peers = tl.arange(0, PEERS)
-    for row in tl.range(group, n_rows, n_groups):
-        row64 = tl.cast(row, tl.int64)
-        x_row = x_ptr + row64 * x_row_stride
-        y_row = y_ptr + row64 * y_row_stride
-        row_slots = slots_ptr + row64 * SPLIT
-        if PHASE != 2:
-            # Pass 1 over the span: its max and its sum relative to that max (the online normaliser).
-            run_max = tl.full((), float("-inf"), tl.float32)
-            run_sum = tl.full((), 0.0, tl.float32)
-            for t in range(0, n_span_tiles):
-                cols = lo + t * TILE + offsets
-                x = tl.load(x_row + cols, mask=cols < hi, other=float("-inf"),
-                            eviction_policy="evict_last").to(tl.float32)
-                new_max = tl.maximum(run_max, tl.max(x, axis=0))
-                shift = tl.where(new_max == float("-inf"), 0.0, new_max)
-                run_sum = run_sum * _exp(run_max - shift, False) + tl.sum(_exp(x - shift, False), axis=0)
-                run_max = new_max
-            _publish(row_slots + part, _pack(run_max, run_sum), PHASE)
-        if PHASE != 1:
-            words, missing = _gather(row_slots + peers, peers < SPLIT, NO_PEER_FORWARD, PHASE, SPIN)
-            if PHASE == 0:   # a peer that never published: its pair from x (see softmax_split_kernel)
-                if missing > 0:
-                    for p in range(0, SPLIT):
-                        if tl.sum(((peers == p) & (words == _NOT_PUBLISHED)).to(tl.int32), axis=0) > 0:
-                            words = tl.where(peers == p, _span_pair(x_row, p * span, tl.minimum(p * span + span,
-                                                                                                 n_cols)), words)
-            maxes, sums = _unpack(words)
-            row_max = tl.max(maxes, axis=0)
-            row_shift = row_max
-            if SAFE:
-                row_shift = tl.where(row_max == float("-inf"), 0.0, row_max)
-            row_sum = tl.sum(tl.where(sums == 0.0, 0.0, sums * _exp(maxes - row_shift, False)), axis=0)
-            inv_sum = 1.0 / row_sum
-            if SAFE:
-                inv_sum = tl.where(row_sum == 0.0, 0.0, inv_sum)
-            # Pass 2 over the span, last tile first: the tiles this program read last are the likeliest in L2.
-            for t in range(0, n_span_tiles):
-                cols = lo + (n_span_tiles - 1 - t) * TILE + offsets
-                mask = cols < hi
-                x = tl.load(x_row + cols, mask=mask, other=float("-inf"), eviction_policy="evict_first")
-                tl.store(y_row + cols, _exp(x.to(tl.float32) - row_shift, False) * inv_sum, mask=mask,
-                         eviction_policy="evict_first")
-
-
-@triton.jit
 def softmax_backward_tiled_split_kernel(
     y_ptr, dy_ptr, dx_ptr,
     y_row_stride, dy_row_stride, dx_row_stride,
@@ -457,7 +419,7 @@ def softmax_backward_tiled_split_kernel(
     slots_ptr,
     TILE: tl.constexpr, SPLIT: tl.constexpr, PEERS: tl.constexpr, PHASE: tl.constexpr, SPIN: tl.constexpr,
 ):
-    # The backward's one number per row, sum(dy * y), from spans of tiles shared as in the forward.
+    # Programs come in groups of SPLIT, as in softmax_backward_split_kernel (PHASE too).
     part, group, n_groups, span, lo, hi, n_span_tiles = _my_span(n_cols, TILE, SPLIT)
     offsets = tl.arange(0, TILE)
     peers = tl.arange(0, PEERS)
@@ -477,13 +439,7 @@ def softmax_backward_tiled_split_kernel(
                 dot_part += tl.sum(y * dy, axis=0)
             _publish(row_slots + part, _pack(tl.full((), 0.0, tl.float32), dot_part), PHASE)
         if PHASE != 1:
-            words, missing = _gather(row_slots + peers, peers < SPLIT, NO_PEER_BACKWARD, PHASE, SPIN)
-            if PHASE == 0:
-                if missing > 0:
-                    for p in range(0, SPLIT):
-                        if tl.sum(((peers == p) & (words == _NOT_PUBLISHED)).to(tl.int32), axis=0) > 0:
-                            words = tl.where(peers == p, _span_dot(y_row, dy_row, p * span,
-                                                                   tl.minimum(p * span + span, n_cols)), words)
+            words = _peer_words(row_slots, peers, y_row, dy_row, span, n_cols, SPLIT, PHASE, SPIN, True)
             _, dots = _unpack(words)
             dot = tl.sum(dots, axis=0)
             for t in range(0, n_span_tiles):

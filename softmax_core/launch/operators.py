@@ -5,21 +5,23 @@
 
 The forward carries its backward (`register_autograd`), and each has a fake implementation that only says
 what comes out (shape, dtype, device), so a tracer never needs to run a kernel. `softmax_matrix` below is
-what launchers.softmax calls while a tool is tracing it; eager calls skip the operator's dispatch, which
-costs more than launching a small kernel.
+what api.softmax calls while a tool is tracing it; eager calls skip the operator's dispatch, which costs
+more than launching a small kernel.
 
 On a GPU the operators are `torch.library.triton_op`s whose bodies launch the kernels through
-`wrap_triton`: torch.compile then sees the Triton kernels themselves, Inductor launches them with its own
-launcher, and `mode="reduce-overhead"` captures them in a CUDA graph. Under the interpreter (no GPU) there
-is no Triton code Inductor could generate for the CPU, so the operators are opaque `custom_op`s: a compiled
-graph calls them like any other operator, and they run the interpreted kernels.
+`wrap_triton` (launches.SoftmaxLaunch.run_wrapped): torch.compile then sees the Triton kernels themselves,
+Inductor launches them with its own launcher, and `mode="reduce-overhead"` captures them in a CUDA graph.
+Under the interpreter (no GPU) there is no Triton code Inductor could generate for the CPU, so the operators
+are opaque `custom_op`s: a compiled graph calls them like any other operator, and they run the interpreted
+kernels.
 """
 from __future__ import annotations
 
 import torch
 
-from softmax_core.launch import api as launchers
 from softmax_core.hardware import runtime
+from softmax_core.launch.autograd import softmax_double_backward
+from softmax_core.launch.launches import backward_launch, cached_plan, forward_launch, launch_aligned, rows_unit_stride
 
 NAMESPACE = "softmax_core"
 
@@ -29,33 +31,22 @@ def _plan(direction: str, safe: bool, *inputs: torch.Tensor):
     # anything.
     matrix = inputs[0]
     n_rows, n_cols = (int(d) for d in matrix.shape)
-    aligned = all(launchers.launch_aligned(t) for t in inputs)
-    return launchers.cached_plan(n_rows, n_cols, matrix.dtype, direction, safe, matrix.get_device(), aligned)
+    aligned = all(launch_aligned(t) for t in inputs)
+    return cached_plan(n_rows, n_cols, matrix.dtype, direction, safe, matrix.get_device(), aligned)
 
 
-def _forward_body(x: torch.Tensor, safe: bool, out_dtype: torch.dtype, kernel_wrapper) -> torch.Tensor:
-    n_rows, n_cols = x.shape
+def _forward_body(x: torch.Tensor, safe: bool, out_dtype: torch.dtype, wrap) -> torch.Tensor:
     plan = _plan("forward", safe, x)
-    y = torch.empty((n_rows, n_cols), dtype=out_dtype, device=x.device)
-    args = (x, y, x.stride(0), y.stride(0), n_rows, n_cols)
-    if plan.shares_rows:
-        args += (launchers._split_slots(plan, x.device),)
-    for kernel, constexprs in launchers.forward_kernel_calls(plan, safe, x.dtype == torch.float64):
-        with runtime.one_launch_at_a_time():
-            kernel_wrapper(kernel)[plan.grid](*args, **dict(constexprs), num_warps=plan.num_warps, num_stages=1)
+    y = torch.empty((plan.n_rows, plan.n_cols), dtype=out_dtype, device=x.device)
+    forward_launch(plan, safe, int(x.stride(0)), x.dtype, out_dtype).run_wrapped((x, y), wrap)
     return y
 
 
-def _backward_body(y: torch.Tensor, dy: torch.Tensor, grad_dtype: torch.dtype, kernel_wrapper) -> torch.Tensor:
-    n_rows, n_cols = y.shape
+def _backward_body(y: torch.Tensor, dy: torch.Tensor, grad_dtype: torch.dtype, wrap) -> torch.Tensor:
     plan = _plan("backward", False, y, dy)
-    dx = torch.empty((n_rows, n_cols), dtype=grad_dtype, device=y.device)
-    args = (y, dy, dx, y.stride(0), dy.stride(0), dx.stride(0), n_rows, n_cols)
-    if plan.shares_rows:
-        args += (launchers._split_slots(plan, y.device),)
-    for kernel, constexprs in launchers.backward_kernel_calls(plan, y.dtype == torch.float64):
-        with runtime.one_launch_at_a_time():
-            kernel_wrapper(kernel)[plan.grid](*args, **dict(constexprs), num_warps=plan.num_warps, num_stages=1)
+    dx = torch.empty((plan.n_rows, plan.n_cols), dtype=grad_dtype, device=y.device)
+    launch = backward_launch(plan, int(y.stride(0)), int(dy.stride(0)), (y.dtype, dy.dtype, dx.dtype))
+    launch.run_wrapped((y, dy, dx), wrap)
     return dx
 
 
@@ -99,8 +90,7 @@ def _setup_context(ctx, inputs, output):
 
 def _backward(ctx, dy):
     (y,) = ctx.saved_tensors
-    dy = dy if dy.stride(-1) == 1 or dy.shape[-1] == 1 else dy.contiguous()
-    return torch.ops.softmax_core.softmax_backward(y, dy, ctx.grad_dtype), None, None
+    return torch.ops.softmax_core.softmax_backward(y, rows_unit_stride(dy), ctx.grad_dtype), None, None
 
 
 softmax_forward_op.register_autograd(_backward, setup_context=_setup_context)
@@ -113,7 +103,7 @@ def _setup_backward_context(ctx, inputs, output):
 
 def _double_backward(ctx, g):
     y, dy = ctx.saved_tensors
-    d_y, d_dy = launchers.softmax_double_backward(y, dy, g)
+    d_y, d_dy = softmax_double_backward(y, dy, g)
     return d_y, d_dy, None
 
 

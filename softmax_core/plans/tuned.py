@@ -1,4 +1,4 @@
-"""Launch plans for the tuned kernels (tuned_kernels.py): which path, how many rows per program, how many warps.
+"""Launch plans for the tuned kernels (softmax_core.kernels.tuned): which path, how many rows per program, how many warps.
 
 The path is chosen from the compiled kernel's real resource needs, not from a row length written down
 somewhere: we compile the kernel that would hold a whole row (block) in registers, and if not even one
@@ -27,8 +27,8 @@ TILED_KERNEL = {"forward": "softmax_core.kernels.tuned:softmax_tiled_kernel",
                 "backward": "softmax_core.kernels.tuned:softmax_backward_tiled_kernel"}
 SPLIT_KERNEL = {"forward": "softmax_core.kernels.tuned:softmax_split_kernel",
                 "backward": "softmax_core.kernels.tuned:softmax_backward_split_kernel"}
-TILED_SPLIT_KERNEL = {"forward": "softmax_core.kernels.tuned:softmax_tiled_split_kernel",
-                      "backward": "softmax_core.kernels.tuned:softmax_backward_tiled_split_kernel"}
+# Shared tiled rows: the backward only (the forward's long 2-byte rows take the split path).
+TILED_SPLIT_KERNEL = {"backward": "softmax_core.kernels.tuned:softmax_backward_tiled_split_kernel"}
 SHARED_ROW_KERNELS = (*SPLIT_KERNEL.values(), *TILED_SPLIT_KERNEL.values())   # they take a slots_ptr
 
 # Every constant below was chosen by measurement on the H200; docs/performance.md, "The plan's constants",
@@ -60,7 +60,7 @@ TILED_WIDE_WARPS = 32
 # A program has at most 1024 threads (CUDA's and HIP's block limit): 32 warps of 32, or 16 wavefronts of 64.
 MAX_THREADS_PER_PROGRAM = 1024
 # Tiled backward for 2-byte types: past TILED_SHARED_FROM_BYTES of y and dy per row, each row is shared by
-# programs that run at once (tuned_kernels.softmax_backward_tiled_split_kernel), each owning about
+# programs that run at once (kernels.tuned.softmax_backward_tiled_split_kernel), each owning about
 # TILED_SPAN_BYTES of them, so that the rows in flight fit in L2 for pass 2; TILED_SHARED_TILE-wide tiles,
 # TILED_SHARED_WARPS warps, at most MAX_TILED_SPLIT programs per row. (Sharing the forward's rows measured
 # slower; float32 rows that long take the split path.)
@@ -340,8 +340,9 @@ def plan_tiled(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec, direc
 
 def _plan_shared_tiles(n_rows, n_cols, dtype, gpu, direction, flags, why, split_declined, tile, warps,
                        split, aligned) -> SoftmaxPlan | None:
-    """A tiled row shared by `split` programs, or None where they cannot all run at once (or float64)."""
-    if dtype == torch.float64 or gpu.vendor != "nvidia":
+    """A tiled backward row shared by `split` programs, or None where they cannot all run at once (or float64,
+    or the forward, whose tiled rows are never shared)."""
+    if dtype == torch.float64 or gpu.vendor != "nvidia" or direction not in TILED_SPLIT_KERNEL:
         return None
     fit = _co_resident(TILED_SPLIT_KERNEL[direction], dtype, {"TILE": tile}, flags, warps, gpu, n_rows, n_cols,
                        split, aligned, spills_allowed=True)

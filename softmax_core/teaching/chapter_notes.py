@@ -32,7 +32,7 @@ import triton.language as tl
 
 from softmax_core.hardware.compile import KernelResources, kernel_resources
 from softmax_core.hardware.gpu import GpuSpec, default_gpu
-from softmax_core.launch.api import _rows_unit_stride, softmax, tutorial_softmax
+from softmax_core.launch.api import rows_unit_stride, softmax, tutorial_softmax
 from softmax_core.kernels.tutorial import tutorial_softmax_kernel
 from softmax_core.plans.tutorial import (TUTORIAL_NUM_WARPS, plan_launch, tutorial_compile_job, tutorial_num_stages,
                             tutorial_num_warps)
@@ -148,7 +148,7 @@ def stride_cases(n_rows: int = STRIDE_DEMO[0], n_cols: int = STRIDE_DEMO[1], see
         raise ValueError("stride demo needs n_rows >= 1 and n_cols >= 2")
     cases = []
     for name, expression, x in _views(n_rows, n_cols, seed):
-        rows = _rows_unit_stride(x)   # what tutorial_softmax and softmax hand the kernel
+        rows = rows_unit_stride(x)   # what tutorial_softmax and softmax hand the kernel
         # A kernel that trusted the shape instead of the strides would read n_rows x n_cols packed elements
         # from where x starts in memory: exactly what as_strided with strides (n_cols, 1) selects.
         trusting = torch.as_strided(x, (n_rows, n_cols), (n_cols, 1))

@@ -115,6 +115,12 @@ SWEEPS = {
     "pages/10_glossary.py": {
         "glossary_gpu": ["t4", "mi300x", "h200"], "glossary_N": [1, 4096, 65536],
         "predict_glossary_floor_guess": [0.0, 10.0], "sidebar_lang": ["zh", "en"], "sidebar_present": [True, False]},
+    # Nothing is compiled until the button is pressed (tests/app/test_your_kernel_page.py presses it).
+    "pages/11_your_kernel.py": {
+        "yk_example": [TEXT[f"yk_ex_{name}"]["en"] for name in ("vector_add", "layer_norm", "matmul", "softmax")],
+        "yk_kernel": ["softmax_kernel"], "yk_num_warps": [1, 8, 32], "yk_num_stages": [1, 4, 8],
+        "yk_gpus": [[], ["t4"], ["h200", "mi300x"]], "yk_flops": [0.0, 1e9, 1e18], "yk_precision": ["bf16", "fp32"],
+        "sidebar_lang": ["zh", "en"], "sidebar_present": [True, False]},
 }
 # errors a page shows on purpose for some of those values (a row too long for the GPU: the page says why)
 EXPECTED_ERRORS = {"pages/5_gpu_occupancy.py": ("gpu_does_not_fit",),

@@ -7,8 +7,9 @@ import torch
 
 import softmax_core as sc
 from tests.support.reference import TOLERANCE
-from softmax_core.launch import api as launchers
 from softmax_core.kernels.tuned import SPIN_LIMIT, softmax_backward_split_kernel, softmax_split_kernel
+from softmax_core.launch import fast, launches, ready
+from softmax_core.launch.launches import cached_plan
 
 FORWARD = torch.ops.softmax_core.softmax_forward.default
 BACKWARD = torch.ops.softmax_core.softmax_backward.default
@@ -85,15 +86,14 @@ def test_dtype_argument_like_torch(dtype, out, device):
     assert sc.softmax(x, 0, out).dtype == out          # positional, as torch.softmax(x, dim, dtype)
 
 
-def test_half_to_float_is_one_kernel_that_writes_float32(device, monkeypatch):
+def test_half_to_float_is_one_kernel_that_writes_float32(device):
     """bf16 in, float32 out: the kernel reads the bf16 input itself (no float32 copy of x is made first)."""
     x = (torch.randn(8, 256, device=device) * 4).bfloat16()
-    seen = []
-    real = launchers.softmax_forward
-    monkeypatch.setattr(launchers, "softmax_forward", lambda t, *a, **k: seen.append(t.dtype) or real(t, *a, **k))
-    launchers._READY.clear()
+    ready.forget_ready_calls()
     y = sc.softmax(x, -1, dtype=torch.float32)
-    assert seen == [torch.bfloat16] and y.dtype == torch.float32
+    call = ready.ready_call(x, -1, torch.float32)
+    assert not call.cast and call.launch.tensor_dtypes == (torch.bfloat16, torch.float32)
+    assert y.dtype == torch.float32
     # more exact than rounding to bf16 first: compare with float64 math on the same bf16 values
     torch.testing.assert_close(y, torch.softmax(x.double(), -1).float(), atol=1e-6, rtol=1e-5)
 
@@ -156,11 +156,11 @@ def test_pytorch_opinfo_samples():
 # ---- the eager fast path -------------------------------------------------------------------------------
 
 def test_second_call_is_replayed_and_keys_tell_layouts_apart(device):
-    launchers._READY.clear()
+    ready.forget_ready_calls()
     base = torch.randn(6, 65, device=device) * 3
     x = base[:, :64]                     # rows 65 apart
     y1 = sc.softmax(x)
-    assert len(launchers._READY) == 1
+    assert len(ready.READY) == 1
     y2 = sc.softmax(x)                   # replayed
     torch.testing.assert_close(y2, torch.softmax(x, -1))
     torch.testing.assert_close(y1, y2)
@@ -168,7 +168,7 @@ def test_second_call_is_replayed_and_keys_tell_layouts_apart(device):
     torch.testing.assert_close(sc.softmax(shifted), torch.softmax(shifted, -1))
     contiguous = x.contiguous()          # same shape, other strides
     torch.testing.assert_close(sc.softmax(contiguous), torch.softmax(x, -1))
-    assert len(launchers._READY) == 3
+    assert len(ready.READY) == 3
     for t in (x, shifted, contiguous):   # and each again, from the dictionary
         torch.testing.assert_close(sc.softmax(t), torch.softmax(t, -1))
 
@@ -234,19 +234,16 @@ def test_inductor_launches_our_triton_kernels_itself():
     x = torch.randn(512, 781, device="cuda")
     y, codes = run_and_get_code(compiled, x)
     torch.testing.assert_close(y, torch.softmax(x, -1) + 1)
-    (kernel, _), = launchers.forward_kernel_calls(launchers.cached_plan(512, 781, x.dtype, "forward", False), False,
-                                                  False)
-    assert any(kernel.fn.__name__ in code for code in codes), codes[-1][:3000]   # the kernel the plan names
+    from softmax_core.launch.launches import plan_steps
+    (step,) = plan_steps(cached_plan(512, 781, x.dtype, "forward", False))
+    assert any(step.kernel.fn.__name__ in code for code in codes), codes[-1][:3000]   # the kernel the plan names
 
 
 @pytest.mark.gpu
 def test_kept_launch_matches_the_jit_launch():
     import triton
 
-    from softmax_core.launch import fast as fast_launch
-
-    launchers._READY.clear()
-    fast_launch._KEPT.clear()
+    ready.forget_ready_calls()
     for n in (256, 781, 4096, 20_000, 70_000):
         x = torch.randn(300, n, device="cuda") * 3
         first = sc.softmax(x)           # through the JIT, which keeps the compiled kernel
@@ -260,11 +257,15 @@ def test_kept_launch_matches_the_jit_launch():
         assert torch.equal(grads[0], grads[2]), n
         torch.testing.assert_close(grads[2], torch._softmax_backward_data(dy, y.detach(), -1, x.dtype),
                                    atol=1e-6, rtol=1e-4)
-    assert fast_launch._KEPT and launchers._READY_BACKWARD
+        call = ready.ready_call(x)
+        kept = [call.go, *ready.ready_call(xg).backward_kept.values()]
+        assert all(not hasattr(go, "__self__") for go in kept), n     # kept launches, not SoftmaxLaunch.run
     # On the Triton versions whose launcher we know, every kept launch calls the C launch function directly.
     expected = {"3.6": "3.6", "3.9": "3.9"}.get(triton.__version__[:3])
     if expected:
-        assert {kept.form for kept in fast_launch._KEPT.values()} == {expected}
+        launch = ready.ready_call(x).launch
+        compiled = launch.run(x, torch.empty_like(x))
+        assert fast.KeptLaunch(compiled, launch.plan.grid, 0).form == expected
 
 
 @pytest.mark.gpu
@@ -287,7 +288,7 @@ def test_split_never_hangs_beside_a_kernel_holding_the_sms():
         tl.store(polls_ptr + tl.program_id(0), polls)
 
     gpu = sc.default_gpu()
-    plan = launchers.cached_plan(2, 262_144, torch.float32, "forward", False, 0)
+    plan = cached_plan(2, 262_144, torch.float32, "forward", False, 0)
     assert plan.path == "split"
     warps = plan.num_warps                       # the holder's programs are the size of ours
     warp_slots = gpu.max_warps_per_sm // warps
@@ -318,18 +319,18 @@ def test_kept_launch_takes_every_parameter_the_jit_binds():
     tiled kernel's trace switch has one), exactly as JITFunction.run binds them."""
     import inspect
 
-    from softmax_core.launch.fast import _trailing_values
-
     plan = sc.plan_softmax(3, 70_000, torch.float64, sc.default_gpu(), "forward", False)
     assert plan.path == "tiled"
-    (kernel, constexprs), = launchers.forward_kernel_calls(plan, False, True)
+    (step,) = launches.plan_steps(plan)
+    kernel, constexprs = step.kernel, step.constexprs
+    assert dict(constexprs)["FP64"] is True
     params = list(inspect.signature(kernel.fn).parameters)
-    values = _trailing_values(kernel, 6, constexprs)
+    values = fast.trailing_values(kernel, 6, constexprs)
     assert len(values) == len(params) - 6
     named = dict(zip(params[6:], values))
     assert named["TILE"] == plan.block_n and named["TRACE"] is False and named["trace_ptr"] is None
     with pytest.raises(TypeError, match="no value"):
-        _trailing_values(kernel, 6, ())
+        fast.trailing_values(kernel, 6, ())
 
 
 @pytest.mark.slow
@@ -347,12 +348,14 @@ def test_second_derivatives_through_the_operator(device):
 
 def test_ready_calls_know_when_a_plain_empty_like_is_the_output():
     """The replayed call allocates y with a bare empty_like(x) only when that is y's layout and dtype."""
-    from softmax_core.launch.api import _ready_forward
     dense = torch.randn(8, 40)
-    assert _ready_forward(dense, 1, False, torch.float32).plain_output
-    assert not _ready_forward(dense.to(torch.bfloat16), 1, False, torch.float32).plain_output   # a wider y
+    assert ready.ReadyCall(dense, 1, False, torch.float32, False).plain
+    assert not ready.ReadyCall(dense.to(torch.bfloat16), 1, False, torch.float32, False).plain   # a wider y
     padded = torch.randn(8, 48)[:, :40]                                                             # rows 48 apart
-    assert not _ready_forward(padded, 1, False, torch.float32).plain_output
+    call = ready.ReadyCall(padded, 1, False, torch.float32, False)
+    assert call.direct and not call.plain and call.launch.scalars[0] == 48
+    moved = ready.ReadyCall(torch.randn(4, 5, 6), 1, False, torch.float32, False)
+    assert not moved.direct and (moved.n_rows, moved.n_cols) == (24, 5)
 
 
 @pytest.mark.gpu
@@ -370,8 +373,7 @@ def test_the_kept_fast_path_gives_the_first_calls_answer():
     for kind, dtype in [("dense", None), ("padded", None), ("bf16", torch.float32)]:
         x = fresh(kind)
         first = sc.softmax(x, -1, dtype)
-        key = (x.shape, x.stride(), x.dtype, x.get_device(), -1, dtype, False, x.data_ptr() % 16)
-        assert launchers._READY[key].go is not None, "the second call would not take the kept path"
+        assert ready.ready_call(x, -1, dtype).go is not None, "the second call would not take the kept path"
         keep = [x]
         for _ in range(3):
             keep.append(fresh(kind))
