@@ -343,6 +343,7 @@ def test_live_sweep_on_a_gpu_machine(monkeypatch, recorded_dir):
     monkeypatch.setattr(sc.runtime, "backend", lambda: Coded.of(sc.runtime.Backend.GPU, name="pretend"))
     monkeypatch.setattr(bench, "run_sweep", fake_sweep)
     monkeypatch.setattr(bench, "available_providers", lambda: ["copy", "tuned", "tutorial", "torch", "naive"])
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda: (80 * 10**9, 80 * 10**9))   # the pretend GPU's memory
     at = app_on(script("bench"), {"Nlo": "1024", "Nhi": "4096", "providers": "naive,tutorial,bogus"})
     assert widget(at, "bench_providers").value == ["naive", "tutorial"]
     assert any("bogus" in i.value for i in at.info)              # the unknown provider in the link is named
