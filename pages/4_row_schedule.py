@@ -144,7 +144,9 @@ def render(step: int) -> None:
         charts.show(figure(step), key="schedule_grid", height=GRID_HEIGHT)
         st.caption(t("schedule_grid_caption", P=P, rows=row_schedule.row_list(trace.rows_of_program(0), 4)))
         charts.show(charts.program_grid(df, x_title=t("schedule_program"), y_title=t("schedule_iteration"),
-                                        title=t("schedule_by_program_title"), n_programs=P, n_iterations=K),
+                                        title=t("schedule_by_program_title") if P <= charts.PROGRAM_GRID_LABELLED_UP_TO
+                                        else t("schedule_by_program_title_plain"),
+                                        n_programs=P, n_iterations=K),
                     key="schedule_by_program", height=min(200 + 22 * K, 420))
     with right:
         anchors = ("program_id", "num_programs") if step == 0 else ("range", "row_ptr") \

@@ -63,7 +63,8 @@ def row_grid(df: pd.DataFrame, *, n_iterations: int, iteration_title: str, title
     text = alt.Chart(named("rows")).mark_text(fontSize=LABEL_FONT_SIZE, color="black").encode(
         x=alt.X("gx:O", axis=None), y=alt.Y("gy:O", axis=None), text="program:Q",
         opacity=alt.Opacity("text_alpha:Q", scale=None))
-    return Figure(cells + text, {"rows": df})
+    # as wide as the column: the cells (a band scale) grow with it, so their labels can be read
+    return Figure((cells + text).properties(width="container"), {"rows": df})
 
 
 # The by-program grid writes each cell's row number when its columns are wide enough for three digits.
@@ -83,10 +84,10 @@ def program_grid(df: pd.DataFrame, *, x_title: str, y_title: str, title: str, n_
         tooltip=["row:Q", "program:Q", "iteration:Q"],
     )
     if n_programs > PROGRAM_GRID_LABELLED_UP_TO:
-        return Figure(chart, {"programs": df})
+        return Figure(chart.properties(width="container"), {"programs": df})
     text = alt.Chart(named("programs")).mark_text(fontSize=LABEL_FONT_SIZE - 2, color="black").encode(
         x=x, y=y, text="row:Q", opacity=alt.Opacity("text_alpha:Q", scale=None))
-    return Figure(chart + text, {"programs": df})
+    return Figure((chart + text).properties(width="container"), {"programs": df})
 
 
 def sm_slots(df: pd.DataFrame, *, x_title: str, y_title: str, program_title: str, title: str,
