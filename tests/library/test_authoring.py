@@ -202,3 +202,20 @@ def test_do_not_specialize_is_honoured():
     specs = argspec.merge(argspec.prefill(info), [argspec.parse_arg(a) for a in ("n=i32:1", "m=i32:32", "one=i32:1")])
     spec = argspec.jit_specialisation(specs, info)
     assert (spec.equal_to_one, spec.divisible_by_16) == (("one",), ("x_ptr",))
+
+
+def test_the_h200_record_is_read_with_its_provenance():
+    import json
+
+    from softmax_core.authoring import record
+    from softmax_core.data import assets_dir
+
+    rec = record.read_record()
+    raw = json.loads((assets_dir() / record.RECORD).read_text())
+    assert rec.provenance.triton == raw["provenance"]["triton"] and rec.provenance.commit
+    assert [r.example for r in rec.examples] == [row["example"] for row in raw["rows"]]
+    for r, row in zip(rec.examples, raw["rows"]):
+        assert r.driver_agrees == row["driver_agrees"]
+        assert r.same_compile == ((row["ours_registers"], row["ours_shared_bytes"])
+                                  == (row["jit_registers"], row["jit_shared_bytes"]))
+    assert record.read_record(assets_dir() / "no-such-record.json") is None
