@@ -33,7 +33,7 @@ def fast_exp(x, FP64: tl.constexpr):
 
 
 @triton.jit
-def _acc(x, FP64: tl.constexpr):
+def upcast(x, FP64: tl.constexpr):
     """Upcast to the accumulation type: float64 for float64 input, float32 for everything else."""
     if FP64:
         return x.to(tl.float64)
@@ -71,7 +71,7 @@ def softmax_rows_kernel(
         rows = block * ROWS + tl.arange(0, ROWS)
         mask = (rows < n_rows)[:, None] & col_ok[None, :]
         rows64 = rows.to(tl.int64)
-        x = _acc(tl.load(x_ptr + rows64[:, None] * x_row_stride + cols[None, :], mask=mask,
+        x = upcast(tl.load(x_ptr + rows64[:, None] * x_row_stride + cols[None, :], mask=mask,
                          other=float("-inf"), eviction_policy="evict_first"), FP64)
         row_max = tl.max(x, axis=1)
         if SAFE:  # an all -inf row gives zeros instead of NaN
@@ -107,11 +107,11 @@ def softmax_tiled_kernel(
         x_row = x_ptr + tl.cast(row, tl.int64) * x_row_stride
         y_row = y_ptr + tl.cast(row, tl.int64) * y_row_stride
         # Pass 1: one (max, sum) for the whole row, one tile at a time.
-        running_max = _acc(tl.full((), float("-inf"), tl.float32), FP64)
-        running_sum = _acc(tl.full((), 0.0, tl.float32), FP64)
+        running_max = upcast(tl.full((), float("-inf"), tl.float32), FP64)
+        running_sum = upcast(tl.full((), 0.0, tl.float32), FP64)
         for t in range(0, n_tiles):
             cols = t * TILE + offsets
-            x = _acc(tl.load(x_row + cols, mask=cols < n_cols, other=float("-inf"),
+            x = upcast(tl.load(x_row + cols, mask=cols < n_cols, other=float("-inf"),
                              eviction_policy="evict_last"), FP64)
             new_max, new_sum, rescale, tile_sum = online_update(running_max, running_sum, x, FP64)
             if TRACE:
@@ -134,7 +134,7 @@ def softmax_tiled_kernel(
         for t in range(0, n_tiles):
             cols = (n_tiles - 1 - t) * TILE + offsets
             mask = cols < n_cols
-            x = _acc(tl.load(x_row + cols, mask=mask, other=float("-inf"), eviction_policy="evict_first"), FP64)
+            x = upcast(tl.load(x_row + cols, mask=mask, other=float("-inf"), eviction_policy="evict_first"), FP64)
             tl.store(y_row + cols, fast_exp(x - running_max, FP64) * inv_sum, mask=mask, eviction_policy="evict_first")
 
 
@@ -152,8 +152,8 @@ def softmax_backward_rows_kernel(
     for block in tl.range(tl.program_id(0), n_blocks, tl.num_programs(0)):
         rows = (block * ROWS + tl.arange(0, ROWS)).to(tl.int64)
         mask = (rows < n_rows)[:, None] & col_ok[None, :]
-        y = _acc(tl.load(y_ptr + rows[:, None] * y_row_stride + cols[None, :], mask=mask, other=0.0), FP64)
-        dy = _acc(tl.load(dy_ptr + rows[:, None] * dy_row_stride + cols[None, :], mask=mask, other=0.0), FP64)
+        y = upcast(tl.load(y_ptr + rows[:, None] * y_row_stride + cols[None, :], mask=mask, other=0.0), FP64)
+        dy = upcast(tl.load(dy_ptr + rows[:, None] * dy_row_stride + cols[None, :], mask=mask, other=0.0), FP64)
         dot = tl.sum(y * dy, axis=1)
         tl.store(dx_ptr + rows[:, None] * dx_row_stride + cols[None, :], y * (dy - dot[:, None]), mask=mask)
 
@@ -169,20 +169,20 @@ def softmax_backward_tiled_kernel(
     offsets = tl.arange(0, TILE)
     for row in tl.range(tl.program_id(0), n_rows, tl.num_programs(0)):
         row64 = tl.cast(row, tl.int64)
-        dot = _acc(tl.full((), 0.0, tl.float32), FP64)
+        dot = upcast(tl.full((), 0.0, tl.float32), FP64)
         for t in range(0, n_tiles):
             cols = t * TILE + offsets
             mask = cols < n_cols
-            y = _acc(tl.load(y_ptr + row64 * y_row_stride + cols, mask=mask, other=0.0,
+            y = upcast(tl.load(y_ptr + row64 * y_row_stride + cols, mask=mask, other=0.0,
                              eviction_policy="evict_last"), FP64)
-            dy = _acc(tl.load(dy_ptr + row64 * dy_row_stride + cols, mask=mask, other=0.0,
+            dy = upcast(tl.load(dy_ptr + row64 * dy_row_stride + cols, mask=mask, other=0.0,
                               eviction_policy="evict_last"), FP64)
             dot += tl.sum(y * dy, axis=0)
         for t in range(0, n_tiles):
             cols = (n_tiles - 1 - t) * TILE + offsets
             mask = cols < n_cols
-            y = _acc(tl.load(y_ptr + row64 * y_row_stride + cols, mask=mask, other=0.0,
+            y = upcast(tl.load(y_ptr + row64 * y_row_stride + cols, mask=mask, other=0.0,
                              eviction_policy="evict_first"), FP64)
-            dy = _acc(tl.load(dy_ptr + row64 * dy_row_stride + cols, mask=mask, other=0.0,
+            dy = upcast(tl.load(dy_ptr + row64 * dy_row_stride + cols, mask=mask, other=0.0,
                               eviction_policy="evict_first"), FP64)
             tl.store(dx_ptr + row64 * dx_row_stride + cols, y * (dy - dot), mask=mask, eviction_policy="evict_first")
