@@ -86,7 +86,7 @@ def ask_driver(lib, job: kc.CompileJob) -> dict:
     from triton.compiler import ASTSource
 
     start = time.perf_counter()
-    src = ASTSource(fn=kc._resolve(job.kernel), signature=dict(job.signature), constexprs=dict(job.constexprs))
+    src = ASTSource(fn=kc.resolve_kernel(job.kernel), signature=dict(job.signature), constexprs=dict(job.constexprs))
     compiled = triton.compile(src, target=GPUTarget(*job.target),
                               options={"num_warps": job.num_warps, "num_stages": job.num_stages})
     row = {"shared_bytes": int(compiled.metadata.shared), "compile_s": round(time.perf_counter() - start, 3)}
@@ -215,7 +215,7 @@ def main() -> None:
         writer.writeheader()
         writer.writerows(rows)
     import subprocess
-    ptxas = subprocess.run([kc._tool("ptxas"), "--version"], capture_output=True, text=True).stdout.strip()
+    ptxas = subprocess.run([kc.nvidia_tool("ptxas"), "--version"], capture_output=True, text=True).stdout.strip()
     provenance = {
         "what": "cuOccupancyMaxActiveBlocksPerMultiprocessor(function, 32 * num_warps, metadata.shared) for each "
                 "compiled kernel; n_regs from cuFuncGetAttribute(NUM_REGS)",
