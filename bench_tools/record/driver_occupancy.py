@@ -30,6 +30,7 @@ import triton
 import softmax_core as sc
 from softmax_core.hardware import compile as kc
 from softmax_core.plans import tuned as tuned_plan
+from softmax_core.plans.choose import plan_softmax
 from softmax_core.plans.tutorial import tutorial_compile_job
 
 # CUdevice_attribute values (cuda.h) for the figures the occupancy rules use.
@@ -153,7 +154,7 @@ def tuned_jobs(gpu, quick: bool = False):
             for dtype in (torch.float32, torch.bfloat16):
                 for n in TUNED_N[:2] if quick else TUNED_N:
                     seen.clear()
-                    plan = tuned_plan.plan_softmax(TUNED_ROWS, n, dtype, gpu, direction)
+                    plan = plan_softmax(TUNED_ROWS, n, dtype, gpu, direction)
                     for job in list(seen):
                         chosen = dict(job.constexprs) == _plan_constexprs(plan, job)
                         yield {"source": f"tuned {direction}", "dtype": str(dtype).replace("torch.", ""),

@@ -32,7 +32,8 @@ from softmax_core.kernels.tuned import (softmax_backward_rows_kernel, softmax_ba
                                         softmax_rows_kernel, softmax_tiled_kernel)
 from softmax_core.kernels.any_width import any_width_calls, tiny_rows_calls
 from softmax_core.launch.fast import KeptLaunch, trailing_values
-from softmax_core.plans.tuned import SoftmaxPlan, plan_softmax
+from softmax_core.plans.tuned import SoftmaxPlan
+from softmax_core.plans.choose import plan_softmax
 
 FLOAT64 = dtypes.name(torch.float64)
 

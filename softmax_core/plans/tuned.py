@@ -230,19 +230,6 @@ def launch_divisible(signature: tuple, n_cols: int, aligned: bool) -> tuple[str,
 PATHS = ("rows", "tiled", "split")
 
 
-def plan_softmax(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, gpu: GpuSpec | None = None,
-                 direction: str = "forward", safe: bool = False, *, path: str | None = None,
-                 aligned: bool = True, edges: bool | None = None) -> SoftmaxPlan:
-    """The plan for an n_rows x n_cols softmax on `gpu`: the path plan_rows_tiled_split chooses, then, where
-    it is faster, the same plan on the any-width kernels (plans/any_width.py: rows of a width Triton cannot
-    prove aligned, and tiny packed rows). `edges` forces the aligned-body choice either way (tests, tuning)."""
-    from softmax_core.plans.any_width import refine
-
-    gpu = gpu or default_gpu()
-    plan = plan_rows_tiled_split(n_rows, n_cols, dtype, gpu, direction, safe, path=path, aligned=aligned)
-    return refine(plan, dtype, path=path, aligned=aligned, edges=edges)
-
-
 def plan_rows_tiled_split(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32,
                           gpu: GpuSpec | None = None, direction: str = "forward", safe: bool = False, *,
                           path: str | None = None, aligned: bool = True) -> SoftmaxPlan:

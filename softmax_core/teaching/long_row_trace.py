@@ -333,7 +333,7 @@ class TiledTraffic:
 def tiled_traffic(n_rows: int, n_cols: int, dtype: torch.dtype, gpu) -> TiledTraffic:
     """The tiled path's plan for this shape on `gpu` (compiled), and the rows it has in flight at once: one
     program per row, as many programs per SM as its registers allow."""
-    from softmax_core.plans.tuned import plan_softmax
+    from softmax_core.plans.choose import plan_softmax
 
     if n_rows < 1 or n_cols < 1:
         raise ValueError(f"need a positive shape, got {n_rows} x {n_cols}")
