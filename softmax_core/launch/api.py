@@ -15,6 +15,7 @@ from softmax_core.kernels.tutorial import tutorial_softmax_kernel
 from softmax_core.launch import operators
 from softmax_core.launch.launches import (backward_launch, cached_plan, forward_launch, launch_now,  # noqa: F401
                                          rows_unit_stride)
+from softmax_core.launch.autograd import functorch_active, softmax_apply
 from softmax_core.launch.ready import READY, ReadyCall, call_key, remember
 from softmax_core.words import describe
 from softmax_core.plans.tutorial import LaunchPlan, plan_launch
@@ -159,6 +160,8 @@ def softmax(x: torch.Tensor, dim: int = -1, dtype: torch.dtype | None = None, *,
         ready = READY.get(call_key(x, dim, dtype, safe))
         if ready is not None and _dispatch_modes() == 0:
             if x.requires_grad and _grad_enabled():
+                if ready.grad_direct and not functorch_active():
+                    return softmax_apply(x, ready)       # SoftmaxFunction.apply, its C part called directly
                 return ready.with_grad(x)
             go = ready.go
             if ready.plain and go is not None:
