@@ -6,18 +6,17 @@ the numbers on this page come from softmax_core and from recorded benchmark runs
 import streamlit as st
 
 import softmax_core as sc
-from explorer_ui import data, defaults, fmt, layout, predict
+from explorer_ui import data, defaults, fmt, layout, pages_registry, quiz
 from explorer_ui.i18n import t
 from softmax_core.hardware import dtypes
 
 layout.setup_page("home")
-st.title(t("app_name"))
-st.markdown(t("home_lead"))
+layout.intro("home", title=t("app_name"), lead=t("home_lead"))
 layout.device_banner()
 
 M, N = defaults.CHAPTER_M, defaults.CHAPTER_N
 traffic = sc.memory_traffic(M, N, dtypes.torch_dtype(defaults.DTYPE))
-predict.ask(predict.fused_speedup("home_speedup", traffic, M, N, defaults.DTYPE))
+quiz.ask(quiz.fused_speedup("home_speedup", traffic, M, N, defaults.DTYPE))
 left, right = st.columns(2)
 with left:
     st.subheader(t("home_why_title"))
@@ -26,9 +25,11 @@ with left:
     c1, c2, c3 = st.columns(3)
     c1.metric(t("home_naive_bytes"), fmt.fmt_bytes(traffic.naive_bytes))
     c2.metric(t("home_fused_bytes"), fmt.fmt_bytes(traffic.fused_bytes))
-    c3.metric(t("home_predicted"), f"{traffic.predicted_speedup:.2f}×")
+    c3.metric(t("home_predicted"), f"{traffic.predicted_speedup:.3f}×")
     measured = data.measured_speedup(defaults.DTYPE, N, M)
-    if measured and measured["exact"]:
+    if measured and measured["exact"] and "fused_eff" in measured:     # the speedup, split into its parts
+        st.markdown(t("home_measured_parts", **measured) + " " + layout.spread_sentence(measured))
+    elif measured and measured["exact"]:
         st.markdown(t("home_measured", **measured) + " " + layout.spread_sentence(measured))
     elif measured:
         st.markdown(t("acc_not_at_shape", asked_M=M, asked_N=N, **measured) + " " + layout.spread_sentence(measured))
@@ -36,6 +37,7 @@ with left:
         st.caption(t("home_no_measured"))
 with right:
     st.subheader(t("home_story_title"))
-    for path, key, icon in layout.PAGES[1:]:
-        st.page_link(path, label=t(key), icon=icon)
-        st.caption(t(f"{key}_blurb"))
+    for page in pages_registry.story():
+        st.page_link(page.script, label=page.label(), icon=page.icon)
+        st.caption(t(page.blurb_key))
+layout.page_end()

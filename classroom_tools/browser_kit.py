@@ -1,8 +1,8 @@
 """Driving the app in a real browser: shared by the browser tests (tests/browser/), measure_speed and
 many_students.
 
-- `app_pages()` lists Home and every page in pages/ with the URL path Streamlit serves it under (asked of
-  Streamlit itself, so a renamed or added page is covered without touching the tests).
+- `app_pages()` lists Home and every page with the URL path Streamlit serves it under (from the app's page
+  registry, so a renamed or added page is covered without touching the tests).
 - `StreamlitServer` starts `streamlit run app.py` on 127.0.0.1 and a free port, and waits for /_stcore/health.
 - `PageWatch` records what a browser page did that a classroom must not see: JavaScript errors, console
   errors, and requests that leave the machine.
@@ -53,22 +53,14 @@ class AppPage:
 
 
 def app_pages(root: Path = ROOT) -> list[AppPage]:
-    """Home (app.py) then every page of pages/ in Streamlit's own order and under its own URL path.
+    """Home (app.py) then every page, in the story's order, under the URL path Streamlit serves it at: read
+    from the app's page registry (explorer_ui/pages_registry.py), which tests/app/test_pages_registry.py holds to
+    the pages/ folder and to Streamlit's own naming (`pages/3_padding_chain.py` -> `/padding_chain`)."""
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    from explorer_ui import pages_registry
 
-    Streamlit's classic multipage mode takes each `pages/*.py` except dot-files and `__init__.py`, sorts by
-    the leading number, and serves it under the file name without that number and its separator, emoji
-    dropped and runs of `_`/space collapsed: `pages/3_padding_chain.py` -> `/padding_chain`.
-    """
-    from streamlit.source_util import page_icon_and_name, page_sort_key
-
-    pages = [AppPage("home", "", "app.py")]
-    folder = root / "pages"
-    if folder.is_dir():
-        scripts = [p for p in folder.glob("*.py") if not p.name.startswith(".") and p.name != "__init__.py"]
-        for script in sorted(scripts, key=page_sort_key):
-            _, name = page_icon_and_name(script)
-            pages.append(AppPage(name, name, f"pages/{script.name}"))
-    return pages
+    return [AppPage(page.url_path or "home", page.url_path, page.script) for page in pages_registry.PAGES]
 
 
 def chromium_version() -> str:

@@ -52,7 +52,7 @@ KERNEL_ANCHORS = {
 }
 
 
-def _without_trace_block(lines: list[str]) -> list[str]:
+def without_trace_block(lines: list[str]) -> list[str]:
     """Drop the `if TRACE:` block: it only feeds this app, and it compiles away when TRACE is False."""
     out, skipping, indent = [], False, 0
     for line in lines:
@@ -76,7 +76,7 @@ def _without_trace_block(lines: list[str]) -> list[str]:
 def kernel_source() -> tuple[str, ...]:
     fn = tutorial_kernel.tutorial_softmax_kernel
     src = textwrap.dedent(inspect.getsource(getattr(fn, "fn", fn)))
-    return tuple(_without_trace_block(src.splitlines()))
+    return tuple(without_trace_block(src.splitlines()))
 
 
 @lru_cache(maxsize=1)
@@ -174,13 +174,13 @@ def render_code(lines: tuple[str, ...], highlighted: list[int], caption: str | N
                 max_height: int | None = None, context: int | None = None) -> None:
     """Syntax-coloured code with the given lines highlighted (st.code cannot highlight a line), its comments in
     the reader's language. With `context`, only the highlighted lines and that many lines around them are shown."""
-    st.html(_code_html(translate_comments(tuple(lines), language()), tuple(highlighted), caption, max_height, context))
+    st.html(code_html(translate_comments(tuple(lines), language()), tuple(highlighted), caption, max_height, context))
 
 
 # An animation redraws its code panel every frame with one of a handful of highlights; colouring the code
 # (Pygments) took about a fifth of a frame's time, so each panel's HTML is made once.
 @lru_cache(maxsize=256)
-def _code_html(lines: tuple[str, ...], highlighted: tuple[int, ...], caption: str | None, max_height: int | None,
+def code_html(lines: tuple[str, ...], highlighted: tuple[int, ...], caption: str | None, max_height: int | None,
                context: int | None) -> str:
     highlighted = list(highlighted)
     first = 1
@@ -192,9 +192,9 @@ def _code_html(lines: tuple[str, ...], highlighted: tuple[int, ...], caption: st
     formatter = HtmlFormatter(noclasses=True, hl_lines=highlighted, linenos="inline", linenostart=first,
                               style="default", hl_color="#ffe58a", nobackground=False)
     body = highlight("\n".join(lines), PythonLexer(), formatter)
-    # Long lines wrap instead of scrolling out of sight: at a 1280 px window the panel is ~500 px wide, and
-    # the end of a line (`mask=mask, other=PAD_VALUE`) is often what the page is about.
-    body = body.replace('<pre style="', '<pre style="white-space:pre-wrap;overflow-wrap:anywhere;', 1)
+    # Lines keep their indentation and do not wrap (a wrapped line would restart at column 0, under the block
+    # it belongs to): a line longer than the panel scrolls sideways inside it.
+    body = body.replace('<pre style="', '<pre style="white-space:pre;overflow-x:auto;', 1)
     head = f'<div style="font-size:0.8rem;color:#555;margin-bottom:0.2rem">{html.escape(caption)}</div>' \
         if caption else ""
     limit = f"max-height:{max_height}px;" if max_height else ""

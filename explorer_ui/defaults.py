@@ -27,6 +27,6 @@ SCHEDULE_N = 16384
 # values per row, for M = CHAPTER_M rows.
 LONG_ROWS_NS = tuple(sorted((CHAPTER_N,) + tuple(2 ** k for k in range(8, 21))))
 # The long-rows page's L2 chart: the tiled path's traffic at the path map's sizes from 4096 values per row, on
-# the page's GPU and on the GPU that its recorded tiled/split sweeps ran on (explorer_ui/long_rows.PATHS_CSVS).
+# the page's GPU and on the GPU that its recorded tiled/split sweeps ran on (explorer_ui.long_row_frames.PATHS_CSVS).
 LONG_ROWS_L2_NS = tuple(n for n in LONG_ROWS_NS if n >= 4096)
 LONG_ROWS_RECORDED_GPU = "h200"

@@ -1,7 +1,10 @@
-"""How the app writes numbers: byte sizes in a unit that fits them, counts with thousands separators, tables
-with both. One module, so that every page writes "12.8 MB" and "4,096" the same way.
+"""How the app writes numbers: byte sizes in a unit that fits them, counts with thousands separators, values
+with significant digits, tables with all of them. One module, so that every page writes "12.8 MB", "4,096"
+and "−inf" the same way.
 
-Decimal units (1 KB = 1,000 B), as GPU makers quote bandwidth and memory sizes. Pure functions.
+Byte sizes are decimal (1 kB = 1,000 B, 1 MB = 10⁶ B, 1 GB = 10⁹ B), as GPU makers quote bandwidth; the
+glossary says so ("decimal units"). A figure the catalog quotes in binary units (L2 in MiB) keeps its MiB and
+is converted for comparison by `fmt_bytes`. Pure functions.
 """
 from __future__ import annotations
 
@@ -10,11 +13,11 @@ import math
 import pandas as pd
 
 # (unit, bytes in one unit), largest first
-BYTE_UNITS = (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("KB", 1e3), ("B", 1.0))
+BYTE_UNITS = (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3), ("B", 1.0))
 
 
 def byte_unit(n: float) -> tuple[str, float]:
-    """The unit a size of `n` bytes reads best in: the largest with at least one whole unit (B below 1 KB)."""
+    """The unit a size of `n` bytes reads best in: the largest with at least one whole unit (B below 1 kB)."""
     size = abs(float(n))
     for unit, scale in BYTE_UNITS:
         if size >= scale:
@@ -23,7 +26,7 @@ def byte_unit(n: float) -> tuple[str, float]:
 
 
 def fmt_bytes(n: float) -> str:
-    """`n` bytes as "781 B", "3.1 KB", "12.8 MB", "4.4 TB"; never thousands of one unit next to a larger one."""
+    """`n` bytes as "781 B", "3.1 kB", "12.8 MB", "4.4 TB"; never thousands of one unit next to a larger one."""
     unit, scale = byte_unit(n)
     if unit == "B":
         return f"{n:,.0f} B"
@@ -39,6 +42,16 @@ def axis_bytes(values) -> tuple[str, float]:
     axis reads "0 … 40 MB" and not "0 … 40,000,000 B" or "0.000040 TB". Returns (unit, divisor)."""
     largest = max((abs(float(v)) for v in values), default=0.0)
     return byte_unit(largest)
+
+
+def number(v: float, digits: int = 4) -> str:
+    """A value as the pages print it: "NaN", "−inf" / "+inf", "0", else `digits` significant digits."""
+    v = float(v)
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "−inf" if v < 0 else "+inf"
+    return "0" if v == 0 else f"{v:.{digits}g}"
 
 
 def count(n) -> str:

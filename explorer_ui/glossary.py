@@ -1,7 +1,8 @@
 """The glossary: which terms, where each one matters, its figure on a GPU, and links to its entry.
 
 The words themselves live in locales/glossary.<lang>.toml (gloss_<term>_term / _def / _figure). Here is
-what is not words: the order of the entries, the page each one points to, and the figure, computed from a
+what is not words: the order of the entries, the page each one points to (a key of
+explorer_ui.pages_registry), and the figure, computed from a
 GpuSpec and the chapter kernel's launch plan (never typed). Pages link a term's first use with
 `FirstUse`: `g = FirstUse(); st.markdown(f"... {g('sm')} ...")`.
 """
@@ -12,50 +13,47 @@ import re
 import softmax_core as sc
 from softmax_core.hardware import runtime
 from softmax_core.plans.tutorial import TUTORIAL_STAGES_SHARED_THRESHOLD
+from softmax_core.teaching.launch_facts import facts_of_plan
 
-from . import present
+from . import pages_registry, present
+from .fmt import fmt_bytes
 from .i18n import has, language, say, t
 
-GLOSSARY_PAGE = "pages/10_glossary.py"
+GLOSSARY = "glossary"       # the glossary's own page (explorer_ui.pages_registry)
 TERM_PARAM = "term"          # ?term=sm: the glossary shows that entry first
 
-# (term, the page where it matters: the script path as in layout.PAGES)
+# (term, the page where it matters)
 TERMS = (
-    ("sm", "pages/5_gpu_occupancy.py"),
-    ("warp", "pages/5_gpu_occupancy.py"),
-    ("thread", "pages/5_gpu_occupancy.py"),
-    ("program", "pages/4_row_schedule.py"),
-    ("grid", "pages/4_row_schedule.py"),
-    ("register", "pages/5_gpu_occupancy.py"),
-    ("shared_memory", "pages/5_gpu_occupancy.py"),
-    ("l2", "pages/6_benchmark.py"),
-    ("dram", "pages/2_memory_traffic.py"),
-    ("bandwidth", "pages/6_benchmark.py"),
-    ("occupancy", "pages/5_gpu_occupancy.py"),
-    ("persistent", "pages/4_row_schedule.py"),
-    ("block_size", "pages/3_padding_chain.py"),
-    ("num_warps", "pages/9_chapter_notes.py"),
-    ("num_stages", "pages/9_chapter_notes.py"),
-    ("mask", "pages/3_padding_chain.py"),
-    ("fusion", "pages/2_memory_traffic.py"),
-    ("interpreter", "pages/9_chapter_notes.py"),
-    ("stride", "pages/9_chapter_notes.py"),
+    ("sm", "gpu"),
+    ("warp", "gpu"),
+    ("thread", "gpu"),
+    ("program", "schedule"),
+    ("grid", "schedule"),
+    ("register", "gpu"),
+    ("shared_memory", "gpu"),
+    ("l2", "bench"),
+    ("dram", "memory"),
+    ("bandwidth", "bench"),
+    ("occupancy", "gpu"),
+    ("persistent", "schedule"),
+    ("block_size", "padding"),
+    ("num_warps", "chapter"),
+    ("num_stages", "chapter"),
+    ("mask", "padding"),
+    ("fusion", "memory"),
+    ("interpreter", "chapter"),
+    ("stride", "chapter"),
 )
 TERM_KEYS = tuple(term for term, _ in TERMS)
-
-
-def url_name(script: str) -> str:
-    """The URL path Streamlit serves a page under: its file name without the number prefix and '.py'."""
-    stem = script.rsplit("/", 1)[-1].removesuffix(".py")
-    return "" if script == "app.py" else re.sub(r"^\d+_", "", stem)
 
 
 def anchor(term: str) -> str:
     return f"gloss-{term.replace('_', '-')}"
 
 
-def page_of(term: str) -> str:
-    return dict(TERMS)[term]
+def page_of(term: str) -> pages_registry.Page:
+    """The page where `term` matters."""
+    return pages_registry.page(dict(TERMS)[term])
 
 
 def link(term: str, text: str | None = None) -> str:
@@ -68,7 +66,8 @@ def link(term: str, text: str | None = None) -> str:
     # mode, and the term, which the glossary shows first (the #anchor alone is lost when the page writes
     # its settings into the URL).
     shown = "&present=1" if present.is_on() else ""
-    return f"[{label}](./{url_name(GLOSSARY_PAGE)}?lang={language()}{shown}&{TERM_PARAM}={term}#{anchor(term)})"
+    path = pages_registry.page(GLOSSARY).url_path
+    return f"[{label}](./{path}?lang={language()}{shown}&{TERM_PARAM}={term}#{anchor(term)})"
 
 
 def help_text(term: str) -> str:
@@ -146,14 +145,12 @@ def _num(x: float, digits: int = 0) -> str:
 def figure_values(gpu: sc.GpuSpec, plan: sc.LaunchPlan | None, M: int, N: int) -> dict[str, dict]:
     """term -> the values its `_figure` sentence needs, for `gpu`; a term without a figure on this GPU (no
     L2 size in the catalog, no plan because the kernel does not compile) is left out."""
-    from .layout import fmt_bytes as _bytes
-
     traffic = sc.memory_traffic(M, N)
     values: dict[str, dict] = {
         "sm": {"sms": gpu.multiprocessor_count},
         "warp": {"warp": gpu.warp_size},
-        "fusion": {"M": _num(M), "N": _num(N), "naive": _bytes(traffic.naive_bytes),
-                   "fused": _bytes(traffic.fused_bytes), "speedup": f"{traffic.predicted_speedup:.2f}"},
+        "fusion": {"M": _num(M), "N": _num(N), "naive": fmt_bytes(traffic.naive_bytes),
+                   "fused": fmt_bytes(traffic.fused_bytes), "speedup": f"{traffic.predicted_speedup:.2f}"},
         "stride": {"M": _num(M), "N": N},
         "interpreter": {},
     }
@@ -166,6 +163,7 @@ def figure_values(gpu: sc.GpuSpec, plan: sc.LaunchPlan | None, M: int, N: int) -
         values["bandwidth"] = {"bw": _num(gpu.memory_bandwidth_gbps), "M": _num(M), "N": _num(N),
                                "us": _num(moved / (gpu.memory_bandwidth_gbps * 1e9) * 1e6, 1)}
     if plan is not None:
+        facts = facts_of_plan(plan)     # the GPU's programs per SM and limiter, as every page states them
         values.update({
             "thread": {"N": N, "threads": plan.num_warps * gpu.warp_size, "warps": plan.num_warps,
                        "warp": gpu.warp_size},
@@ -173,8 +171,8 @@ def figure_values(gpu: sc.GpuSpec, plan: sc.LaunchPlan | None, M: int, N: int) -
             "grid": {"grid": str(plan.grid)},
             "register": {"regs": _num(gpu.max_num_regs), "n_regs": plan.n_regs},
             "shared_memory": {"smem": _num(gpu.max_shared_mem), "shared": _num(plan.shared_bytes)},
-            "occupancy": {"per_sm": plan.programs_per_sm, "N": _num(N),
-                          "limiter": say(plan.limiter)},
+            "occupancy": {"per_sm": facts.programs_per_sm, "N": _num(N), "limiter": say(facts.limiter),
+                          "chapter_per_sm": facts.chapter_programs_per_sm},
             "persistent": {"M": _num(M), "rows_per_program": _num(plan.rows_per_program, 1)},
             "block_size": {"N": _num(N), "block": _num(plan.block_size)},
             "num_warps": {"block": _num(plan.block_size), "warps": plan.num_warps},

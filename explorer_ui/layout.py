@@ -1,8 +1,12 @@
-"""What every page does first: page config, language, our own translated navigation, the device banner.
+"""What every page does first and last: page config, language, our own translated navigation, the device
+banner; and the link to the next page.
 
 The app uses Streamlit's classic multipage mode (a `pages/` folder, app.py is Home). Streamlit's own
 sidebar navigation is hidden (`client.showSidebarNavigation = false`) and drawn here with
-`st.page_link`, so that its labels follow the language switch.
+`st.page_link`, so that its labels follow the language switch. The pages and their order come from
+explorer_ui.pages_registry. In presentation mode the sidebar is folded away and Streamlit's header (which
+holds the control that reopens it) is hidden, so a bar at the top of the page keeps the way around: the
+previous and next page, the other language, and the way out of the mode.
 """
 from __future__ import annotations
 
@@ -13,45 +17,80 @@ import streamlit as st
 
 import softmax_core as sc
 
-from . import data, glossary, present, prewarm, urlstate
-from .fmt import fmt_bytes  # noqa: F401  (pages and the glossary ask layout for it; it lives in fmt)
+from . import data, glossary, pages_registry, present, prewarm, server_options, urlstate
+from .fmt import fmt_bytes  # noqa: F401  (pages ask layout for it; it lives in fmt)
 from .i18n import LANGUAGES, language, say, set_language, t
 
-# (script path relative to app.py, translation key of its label, icon)
-PAGES = (
-    ("app.py", "nav_home", "🏠"),
-    ("pages/2_memory_traffic.py", "nav_memory", "🧮"),
-    ("pages/3_padding_chain.py", "nav_padding", "🧩"),
-    ("pages/4_row_schedule.py", "nav_schedule", "🗂️"),
-    ("pages/5_gpu_occupancy.py", "nav_gpu", "🔧"),
-    ("pages/6_benchmark.py", "nav_bench", "⏱️"),
-    ("pages/7_long_rows.py", "nav_longrows", "📏"),
-    ("pages/8_sharing_a_row.py", "nav_sharing", "🤝"),
-    ("pages/9_chapter_notes.py", "nav_chapter", "📖"),
-    ("pages/10_glossary.py", "nav_glossary", "📚"),
-    ("pages/11_your_kernel.py", "nav_your_kernel", "🧪"),
-)
+# The browser tab's icon: an emoji, which Streamlit draws itself. A Material icon there would be fetched from
+# Google's font server, and a classroom page makes no request outside this server.
+TAB_ICON = "⚡"
+
+# Session key: the page this run draws (its registry key), set by setup_page, read by page_end.
+CURRENT_PAGE = "layout_current_page"
 
 
 def setup_page(page: str) -> None:
-    """Call first on every page: `page` is the nav key's suffix ("home", "memory", ...)."""
+    """Call first on every page: `page` is its key in explorer_ui.pages_registry ("home", "memory", ...)."""
     prewarm.start_once()      # the server's first page run starts compiling what later pages ask for
     _init_language()
     present.init()            # ?present=1: folded sidebar, larger type, animations fit a 1280 x 720 projector
-    icon = next((i for _, key, i in PAGES if key == f"nav_{page}"), "⚡")
-    st.set_page_config(page_title=f"{t(f'nav_{page}')} · {t('app_name')}", page_icon=icon, layout="wide",
+    this = pages_registry.page(page)
+    st.session_state[CURRENT_PAGE] = this.key
+    st.set_page_config(page_title=f"{this.label()} · {t('app_name')}", page_icon=TAB_ICON, layout="wide",
                        initial_sidebar_state=present.sidebar_state())
     present.style()
     _sidebar()
 
 
+def page_end() -> None:
+    """Call last on every page: a link to the next page of the story (after the last one, back to Home)."""
+    this = pages_registry.page(st.session_state.get(CURRENT_PAGE, pages_registry.home().key))
+    after = pages_registry.next_page(this.key)
+    st.divider()
+    if after is not None:
+        st.page_link(after.script, label=t("nav_next", page=after.label()), icon=after.icon)
+    else:
+        home = pages_registry.home()
+        st.page_link(home.script, label=t("nav_back_home", page=home.label()), icon=home.icon)
+
+
+def _other_language() -> str:
+    return next(lang for lang in LANGUAGES if lang != language())
+
+
+def _present_bar(this: pages_registry.Page, lead: str) -> None:
+    """Presentation mode's way around, beside the page's title: the page's introduction (folded), all pages,
+    the previous and the next page, the other language, and the way out of the mode. Every control says in
+    words what it does (a lab machine may have no emoji font)."""
+    before, after = pages_registry.previous_page(this.key), pages_registry.next_page(this.key)
+    with st.container(horizontal=True, horizontal_alignment="right", vertical_alignment="center", gap="small",
+                      key="present_bar"):
+        with st.popover(t("present_about")):
+            st.markdown(lead)
+        with st.popover(t("present_bar_pages")):
+            for entry in pages_registry.PAGES:
+                st.page_link(entry.script, label=entry.label(), icon=entry.icon, disabled=entry == this)
+        if before is not None:
+            st.page_link(before.script, label=t("present_bar_previous"), help=before.label())
+        if after is not None:
+            st.page_link(after.script, label=t("present_bar_next"), help=after.label())
+        other = _other_language()
+        st.button(LANGUAGES[other], key="present_bar_lang", on_click=set_language, args=(other,),
+                  help=t("present_bar_lang_help"))
+        st.button(t("present_exit"), key="present_bar_exit", on_click=present.leave, help=t("present_exit_help"))
+
+
 def _init_language() -> None:
-    """Language: kept in session state across pages; first from ?lang=, else the browser's locale."""
+    """Language: kept in session state across pages; first from ?lang=, else the server's, else the browser's
+    locale."""
     if "lang" in st.session_state:
         return
     raw = urlstate.url_value("lang")
     if raw in LANGUAGES:
         set_language(raw)
+        return
+    if server_options.default_language():      # the server's --lang (softmax-explorer)
+        set_language(server_options.default_language())
         return
     locale = None
     try:
@@ -72,8 +111,8 @@ def _sidebar() -> None:
                      on_change=_on_language_change)
         present.toggle(t("present_toggle"), t("present_help"))
         st.markdown(f"**{t('app_name')}**")
-        for path, key, icon in PAGES:
-            st.page_link(path, label=t(key), icon=icon)
+        for entry in pages_registry.PAGES:
+            st.page_link(entry.script, label=entry.label(), icon=entry.icon)
         st.divider()
         live = data.live_gpu()
         st.caption(t("sidebar_gpu", name=live.name) if live else t("sidebar_no_gpu"))
@@ -101,17 +140,42 @@ def device_banner() -> None:
         st.info(t("banner_cpu", gpu=sc.default_gpu().name), icon="💻")
 
 
-def intro(page: str) -> None:
-    """Title and the page's short explanation (in presentation mode folded into a button beside the title,
-    to leave the projector's height to the picture)."""
+def intro(page: str, title: str | None = None, lead: str | None = None) -> None:
+    """Title and the page's short explanation (default: its `<page>_title` and `<page>_intro` texts, each
+    glossary term's first use linked to its entry). In presentation mode the explanation folds into a button
+    in the bar beside the title, which also holds the way around (all pages, previous, next, language, exit):
+    one line, leaving the projector's height to the picture."""
+    title = title if title is not None else t(f"{page}_title")
+    lead = lead if lead is not None else glossary.link_terms(t(f"{page}_intro"))
     if present.is_on():
-        head, more = st.columns([5, 1], vertical_alignment="center")
-        head.title(t(f"{page}_title"))
-        with more.popover(t("present_about"), width="stretch"):
-            st.markdown(glossary.link_terms(t(f"{page}_intro")))
+        head, bar = st.columns([1, 1], vertical_alignment="center")
+        head.title(title)
+        with bar:
+            _present_bar(pages_registry.page(page), lead)
         return
-    st.title(t(f"{page}_title"))
-    st.markdown(glossary.link_terms(t(f"{page}_intro")))   # each glossary term's first use links to its entry
+    st.title(title)
+    st.markdown(lead)
+
+
+# A table cell longer than this holds a sentence (a source, a reason). st.dataframe draws its grid on a canvas
+# and cuts such a cell at the column's width with no way to read the rest ("why" on the Sharing page), so a
+# table with one is drawn as an HTML table, whose cells wrap.
+SENTENCE_CHARS = 40
+
+
+def longest_text(frame) -> int:
+    """The length of the longest text in `frame`'s cells and column names."""
+    cells = [str(v) for column in frame.columns for v in frame[column].tolist() if isinstance(v, str)]
+    return max((len(x) for x in [*map(str, frame.columns), *cells]), default=0)
+
+
+def show_table(frame) -> None:
+    """`frame` without its index, readable at 1280 x 720: a grid (sortable, scrolls) when every cell is short,
+    a table whose cells wrap when one holds a sentence."""
+    if longest_text(frame) > SENTENCE_CHARS:
+        st.table(frame, hide_index=True)
+    else:
+        st.dataframe(frame, hide_index=True, width="stretch")
 
 
 def spread_sentence(figures: dict) -> str:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .fmt import number
+
 # (frame name, traced stage drawn, kernel lines it is about)
 FRAMES = (("load", "loaded", ("offsets", "mask", "load")), ("max", "loaded", ("max",)),
           ("subtract", "minus_max", ("subtract",)), ("exp", "exp", ("exp",)), ("sum", "exp", ("sum",)),
@@ -13,15 +15,6 @@ FRAME_NAMES = tuple(name for name, _, _ in FRAMES)
 LANE_STATES = ("real", "pad_neg_inf", "pad_zero", "pad_nonzero", "nan", "stored", "not_stored", "stray")
 # An address's state after the whole launch, in legend order.
 MEMORY_STATES = ("right", "nan_like_torch", "wrong", "past_end", "unwritten")
-
-
-def fmt(v: float) -> str:
-    """A lane's value as the page prints it: NaN, ±inf, 0, or four significant digits."""
-    if np.isnan(v):
-        return "NaN"
-    if np.isinf(v):
-        return "−inf" if v < 0 else "+inf"
-    return "0" if v == 0 else f"{v:.4g}"
 
 
 def trace_stage(frame: str) -> str:
@@ -63,12 +56,12 @@ def frame_facts(trace, footprint, row: int, frame: str) -> dict:
     n_pad = block - n_cols
     exp = trace.stage(row, "exp")
     out = trace.stage(row, "output")
-    facts = dict(N=n_cols, B=block, pad=n_pad, row=row, max=fmt(trace.row_max[row]), sum=fmt(trace.row_sum[row]),
-                 real_max=fmt(trace.x[row].max()), pad_sum=fmt(float(exp[n_cols:].sum())) if n_pad else "0",
-                 out_sum=fmt(float(out[:n_cols].sum())),
+    facts = dict(N=n_cols, B=block, pad=n_pad, row=row, max=number(trace.row_max[row]), sum=number(trace.row_sum[row]),
+                 real_max=number(trace.x[row].max()), pad_sum=number(float(exp[n_cols:].sum())) if n_pad else "0",
+                 out_sum=number(float(out[:n_cols].sum())),
                  err=f"{float(np.nanmax(np.abs(trace.output[row] - trace.reference[row]))):.1e}"
                  if not np.isnan(trace.reference[row]).all() else "NaN",
-                 pad_value=fmt(trace.stage(row, trace_stage(frame))[n_cols]) if n_pad else "—")
+                 pad_value=number(trace.stage(row, trace_stage(frame))[n_cols]) if n_pad else "—")
     if frame == "store":
         stray = footprint.stray
         facts.update(n_stray=len(stray), first=int(stray.min()) if len(stray) else 0,

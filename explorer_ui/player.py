@@ -119,15 +119,20 @@ def player(prefix: str, n_steps: int, render: Callable[[int], None], *, label: s
         with controls:
             reset, prev, play, nxt = st.columns([1, 1, 2.2, 1], vertical_alignment="center")
             args = (playing_key, step_key, last)
-            reset.button("", key=f"{prefix}_reset", icon="⏮️", help=t("player_reset"), on_click=_move,
-                         args=args + ("reset",), disabled=last == 0, width="stretch")
-            prev.button("", key=f"{prefix}_prev", icon="◀️", help=t("player_prev"), on_click=_move,
-                        args=args + ("prev",), disabled=current <= 0, width="stretch")
-            play.button(t("pause") if playing else t("play"), key=f"{prefix}_play",
-                        icon="⏸️" if playing else "▶️", on_click=_toggle, args=args, disabled=last == 0,
+            # Each button says what it does in words beside its icon (Material Symbols: Streamlit ships the font,
+            # where an emoji would be an empty box on a machine without an emoji font).
+            reset.button(t("player_reset_label"), key=f"{prefix}_reset", icon=":material/first_page:",
+                         help=t("player_reset"), on_click=_move, args=args + ("reset",), disabled=last == 0,
+                         width="stretch")
+            prev.button(t("player_prev_label"), key=f"{prefix}_prev", icon=":material/chevron_left:",
+                        help=t("player_prev"), on_click=_move, args=args + ("prev",), disabled=current <= 0,
                         width="stretch")
-            nxt.button("", key=f"{prefix}_next", icon="▶️", help=t("player_next"), on_click=_move,
-                       args=args + ("next",), disabled=current >= last, width="stretch")
+            play.button(t("pause") if playing else t("play"), key=f"{prefix}_play",
+                        icon=":material/pause:" if playing else ":material/play_arrow:", on_click=_toggle,
+                        args=args, disabled=last == 0, width="stretch")
+            nxt.button(t("player_next_label"), key=f"{prefix}_next", icon=":material/chevron_right:",
+                       icon_position="right", help=t("player_next"), on_click=_move, args=args + ("next",),
+                       disabled=current >= last, width="stretch")
             along, pace = st.columns([3, 2], vertical_alignment="bottom")
             with along:
                 if last > 0:

@@ -2,9 +2,11 @@
 on for the session (it then follows the teacher from page to page).
 
 What changes: the sidebar starts folded away, the type is larger, the page's margins and the gaps between
-blocks shrink, the page's introduction folds into an expander, and Streamlit's header (its menu, and the
-"Running…" indicator with its Stop button) is hidden, so that on an animated page the player's controls and
-the picture they drive are on one screen. The CSS is the only styling the app adds; it targets Streamlit's
+blocks shrink, the page's introduction folds into a button, and Streamlit's header (its menu, the control that
+reopens the sidebar, and the "Running…" indicator with its Stop button) is hidden, so that on an animated page
+the player's controls and the picture they drive are on one screen. The way around stays on screen: a bar beside
+every page's title (explorer_ui.layout.intro) lists all pages, links the previous and next one, switches the
+language and leaves the mode. The CSS is the only styling the app adds; it targets Streamlit's
 data-testid attributes, which Streamlit's own tests rely on too.
 
 Streamlit's running indicator is hidden in normal mode as well while a page animates: every frame is a
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from . import urlstate
+from . import server_options, urlstate
 
 URL_NAME = "present"
 STATE_KEY = "present"
@@ -31,17 +33,33 @@ _HIDE_RUNNING = """
 [data-testid="stStatusWidget"] { visibility: hidden; }
 """
 
+# What keeps every page readable at 1280 x 720 with the sidebar open (about 900 px left for the page), in both
+# modes. Streamlit cuts a metric's label and value that do not fit with an ellipsis ("limited by: regist…",
+# "12,30…"): here they wrap instead, and the value's type is a little smaller so that a figure with its unit
+# stays on one line in a quarter of the page. The page's side margins shrink from Streamlit's 5rem to 2rem.
+_FIT = """
+[data-testid="stMainBlockContainer"] { padding-left: 2rem; padding-right: 2rem; }
+[data-testid="stMetricLabel"] .stMarkdownEllipsis, [data-testid="stMetricValue"] .stMarkdownEllipsis {
+  white-space: normal; overflow: visible; text-overflow: clip; }
+[data-testid="stMetricLabel"] p { white-space: normal; overflow-wrap: break-word; }
+[data-testid="stMetricValue"] { font-size: 1.75rem; }
+[data-testid="stMetricValue"] p { white-space: normal; overflow-wrap: break-word; }
+"""
+
 _PRESENT = """
 [data-testid="stHeader"] { display: none; }
 [data-testid="stMainBlockContainer"] { padding-top: 0.6rem; padding-bottom: 1rem; padding-left: 2rem;
   padding-right: 2rem; max-width: 100%; }
 [data-testid="stMain"] { font-size: 1.12rem; }
-[data-testid="stMain"] h1 { font-size: 1.7rem; padding: 0 0 0.2rem 0; }
+[data-testid="stMain"] h1 { font-size: 1.5rem; padding: 0 0 0.2rem 0; }
 [data-testid="stMain"] h2 { font-size: 1.4rem; padding: 0.3rem 0; }
 [data-testid="stMain"] [data-testid="stVerticalBlock"] { gap: 0.5rem; }
 [data-testid="stMain"] [data-testid="stMarkdownContainer"] p { margin-bottom: 0.2rem; }
 [data-testid="stMain"] [data-testid="stWidgetLabel"] p { font-size: 1rem; }
 [data-testid="stMain"] [data-testid="stMetricValue"] { font-size: 1.6rem; }
+.st-key-present_bar { gap: 0.4rem; flex-wrap: nowrap; }
+.st-key-present_bar button, .st-key-present_bar a { min-height: 2rem; padding: 0.1rem 0.6rem; }
+.st-key-present_bar p { font-size: 0.9rem; }
 """
 
 
@@ -66,7 +84,7 @@ def init() -> None:
         if asked is not None:
             st.session_state[STATE_KEY] = asked
         st.session_state[_URL_SEEN_KEY] = raw
-    st.session_state.setdefault(STATE_KEY, False)
+    st.session_state.setdefault(STATE_KEY, server_options.present_by_default())   # softmax-explorer's default
 
 
 def is_on() -> bool:
@@ -79,6 +97,11 @@ def sidebar_state() -> str:
 
 def _on_toggle() -> None:
     st.session_state[STATE_KEY] = bool(st.session_state[TOGGLE_KEY])
+
+
+def leave() -> None:
+    """A callback: presentation mode off for this session (the bar's exit button)."""
+    st.session_state[STATE_KEY] = False
 
 
 def toggle(label: str, help_text: str) -> None:
@@ -98,8 +121,9 @@ def write_url() -> None:
 
 
 def style() -> None:
-    """The CSS for this run: always the hidden running indicator, and the presentation rules when on."""
-    css = _HIDE_RUNNING + (_PRESENT if is_on() else "")
+    """The CSS for this run: always the hidden running indicator and the rules that fit 1280 x 720, and the
+    presentation rules when on."""
+    css = _HIDE_RUNNING + _FIT + (_PRESENT if is_on() else "")
     st.html(f"<style>{css}</style>")
 
 

@@ -138,6 +138,7 @@ def export_controls(source: SlideSource, n_steps: int, *, key: str) -> None:
     Rendering waits for the click: a GIF of a dozen frames takes a second or two."""
     import streamlit as st
 
+    from . import heavy_work
     from .i18n import t
 
     state_key = f"{key}_slides"
@@ -146,13 +147,14 @@ def export_controls(source: SlideSource, n_steps: int, *, key: str) -> None:
         st.caption(t("slides_help", steps=n_steps))
         if st.button(t("slides_make"), key=f"{key}_slides_make"):
             try:
-                with st.spinner(t("slides_rendering", steps=n_steps)):
+                with heavy_work.turn(f"{key}_slides_make"), st.spinner(t("slides_rendering", steps=n_steps)):
                     st.session_state[state_key] = export_animation(
                         source.figure_for, n_steps, page=source.page, settings=source.settings,
                         caption_for=lambda step: source.caption_for(step, n_steps), height=source.height)
             except Exception as err:   # vl-convert missing or a renderer error: say so, keep the page
                 st.session_state.pop(state_key, None)
                 st.error(t("slides_failed", error=err))
+        heavy_work.say_if_cancelled(f"{key}_slides_make")
         made: SlideExport | None = st.session_state.get(state_key)
         if made is not None and made.stem == stem:
             st.image(made.gif, caption=made.captions[0])

@@ -3,15 +3,30 @@ assembly with its source lines, the measurement. softmax_core.authoring computes
 and lays out what it returns."""
 from __future__ import annotations
 
+import re
+import zlib
+
 import pandas as pd
 import streamlit as st
 
-from softmax_core.authoring import inspect as ki, measure, ptxlines
+from softmax_core.authoring import inspect as ki, interpret, measure, ptxlines
 from softmax_core.authoring.worker import SOURCE_NAME
 
 from .i18n import t
 
 ASM_PREVIEW_LINES = 600
+ASM_PANEL_HEIGHT = 420          # px: a long listing scrolls inside its panel instead of pushing the page down
+# The source and argument boxes read as code: fixed-width, lines not wrapped (indentation is the syntax).
+CODE_BOX_KEYS = ("yk_source", "yk_args", "yk_sizes")
+CODE_BOX_CSS = ("font-family:monospace", "font-size:0.85rem", "white-space:pre", "overflow-wrap:normal",
+                "overflow-x:auto", "tab-size:4")
+
+
+def code_boxes_style() -> None:
+    boxes = ",".join(f".st-key-{key} textarea" for key in CODE_BOX_KEYS)
+    # one rule per property, written tight: CSS, not words of a sentence (the 中文 page tests look for those)
+    rules = "".join(f"{boxes}{{{rule}}}" for rule in CODE_BOX_CSS)
+    st.html(f"<style>{rules}</style>")
 
 
 def refusal_text(refusal) -> str:
@@ -49,7 +64,9 @@ def limiter_text(limiter: str | None) -> str:
 
 
 def _seconds(value: float | None) -> str:
-    return "—" if value is None else f"{value * 1e6:,.1f} µs"
+    if value is None:
+        return "—"
+    return f"{value * 1e9:,.1f} ns" if value < 1e-6 else f"{value * 1e6:,.1f} µs"
 
 
 def results_table(rows: list[ki.Inspection]) -> None:
@@ -66,7 +83,8 @@ def results_table(rows: list[ki.Inspection]) -> None:
         t("yk_col_memory_floor"): [_seconds(r.floors.memory_seconds) for r in rows],
         t("yk_col_compute_floor"): [_seconds(r.floors.compute_seconds) for r in rows],
     })
-    st.dataframe(frame, hide_index=True, width="stretch")
+    # A static table: a projector shows every header whole (wrapped), and a class has a handful of rows.
+    st.table(frame.set_index(t("yk_col_gpu")))
     for r in rows:
         if r.variant.failure:
             f = r.variant.failure
@@ -90,31 +108,59 @@ def what_if_table(row: ki.Inspection) -> None:
                          index=[str(r) for r in registers], columns=[str(w) for w in warps])
     st.caption(t("yk_what_if_caption", gpu=row.gpu.name, regs=row.variant.resources.n_regs,
                  warps=row.variant.num_warps))
-    st.dataframe(frame.rename_axis(t("yk_what_if_axis")), width="stretch")
+    st.table(frame.rename_axis(t("yk_what_if_axis")))
+
+
+def _tight(text: str) -> str:
+    """A SASS line without nvdisasm's column padding: `/*0290*/  IMAD ...` fits a half-width panel."""
+    return re.sub(r"(\*/)\s+", r"\1  ", text.strip())
+
+
+def _line_listing(kind: str, asm_lines: list[str], numbers: tuple[int, ...], line: int) -> None:
+    st.caption(t("yk_asm_count", n=len(numbers), kind=kind, line=line))
+    shown = (_tight(asm_lines[n - 1]) if kind == "SASS" else asm_lines[n - 1] for n in numbers[:ASM_PREVIEW_LINES])
+    st.code("\n".join(f"{n:5d}  {text}" for n, text in zip(numbers, shown)), language="text",
+            height=ASM_PANEL_HEIGHT if len(numbers) > 20 else "content")
 
 
 def assembly(row: ki.Inspection, source: str) -> None:
-    """The PTX (AMDGCN on AMD) with a source-line picker that marks that line's instructions; SASS beside."""
+    """A source-line picker, and that line's instructions: in the PTX and (from nvdisasm -g) the SASS on
+    NVIDIA, in the AMDGCN on AMD; the whole listings below."""
     asm = row.variant.resources.asm
     kind = "ptx" if "ptx" in asm else "amdgcn"
     text = asm.get(kind, "")
     links = ptxlines.link_lines(text, SOURCE_NAME)
     lines = source.splitlines()
-    linked = sorted(links.source_to_asm)
+    linked = sorted(n for n in links.source_to_asm if n <= len(lines))
     if not linked:
         st.code("\n".join(text.splitlines()[:ASM_PREVIEW_LINES]), language="text")
         return
-    chosen = st.selectbox(t("yk_asm_line"), linked, key=f"yk_asm_line_{row.gpu.key}_{row.variant.config}",
+    busiest = max(linked, key=lambda n: len(links.instructions_of(n)))   # the line most instructions come from
+    chosen = st.selectbox(t("yk_asm_line"), linked, index=linked.index(busiest),
+                          # a new source starts a new picker: its lines are other lines
+                          key=f"yk_asm_line_{row.gpu.key}_{row.variant.config}_{zlib.crc32(source.encode()):08x}",
                           format_func=lambda n: f"{n}: {lines[n - 1].strip()[:70] if n <= len(lines) else ''}")
-    numbers = links.instructions_of(chosen)
+    sass = asm.get("sass", "")
+    sass_links = ptxlines.link_sass(sass, SOURCE_NAME)
     asm_lines = text.splitlines()
-    st.caption(t("yk_asm_count", n=len(numbers), kind=kind.upper(), line=chosen))
-    st.code("\n".join(f"{n:5d}  {asm_lines[n - 1]}" for n in numbers[:ASM_PREVIEW_LINES]), language="text")
+    for name, found in ((kind.upper(), links), ("SASS", sass_links)):
+        if dropped := found.outside(len(lines)):
+            st.caption(t("yk_asm_outside", n=dropped, kind=name))
+    if sass_links.source_to_asm:            # NVIDIA: the line's PTX and its machine code side by side
+        left, right = st.columns(2)
+        with left:
+            _line_listing(kind.upper(), asm_lines, links.instructions_of(chosen), chosen)
+        with right:
+            _line_listing("SASS", sass.splitlines(), sass_links.instructions_of(chosen), chosen)
+    else:
+        _line_listing(kind.upper(), asm_lines, links.instructions_of(chosen), chosen)
+        if sass:
+            st.caption(t("yk_asm_sass_no_lines"))
     with st.expander(t("yk_asm_all", kind=kind.upper())):
-        st.code("\n".join(asm_lines[:ASM_PREVIEW_LINES]), language="text")
+        st.code("\n".join(asm_lines[:ASM_PREVIEW_LINES]), language="text", height=ASM_PANEL_HEIGHT)
     if "sass" in asm:
         with st.expander(t("yk_asm_sass")):
-            st.code("\n".join(asm["sass"].splitlines()[:ASM_PREVIEW_LINES]), language="text")
+            st.code("\n".join(asm["sass"].splitlines()[:ASM_PREVIEW_LINES]), language="text", height=ASM_PANEL_HEIGHT)
 
 
 def measurement(m: measure.Measurement) -> None:
@@ -128,3 +174,35 @@ def measurement(m: measure.Measurement) -> None:
                 text=t("yk_measure_vs_copy", share=(m.fraction_of_copy or 0) * 100, copy=c_mid, lo=c_low, hi=c_high))
     if m.achieved_tflops:
         st.metric(t("yk_measure_tflops"), f"{m.achieved_tflops[1]:,.1f}")
+
+
+def _figure(value: float | None) -> str:
+    return "—" if value is None else f"{value:.4g}"
+
+
+def reference_text(summary: interpret.TensorSummary) -> str:
+    if summary.matches_reference is None:
+        return "—"
+    figures = {"error": summary.reference_error, "tolerance": summary.reference_tolerance}
+    return t("yk_ref_match", **figures) if summary.matches_reference else t("yk_ref_differs", **figures)
+
+
+def interpreter_run(run: interpret.InterpreterRun) -> None:
+    """One launch in the interpreter: its wall time (the CPU's, said so) and what each tensor holds after it."""
+    if not run.ok:
+        st.error(t("yk_interpret_failed", code=run.code, detail=run.detail[-500:]))
+        return
+    st.metric(t("yk_interpret_wall"), f"{run.wall_seconds * 1e3:,.0f} ms", help=t("yk_interpret_not_gpu"))
+    st.caption(t("yk_interpret_not_gpu"))
+    frame = pd.DataFrame({
+        t("yk_tcol_name"): [s.name for s in run.tensors],
+        t("yk_tcol_shape"): [" × ".join(map(str, s.shape)) for s in run.tensors],
+        t("yk_tcol_dtype"): [s.dtype for s in run.tensors],
+        t("yk_tcol_written"): [t("yk_yes") if s.written else t("yk_no") for s in run.tensors],
+        t("yk_tcol_nan_inf"): [f"{s.nan:,} / {s.inf:,}" for s in run.tensors],
+        t("yk_tcol_min"): [_figure(s.minimum) for s in run.tensors],
+        t("yk_tcol_max"): [_figure(s.maximum) for s in run.tensors],
+        t("yk_tcol_mean"): [_figure(s.mean) for s in run.tensors],
+        t("yk_tcol_reference"): [reference_text(s) for s in run.tensors],
+    })
+    st.table(frame.set_index(t("yk_tcol_name")))

@@ -2,7 +2,7 @@
 import streamlit as st
 
 import softmax_core as sc
-from explorer_ui import data, defaults, glossary, layout, predict, urlstate
+from explorer_ui import data, defaults, glossary, layout, pages_registry, quiz, urlstate
 from explorer_ui.i18n import t
 from explorer_ui.urlstate import PageState
 
@@ -22,28 +22,25 @@ except Exception as err:      # a GPU the kernel cannot be compiled for: definit
     plan = None
     st.warning(t("glossary_plan_failed", error=err))
 values = glossary.figure_values(gpu, plan, M, N)
-predict.ask(predict.bandwidth_floor("glossary_floor", gpu, M, N, sc.bytes_moved(M, N, 4)))
-labels = {path: (t(key), icon) for path, key, icon in layout.PAGES}
+quiz.ask(quiz.bandwidth_floor("glossary_floor", gpu, M, N, sc.bytes_moved(M, N, 4)))
 
 
-
-def entry(term: str, page: str) -> None:
+def entry(term: str, page: pages_registry.Page) -> None:
     st.subheader(t(f"gloss_{term}_term"), anchor=glossary.anchor(term))
     st.markdown(t(f"gloss_{term}_def"))
     figure = glossary.figure_text(term, values)
     if figure:
         st.markdown(f"📏 **{t('glossary_figure', gpu=gpu.name)}** {figure}")
-    label, icon = labels.get(page, (None, None))
-    if label:
-        st.page_link(page, label=t("glossary_where", page=label), icon=icon)
+    st.page_link(page.script, label=t("glossary_where", page=page.label()), icon=page.icon)
 
 
 asked = urlstate.url_value(glossary.TERM_PARAM)         # a link from another page names its term
 if asked in glossary.TERM_KEYS:
     with st.container(border=True):
         entry(asked, glossary.page_of(asked))
-for term, page in glossary.TERMS:
+for term in glossary.TERM_KEYS:
     if term != asked:
-        entry(term, page)
+        entry(term, glossary.page_of(term))
+layout.page_end()
 
 state.sync()

@@ -7,22 +7,25 @@ import json
 import streamlit as st
 import torch
 
-from explorer_ui import data, layout, urlstate, your_kernel as yk
+from explorer_ui import data, heavy_work, layout, urlstate, your_kernel as yk
 from explorer_ui.i18n import t
-from softmax_core.authoring import argspec, examples, gate, inspect as ki, measure, sandbox, share
+from softmax_core.authoring import argspec, examples, gate, inspect as ki, interpret, measure, sandbox, share
 
 WARPS = (1, 2, 4, 8, 16, 32)
 DEFAULT_GPUS = ["h200", "a100-80gb", "mi300x"]
 
 layout.setup_page("your_kernel")
 layout.intro("your_kernel")
+yk.code_boxes_style()
 
 
-def example_state(name: str) -> dict:
-    sizes = examples.SIZES[name]
-    return {"source": examples.EXAMPLES[name], "args": "\n".join(examples.ARGUMENTS[name]),
+def example_state(name: str, small: bool = False) -> dict:
+    """An example's page state: its sizes for the floors, or (small) the interpreter's small sizes."""
+    sizes = examples.SMALL[name] if small else examples.SIZES[name]
+    args = examples.SMALL[name]["args"] if small else examples.ARGUMENTS[name]
+    return {"source": examples.EXAMPLES[name], "args": "\n".join(args),
             "sizes": "\n".join(f"{k}={'x'.join(map(str, v))}" for k, v in sizes["sizes"].items()),
-            "grid": "x".join(map(str, sizes["grid"])), "flops": float(sizes["flops"] or 0)}
+            "grid": "x".join(map(str, sizes["grid"])), "flops": float(examples.SIZES[name]["flops"] or 0)}
 
 
 def load(state: dict) -> None:
@@ -61,18 +64,20 @@ except gate.SourceRefused as refused:
 with right:
     kernel_name = st.selectbox(t("yk_kernel"), kernel_names, index=len(kernel_names) - 1, key="yk_kernel")
     prefilled = argspec.prefill(kernel_file.kernel(kernel_name))
-    st.caption(t("yk_prefilled", specs=", ".join(s.text() for s in prefilled)))
+    st.caption(t("yk_prefilled", specs=", ".join(f"{s.name}=?" if s.needs_value else s.text() for s in prefilled)))
     args_text = st.text_area(t("yk_args"), key="yk_args", height=150, help=t("yk_args_help"))
     c1, c2 = st.columns(2)
     num_warps = c1.selectbox(t("yk_num_warps"), WARPS, index=2, key="yk_num_warps")
     num_stages = int(c2.number_input(t("yk_num_stages"), 1, 8, 3, key="yk_num_stages"))
-    gpu_keys = st.multiselect(t("yk_gpus"), data.gpu_keys(), default=[k for k in DEFAULT_GPUS if k in data.gpu_keys()],
-                              format_func=data.gpu_labeler(), key="yk_gpus")
     sizes_text = st.text_area(t("yk_sizes"), key="yk_sizes", height=100, help=t("yk_sizes_help"))
     c3, c4, c5 = st.columns(3)
     grid_text = c3.text_input(t("yk_grid"), key="yk_grid")
     flops = c4.number_input(t("yk_flops"), 0.0, 1e18, key="yk_flops", format="%.4g")
     precision = c5.radio(t("yk_precision"), ki.FLOP_PRECISIONS, key="yk_precision", horizontal=True)
+
+# Full width: three or more GPU names do not fit beside the source.
+gpu_keys = st.multiselect(t("yk_gpus"), data.gpu_keys(), default=[k for k in DEFAULT_GPUS if k in data.gpu_keys()],
+                          format_func=data.gpu_labeler(), key="yk_gpus")
 
 try:
     given = [argspec.parse_arg(line) for line in args_text.splitlines() if line.strip()]
@@ -95,6 +100,27 @@ st.download_button(t("yk_download"), json.dumps(state, indent=1), file_name="you
                    mime="application/json")
 
 
+def interpreter_section(kernel_file, kernel_name, specs, sizes, grid, num_warps, num_stages) -> None:
+    """No GPU here, running allowed: one launch in Triton's interpreter at small sizes, its wall time marked
+    as the CPU's."""
+    st.caption(t("yk_measure_no_gpu"))
+    st.caption(t("yk_interpret_what"))
+    example = examples.example_named(kernel_file.source)
+    refused = interpret.check_size(sizes, grid)
+    if refused:
+        figures = {"value": refused.value, "limit": refused.limit}
+        st.warning(t("yk_interpret_too_large_elements", **figures) if refused.detail == "elements"
+                   else t("yk_interpret_too_large_programs", **figures))
+        if example:
+            st.button(t("yk_interpret_small"), key="yk_interpret_small",
+                      on_click=load, args=(example_state(example, small=True),))
+        return
+    if st.button(t("yk_interpret"), key="yk_interpret"):
+        with st.spinner(t("yk_interpreting")):
+            result = interpret.run(kernel_file, kernel_name, specs, sizes, grid, num_warps, num_stages, example)
+        yk.interpreter_run(result)
+
+
 @st.cache_data(max_entries=64, show_spinner=False)
 def compiled(source: str, kernel: str, spec_texts: tuple, gpu_keys: tuple, num_warps: int, num_stages: int):
     kf = gate.check_source(source)
@@ -108,7 +134,8 @@ if not gpu_keys:
 if st.button(t("yk_compile"), type="primary", key="yk_compile") or st.session_state.get("yk_compiled"):
     st.session_state["yk_compiled"] = True
     try:
-        with layout.working("your_kernel", t("yk_wait", n=len(gpu_keys))):
+        work = (source, kernel_name, tuple(s.text() for s in specs), tuple(gpu_keys), num_warps, num_stages)
+        with heavy_work.turn_once("yk_compile", work), layout.working("your_kernel", t("yk_wait", n=len(gpu_keys))):
             report = compiled(source, kernel_name, tuple(s.text() for s in specs), tuple(gpu_keys), num_warps,
                               num_stages)
     except argspec.ArgSpecError as err:
@@ -128,13 +155,15 @@ if st.button(t("yk_compile"), type="primary", key="yk_compile") or st.session_st
         yk.what_if_table(row)
         st.subheader(t("yk_asm_title"))
         yk.assembly(row, source)
-    st.subheader(t("yk_measure_title"))
+    interpreted = measure.running_pasted_allowed() and not torch.cuda.is_available()
+    st.subheader(t("yk_interpret_title") if interpreted else t("yk_measure_title"))
     if not measure.running_pasted_allowed():
         st.caption(t("yk_measure_off", env=measure.RUN_PASTED_ENV))
     elif not torch.cuda.is_available():
-        st.caption(t("yk_measure_no_gpu"))
+        interpreter_section(kernel_file, kernel_name, specs, sizes, grid, num_warps, num_stages)
     elif st.button(t("yk_measure"), key="yk_measure"):
         with st.spinner(t("yk_measuring")):
             result = measure.measure(kernel_file, kernel_name, specs, sizes, grid, num_warps, num_stages, moved or 0,
                                      flops or None)
         yk.measurement(result)
+layout.page_end()

@@ -3,7 +3,7 @@ import pandas as pd
 import streamlit as st
 
 import softmax_core as sc
-from explorer_ui import charts, code, data, defaults, fmt, layout, measured, predict, slides
+from explorer_ui import charts, code, data, defaults, fmt, layout, measured, quiz, slides
 from explorer_ui.i18n import t
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState
@@ -71,26 +71,27 @@ def render(step: int) -> None:
 player("memory", n_frames, render, format_step=frame_text,
        slides=slides.SlideSource("memory_traffic", t("nav_memory"), {"M": int(M), "N": int(N), "dtype": dtype},
                                  figure, height=260))
-predict.ask(predict.fused_speedup("memory_speedup", traffic, int(M), int(N), dtype))
+quiz.ask(quiz.fused_speedup("memory_speedup", traffic, int(M), int(N), dtype))
 
 st.subheader(t("memory_totals_title"))
 table = pd.DataFrame([{t("memory_col_step"): step_names[i], t("memory_col_code"): s.code if s.name != "fused" else t("memory_fused_code"),
                        t("memory_col_read"): s.elements_read, t("memory_col_written"): s.elements_written,
                        t("memory_col_bytes_read"): s.bytes_read, t("memory_col_bytes_written"): s.bytes_written}
                       for i, s in enumerate(steps + [traffic.fused])])
-st.dataframe(fmt.table(table), hide_index=True, width="stretch")
+layout.show_table(fmt.table(table))
 left, right = st.columns([3, 2])
 with left:
     st.markdown(t("memory_formula", M=int(M), N=int(N), naive=traffic.naive_elements, fused=traffic.fused_elements,
                   elt=traffic.element_size, **memory.traffic_formulas()))
 with right:
     a, b = st.columns(2)
-    a.metric(t("memory_predicted"), f"{traffic.predicted_speedup:.2f}×", help=t("memory_predicted_help"))
+    a.metric(t("memory_predicted"), f"{traffic.predicted_speedup:.3f}×", help=t("memory_predicted_help"))
     measured_here = data.measured_speedup(dtype, int(N), int(M))
     if measured_here and measured_here["exact"]:
         b.metric(t("memory_measured"), f"{measured_here['speedup']:.2f}×",
                  help=t("memory_measured_help", **measured_here))
-        st.caption(t("memory_measured_caption", **measured_here) + " " + layout.spread_sentence(measured_here))
+        st.caption((t("memory_measured_parts", **measured_here) if "fused_eff" in measured_here else
+                    t("memory_measured_caption", **measured_here)) + " " + layout.spread_sentence(measured_here))
     elif measured_here:     # never borrow another shape's figure: say what was measured, and where
         b.metric(t("memory_measured"), "—")
         st.caption(t("acc_not_at_shape", asked_M=int(M), asked_N=int(N), **measured_here) + " "
@@ -113,6 +114,17 @@ else:
                   naive_l2=fmt.fmt_bytes(measured.naive_bytes_with_l2(traffic)),
                   pred=traffic.predicted_speedup, pred_l2=measured.predicted_speedup_with_l2(traffic),
                   cross=measured.l2_crossing_n(int(M), traffic.element_size, gpu)))
+    run_gpu = data.gpu_for_name(measured_here["gpu"]) if measured_here else None
+    if measured_here and measured_here["exact"] and run_gpu is not None and run_gpu.key == gpu.key:
+        # which prediction the measurement is nearer: the data says, not the sentence
+        pred, pred_l2, got = traffic.predicted_speedup, measured.predicted_speedup_with_l2(traffic), measured_here["speedup"]
+        dram_nearer = abs(got - pred) <= abs(got - pred_l2)
+        which, other = (t("acc_l2_which_dram"), t("acc_l2_which_l2")) if dram_nearer else \
+            (t("acc_l2_which_l2"), t("acc_l2_which_dram"))
+        st.markdown(t("acc_l2_nearer", gpu=gpu.name, measured=got, which=which, other=other,
+                      near=pred if dram_nearer else pred_l2, far=pred_l2 if dram_nearer else pred))
+        if dram_nearer and tensor <= l2 and measured_here.get("naive_eff", 2.0) <= 1.0:
+            st.markdown(t("acc_l2_no_saving", **measured_here))
 
 table = data.speedup_table(dtype)
 if table is not None:
@@ -153,4 +165,5 @@ if table is not None:
     st.caption(t("memory_curve_caption", gpu=table["gpu"].iloc[0], date=table["date"].iloc[0], M=run_M))
     st.caption(t("acc_rule", limit=measured.SPREAD_LIMIT))
 
+layout.page_end()
 state.sync()

@@ -4,9 +4,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explorer_ui import charts, code, data, defaults, fmt, layout, padding, predict, slides
+from explorer_ui import charts, code, data, defaults, fmt, layout, padding, quiz, slides
 from explorer_ui.i18n import bound, has, t
-from explorer_ui.padding import FRAMES, LANE_STATES, MEMORY_STATES, fmt as value_text
+from explorer_ui.padding import FRAMES, LANE_STATES, MEMORY_STATES
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState
 from softmax_core.teaching.tutorial_trace import MAX_TRACE_BLOCK, VARIANTS, launch_flags
@@ -71,6 +71,8 @@ def frame_text(step: int) -> str:
         return text + " " + t(text_key, **facts) + " " + where
     claim = padding.frame_claim(trace, row, frame)      # only said where this launch's values bear it out
     text = text + (" " + t(f"padding_claim_{claim}") if claim else "")
+    if n_pad == 0 and variant == "correct":              # its sentences are about padded lanes: there are none
+        return text + " " + t("padding_no_padded_lanes", **facts)
     return text + (" " + t(text_key, **facts) if has(text_key) else "")
 
 
@@ -82,7 +84,7 @@ def figure(step: int) -> charts.Figure:
     label_of = dict(zip(LANE_STATES, labels))
     shown_states = [label_of[s] for s in states]
     df = pd.DataFrame({"lane": lanes_idx, "value": np.where(np.isfinite(values), values, np.nan),
-                       "shown": [value_text(v) for v in values], "state": shown_states})
+                       "shown": [fmt.number(v) for v in values], "state": shown_states})
     strip = pd.DataFrame([{"lane": int(lanes_idx[a]), "lane_end": int(lanes_idx[b - 1]) + 1, "state": shown_states[a],
                            "lanes": f"{lanes_idx[a]}–{lanes_idx[b - 1]}"} for a, b in padding.runs(states)])
     return charts.lanes(df, strip, labels, list(COLORS), x_title=t("padding_lane"), y_title=t("padding_value"),
@@ -97,8 +99,8 @@ def render(step: int) -> None:
         charts.show(figure(step), key="padding_lanes")
         divided = padding.frame_facts(trace, footprint, row, "divide")
         m = st.columns(4)
-        m[0].metric(t("padding_metric_max"), value_text(trace.row_max[row]) if step >= 1 else "—")
-        m[1].metric(t("padding_metric_sum"), value_text(trace.row_sum[row]) if step >= 4 else "—")
+        m[0].metric(t("padding_metric_max"), fmt.number(trace.row_max[row]) if step >= 1 else "—")
+        m[1].metric(t("padding_metric_sum"), fmt.number(trace.row_sum[row]) if step >= 4 else "—")
         m[2].metric(t("padding_metric_out_sum"), divided["out_sum"] if step >= 5 else "—",
                     help=t("padding_metric_out_sum_help"))
         m[3].metric(t("padding_metric_err"), divided["err"] if step >= 6 else "—",
@@ -117,7 +119,7 @@ def render(step: int) -> None:
         edge = [c for c in range(max(0, N - 3), min(B, N + 3))]
         near = pd.DataFrame({t("padding_lane"): edge,
                              t("padding_in_row"): ["✓" if c < N else "✗" for c in edge],
-                             t("padding_value"): [value_text(trace.stage(row, stage)[c]) for c in edge]})
+                             t("padding_value"): [fmt.number(trace.stage(row, stage)[c]) for c in edge]})
         st.caption(t("padding_edge_caption"))
         st.dataframe(fmt.table(near), hide_index=True, width="stretch")
 
@@ -125,7 +127,7 @@ def render(step: int) -> None:
 player("padding", len(FRAMES), render, format_step=frame_text, label=t("padding_step_label"),
        slides=slides.SlideSource("padding_chain", t("nav_padding"),
                                  {"N": N, "rows": n_rows, "row": row, "break": variant}, figure))
-predict.ask(predict.padded_lane_after_exp(trace, row))
+quiz.ask(quiz.padded_lane_after_exp(trace, row))
 
 # -- the whole launch: what landed where ----------------------------------------------------------------
 st.subheader(t("padding_memory_title"))
@@ -153,10 +155,11 @@ with left:
 with right:
     per_row = pd.DataFrame({
         t("padding_col_row"): np.arange(n_rows), t("padding_col_program"): trace.program,
-        t("padding_metric_max"): [value_text(v) for v in trace.row_max],
-        t("padding_metric_sum"): [value_text(v) for v in trace.row_sum],
-        t("padding_metric_out_sum"): [value_text(float(np.sum(trace.output[r]))) for r in range(n_rows)],
+        t("padding_metric_max"): [fmt.number(v) for v in trace.row_max],
+        t("padding_metric_sum"): [fmt.number(v) for v in trace.row_sum],
+        t("padding_metric_out_sum"): [fmt.number(float(np.sum(trace.output[r]))) for r in range(n_rows)],
         t("padding_col_ok"): ["✗" if r in wrong else "✓" for r in range(n_rows)]})
     st.dataframe(fmt.table(per_row), hide_index=True, width="stretch")
 
+layout.page_end()
 state.sync()

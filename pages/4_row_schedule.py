@@ -5,11 +5,12 @@ import pandas as pd
 import streamlit as st
 
 import softmax_core as sc
-from explorer_ui import charts, code, data, defaults, fmt, layout, predict, schedule, slides
+from explorer_ui import charts, code, data, defaults, fmt, layout, quiz, row_schedule, slides
 from explorer_ui.i18n import say, t
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState, in_url
-from softmax_core.teaching.schedule import pipeline_timeline, program_placement
+from softmax_core.teaching.launch_facts import program_placement
+from softmax_core.teaching.pipeline import pipeline_timeline
 from softmax_core.teaching.tutorial_trace import MAX_TRACE_BLOCK, MAX_TRACE_ROWS
 from softmax_core.plans.tutorial import TUTORIAL_NUM_STAGES
 
@@ -28,10 +29,10 @@ state.show_notes()
 live = data.live_gpu()
 kgpu = state.choice_key("gpu", live.key if live else defaults.SCHEDULE_GPU, data.gpu_keys())
 kN = state.int_key("N", defaults.SCHEDULE_N, 1, MAX_TRACE_BLOCK)
-# Default rows: half again as many as the GPU has program slots at this row length, so the strided walk
-# and its uneven tail show (slots = the plan's programs for a matrix with rows to spare).
+# Default rows: half again as many as the wrapper's grid for a matrix with rows to spare, so the strided walk
+# and its uneven tail show.
 try:
-    slots = data.launch_plan(FULL_SIZE_M, st.session_state[kN], defaults.DTYPE, st.session_state[kgpu]).num_programs
+    slots = data.launch_facts(FULL_SIZE_M, st.session_state[kN], defaults.DTYPE, st.session_state[kgpu]).chapter_grid
 except Exception:
     slots = MAX_ROWS
 rows_default = min(MAX_ROWS, max(1, slots * 3 // 2))
@@ -73,9 +74,19 @@ if stages_kept:
     c3.caption(t("acc_kept", value=stages, derived=plan.num_stages, gpu=plan.gpu.name))
 load = c4.slider(t("schedule_load"), 1, 10, key=kload, help=t("schedule_load_help"))
 
-st.markdown(t("schedule_plan", gpu=plan.gpu.name, sms=plan.gpu.multiprocessor_count, per_sm=plan.programs_per_sm,
-              limiter=say(plan.limiter), planned=plan.num_programs, rows=n_rows,
-              M=FULL_SIZE_M, full=full.num_programs, per_program=full.rows_per_program))
+# One source for programs per SM, slots, waves and who waits: softmax_core.teaching.launch_facts (the GPU's
+# rules); the chapter formula's figure is named as the formula's wherever it is stated.
+facts = data.launch_facts(n_rows, N, defaults.DTYPE, gpu_key)
+full_facts = data.launch_facts(FULL_SIZE_M, N, defaults.DTYPE, gpu_key)
+limiter = say(facts.limiter)
+formula = dict(chapter_per_sm=facts.chapter_programs_per_sm, planned=facts.chapter_grid, rows=n_rows)
+at_full = dict(M=FULL_SIZE_M, full=full_facts.num_programs, per_program=full.rows_per_program, slots=full_facts.slots,
+               waiting=full_facts.waiting, waves=full_facts.waves)
+st.markdown(" ".join([
+    t("schedule_plan", gpu=plan.gpu.name, sms=facts.multiprocessor_count, per_sm=facts.programs_per_sm,
+      limiter=limiter, slots=facts.slots),
+    t("schedule_formula_same", **formula) if facts.formula_agrees else t("schedule_formula_differs", **formula),
+    t("schedule_full_waves", **at_full) if full_facts.any_waits else t("schedule_full_once", **at_full)]))
 
 try:
     with layout.working("trace", t("acc_wait_trace", rows=n_rows, N=N)):
@@ -100,9 +111,9 @@ def frame_text(step: int) -> str:
         return t("schedule_frame_launch", P=P)
     if step == n_frames - 1:
         most, fewest = int(rows_per.max()), int(rows_per.min())
-        return t("schedule_frame_done", rows=n_rows, P=P, K=K, most=most, fewest=fewest,
-                 n_most=int((rows_per == most).sum()), n_fewest=int((rows_per == fewest).sum()),
-                 util=n_rows / (P * K))
+        done = dict(rows=n_rows, P=P, K=K, most=most, fewest=fewest, n_most=int((rows_per == most).sum()),
+                    n_fewest=int((rows_per == fewest).sum()), util=n_rows / (P * K))
+        return t("schedule_frame_done", **done) if most != fewest else t("schedule_frame_done_even", **done)
     it = step - 1
     now = rows[trace.iteration == it]
     if it == 0:
@@ -112,7 +123,7 @@ def frame_text(step: int) -> str:
 
 
 def frame_data(step: int) -> pd.DataFrame:
-    phase = schedule.phase_of(step, n_frames, trace.iteration)
+    phase = row_schedule.phase_of(step, n_frames, trace.iteration)
     return pd.DataFrame({"row": rows, "gx": rows % GRID_WIDTH, "gy": rows // GRID_WIDTH, "program": trace.program,
                          "iteration": trace.iteration, "phase": phase})
 
@@ -147,39 +158,43 @@ def render(step: int) -> None:
 player("schedule", n_frames, render, format_step=frame_text, label=t("schedule_step_label"),
        slides=slides.SlideSource("row_schedule", t("nav_schedule"), {"gpu": gpu_key, "N": N, "rows": n_rows, "P": P},
                                  figure, height=GRID_HEIGHT))
-predict.ask(predict.rows_of_program("schedule_rows", n_rows, P))
+quiz.ask(quiz.rows_of_program("schedule_rows", n_rows, P))
 
 # -- programs on SMs ----------------------------------------------------------------------------------
 st.subheader(t("schedule_sm_title"))
 gpu = plan.gpu
-placed = program_placement(P, gpu.multiprocessor_count, plan.programs_per_sm)
+shown = data.launch_facts(n_rows, N, defaults.DTYPE, gpu_key, num_programs=P)     # the grid drawn: P programs
+placed = program_placement(P, gpu.multiprocessor_count, shown.programs_per_sm)
 handled = {p: trace.rows_of_program(p) for p in range(P)}
 
 
 sm_df = pd.DataFrame([{"sm": pl.sm, "slot": pl.slot, "program": pl.program, "wave": pl.wave,
-                       "rows": schedule.row_list(handled[pl.program], 8)} for pl in placed])
+                       "rows": row_schedule.row_list(handled[pl.program], 8)} for pl in placed])
 used_sms = sm_df["sm"].nunique()
-waves = int(sm_df["wave"].max()) + 1
 left, right = st.columns([3, 2])
 with left:
     charts.show(charts.sm_slots(sm_df, x_title=t("schedule_sm"), y_title=t("schedule_slot"),
                                 program_title=t("schedule_program"), title=t("schedule_sm_chart"), n_programs=P),
-                key="schedule_sms", height=min(220 + 18 * max(plan.programs_per_sm, 1), 440))
-    st.markdown(t("schedule_sm_text", P=P, used=used_sms, sms=gpu.multiprocessor_count, per_sm=plan.programs_per_sm,
-                  waves=waves))
+                key="schedule_sms", height=min(220 + 18 * max(shown.programs_per_sm, 1), 440))
+    origin = t("schedule_sm_origin_plan") if shown.grid_from_plan else t("schedule_sm_origin_hand")
+    slots = dict(P=P, slots=shown.slots, waiting=shown.waiting)
+    st.markdown(" ".join([
+        t("schedule_sm_text", P=P, origin=origin, used=used_sms, sms=gpu.multiprocessor_count,
+          per_sm=shown.programs_per_sm, waves=shown.waves),
+        t("schedule_sm_some_wait", **slots) if shown.any_waits else t("schedule_sm_none_waits", **slots)]))
 with right:
     per_program = pd.DataFrame({t("schedule_program"): np.arange(P), t("schedule_col_rows"): rows_per,
-                                t("schedule_col_which"): [schedule.row_list(handled[p], 6) for p in range(P)]})
+                                t("schedule_col_which"): [row_schedule.row_list(handled[p], 6) for p in range(P)]})
     st.dataframe(fmt.table(per_program), hide_index=True, width="stretch", height=260)
 
 # -- num_stages: overlapping the next row's load with this row's math ---------------------------------
 st.subheader(t("schedule_pipe_title"))
-phase_labels = [t(f"schedule_phase_{p}") for p in schedule.PIPELINE_PHASES]
+phase_labels = [t(f"schedule_phase_{p}") for p in row_schedule.PIPELINE_PHASES]
 lanes = []
 for label, s in ((t("schedule_pipe_serial"), 1), (t("schedule_pipe_staged", stages=stages), stages)):
     for span in pipeline_timeline(PIPELINE_ITERATIONS, s, float(load)):
         lanes.append({"lane": label, "label": f"{s} · {t('schedule_row_n', n=span.iteration)}",
-                      "iteration": span.iteration, "phase": phase_labels[schedule.PIPELINE_PHASES.index(span.phase)],
+                      "iteration": span.iteration, "phase": phase_labels[row_schedule.PIPELINE_PHASES.index(span.phase)],
                       "start": span.start, "end": span.end})
 pipe = pd.DataFrame(lanes)
 left, right = st.columns([3, 2])
@@ -190,9 +205,12 @@ with left:
                 key="schedule_pipeline", height=380)
 with right:
     finish = pipe[pipe["phase"] == phase_labels[1]].groupby("lane", sort=False)["end"].max()
-    st.markdown(t("schedule_pipe_text", serial=finish.iloc[0], staged=finish.iloc[-1], stages=stages, load=load,
-                  large=TUTORIAL_NUM_STAGES[0],
-                  n=PIPELINE_ITERATIONS))
+    serial, staged = float(finish.iloc[0]), float(finish.iloc[-1])
+    pipe_figures = dict(serial=serial, staged=staged, ratio=serial / staged, stages=stages, load=load,
+                        large=TUTORIAL_NUM_STAGES[0], n=PIPELINE_ITERATIONS)
+    st.markdown(t("schedule_pipe_text", **pipe_figures) if staged < serial else
+                t("schedule_pipe_text_same", **pipe_figures))
     code.kernel_panel("range", caption=t("kernel_caption"), context=3)
 
+layout.page_end()
 state.sync()

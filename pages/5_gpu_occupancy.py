@@ -3,7 +3,7 @@ an occupancy calculator, what happens when a row no longer fits, and the compile
 import pandas as pd
 import streamlit as st
 
-from explorer_ui import charts, code, data, defaults, fmt, launch_facts, layout, predict, recorded_text
+from explorer_ui import charts, code, data, defaults, fmt, gpu_figures, layout, quiz, recorded_text
 import softmax_core as sc
 
 from explorer_ui.i18n import bound, say, t
@@ -40,10 +40,10 @@ except Exception as err:
     state.sync()
     st.stop()
 
-predict.ask(predict.programs_per_sm("gpu_fit", plan))
+quiz.ask(quiz.programs_per_sm("gpu_fit", plan))
 
 # -- the GPU's figures, each with its source ----------------------------------------------------------
-FIGURES = launch_facts.gpu_figures(gpu, t("gpu_cc"))
+FIGURES = gpu_figures.gpu_figures(gpu, t("gpu_cc"))
 left, right = st.columns([1, 1])
 with left:
     st.subheader(t("gpu_props_title"))
@@ -51,7 +51,7 @@ with left:
                           t("gpu_col_value"): [v for _, v in FIGURES],
                           t("gpu_col_source"): [recorded_text.source_text(gpu.source[k]) if k in gpu.source else "—"
                                                    for k, _ in FIGURES]})
-    st.dataframe(props, hide_index=True, width="stretch")
+    layout.show_table(props)
     if gpu.vendor == "amd":
         st.caption(t("gpu_amd_note", warp=gpu.warp_size))
 with right:
@@ -73,14 +73,17 @@ with right:
     if plan.toolchain:
         st.caption(t("occupancy_toolchain", toolchain=plan.toolchain))
     hw = plan.occupancy
+    facts = data.launch_facts(M, N, dtype, gpu_key)     # the GPU's figures, as every page states them
     m = st.columns(3)
-    m[0].metric(t("occupancy_hardware_per_sm"), hw.programs_per_sm, help=t("occupancy_hardware_help"))
-    m[1].metric(t("occupancy_resident"), f"{gpu.multiprocessor_count * hw.programs_per_sm:,}")
-    m[2].metric(t("occupancy_hardware_limiter"), say(hw.limiter))
-    if not hw.agrees:
-        st.warning(t("occupancy_differs", chapter=hw.chapter_programs_per_sm, hardware=hw.programs_per_sm,
+    m[0].metric(t("occupancy_hardware_per_sm"), facts.programs_per_sm, help=t("occupancy_hardware_help"))
+    m[1].metric(t("occupancy_resident"), f"{facts.slots:,}")
+    m[2].metric(t("occupancy_hardware_limiter"), say(facts.limiter))
+    if not facts.formula_agrees:
+        st.warning(t("occupancy_differs", chapter=facts.chapter_programs_per_sm, hardware=facts.programs_per_sm,
                      why=t("occupancy_list_separator").join(say(d) for d in hw.differences)))
         st.code(say(hw.rule), language=None, wrap_lines=True)
+    launched = dict(grid=facts.num_programs, slots=facts.slots, waiting=facts.waiting, waves=facts.waves)
+    st.caption(t("occupancy_waves", **launched) if facts.any_waits else t("occupancy_no_wait", **launched))
 
 explanation = say(plan.reason)
 if plan.fits:
@@ -111,8 +114,8 @@ with right:
 
 # -- occupancy calculator ----------------------------------------------------------------------------
 st.subheader(t("gpu_calc_title"))
-kvary = state.choice_key("vary", "regs", launch_facts.VARY)
-vary = st.radio(t("gpu_vary"), launch_facts.VARY, key=kvary, horizontal=True,
+kvary = state.choice_key("vary", "regs", gpu_figures.VARY)
+vary = st.radio(t("gpu_vary"), gpu_figures.VARY, key=kvary, horizontal=True,
                 format_func=lambda v, tr=bound(): tr(f"gpu_vary_{v}"))
 reg_label, sram_label, prog_label = t("gpu_line_regs"), t("gpu_line_sram"), t("gpu_line_programs")
 hw_label = t("occupancy_line_hardware")
@@ -122,7 +125,7 @@ if vary == "regs":
     if what_kept:
         st.caption(t("acc_kept", value=int(what), derived=plan.n_regs, gpu=gpu.name))
     regs = range(min(CHART_MIN_REGS, int(what), plan.n_regs), MAX_REGS_PER_THREAD + 1)
-    curve = pd.DataFrame(launch_facts.register_curve(gpu, plan.shared_bytes, plan.num_warps, regs))
+    curve = pd.DataFrame(gpu_figures.register_curve(gpu, plan.shared_bytes, plan.num_warps, regs))
     curve["limit"] = curve["limit"].map({"registers": reg_label, "shared memory": sram_label, "programs": prog_label,
                                          "hardware": hw_label})
     hypo = data.what_if_plan(M, N, dtype, gpu_key, int(what), plan.shared_bytes)
@@ -157,12 +160,13 @@ with left:
                                        y_top=y_top),
                 key="gpu_calc", height=340)
     if y_top is not None:
-        st.caption(t("acc_axis_cut", top=y_top, highest=int(curve["programs"].max())))
+        highest = curve.loc[curve["programs"].idxmax()]
+        st.caption(t("acc_axis_cut", top=y_top, highest=int(highest["programs"]), limit=highest["limit"]))
 with right:
     if vary == "regs":
         st.markdown(t("gpu_what_if_text", regs=int(what), programs=hypo.programs_per_sm,
                       limiter=say(hypo.limiter), grid=hypo.num_programs,
-                      real=plan.n_regs))
+                      real=plan.n_regs, hardware=hypo.hardware_programs_per_sm))
         table = curve[curve["limit"] == prog_label].set_index("x")["programs"]
         steps = table[table.diff().fillna(1) != 0].reset_index()
         st.dataframe(fmt.table(steps.rename(columns={"x": t("gpu_x_regs"), "programs": t("gpu_y_programs")})),
@@ -252,4 +256,5 @@ if st.toggle(t("gpu_asm_toggle"), key=kasm):
     else:
         st.caption(t("gpu_asm_none"))
 
+layout.page_end()
 state.sync()

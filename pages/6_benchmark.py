@@ -6,12 +6,13 @@ import pandas as pd
 import streamlit as st
 
 import softmax_core as sc
-from explorer_ui import charts, code, data, defaults, fmt, layout, measured, predict, recorded_text
+from explorer_ui import charts, code, data, defaults, fmt, heavy_work, layout, measured, quiz, recorded_text, your_shape
 from explorer_ui.i18n import bound, t
 from explorer_ui.urlstate import PageState
 from softmax_core import bench
 from softmax_core.bench import trust
 from softmax_core.hardware import dtypes
+from softmax_core.teaching import bench_reading
 from softmax_core.teaching.memory import PASS_TENSORS
 
 CPU_PROVIDERS = ("copy", "naive", "torch")     # what a CPU can time honestly; kernels would run interpreted
@@ -26,7 +27,7 @@ layout.device_banner()
 recorded_speedup = data.measured_speedup(defaults.DTYPE, defaults.CHAPTER_N)
 if recorded_speedup:
     predicted = sc.memory_traffic(recorded_speedup["M"], recorded_speedup["N"], dtypes.torch_dtype(defaults.DTYPE)).predicted_speedup
-    predict.ask(predict.measured_speedup("bench_speedup", recorded_speedup, predicted))
+    quiz.ask(quiz.measured_speedup("bench_speedup", recorded_speedup, predicted))
 
 left, right = st.columns([3, 2])
 with left:
@@ -48,20 +49,49 @@ def bench_tables(run, direction: str, eager_copy: dict | None = None):
     gbps = {key: r["gbps"] for key, r in records.items()}
     providers = list(dict.fromkeys(part["provider"]))
     Ns = sorted({n for _, n in spreads})
+    dipped = {(p, d.n) for p in providers for d in bench_reading.dips(
+        [(n, gbps[q, n], spreads[q, n].hi / spreads[q, n].lo if spreads[q, n].steady is not None else None)
+         for q, n in spreads if q == p])}
     gb_rows, ratio_rows = [], []
     for n in Ns:
         gb_row, ratio_row = {"N": f"{n:,}"}, {"N": f"{n:,}"}
         copy = records.get(("copy", n))
         for p in providers:
             sp = spreads.get((p, n))
-            gb_row[p] = "—" if sp is None else f"{gbps[p, n]:,.0f}" + (" ⚠" if sp.steady is False else "")
+            gb_row[p] = "—" if sp is None else (f"{gbps[p, n]:,.0f}" + (" ⚠" if sp.steady is False else "")
+                                                 + (" ↓" if (p, n) in dipped else ""))
             if p != "copy":
                 r = None if sp is None else trust.ratio_to_copy(records[p, n], copy, (eager_copy or {}).get(n))[0]
                 ratio_row[p] = "—" if r is None else f"{r:.2f}"
         gb_rows.append(gb_row)
         ratio_rows.append(ratio_row)
     unsteady = sum(sp.steady is False for sp in spreads.values())
-    return pd.DataFrame(gb_rows), pd.DataFrame(ratio_rows), unsteady
+    return pd.DataFrame(gb_rows), pd.DataFrame(ratio_rows), unsteady, sorted(dipped, key=lambda d: (d[1], d[0]))
+
+
+def ceiling_sentence(run, direction: str) -> str:
+    """What this run's GB/s are compared with: the GPU's spec peak and its best copy far beyond L2
+    (softmax_core.teaching.bench_reading), beside the same-size copy the table divides by, and which kernels
+    pass that same-size copy."""
+    part = run.frame[(run.frame["direction"] == direction) & (run.frame["status"] == "ok")]
+    gpu = data.gpu_for_name(str(run.provenance.get("gpu", "")))
+    copies = [(int(r["N"]), int(r["M"]) * int(r["N"]) * dtypes.element_size(r["dtype"]), float(r["gbps"]))
+              for r in part[part["provider"] == "copy"].to_dict("records")]
+    if gpu is None or not copies:
+        return t("bench_ceiling_unknown")
+    ceiling = bench_reading.copy_ceiling(copies, measured.l2_bytes(gpu), gpu.memory_bandwidth_gbps)
+    copy_at = {n: g for n, _, g in copies}
+    passed = [(data.provider_label(r["provider"]), int(r["N"]), float(r["gbps"]) / copy_at[int(r["N"])])
+              for r in part[part["provider"] != "copy"].to_dict("records")
+              if int(r["N"]) in copy_at and float(r["gbps"]) > copy_at[int(r["N"])]]
+    beaten = (t("bench_ceiling_passed", which=", ".join(f"{name} {x:.2f}× at N = {n:,}" for name, n, x in passed[:4]))
+              if passed else t("bench_ceiling_not_passed"))
+    if ceiling.far_gbps is None:
+        return t("bench_ceiling_no_far", gpu=gpu.name, spec=f"{ceiling.spec_gbps or 0:,.0f}",
+                 factor=bench_reading.FAR_BEYOND_L2) + " " + beaten
+    return t("bench_ceiling", gpu=gpu.name, spec=f"{ceiling.spec_gbps or 0:,.0f}", far=f"{ceiling.far_gbps:,.0f}",
+             n=f"{ceiling.far_n:,}", size=fmt.fmt_bytes(ceiling.far_bytes), l2=fmt.fmt_bytes(ceiling.l2_bytes),
+             factor=bench_reading.FAR_BEYOND_L2, of_spec=ceiling.of_spec or 0.0) + " " + beaten
 
 
 def show_run(run, prefix: str, eager_run=None) -> None:
@@ -87,8 +117,9 @@ def show_run(run, prefix: str, eager_run=None) -> None:
                                           color_title=t("bench_provider"), title=t("bench_chart_title")),
                         key=f"bench_chart_{prefix}", height=380)
             st.caption(t("bench_chart_caption"))
+            st.caption(ceiling_sentence(run, direction))
     with right:
-        gb, ratio, unsteady = bench_tables(run, direction, eager_copy)
+        gb, ratio, unsteady, dipped = bench_tables(run, direction, eager_copy)
         st.caption(t("bench_table_gbps"))
         st.dataframe(gb, hide_index=True, width="stretch")
         if len(ratio.columns) > 1:
@@ -96,6 +127,9 @@ def show_run(run, prefix: str, eager_run=None) -> None:
             st.dataframe(ratio, hide_index=True, width="stretch")
         if unsteady:
             st.caption(t("acc_bench_unsteady", n=unsteady, limit=measured.SPREAD_LIMIT))
+        if dipped:
+            st.caption(t("bench_dips", n=len(dipped), dip=bench_reading.DIP,
+                         which=", ".join(f"{data.provider_label(p)} at N = {n:,}" for p, n in dipped)))
         if slow_roof:
             worst = min(slow_roof, key=lambda n: slow_roof[n][0] / slow_roof[n][1])     # the largest shortfall
             st.caption(t("bench_graph_slow_roofline", sizes=", ".join(f"{n:,}" for n in slow_roof), n=f"{worst:,}",
@@ -110,11 +144,11 @@ def show_run(run, prefix: str, eager_run=None) -> None:
                 "N": failed["N"].astype(int),
                 t("bench_col_status"): [t(f"bench_status_{s}") if s in recorded_text.STATUSES else s for s in failed["status"]],
                 t("bench_col_reason"): [recorded_text.reason_text(r) for r in failed["reason"]]})
-            st.dataframe(fmt.table(shown), hide_index=True, width="stretch")
+            layout.show_table(fmt.table(shown))
     with st.expander(t("bench_provenance")):
         prov = recorded_text.provenance_rows(run.provenance)
         table = pd.DataFrame({t("bench_col_key"): list(prov), t("bench_col_value"): [str(v) for v in prov.values()]})
-        st.dataframe(table, hide_index=True, width="stretch")
+        layout.show_table(table)
     st.download_button(t("bench_csv"), run.frame.to_csv(index=False), file_name=f"softmax-benchmark-{prefix}.csv",
                        mime="text/csv", key=f"bench_csv_{prefix}")
 
@@ -132,6 +166,7 @@ def sweep_with_feedback(*args, **kwargs):
 
     run = bench.run_sweep(*args, progress=lambda done, total, label: bar.progress(done / max(total, 1), text=label),
                           on_wait=on_wait, **kwargs)
+    bar.empty()             # the run is done: no progress bar left behind at its last value
     if waited:
         waiting.caption(t("bench_waited", seconds=time.monotonic() - waited[0]))
     else:
@@ -162,9 +197,12 @@ if on_gpu:
     dirs = st.multiselect(t("bench_directions"), ["forward", "backward"], key=kdirs,
                           format_func=lambda d, tr=bound(): tr(f"bench_dir_{d}"))
     Ns = [n for n in candidates if min(lo, hi) <= n <= max(lo, hi)]
-    if st.button(t("bench_run"), key="bench_go", type="primary", disabled=not (chosen and dirs and Ns)):
-        st.session_state[data.LIVE_RUN_KEY] = sweep_with_feedback(M, Ns, dtype, chosen, dirs,
-                                                                  command="explorer app: Benchmark page")
+    if st.button(t("bench_run"), key="bench_go", type="primary", disabled=not (chosen and dirs and Ns)) \
+            and heavy_work.gpu_sweep_fits(M, Ns, dtype, dirs):
+        with heavy_work.turn("bench_go"):
+            st.session_state[data.LIVE_RUN_KEY] = sweep_with_feedback(M, Ns, dtype, chosen, dirs,
+                                                                      command="explorer app: Benchmark page")
+    heavy_work.say_if_cancelled("bench_go")
     if data.LIVE_RUN_KEY in st.session_state:
         show_run(st.session_state[data.LIVE_RUN_KEY], "live")
 else:
@@ -177,35 +215,47 @@ else:
     cpu_N = c2.select_slider(t("bench_cpu_Nmax"), CPU_N_CHOICES, key=kcN)
     Ns = [n for n in CPU_N_CHOICES if n <= cpu_N]
     if st.button(t("bench_cpu_run"), key="bench_cpu_run", type="primary"):
-        # Warm up first: the first calls of a fresh process pay for allocating and touching new memory, which
-        # once made copy's median 8x its min. One untimed pass over the smallest size, then enough samples
-        # per case for percentiles (the spread is shown and judged: measured.SPREAD_LIMIT).
-        bench.run_sweep(int(cpu_M), Ns[:1], defaults.DTYPE, list(CPU_PROVIDERS), ["forward"],
-                        timer=bench.WallClockTimer(warmup=3, max_repeats=3, budget_s=0.05), command="warm-up")
-        timer = bench.WallClockTimer(warmup=5, max_repeats=25, budget_s=0.25)
-        st.session_state["bench_cpu_result"] = sweep_with_feedback(
-            int(cpu_M), Ns, defaults.DTYPE, list(CPU_PROVIDERS), ["forward"], timer=timer,
-            command="explorer app: CPU comparison")
+        with heavy_work.turn("bench_cpu_run"):   # a few seconds of every core: one at a time per server
+            # Warm up first: the first calls of a fresh process pay for allocating and touching new memory, which
+            # once made copy's median 8x its min. One untimed pass over the smallest size, then enough samples
+            # per case for percentiles (the spread is shown and judged: measured.SPREAD_LIMIT).
+            bench.run_sweep(int(cpu_M), Ns[:1], defaults.DTYPE, list(CPU_PROVIDERS), ["forward"],
+                            timer=bench.WallClockTimer(warmup=3, max_repeats=3, budget_s=0.05), command="warm-up")
+            timer = bench.WallClockTimer(warmup=5, max_repeats=25, budget_s=0.25)
+            st.session_state["bench_cpu_result"] = sweep_with_feedback(
+                int(cpu_M), Ns, defaults.DTYPE, list(CPU_PROVIDERS), ["forward"], timer=timer,
+                command="explorer app: CPU comparison")
+    heavy_work.say_if_cancelled("bench_cpu_run")
     cpu_run = st.session_state.get("bench_cpu_result")
     if cpu_run is not None:
         frame = cpu_run.frame[cpu_run.frame["status"] == "ok"]
         rows = {(r["provider"], int(r["N"])): r for r in frame.to_dict("records")}
         cpu_M_run = int(cpu_run.provenance["M"])
         story_rows = []
+        impossible = {}
         for n in sorted({n for p, n in rows if p == "naive" and ("torch", n) in rows}):
             naive, fused = measured.timing_spread(rows["naive", n]), measured.timing_spread(rows["torch", n])
             s = measured.speedup(naive, fused)
             shown = measured.shown_ratio(naive, fused)      # None: a timing is unsteady, so no ratio
+            why = (bench_reading.impossible_cpu_timing(float(rows["copy", n]["gbps"]), naive.median, fused.median,
+                                                       float(rows["torch", n]["gbps"])) if ("copy", n) in rows else None)
+            if why:                                          # a figure this machine cannot have produced
+                impossible[n], shown = why, None
             story_rows.append({
                 "N": f"{n:,}", t("bench_cpu_measured"): "—" if shown is None else f"{shown:.2f}",
                 t("acc_col_spread"): f"{s.lo:.2f}–{s.hi:.2f}",
-                t("acc_verdict_title"): t(f"acc_verdict_short_{s.verdict}"),
+                t("acc_verdict_title"): t(f"bench_cpu_impossible_{why}") if why else t(f"acc_verdict_short_{s.verdict}"),
                 t("bench_cpu_predicted"): f"{sc.memory_traffic(cpu_M_run, n).predicted_speedup:.2f}"})
         story = pd.DataFrame(story_rows)
+        if impossible:
+            st.warning(t("bench_cpu_not_results", sizes=", ".join(f"{n:,}" for n in impossible)))
         show_run(cpu_run, "cpu")
         st.markdown(t("bench_cpu_story"))
         st.dataframe(story, hide_index=True, width="stretch")
         st.caption(t("acc_rule", limit=measured.SPREAD_LIMIT))
+
+# -- your shape: the plan, the floor, the nearest record (live on a GPU) -----------------------------------
+your_shape.show()
 
 # -- recorded runs ----------------------------------------------------------------------------------------
 st.subheader(t("bench_recorded_title"))
@@ -234,4 +284,5 @@ else:
                   torch=p.get("torch", "?"), triton=p.get("triton", "?"), M=p.get("M", "?"), dtype=p.get("dtype", "?")))
     show_run(run, "rec", eager_run)
 
+layout.page_end()
 state.sync()

@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explorer_ui import charts, code, data, defaults, layout, predict, slides
-from explorer_ui import long_rows as lr
+from explorer_ui import charts, code, data, defaults, fmt, layout, quiz, slides
+from explorer_ui import long_row_frames as lr
 from explorer_ui.i18n import bound, say, t
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState
@@ -28,16 +28,16 @@ st.header(t("longrows_cliff_title"))
 st.markdown(t("longrows_cliff_intro"))
 try:
     with st.spinner(t("computing")):
-        table = lr.cliff_table(lr.cliff_plans(gpu_key, dtype))
+        table = lr.cliff_table(data.cliff_plans(gpu_key, dtype))
         cliff = lr.find_cliff(table)
-        edge = lr.exact_edge(gpu_key, dtype, cliff.fail_n) if cliff.fail_n else None
+        edge = data.exact_edge(gpu_key, dtype, cliff.fail_n) if cliff.fail_n else None
 except Exception as err:  # a compile that failed: say so, keep the rest of the page
     st.error(t("error_generic", error=err))
     table, cliff, edge = None, None, None
 if table is not None:
     left, right = st.columns([3, 2])
     with left:
-        charts.show(lr.cliff_chart(table, x_title="BLOCK_SIZE", y_title=t("longrows_shared_axis"),
+        charts.show(charts.cliff_chart(table, x_title="BLOCK_SIZE", y_title=t("longrows_shared_axis"),
                                    limit_label=t("longrows_shared_limit"), fits_title=t("longrows_fits"),
                                    yes=t("longrows_fits_yes"), no=t("longrows_fits_no"),
                                    title=t("longrows_cliff_chart", gpu=gpu.name, dtype=dtype)), key="longrows_cliff")
@@ -53,20 +53,26 @@ if table is not None:
                 st.success(t("longrows_cliff_edge", last=f"{cliff.last_fit_n:,}", n=f"{cliff.fail_n:,}",
                              per_sm=int(last["per_sm"]), ok_last="✓" if edge[0] else "✗",
                              ok_n="✓" if edge[1] else "✗"))
+        elif cliff.spill_block:     # every row launches: the limit that shows is registers spilling
+            spill = table[table["block"] == cliff.spill_block].iloc[0]
+            st.warning(t("longrows_cliff_spill_limit", gpu=gpu.name, dtype=dtype, top=f"{lr.CLIFF_BLOCKS[-1]:,}",
+                         n=f"{int(spill['n_from']):,}", spills=int(spill["spills"]), top_spills=cliff.top_spills))
         else:
-            st.warning(t("longrows_cliff_none", gpu=gpu.name, dtype=dtype, top=f"{lr.CLIFF_BLOCKS[-1]:,}"))
-        if cliff.spill_block:
+            st.info(t("longrows_cliff_none", gpu=gpu.name, dtype=dtype, top=f"{lr.CLIFF_BLOCKS[-1]:,}"))
+        if cliff.spill_block and cliff.fail_n:
             spill = table[table["block"] == cliff.spill_block].iloc[0]
             st.warning(t("longrows_cliff_spill", block=f"{cliff.spill_block:,}", n=f"{int(spill['n_from']):,}",
                          spills=int(spill["spills"])))
-        st.markdown(t("longrows_cliff_why", stages=int(table["stages"].iloc[0])))
+        stages = int(table["stages"].iloc[0])
+        st.markdown(t("longrows_cliff_why", stages=stages) if cliff.fail_n or cliff.spill_block else
+                    t("longrows_cliff_why_later", stages=stages))
     shown = table.rename(columns={"block": "BLOCK_SIZE", "n_from": "N ≥", "n_to": "N ≤", "warps": "num_warps",
                                   "stages": "num_stages", "regs": "n_regs", "spills": "n_spills",
                                   "shared": t("longrows_shared_axis"), "per_sm": t("longrows_per_sm"),
                                   "fits": t("longrows_fits")})
     st.dataframe(shown.drop(columns=["shared_limit", "reg_occupancy", "sram_occupancy"]), hide_index=True,
                  width="stretch")
-    st.caption(t("longrows_cliff_source", how=say(lr.cliff_plans(gpu_key, dtype)[-1].resources_how)))
+    st.caption(t("longrows_cliff_source", how=say(data.cliff_plans(gpu_key, dtype)[-1].resources_how)))
 
 # -- 2. online softmax, tile by tile --------------------------------------------------------------------------
 st.header(t("longrows_online_title"))
@@ -86,7 +92,7 @@ if n_tiles > MAX_TRACE_TILES:
 else:
     try:
         with st.spinner(t("computing")):
-            trace = lr.online_trace(N, tile, pattern)
+            trace = data.online_trace(N, tile, pattern)
     except Exception as err:
         st.error(t("error_generic", error=err))
 
@@ -106,11 +112,11 @@ if trace is not None:
             return {}
         r = lr.tile_record(trace, 0, ti)
         a, b = r["start"], r["stop"]
-        return dict(tile=ti, a=f"{a:,}", b=f"{b - 1:,}", m_before=lr.fmt(r["m_before"]), m_after=lr.fmt(r["m_after"]),
-                    tile_max=lr.fmt(r["tile_max"]), d_before=lr.fmt(r["d_before"]), d_after=lr.fmt(r["d_after"]),
-                    rescale=lr.fmt(r["rescale"]), tile_sum=lr.fmt(r["tile_sum"]), n=trace.n_tiles,
-                    k=trace.n_tiles - ti, m=lr.fmt(trace.m_final[0]), d=lr.fmt(trace.d_final[0]),
-                    ysum=lr.fmt(float(np.nansum(trace.y[0, a:b]))), pad=max(0, (ti + 1) * tile - N))
+        return dict(tile=ti, a=f"{a:,}", b=f"{b - 1:,}", m_before=fmt.number(r["m_before"]), m_after=fmt.number(r["m_after"]),
+                    tile_max=fmt.number(r["tile_max"]), d_before=fmt.number(r["d_before"]), d_after=fmt.number(r["d_after"]),
+                    rescale=fmt.number(r["rescale"]), tile_sum=fmt.number(r["tile_sum"]), n=trace.n_tiles,
+                    k=trace.n_tiles - ti, m=fmt.number(trace.m_final[0]), d=fmt.number(trace.d_final[0]),
+                    ysum=fmt.number(float(np.nansum(trace.y[0, a:b]))), pad=max(0, (ti + 1) * tile - N))
 
     def frame_kind(step: int) -> str:
         kind, ti = steps[step]
@@ -126,9 +132,9 @@ if trace is not None:
     def frame_text(step: int) -> str:
         kind = frame_kind(step)
         if kind == "check":
-            return t("longrows_frame_check", m_k=lr.fmt(check.m_kernel, 8), m_t=lr.fmt(check.m_torch, 8),
-                     d_k=lr.fmt(check.d_kernel, 8), d_t=lr.fmt(check.d_torch, 8), rel=f"{check.d_rel_err:.1e}",
-                     ysum=lr.fmt(check.y_sum, 8), err=f"{check.y_err:.1e}")
+            return t("longrows_frame_check", m_k=fmt.number(check.m_kernel, 8), m_t=fmt.number(check.m_torch, 8),
+                     d_k=fmt.number(check.d_kernel, 8), d_t=fmt.number(check.d_torch, 8), rel=f"{check.d_rel_err:.1e}",
+                     ysum=fmt.number(check.y_sum, 8), err=f"{check.y_err:.1e}")
         text = t(f"longrows_frame_{kind}", **facts(step))
         f = facts(step)
         if steps[step][0] == "pass1" and f["pad"]:
@@ -136,7 +142,7 @@ if trace is not None:
         return text
 
     def figure(step: int) -> charts.Figure:
-        return lr.row_chart(env, lr.tile_phases(trace, step), lr.running_max(trace, 0, step), phases=phases,
+        return charts.row_chart(env, lr.tile_phases(trace, step), lr.running_max(trace, 0, step), phases=phases,
                             phase_labels=phase_labels, x_title=t("longrows_column"), y_title="x",
                             phase_title=t("longrows_tile_state"), m_title="m",
                             title=t("longrows_row_chart", N=f"{N:,}", tile=tile, tiles=trace.n_tiles),
@@ -150,14 +156,14 @@ if trace is not None:
             m = st.columns(4)
             if kind == "pass1":
                 r = lr.tile_record(trace, 0, ti)
-                m[0].metric("m", lr.fmt(r["m_after"]), help=t("longrows_metric_m_help"))
-                m[1].metric("d", lr.fmt(r["d_after"]), help=t("longrows_metric_d_help"))
-                m[2].metric(t("longrows_metric_rescale"), lr.fmt(r["rescale"]), help=t("longrows_metric_rescale_help"))
-                m[3].metric(t("longrows_metric_tile_sum"), lr.fmt(r["tile_sum"]))
+                m[0].metric("m", fmt.number(r["m_after"]), help=t("longrows_metric_m_help"))
+                m[1].metric("d", fmt.number(r["d_after"]), help=t("longrows_metric_d_help"))
+                m[2].metric(t("longrows_metric_rescale"), fmt.number(r["rescale"]), help=t("longrows_metric_rescale_help"))
+                m[3].metric(t("longrows_metric_tile_sum"), fmt.number(r["tile_sum"]))
             else:
-                m[0].metric("m", lr.fmt(trace.m_final[0]), help=t("longrows_metric_m_help"))
-                m[1].metric("d", lr.fmt(trace.d_final[0]), help=t("longrows_metric_d_help"))
-                m[2].metric("Σy", lr.fmt(float(np.nansum(trace.y[0]))) if kind == "check" else "—")
+                m[0].metric("m", fmt.number(trace.m_final[0]), help=t("longrows_metric_m_help"))
+                m[1].metric("d", fmt.number(trace.d_final[0]), help=t("longrows_metric_d_help"))
+                m[2].metric("Σy", fmt.number(float(np.nansum(trace.y[0]))) if kind == "check" else "—")
                 m[3].metric(t("longrows_metric_err"), f"{check.y_err:.1e}" if kind == "check" else "—")
         with right:
             anchor = {"guard": "guard", "pass2_nan": "pass2"}.get(frame_kind(step), kind)
@@ -168,7 +174,7 @@ if trace is not None:
     player("longrows", len(steps), render, format_step=frame_text, label=t("longrows_step_label"),
            slides=slides.SlideSource("long_rows", t("nav_longrows"), {"N": N, "tile": tile, "pattern": pattern},
                                      figure, height=340))
-    predict.ask(predict.tiles_in_row("longrows_tiles", N, tile, trace.n_tiles))
+    quiz.ask(quiz.tiles_in_row("longrows_tiles", N, tile, trace.n_tiles))
     with st.expander(t("longrows_table_title", tiles=trace.n_tiles)):
         tab = lr.online_table(trace, 0)
         st.dataframe(tab.rename(columns={"tile": t("longrows_col_tile"), "columns": t("longrows_column"),
@@ -182,7 +188,7 @@ st.header(t("longrows_l2_title"))
 st.markdown(t("longrows_l2_intro"))
 try:
     with st.spinner(t("computing")):
-        flight = lr.traffic_table(gpu_key, dtype)
+        flight = data.traffic_table(gpu_key, dtype)
 except Exception as err:
     st.error(t("error_generic", error=err))
     flight = None
@@ -190,7 +196,7 @@ if flight is not None:
     crossing = lr.l2_crossing(flight)
     left, right = st.columns(2)
     with left:
-        charts.show(lr.l2_chart(flight, x_title="N", y_title=t("longrows_in_flight_axis"), l2_label="L2 (MB)",
+        charts.show(charts.l2_chart(flight, x_title="N", y_title=t("longrows_in_flight_axis"), l2_label="L2 (MB)",
                                 title=t("longrows_l2_chart", gpu=gpu.name, dtype=dtype)), key="longrows_l2")
         first = flight.iloc[0]
         if gpu.l2_mib is None:
@@ -200,22 +206,23 @@ if flight is not None:
         else:
             hit = flight[flight["N"] == crossing].iloc[0]
             st.markdown(t("longrows_l2_cross", gpu=gpu.name, N=f"{crossing:,}", rows=int(hit["rows_in_flight"]),
-                          per_sm=int(hit["per_sm"]), row_kb=f"{hit['row_bytes'] / 1024:,.0f}",
-                          flight=f"{hit['in_flight_mb']:,.1f}", l2=f"{hit['l2_mb']:,.1f}"))
+                          per_sm=int(hit["per_sm"]), row=fmt.fmt_bytes(hit["row_bytes"]),
+                          flight=fmt.fmt_bytes(hit["in_flight_mb"] * 1e6), l2=fmt.fmt_bytes(hit["l2_mb"] * 1e6),
+                          l2_mib=f"{gpu.l2_mib:,g}"))
         shown_n = flight[flight["N"] == crossing].iloc[0] if crossing else first
         st.markdown(t("longrows_l2_bytes", M=f"{lr.MAP_ROWS:,}", N=f"{int(shown_n['N']):,}",
-                      nominal=layout.fmt_bytes(shown_n["nominal_mb"] * 1e6),
-                      dram=layout.fmt_bytes(shown_n["dram_mb"] * 1e6)))
+                      nominal=fmt.fmt_bytes(shown_n["nominal_mb"] * 1e6),
+                      dram=fmt.fmt_bytes(shown_n["dram_mb"] * 1e6)))
     with right:
-        rec = lr.recorded_paths_cached()
+        rec = data.recorded_paths_cached()
         rec = rec[rec["dtype"] == dtype]
         if rec.empty:
             st.info(t("longrows_paths_none", dtype=dtype))
         else:
             labels = {p: t(f"longrows_path_{p}") for p in lr.PATH_NAMES}
             rec = rec.assign(path_label=rec["path"].map(labels))
-            h200_cross = lr.l2_crossing(lr.traffic_table(lr.PATHS_GPU, dtype)) if lr.PATHS_GPU in data.gpu_keys() else None
-            charts.show(lr.paths_chart(rec[rec["path"] != "copy"], h200_cross, x_title="N",
+            h200_cross = lr.l2_crossing(data.traffic_table(lr.PATHS_GPU, dtype)) if lr.PATHS_GPU in data.gpu_keys() else None
+            charts.show(charts.paths_chart(rec[rec["path"] != "copy"], h200_cross, x_title="N",
                                        y_title=t("longrows_ratio_axis"), path_title=t("longrows_path"),
                                        title=t("longrows_paths_chart", dtype=dtype)), key="longrows_paths")
             wide = rec.pivot_table(index="N", columns="path", values="gbps").reset_index()
@@ -227,6 +234,11 @@ if flight is not None:
             st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
             st.caption(t("longrows_paths_source", file=rec["source"].iloc[0],
                          line=f"{h200_cross:,}" if h200_cross else "—"))
-    st.markdown(t("longrows_l2_lesson"))
+            fall = lr.falloff(rec[rec["path"] == "tiled"], h200_cross)
+            if fall is not None:        # where the tiled path falls off, against the line: the records say
+                st.markdown(t(f"longrows_l2_lesson_{fall.where}", n=f"{fall.n or 0:,}", ratio=fall.ratio or 0.0,
+                              best=fall.best, best_n=f"{fall.best_n:,}", line=f"{h200_cross or 0:,}",
+                              drop=lr.FALLOFF))
 
+layout.page_end()
 state.sync()

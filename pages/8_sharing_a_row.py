@@ -4,9 +4,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explorer_ui import charts, code, data, defaults, layout, predict, slides
-from explorer_ui import long_rows as lr
-from explorer_ui.i18n import bound, t
+from explorer_ui import charts, code, data, defaults, fmt, layout, quiz, slides
+from explorer_ui import long_row_frames as lr
+from explorer_ui.i18n import bound, say, t
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState
 from softmax_core.teaching import long_row_trace as lrt
@@ -44,7 +44,7 @@ pattern = c3.radio(t("longrows_pattern"), lr.PATTERNS, key=kpattern, horizontal=
 strace = None
 try:
     with st.spinner(t("computing")):
-        strace = lr.split_trace(N, split, pattern)
+        strace = data.split_trace(N, split, pattern)
 except Exception as err:
     st.error(t("error_generic", error=err))
 
@@ -71,20 +71,20 @@ if strace is not None:
         kind, p = steps[step]
         if kind == "publish":
             a, b = strace.chunk_columns(p)
-            return t("sharing_frame_publish", p=p, a=f"{a:,}", b=f"{b - 1:,}", m=lr.fmt(strace.maxes[0, p]),
-                     d=lr.fmt(strace.sums[0, p]), word=lrt.word_hex(strace.words[0, p]),
+            return t("sharing_frame_publish", p=p, a=f"{a:,}", b=f"{b - 1:,}", m=fmt.number(strace.maxes[0, p]),
+                     d=fmt.number(strace.sums[0, p]), word=lrt.word_hex(strace.words[0, p]),
                      left=strace.split - p - 1)
         if kind == "merge":
-            return t("sharing_frame_merge", split=strace.split, M=lr.fmt(top, 8), D=lr.fmt(total, 8))
+            return t("sharing_frame_merge", split=strace.split, M=fmt.number(top, 8), D=fmt.number(total, 8))
         if kind == "write":
             if not np.isfinite(top):
                 return t("sharing_frame_write_nan")
-            return t("sharing_frame_write", M=lr.fmt(top), D=lr.fmt(total), ysum=lr.fmt(float(np.nansum(strace.y[0])), 8))
+            return t("sharing_frame_write", M=fmt.number(top), D=fmt.number(total), ysum=fmt.number(float(np.nansum(strace.y[0])), 8))
         return t("sharing_frame_load", split=strace.split, chunk=f"{strace.chunk:,}",
                  empty=lrt.word_hex(strace.before[0, 0]))
 
     def figure(step: int) -> charts.Figure:
-        return lr.chunk_chart(env, lr.slot_table(strace, 0, step), x_title=t("longrows_column"), y_title="x",
+        return charts.chunk_chart(env, lr.slot_table(strace, 0, step), x_title=t("longrows_column"), y_title="x",
                               program_title=t("sharing_program"),
                               title=t("sharing_chunk_chart", N=f"{N:,}", split=strace.split, chunk=f"{strace.chunk:,}"),
                               n_cols=N, y_domain=y_dom, n_programs=strace.split)
@@ -95,14 +95,14 @@ if strace is not None:
         left, right = st.columns([3, 2])
         with left:
             charts.show(figure(step), key="sharing_chunks", height=300)
-            charts.show(lr.slots_chart(slots, x_title=t("sharing_program"), state_title=t("sharing_slot"),
+            charts.show(charts.slots_chart(slots, x_title=t("sharing_program"), state_title=t("sharing_slot"),
                                        yes=t("sharing_slot_yes"), no=t("sharing_slot_no"),
                                        title=t("sharing_slots_chart"), words=False),
                         key="sharing_slots", height=150)
             m = st.columns(3)
-            m[0].metric(t("sharing_metric_M"), lr.fmt(top) if kind in ("merge", "write") else "—")
-            m[1].metric(t("sharing_metric_D"), lr.fmt(total) if kind in ("merge", "write") else "—")
-            m[2].metric("Σy", lr.fmt(float(np.nansum(strace.y[0]))) if kind == "write" else "—")
+            m[0].metric(t("sharing_metric_M"), fmt.number(top) if kind in ("merge", "write") else "—")
+            m[1].metric(t("sharing_metric_D"), fmt.number(total) if kind in ("merge", "write") else "—")
+            m[2].metric("Σy", fmt.number(float(np.nansum(strace.y[0]))) if kind == "write" else "—")
         with right:
             numbers = [n for n in (code.find_line(lines, a) for a in anchors[kind]) if n is not None]
             code.render_code(lines, numbers, caption=t("sharing_code_caption"), max_height=420, context=10)
@@ -114,17 +114,17 @@ if strace is not None:
     player("sharing", len(steps), render, format_step=frame_text, label=t("sharing_step_label"),
            slides=slides.SlideSource("sharing_a_row", t("nav_sharing"), {"N": N, "split": split, "pattern": pattern},
                                      figure, height=300))
-    predict.ask(predict.chunk_per_program("sharing_chunk", N, strace.split, strace.chunk))
+    quiz.ask(quiz.chunk_per_program("sharing_chunk", N, strace.split, strace.chunk))
     m_ref, d_ref = lrt.reference_pairs(strace.x[:1])
-    st.caption(t("sharing_check", M=lr.fmt(top, 8), D=lr.fmt(total, 8), m_t=lr.fmt(m_ref[0], 8),
-                 d_t=lr.fmt(d_ref[0], 8)))
+    st.caption(t("sharing_check", M=fmt.number(top, 8), D=fmt.number(total, 8), m_t=fmt.number(m_ref[0], 8),
+                 d_t=fmt.number(d_ref[0], 8)))
 
 # -- why the programs of a row must all be resident ------------------------------------------------------------
 st.subheader(t("sharing_resident_title"))
 st.markdown(t("sharing_resident_intro"))
 try:
     with st.spinner(t("computing")):
-        dtype_plans = lr.path_plans(gpu_key, dtype)
+        dtype_plans = data.path_plans(gpu_key, dtype)
 except Exception as err:
     st.error(t("error_generic", error=err))
     dtype_plans = ()
@@ -149,16 +149,16 @@ st.header(t("sharing_map_title"))
 st.markdown(t("sharing_map_intro", M=f"{lr.MAP_ROWS:,}"))
 try:
     with st.spinner(t("computing")):
-        plans = lr.path_plans(gpu_key, dtype)
+        plans = data.path_plans(gpu_key, dtype)
 except Exception as err:
     st.error(t("error_generic", error=err))
     plans = ()
 if plans:
-    record, provenance = lr.recorded_tuned(dtype)
+    record, provenance = data.recorded_tuned(dtype)
     on_h200 = gpu.key == "h200" or "H200" in gpu.name
     table = lr.path_table(plans, record if on_h200 else None)
     labels = [t(f"longrows_path_{p}") for p in PATHS]
-    charts.show(lr.path_map_chart(table, x_title="N", y_title=t("longrows_path"), path_title=t("longrows_path"),
+    charts.show(charts.path_map_chart(table, x_title="N", y_title=t("longrows_path"), path_title=t("longrows_path"),
                                   paths=list(PATHS), labels=labels, ratio_title=t("sharing_recorded_ratio"),
                                   title=t("sharing_map_chart", gpu=gpu.name, dtype=dtype)), key="sharing_map", height=230)
     if on_h200 and provenance:
@@ -170,15 +170,15 @@ if plans:
     for plan, (_, r) in zip(plans, table.iterrows()):
         rows.append({"N": f"{plan.n_cols:,}", t("longrows_path"): t(f"longrows_path_{plan.path}"),
                      t("sharing_recorded_ratio"): f"{r['recorded_ratio']:.2f}×" if np.isfinite(r["recorded_ratio"]) else "—",
-                     t("sharing_reason"): lr.reason_text(plan)})
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+                     t("sharing_reason"): say(plan.reason)})
+    layout.show_table(pd.DataFrame(rows))
     st.caption(t("sharing_reason_note"))
 
 # -- 6. to FlashAttention ---------------------------------------------------------------------------------------
 st.header(t("sharing_fa_title"))
 try:
     with st.spinner(t("computing")):
-        fa_trace = lr.online_trace(FA_N, FA_TILE, FA_PATTERN)
+        fa_trace = data.online_trace(FA_N, FA_TILE, FA_PATTERN)
 except Exception as err:
     st.error(t("error_generic", error=err))
     fa_trace = None
@@ -188,16 +188,17 @@ if fa_trace is not None:
     expected = lr.attention_reference(fa_trace.x[0], values)
     st.markdown(t("sharing_fa_intro", N=f"{FA_N:,}", tile=FA_TILE, tiles=fa_trace.n_tiles))
     grew = next((s for s in walk if s.m_after > s.m_before and s.tile > 0), walk[-1])
-    st.markdown(t("sharing_fa_step", tile=grew.tile, m_before=lr.fmt(grew.m_before), m_after=lr.fmt(grew.m_after),
-                  rescale=lr.fmt(grew.rescale), o_before=lr.fmt(grew.o_before),
-                  o_rescaled=lr.fmt(grew.o_before * grew.rescale), tile_o=lr.fmt(grew.tile_o),
-                  o_after=lr.fmt(grew.o_after), d_after=lr.fmt(grew.d_after)))
+    st.markdown(t("sharing_fa_step", tile=grew.tile, m_before=fmt.number(grew.m_before), m_after=fmt.number(grew.m_after),
+                  rescale=fmt.number(grew.rescale), o_before=fmt.number(grew.o_before),
+                  o_rescaled=fmt.number(grew.o_before * grew.rescale), tile_o=fmt.number(grew.tile_o),
+                  o_after=fmt.number(grew.o_after), d_after=fmt.number(grew.d_after)))
     fa = lr.attention_table(walk).rename(columns={"tile": t("longrows_col_tile"),
                                                   "rescale": t("longrows_metric_rescale"),
                                                   "o_over_d": "o / d"})
     st.dataframe(fa, hide_index=True, width="stretch")
-    st.success(t("sharing_fa_check", out=lr.fmt(walk[-1].output, 8), ref=lr.fmt(expected, 8),
+    st.success(t("sharing_fa_check", out=fmt.number(walk[-1].output, 8), ref=fmt.number(expected, 8),
                  err=f"{abs(walk[-1].output - expected):.1e}"))
     st.markdown(t("sharing_fa_lesson"))
 
+layout.page_end()
 state.sync()

@@ -4,7 +4,7 @@ rule, the chapter's unit test, the 3-D grid and tl.exp's error. Computed by soft
 import pandas as pd
 import streamlit as st
 
-from explorer_ui import chapter, chapter_benchmark, code, data, defaults, layout, predict, recorded_text
+from explorer_ui import chapter_benchmark, code, data, defaults, layout, quiz, recorded_text
 from explorer_ui.i18n import say, t
 from explorer_ui.urlstate import PageState
 from softmax_core.teaching import chapter_notes as sc_chapter
@@ -40,7 +40,7 @@ with left:
     live = None
     if gpu.live:
         try:
-            live = chapter.warmup_resources(M, N, dtype)
+            live = data.warmup_resources(M, N, dtype)
         except sc_chapter.WarmupDoesNotFit as err:
             st.warning(t("chapter_res_does_not_fit", N=N, block=err.block_size, required=err.required,
                          limit=err.limit))
@@ -57,7 +57,7 @@ with left:
 with right:
     st.markdown(t("chapter_res_offline_head"))
     try:
-        offline = chapter.offline_resources(N, dtype, gpu_key)
+        offline = data.offline_resources(N, dtype, gpu_key)
     except Exception as err:
         offline = None
         st.error(t("error_generic", error=err))
@@ -80,14 +80,13 @@ props = (("multiprocessor_count", "multiprocessor_count", gpu.multiprocessor_cou
          ("max_num_regs", "max_num_regs", gpu.max_num_regs),
          ("max_shared_mem", "max_shared_mem", gpu.max_shared_mem),
          ("warpSize", "warp_size", gpu.warp_size))
-st.dataframe(pd.DataFrame([{t("chapter_col_property"): f'properties["{name}"]', t("chapter_col_value"): f"{value:,}",
-                            t("chapter_col_source"): recorded_text.source_text(gpu.source[field]) if field in gpu.source else "—"} for name, field, value in props]),
-             hide_index=True, width="stretch")
+layout.show_table(pd.DataFrame([{t("chapter_col_property"): f'properties["{name}"]', t("chapter_col_value"): f"{value:,}",
+                                 t("chapter_col_source"): recorded_text.source_text(gpu.source[field]) if field in gpu.source else "—"} for name, field, value in props]))
 
 # -- 2. strides -----------------------------------------------------------------------------------------------
 st.header(t("chapter_stride_title"), anchor="strides")
 st.markdown(t("chapter_stride_intro", N=STRIDE_N))
-cases = chapter.stride_cases(STRIDE_M, STRIDE_N)
+cases = data.stride_cases(STRIDE_M, STRIDE_N)
 yes, no = t("chapter_yes"), t("chapter_no")
 st.dataframe(pd.DataFrame([{
     t("chapter_col_view"): c.expression, "shape": str(c.shape), "x.stride()": str(c.stride),
@@ -128,12 +127,12 @@ with right:
     code.kernel_panel("range", "offsets", caption=t("kernel_caption"), context=1)
 st.subheader(t("chapter_stages_title"))
 try:
-    costs = chapter.stages_cost(N, dtype, gpu_key)
+    costs = data.stages_cost(N, dtype, gpu_key)
 except Exception as err:
     costs = ()
     st.error(t("error_generic", error=err))
 if costs:
-    predict.ask(predict.shared_for_stages("chapter_stages", costs, N, gpu.name))
+    quiz.ask(quiz.shared_for_stages("chapter_stages", costs, N, gpu.name))
     left, right = st.columns([2, 3])
     with left:
         st.dataframe(pd.DataFrame([{"num_stages": c.num_stages, "n_regs": c.n_regs,
@@ -152,7 +151,7 @@ st.header(t("chapter_warps_title"), anchor="num-warps")
 rule = "  \n".join(t("chapter_warps_rule_line", block=f"{b:,}", warps=w) if b else t("chapter_warps_rule_else", warps=w)
                    for b, w in sc_chapter.num_warps_thresholds())
 st.markdown(t("chapter_warps_intro", rule=rule))
-table = chapter.warps_table(defaults.BLOCK_SWEEP, dtype, gpu_key)
+table = data.warps_table(defaults.BLOCK_SWEEP, dtype, gpu_key)
 st.dataframe(pd.DataFrame([{"BLOCK_SIZE": r["block_size"], "num_warps": r["num_warps"], t("chapter_col_threads"): r["threads"],
                             t("chapter_col_per_thread"): r["values_per_thread"],
                             "n_regs": r["n_regs"] if r["n_regs"] is not None else "—",
@@ -172,7 +171,7 @@ with left:
         st.session_state["chapter_test_asked"] = True
     if st.session_state.get("chapter_test_asked"):
         with st.spinner(t("chapter_test_running")):
-            result = chapter.unit_test(TEST_M, TEST_N)
+            result = data.chapter_unit_test(TEST_M, TEST_N)
         values = dict(M=TEST_M, N=TEST_N, err=f"{result.max_abs_error:.1e}", atol=result.atol, rtol=result.rtol,
                       s=f"{result.seconds:.2f}", block=result.block_size, programs=f"{result.num_programs:,}")
         if result.passed:
@@ -185,7 +184,7 @@ with left:
 
 # -- 6. the 3-D grid and tl.exp ---------------------------------------------------------------------------------
 st.header(t("chapter_grid_title"), anchor="grid")
-quirk = chapter.grid_quirk()
+quirk = data.grid_quirk()
 left, right = st.columns([2, 3])
 with left:
     st.markdown(t("chapter_grid_text", grid=str(plan.grid) if plan else "—", version=quirk.triton_version))
@@ -194,7 +193,7 @@ with right:
     code.render_code(lines, [i + 1 for i, ln in enumerate(lines) if "grid[2]" in ln],
                      caption=t("chapter_grid_caption", version=quirk.triton_version))
 st.subheader(t("chapter_exp_title"))
-err = chapter.exp_error()
+err = data.exp_error()
 a, b, c = st.columns(3)
 a.metric(t("chapter_exp_rel"), f"{err.tl_max_rel:.1e}")
 b.metric(t("chapter_exp_ulp"), f"{err.tl_max_ulp:.2f}")
@@ -203,7 +202,7 @@ st.markdown(t("chapter_exp_text", n=f"{err.n:,}", lo=err.lo, hi=err.hi, worst=f"
               where=t("chapter_exp_where_cpu") if runtime.INTERPRETED else t("chapter_exp_where_gpu")))
 if plan is not None and gpu.vendor == "nvidia":
     try:
-        ex2 = chapter.exp_ptx(plan.block_size, plan.num_warps, plan.num_stages, dtype, gpu_key)
+        ex2 = data.exp_ptx(plan.block_size, plan.num_warps, plan.num_stages, dtype, gpu_key)
     except Exception as err_ptx:
         ex2 = None
         st.caption(t("error_generic", error=err_ptx))
@@ -220,8 +219,9 @@ if claims is None:
 else:
     st.caption(t("chapter_bench_chart"))
     st.line_chart(chapter_benchmark.sweep_chart_data(), x_label="N", y_label="GB/s")
-    st.dataframe(claims, hide_index=True, width="stretch")
+    layout.show_table(claims)
     st.markdown(chapter_benchmark.bounds_text())
     st.caption(chapter_benchmark.record_caption())
 
+layout.page_end()
 state.sync()

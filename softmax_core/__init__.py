@@ -2,6 +2,9 @@
 
 No UI lives here: the Streamlit app renders what these functions compute.
 """
+# The package's version, in this one place: pyproject.toml reads it from here when the package is built.
+__version__ = "0.1.0"
+
 from softmax_core.hardware import runtime  # noqa: F401  first: chooses GPU or interpreter before any kernel is defined
 from softmax_core.hardware.gpu import GpuSpec, catalog_gpu, current_gpu, default_gpu, gpu_catalog
 from softmax_core.hardware.occupancy import Occupancy, occupancy
@@ -13,6 +16,7 @@ from softmax_core.plans.tuned import SoftmaxPlan, plan_softmax
 from softmax_core.plans.reasons import PlanReason, ReasonCode
 
 __all__ = [
+    "__version__",
     "GpuSpec", "catalog_gpu", "current_gpu", "default_gpu", "gpu_catalog",
     "LaunchPlan", "Occupancy", "occupancy", "plan_launch",
     "MemoryStep", "MemoryTraffic", "bytes_moved", "memory_traffic",

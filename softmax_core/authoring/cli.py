@@ -3,6 +3,7 @@
     python -m softmax_core inspect my_kernel.py --kernel add_kernel --gpu h200,a100-80gb,mi300x \\
         --arg x_ptr=*fp16 --arg BLOCK=1024 --num-warps 4 --json
     ... --measure --size x_ptr=1048576 --size y_ptr=1048576 --size out_ptr=1048576 --grid 1024
+    ... --interpret --size x_ptr=4096 ... --grid 4   (once in Triton's interpreter, on the CPU, small sizes)
 
 With --json, stdout holds only JSON: a list with one object per GPU (and per autotune config).
 Exit status: 0 when every variant compiled, 1 when one failed, 2 for a refused file or bad arguments.
@@ -14,7 +15,9 @@ import json
 import sys
 from pathlib import Path
 
-from softmax_core.authoring import argspec, inspect as ki, measure, sandbox
+from dataclasses import asdict
+
+from softmax_core.authoring import argspec, examples, inspect as ki, interpret, measure, sandbox
 from softmax_core.authoring.rules import SourceRefused
 from softmax_core.hardware.gpu import catalog_gpu, gpu_catalog
 
@@ -39,6 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds the compile may take")
     parser.add_argument("--json", action="store_true", help="print only JSON")
     parser.add_argument("--measure", action="store_true", help="run it on this machine's GPU (random inputs)")
+    parser.add_argument("--interpret", action="store_true",
+                        help="run it once in Triton's interpreter on the CPU (random inputs, small sizes)")
     return parser
 
 
@@ -109,10 +114,17 @@ def main(argv: list[str]) -> int:
                                                 "achieved_gbps": m.achieved_gbps, "copy_gbps": m.copy_gbps,
                                                 "achieved_tflops": m.achieved_tflops,
                                                 "fraction_of_copy": m.fraction_of_copy}}
+    if args.interpret:
+        run = interpret.run(kernel_file, report.kernel, specs, sizes, grid, args.num_warps, args.num_stages,
+                            examples.example_named(source))
+        result = {"gpus": rows, **({"measurement": result["measurement"]} if args.measure else {}),
+                  "interpreter": {**asdict(run), "clock": "interpreter on this machine's CPU, not a GPU"}}
     if args.json:
         print(json.dumps(result))
     else:
         print(table(rows))
         if args.measure:
             print(json.dumps(result["measurement"], indent=1))
+        if args.interpret:
+            print(json.dumps(result["interpreter"], indent=1))
     return 0 if all(row["error"] is None for row in rows) else 1

@@ -3,6 +3,8 @@
 Each is a whole file a student could paste: imports, `@triton.jit` kernel(s), annotations from which the
 argument specs are prefilled. ARGUMENTS holds, per example, the specs the page and the tests use
 (`softmax_core.authoring.argspec` text), and SIZES the tensor shapes and grid for the bytes-moved floor.
+REFERENCES computes each example's outputs in float64 with torch from the same inputs, for a run in the
+interpreter (interpret.py) to be checked against; torch is imported only when one is called.
 """
 from __future__ import annotations
 
@@ -102,7 +104,7 @@ EXAMPLES = {"softmax": SOFTMAX, "vector_add": VECTOR_ADD, "layer_norm": LAYER_NO
 
 # Argument specs beyond what the annotations prefill (argspec text, one per argument).
 ARGUMENTS = {
-    "softmax": ("output_ptr=*fp32", "input_ptr=*fp32", "input_row_stride=i32", "output_row_stride=i32",
+    "softmax": ("output_ptr=*fp32", "input_ptr=*fp32", "input_row_stride=i32:781", "output_row_stride=i32:781",
                 "n_rows=i32:1823", "n_cols=i32:781", "BLOCK_SIZE=1024", "num_stages=4"),
     "vector_add": ("x_ptr=*fp32", "y_ptr=*fp32", "out_ptr=*fp32", "n_elements=i32:1048576", "BLOCK=1024"),
     "layer_norm": ("x_ptr=*fp16", "weight_ptr=*fp16", "bias_ptr=*fp16", "out_ptr=*fp16", "row_stride=i32:4096",
@@ -121,3 +123,84 @@ SIZES = {
     "matmul": {"sizes": {"a_ptr": (4096, 4096), "b_ptr": (4096, 4096), "c_ptr": (4096, 4096)}, "grid": (32, 32),
                "flops": 2 * 4096 ** 3},
 }
+
+# Small sizes for a run in Triton's interpreter (interpret.py): every program runs in numpy on the CPU, so
+# these are a few thousand elements, odd where a mask matters. Argument specs, tensor shapes, grid.
+SMALL = {
+    "softmax": {"args": ("output_ptr=*fp32", "input_ptr=*fp32", "input_row_stride=i32:100",
+                         "output_row_stride=i32:100", "n_rows=i32:37", "n_cols=i32:100", "BLOCK_SIZE=128",
+                         "num_stages=1"),
+                "sizes": {"input_ptr": (37, 100), "output_ptr": (37, 100)}, "grid": (8,)},
+    "vector_add": {"args": ("x_ptr=*fp32", "y_ptr=*fp32", "out_ptr=*fp32", "n_elements=i32:1000", "BLOCK=256"),
+                   "sizes": {"x_ptr": (1000,), "y_ptr": (1000,), "out_ptr": (1000,)}, "grid": (4,)},
+    "layer_norm": {"args": ("x_ptr=*fp16", "weight_ptr=*fp16", "bias_ptr=*fp16", "out_ptr=*fp16",
+                            "row_stride=i32:96", "n_cols=i32:96", "eps=fp32:1e-5", "BLOCK=128"),
+                   "sizes": {"x_ptr": (20, 96), "weight_ptr": (96,), "bias_ptr": (96,), "out_ptr": (20, 96)},
+                   "grid": (20,)},
+    "matmul": {"args": ("a_ptr=*fp16", "b_ptr=*fp16", "c_ptr=*fp16", "M=i32:70", "N=i32:50", "K=i32:40",
+                        "stride_am=i32:40", "stride_ak=i32:1", "stride_bk=i32:50", "stride_bn=i32:1",
+                        "stride_cm=i32:50", "stride_cn=i32:1", "BLOCK_M=32", "BLOCK_N=32", "BLOCK_K=16"),
+               "sizes": {"a_ptr": (70, 40), "b_ptr": (40, 50), "c_ptr": (70, 50)}, "grid": (3, 2)},
+}
+
+
+def example_named(source: str) -> str | None:
+    """The example a source is, unchanged (its reference applies), else None."""
+    return next((name for name, text in EXAMPLES.items() if text == source), None)
+
+
+# What the kernel writes must be within this of the reference (reference_error), by the output's element type.
+TOLERANCE = {"fp64": 1e-10, "fp32": 1e-5, "bf16": 2e-2, "fp16": 4e-3}
+
+
+def reference_error(result, expected) -> float:
+    """max |result - expected| / max(1, max |expected|): absolute for values below 1, relative above."""
+    scale = max(1.0, expected.abs().max().item()) if expected.numel() else 1.0
+    return (result.double() - expected).abs().max().item() / scale
+
+
+def _rows(flat, n_rows: int, n_cols: int, stride: int):
+    import torch
+
+    return torch.as_strided(flat.reshape(-1), (n_rows, n_cols), (stride, 1))
+
+
+def _softmax_reference(before: dict, values: dict, grid) -> dict:
+    x, out = before["input_ptr"].double(), before["output_ptr"].double().clone()
+    rows = _rows(x, values["n_rows"], values["n_cols"], values["input_row_stride"])
+    _rows(out, values["n_rows"], values["n_cols"], values["output_row_stride"]).copy_(rows.softmax(dim=1))
+    return {"output_ptr": out}
+
+
+def _vector_add_reference(before: dict, values: dict, grid) -> dict:
+    n = min(values["n_elements"], grid[0] * values["BLOCK"])
+    out = before["out_ptr"].double().clone().reshape(-1)
+    out[:n] = before["x_ptr"].double().reshape(-1)[:n] + before["y_ptr"].double().reshape(-1)[:n]
+    return {"out_ptr": out.reshape(before["out_ptr"].shape)}
+
+
+def _layer_norm_reference(before: dict, values: dict, grid) -> dict:
+    n_rows, n_cols, stride = grid[0], values["n_cols"], values["row_stride"]
+    x = _rows(before["x_ptr"].double(), n_rows, n_cols, stride)
+    mean = x.mean(dim=1, keepdim=True)
+    variance = ((x - mean) ** 2).mean(dim=1, keepdim=True)
+    y = (x - mean) / (variance + values["eps"]).sqrt() * before["weight_ptr"].double().reshape(-1)[:n_cols] \
+        + before["bias_ptr"].double().reshape(-1)[:n_cols]
+    out = before["out_ptr"].double().clone()
+    _rows(out, n_rows, n_cols, stride).copy_(y)
+    return {"out_ptr": out}
+
+
+def _matmul_reference(before: dict, values: dict, grid) -> dict:
+    import torch
+
+    m, n, k = values["M"], values["N"], values["K"]
+    a = torch.as_strided(before["a_ptr"].double().reshape(-1), (m, k), (values["stride_am"], values["stride_ak"]))
+    b = torch.as_strided(before["b_ptr"].double().reshape(-1), (k, n), (values["stride_bk"], values["stride_bn"]))
+    out = before["c_ptr"].double().clone()
+    torch.as_strided(out.reshape(-1), (m, n), (values["stride_cm"], values["stride_cn"])).copy_(a @ b)
+    return {"c_ptr": out}
+
+
+REFERENCES = {"softmax": _softmax_reference, "vector_add": _vector_add_reference,
+              "layer_norm": _layer_norm_reference, "matmul": _matmul_reference}

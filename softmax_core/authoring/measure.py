@@ -127,6 +127,8 @@ def child_main() -> None:
                 value = getattr(importlib.import_module(module_path), name)
             constexprs[arg["name"]] = value
     options = {} if request["autotuned"] else {"num_warps": request["num_warps"], "num_stages": request["num_stages"]}
+    # a kernel may name a constexpr num_stages (the tutorial's softmax does): its value is the launch option too
+    options = {k: v for k, v in options.items() if k not in constexprs}
     grid = tuple(request["grid"]) or (1,)
 
     def run():

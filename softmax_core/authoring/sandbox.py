@@ -19,7 +19,6 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,10 +34,15 @@ SLOTS_ENV = "SOFTMAX_EXPLORER_COMPILE_SLOTS"
 COMPILE_SLOTS = threading.BoundedSemaphore(max(1, int(os.environ.get(SLOTS_ENV, "2") or 2)))
 # The child imports only what compiling needs: softmax_core's __init__ (torch, the project's kernels) is
 # skipped by registering the package folder without running it.
-BOOTSTRAP = ("import sys, types; root = sys.argv[1]; sys.path.insert(0, root); "
-             "package = types.ModuleType('softmax_core'); package.__path__ = [root + '/softmax_core']; "
-             "sys.modules['softmax_core'] = package; "
-             "from softmax_core.authoring.worker import main; main()")
+def bootstrap(module: str, function: str = "main") -> str:
+    """`python -c` code that runs `module.function()` with softmax_core registered but its __init__ not run."""
+    return ("import sys, types; root = sys.argv[1]; sys.path.insert(0, root); "
+            "package = types.ModuleType('softmax_core'); package.__path__ = [root + '/softmax_core']; "
+            "sys.modules['softmax_core'] = package; "
+            f"from {module} import {function}; {function}()")
+
+
+BOOTSTRAP = bootstrap("softmax_core.authoring.worker")
 
 
 @dataclass(frozen=True)
@@ -81,7 +85,8 @@ def _json_value(value):
     return {"symbol": value.path} if isinstance(value, Symbol) else value
 
 
-def _limit_child(limits: SandboxLimits):
+def limit_child(limits: SandboxLimits):
+    """The preexec_fn of a sandboxed child: its own process group, the rlimits, death with the parent."""
     def apply() -> None:
         os.setsid()                                    # its own process group: killed as a whole
         cpu = int(limits.seconds) + 5
@@ -172,7 +177,7 @@ def _run_child(request: dict, limits: SandboxLimits) -> tuple[dict, str, bool]:
         with open(stderr_path, "wb") as stderr:
             proc = subprocess.Popen([sys.executable, "-I", "-c", BOOTSTRAP, str(PACKAGE_ROOT)],
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, cwd=tmp,
-                                    env=child_env(tmp_path), preexec_fn=_limit_child(limits))
+                                    env=child_env(tmp_path), preexec_fn=limit_child(limits))
 
             def read() -> None:
                 for line in proc.stdout:
@@ -215,5 +220,5 @@ def refuse_or_compile(source: str, kernel: str | None, given: list[str], gpus: l
     return kernel_file, specs, compile_kernel(kernel_file, info.name, specs, gpus, num_warps, num_stages, limits)
 
 
-__all__ = ["CompileFailure", "CompileReport", "SandboxLimits", "SourceRefused", "Variant", "compile_kernel",
-           "divisible_arguments", "refuse_or_compile", "variants_for"]
+__all__ = ["CompileFailure", "CompileReport", "SandboxLimits", "SourceRefused", "Variant", "bootstrap", "child_env",
+           "compile_kernel", "divisible_arguments", "limit_child", "refuse_or_compile", "variants_for"]

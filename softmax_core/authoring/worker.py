@@ -23,10 +23,15 @@ MODULE_NAME = "user_kernel"
 COMPILED_MODULE = "user_kernel_compiled"     # holds the bare JITFunction under the kernel's name
 
 
+def symbol_value(path: str):
+    """A triton.language member by the path the gate checked ("triton.language.float16")."""
+    module, _, name = path.rpartition(".")
+    return getattr(importlib.import_module(module), name)
+
+
 def _value(value):
-    if isinstance(value, dict) and "symbol" in value:   # a triton.language member, by its checked path
-        module, _, name = value["symbol"].rpartition(".")
-        return getattr(importlib.import_module(module), name)
+    if isinstance(value, dict) and "symbol" in value:
+        return symbol_value(value["symbol"])
     return value
 
 

@@ -337,6 +337,16 @@ def make_inputs(M: int, N: int, dtype: torch.dtype, backward: bool, seed: int) -
     return Inputs(x, dy, y_ref.detach(), dx_ref)
 
 
+def sweep_bytes(M: int, Ns: Sequence[int], dtype: torch.dtype | str, directions: Sequence[str]) -> int:
+    """Device memory a sweep holds at its largest N, at the least: what `make_inputs` keeps (x, and for the
+    backward dy, in the dtype; the float32 copy of x, its softmax and, for the backward, its gradient) and one
+    call's result (y, and dx for the backward). Providers' own temporaries come on top of it."""
+    size = dtypes.of(dtype, dtypes.TUTORIAL_DTYPES).size
+    backward = "backward" in directions
+    per_element = 2 * size + 2 * 4 + ((2 * size + 4) if backward else 0)
+    return M * max(Ns) * per_element
+
+
 def mismatch(out: object, ref: torch.Tensor, dtype: torch.dtype) -> Coded | None:
     """None if `out` is the softmax (or its gradient) `ref` within the dtype's tolerance, else why not."""
     if not isinstance(out, torch.Tensor):

@@ -30,12 +30,13 @@ from typing import Sequence
 import pandas as pd
 import torch
 
+from softmax_core.data import assets_dir
 from softmax_core.hardware import dtypes, runtime
 from softmax_core.bench.legacy import row_reason, upgraded
 from softmax_core.bench.providers import PEER_PACKAGES, PROVIDERS
 from softmax_core.words import Code, Coded
 
-RECORDED_DIR = Path(__file__).resolve().parents[2] / "assets" / "benchmarks"
+RECORDED_DIR = assets_dir() / "benchmarks"
 LIBRARY_DIR = Path(__file__).resolve().parent.parent
 TIME_COLUMNS = ["ms_p20", "ms_median", "ms_p80", "ms_min", "ms_max"]
 COLUMNS = ["provider", "direction", "dtype", "M", "N", *TIME_COLUMNS, "gbps", "copy_ratio", "status", "reason"]

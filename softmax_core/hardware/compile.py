@@ -189,7 +189,9 @@ def compile_for_target(job: CompileJob, want_asm: bool = False) -> KernelResourc
                                    capture_output=True, text=True, check=True).stdout
             if want_asm:
                 asm["ptx"] = compiled.asm["ptx"]
-                asm["sass"] = subprocess.run([_tool("nvdisasm"), "-c", str(cubin)],
+                # -g: each run of instructions headed by the source line it comes from (the cubin's
+                # .debug_line, which Triton has ptxas write), so SASS links to the kernel's lines as PTX does
+                asm["sass"] = subprocess.run([_tool("nvdisasm"), "-c", "-g", str(cubin)],
                                              capture_output=True, text=True).stdout
         regs = int(re.search(r"REG:(\d+)", usage).group(1))
         # Registers that did not fit were spilled to the thread's stack / local memory (slow, in DRAM/L1):

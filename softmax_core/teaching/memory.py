@@ -1,8 +1,13 @@
-"""Counting memory traffic: why fusing softmax into one kernel is ~4x faster.
+"""Counting memory traffic: why fusing softmax into one kernel moves ~4x fewer bytes, and what that makes of
+its speed.
 
 Every step of the naive softmax is a separate kernel, and each one reads its input from DRAM and writes
 its output back. The fused kernel reads x once and writes y once. These counts are the tutorial's, step by
 step; `bytes_moved` is the single definition of "bytes" that benchmarks and charts use.
+
+Fewer bytes is not the speedup by itself: time = bytes ÷ the bandwidth a kernel reaches, and the two versions
+reach different fractions of what a plain copy reaches. `speedup_parts` splits a measured speedup into the
+byte ratio and those two efficiencies.
 """
 from __future__ import annotations
 
@@ -115,3 +120,24 @@ PASS_TENSORS = {"forward": 2, "backward": 3}
 
 def bytes_moved(M: int, N: int, element_bytes: int, direction: str = "forward") -> int:
     return PASS_TENSORS[direction] * M * N * element_bytes
+
+
+@dataclass(frozen=True)
+class SpeedupParts:
+    """A measured speedup as byte ratio × (fused efficiency ÷ naive efficiency). Efficiency is the bandwidth a
+    version really moves its own bytes at, as a fraction of a plain copy's measured at the same shape."""
+
+    byte_ratio: float            # naive bytes ÷ fused bytes (MemoryTraffic.predicted_speedup)
+    naive_efficiency: float      # byte_ratio × naive GB/s (counted on the fused bytes) ÷ copy GB/s
+    fused_efficiency: float      # fused GB/s ÷ copy GB/s
+    speedup: float               # byte_ratio × fused_efficiency ÷ naive_efficiency = fused GB/s ÷ naive GB/s
+
+
+def speedup_parts(byte_ratio: float, naive_gbps: float, fused_gbps: float, copy_gbps: float) -> SpeedupParts:
+    """Split a measured speedup. The GB/s are a benchmark's, each counted on the same bytes (one read and one
+    write of the matrix: `bytes_moved`), so the naive version's real rate is byte_ratio × its GB/s."""
+    if min(byte_ratio, naive_gbps, fused_gbps, copy_gbps) <= 0:
+        raise ValueError("byte ratio and bandwidths must be positive")
+    naive_eff = byte_ratio * naive_gbps / copy_gbps
+    fused_eff = fused_gbps / copy_gbps
+    return SpeedupParts(byte_ratio, naive_eff, fused_eff, byte_ratio * fused_eff / naive_eff)

@@ -11,10 +11,11 @@ from explorer_ui import glossary
 from softmax_core.plans.tutorial import TUTORIAL_NUM_WARPS
 from explorer_ui.i18n import LOCALES_DIR, TEXT, text_in
 from tests.support import apptest
+from explorer_ui.pages_registry import script
 
 ROOT = Path(__file__).resolve().parents[2]
-CHAPTER = "pages/9_chapter_notes.py"
-GLOSSARY = glossary.GLOSSARY_PAGE
+CHAPTER = script("chapter")
+GLOSSARY = script(glossary.GLOSSARY)
 
 
 def open_page(page: str, lang: str = "en", query: dict | None = None) -> AppTest:
@@ -56,15 +57,14 @@ def test_glossary_definitions_are_two_or_three_sentences_in_both_languages():
 
 
 def test_glossary_links_and_first_use():
-    assert glossary.url_name(GLOSSARY) == "glossary" and glossary.url_name("app.py") == ""
     assert glossary.link("sm", "SMs") == "[SMs](./glossary?lang=en&term=sm#gloss-sm)"
     first = glossary.FirstUse()
     assert first("shared_memory").startswith("[") and "#gloss-warp" in first("warp")
     assert first("shared_memory") == TEXT["gloss_shared_memory_term"]["en"]
     with pytest.raises(KeyError):
         glossary.link("no_such_term")
-    for _, page in glossary.TERMS:
-        assert (ROOT / page).is_file(), page
+    for term in glossary.TERM_KEYS:
+        assert glossary.page_of(term).exists(), term
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -77,11 +77,11 @@ def test_chapter_notes_run_and_show_computed_parts(lang):
         if threshold:
             assert f"{threshold:,} → num_warps = {warps}" in body
     # the stride table: the sliced view's row stride is its parent's row length
-    stride = at.dataframe[1].value
+    stride = at.dataframe[0].value
     assert list(stride["input_row_stride"]) == [10, 20, 40, 10]
     # the chapter's benchmark: one row per claim, the verdicts the library computes from the record
     from softmax_core.bench import chapter_claims
-    claims = at.dataframe[-1].value
+    claims = at.table[-1].value                     # sentences: a table whose cells wrap (layout.show_table)
     expected = [text_in(lang, f"cb_verdict_{c.verdict}") for c in chapter_claims.check_claims(chapter_claims.load_chapter_runs())]
     assert list(claims[text_in(lang, "cb_col_verdict")]) == expected
     assert text_in(lang, "cb_verdict_refuted") in expected and text_in(lang, "cb_verdict_holds") in expected
@@ -89,10 +89,10 @@ def test_chapter_notes_run_and_show_computed_parts(lang):
 
 def test_chapter_stride_view_choice_changes_the_addresses():
     at = open_page(CHAPTER, query={"view": "every_other_row"})
-    table = at.dataframe[2].value
+    table = at.dataframe[1].value
     assert table.iloc[1, 1] == "40…49" and table.iloc[1, 2] == "10…19"
     at.radio(key="chapter_view").set_value("contiguous").run()
-    assert at.dataframe[2].value.iloc[1, 1] == "10…19"
+    assert at.dataframe[1].value.iloc[1, 1] == "10…19"
 
 
 def test_chapter_unit_test_runs_from_the_page():
@@ -119,7 +119,7 @@ def test_step_buttons_move_and_pause_and_stay_in_range():
     assert [player.stepped(3, m, 6) for m in ("prev", "next", "reset")] == [2, 4, 0]
     assert player.stepped(0, "prev", 6) == 0 and player.stepped(6, "next", 6) == 6
     assert player.interval_for(2.0) == player.DEFAULT_INTERVAL_S / 2 and player.interval_for(None) == player.DEFAULT_INTERVAL_S
-    at = open_page("pages/2_memory_traffic.py", query={"step": "2"})
+    at = open_page(script("memory"), query={"step": "2"})
     assert at.slider(key="memory_step").value == 2
     for key, expected in (("memory_next", 3), ("memory_next", 4), ("memory_prev", 3), ("memory_reset", 0)):
         at.button(key=key).click().run()
@@ -129,7 +129,7 @@ def test_step_buttons_move_and_pause_and_stay_in_range():
 
 
 def test_presentation_mode_from_the_link_and_the_switch():
-    at = open_page("pages/3_padding_chain.py", query={"present": "1"})
+    at = open_page(script("padding"), query={"present": "1"})
     assert at.toggle(key="sidebar_present").value is True
     css = "".join(h.proto.body for h in at.get("html"))
     assert 'stHeader' in css and "stStatusWidget" in css
@@ -142,14 +142,14 @@ def test_presentation_mode_from_the_link_and_the_switch():
 def test_predict_then_reveal_on_the_memory_page():
     import softmax_core as sc
 
-    at = open_page("pages/2_memory_traffic.py", query={"M": "4096", "N": "781"})
+    at = open_page(script("memory"), query={"M": "4096", "N": "781"})
     reveal = at.button(key="predict_memory_speedup_reveal")
     assert reveal.disabled                                      # no guess yet
     at.number_input(key="predict_memory_speedup_guess").set_value(4.0).run()
     at.button(key="predict_memory_speedup_reveal").click().run()
     speedup = sc.memory_traffic(4096, 781).predicted_speedup
     told = [s.value for s in at.success] + [w.value for w in at.warning]
-    assert any(f"{speedup:,.2f}×" in text for text in told), told
+    assert any(f"{speedup:,.3f}×" in text for text in told), told       # 4.003, not "4.00"
     at.number_input(key="memory_N").set_value(1024).run()       # new settings: a new question, unrevealed
     told = [s.value for s in at.success] + [w.value for w in at.warning]
     assert not any("×" in text for text in told)
@@ -157,7 +157,7 @@ def test_predict_then_reveal_on_the_memory_page():
 
 def test_page_intros_link_their_terms_to_the_glossary():
     for lang in ("en", "zh"):
-        at = open_page("pages/5_gpu_occupancy.py", lang)
+        at = open_page(script("gpu"), lang)
         intro = next(m.value for m in at.markdown if "#gloss-" in m.value)
         assert f"./glossary?lang={lang}&term=register#gloss-register" in intro and "&term=sm#gloss-sm)" in intro
         assert intro.count("#gloss-sm)") == 1                    # the first use only
@@ -170,7 +170,7 @@ def test_slides_export_from_the_padding_page():
 
     from explorer_ui.padding import FRAMES
 
-    at = open_page("pages/3_padding_chain.py", query={"N": "100", "rows": "2"})
+    at = open_page(script("padding"), query={"N": "100", "rows": "2"})
     at.button(key="padding_slides_make").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     made = at.session_state["padding_slides"]
@@ -182,7 +182,7 @@ def test_slides_export_from_the_padding_page():
 def test_a_link_to_a_term_shows_its_entry_first():
     at = open_page(GLOSSARY, "zh", query={"term": "occupancy"})
     headings = [h.value for h in at.subheader]
-    assert headings[0] == TEXT["gloss_occupancy_term"]["zh"] and len(headings) == len(glossary.TERMS)
+    assert headings[0] == TEXT["gloss_occupancy_term"]["zh"] and len(headings) == len(glossary.TERM_KEYS)
 
 
 def test_a_link_after_a_colon_is_not_read_as_a_streamlit_directive():

@@ -23,9 +23,11 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.support.apptest import open_page
+from explorer_ui import pages_registry
+from explorer_ui.pages_registry import script
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = ["app.py", *sorted(f"pages/{p.name}" for p in (ROOT / "pages").glob("*.py"))]
+PAGES = [page.script for page in pages_registry.PAGES]
 
 # A word: letters with at least one lower-case letter (acronyms such as SM, DRAM, HBM are terms, not prose).
 _WORD = r"[A-Za-z]*[a-z][A-Za-z]*(?:'[a-z]+)?"
@@ -43,6 +45,7 @@ def strip_code(text: str) -> str:
     text = re.sub(r"```.*?```", " ", text, flags=re.S)
     text = re.sub(r"^\s*[A-Za-z_]\w*\s*=\s.*$", " ", text, flags=re.M)      # a line of code: `out = ...`
     text = re.sub(r"<pre.*?</pre>", " ", text, flags=re.S)
+    text = re.sub(r"<style.*?</style>", " ", text, flags=re.S)              # the app's CSS is not prose
     text = re.sub(r"`[^`]*`", " ", text)
     text = re.sub(r"<[^>]+>", " ", text)
     text = html_lib.unescape(text)
@@ -132,8 +135,8 @@ def page_texts(at: AppTest) -> tuple[list[str], list[str]]:
         prose.append(e.proto.label)
     for frame in at.dataframe:
         _frame_texts(frame.value, labels, prose)
-    for e in at.get("table"):
-        _frame_texts(_arrow_frame(e.proto.data), labels, prose)
+    for e in at.table:
+        _frame_texts(e.value, labels, prose)
     for chart in at.get("vega_lite_chart"):
         spec_texts: list[str] = []
         _spec_labels(json.loads(chart.proto.spec), spec_texts)
@@ -180,19 +183,19 @@ def test_the_check_finds_english_and_passes_chinese():
 # -- every page, in 中文 --------------------------------------------------------------------------------------
 # page -> widget states that change the text, each set on top of the page's defaults
 STATES = {
-    "pages/3_padding_chain.py": [{"padding_break": v} for v in ("pad_zero", "no_store_mask", "all_neg_inf")]
+    script("padding"): [{"padding_break": v} for v in ("pad_zero", "no_store_mask", "all_neg_inf")]
     + [{"padding_step": 6}],
-    "pages/5_gpu_occupancy.py": [{"gpu_gpu": "mi300x"}, {"gpu_gpu": "t4"}, {"gpu_kernel": "tutorial"},
+    script("gpu"): [{"gpu_gpu": "mi300x"}, {"gpu_gpu": "t4"}, {"gpu_kernel": "tutorial"},
                                  {"gpu_compare": True}, {"gpu_vary": "regs"}, {"gpu_N": 262_144}],
-    "pages/4_row_schedule.py": [{"schedule_gpu": "mi300x"}, {"schedule_auto": False}, {"schedule_step": 3}],
-    "pages/2_memory_traffic.py": [{"memory_gpu": "mi300x"}, {"memory_step": 5}],
-    "pages/9_chapter_notes.py": [{"chapter_view": "transposed"}, {"chapter_view": "column_slice"},
+    script("schedule"): [{"schedule_gpu": "mi300x"}, {"schedule_auto": False}, {"schedule_step": 3}],
+    script("memory"): [{"memory_gpu": "mi300x"}, {"memory_step": 5}],
+    script("chapter"): [{"chapter_view": "transposed"}, {"chapter_view": "column_slice"},
                                  {"chapter_gpu": "mi300x"}],
-    "pages/10_glossary.py": [{"glossary_gpu": "mi300x"}],
-    "pages/6_benchmark.py": [{"bench_recdir": "backward"}],
-    "pages/7_long_rows.py": [{"longrows_gpu": "mi300x"}, {"longrows_dtype": "bfloat16"}, {"longrows_N": 1_000_000}]
+    script("glossary"): [{"glossary_gpu": "mi300x"}],
+    script("bench"): [{"bench_recdir": "backward"}],
+    script("longrows"): [{"longrows_gpu": "mi300x"}, {"longrows_dtype": "bfloat16"}, {"longrows_N": 1_000_000}]
     + [{"longrows_pattern": p} for p in ("rising", "neg_inf_tiles", "all_neg_inf")] + [{"longrows_step": 1}],
-    "pages/8_sharing_a_row.py": [{"sharing_gpu": "mi300x"}, {"sharing_dtype": "bfloat16"}, {"sharing_split": 16}]
+    script("sharing"): [{"sharing_gpu": "mi300x"}, {"sharing_dtype": "bfloat16"}, {"sharing_split": 16}]
     + [{"sharing_pattern": p} for p in ("rising", "neg_inf_tiles", "all_neg_inf")] + [{"sharing_step": 3}],
 }
 
@@ -254,7 +257,7 @@ def test_page_in_chinese_has_no_english_sentence(page):
 def shown_sources() -> dict[str, tuple[str, ...]]:
     """Every code the pages show in a code panel (explorer_ui.code), by name."""
     from explorer_ui import code
-    from explorer_ui import long_rows as lr
+    from explorer_ui import long_row_frames as lr
     from softmax_core.kernels.tuned import softmax_split_kernel
 
     return {"tutorial kernel": code.kernel_source(), "naive_softmax": code.naive_source(),
@@ -350,7 +353,7 @@ def test_the_timing_switch_and_the_graph_record_read_as_chinese(view, graph_reco
     and either view (QuACK's series, the graph timer's provenance) shows no English sentence."""
     from explorer_ui.i18n import TEXT
 
-    at = open_in_chinese("pages/6_benchmark.py")
+    at = open_in_chinese(script("bench"))
     switch = _widget(at, "bench_timing")
     assert switch is not None, "no timing switch although a CUDA-graph record exists"
     assert list(switch.options) == [TEXT["bench_timing_eager"]["zh"], TEXT["bench_timing_cudagraph"]["zh"]]

@@ -8,13 +8,14 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
-from explorer_ui import code, layout
+from explorer_ui import code, pages_registry
 from explorer_ui.i18n import TEXT
 from softmax_core.words import Coded
 from tests.support.apptest import ROOT, assert_ok, open_page, widget, widget_keys
 from tests.support.records import write_record
+from explorer_ui.pages_registry import script
 
-PAGE_FILES = [path for path, _, _ in layout.PAGES]
+PAGE_FILES = [page.script for page in pages_registry.PAGES]
 
 
 def app_on(page: str, query: dict | None = None) -> AppTest:
@@ -82,50 +83,58 @@ def recorded_dir(tmp_path, monkeypatch):
 # widget key -> values to set, in order; after its values each widget goes back to where it was, so that
 # the combinations stay small. A test below checks that no widget on a page is left out.
 SWEEPS = {
-    "pages/2_memory_traffic.py": {
+    script("memory"): {
         "memory_M": [1, 524_288, 1_048_576], "memory_N": [1, 524_288, 1_048_576],
         "memory_dtype": ["float32", "float16", "bfloat16"], "memory_gpu": ["t4", "mi300x", "h200"],
         "memory_step": [0, 3, 5], "predict_memory_speedup_guess": [0.0, 4.0, 100.0],
         "sidebar_lang": ["zh", "en"], "sidebar_present": [True, False]},
-    "pages/3_padding_chain.py": {
+    script("padding"): {
         "padding_N": [1, 1000, 16384], "padding_rows": [1, 4, 8], "padding_row": [0, 2, 3],
         "padding_break": ["pad_zero", "no_store_mask", "all_neg_inf", "correct"],
         "padding_zoom": [True, False], "padding_step": [0, 3, 6], "predict_padding_lane_guess": ["one", "zero"],
         "sidebar_lang": ["zh", "en"], "sidebar_present": [True, False]},
-    "pages/4_row_schedule.py": {
+    script("schedule"): {
         "schedule_gpu": ["t4", "mi300x", "h200"], "schedule_N": [1, 8192, 16384], "schedule_rows": [1, 80, 160],
         "schedule_auto": [False, True], "schedule_stages": [1, 4, 8], "schedule_load": [1, 5, 10],
         "schedule_step": [0, 1, 3], "predict_schedule_rows_guess": [0.0, 3.0], "sidebar_lang": ["zh", "en"],
         "sidebar_present": [True, False]},
-    "pages/5_gpu_occupancy.py": {
+    script("gpu"): {
         "gpu_gpu": ["t4", "mi300x", "h200"], "gpu_M": [1, 524_288, 1_048_576], "gpu_N": [1, 131_072, 262_144],
         "gpu_dtype": ["float32", "float16", "bfloat16"], "gpu_vary": ["block", "regs"], "gpu_regs": [1, 128, 255],
         "gpu_asm": [True, False], "gpu_kernel": ["tuned", "tutorial"], "gpu_compare": [True, False],
         "predict_gpu_fit_guess": [0.0, 8.0], "sidebar_lang": ["zh", "en"], "sidebar_present": [True, False]},
-    "pages/6_benchmark.py": {
+    script("bench"): {
         "bench_cpuM": [16, 128, 2048], "bench_cpuN": [128, 1024, 4096], "bench_run": [0],
         "bench_recdir": ["forward"], "predict_bench_speedup_guess": [0.0, 4.0], "sidebar_lang": ["zh", "en"],
-        "sidebar_present": [True, False]},
-    "pages/9_chapter_notes.py": {
+        "sidebar_present": [True, False], "shape_preset": ["channel-dim1", "moe-router-8", "custom"],
+        "shape_dtype": ["float32", "float64"], "shape_dim": [-8, 0, 7], "shape_direction": ["backward", "forward"],
+        "shape_gpu": ["t4", "mi300x", "h200"]},
+    script("chapter"): {
         "chapter_gpu": ["t4", "mi300x", "h200"], "chapter_N": [1, 4096, 65536],
         "chapter_view": ["contiguous", "transposed", "column_slice"], "predict_chapter_stages_guess": [0.0, 12304.0],
         "sidebar_lang": ["zh", "en"], "sidebar_present": [True, False]},
-    "pages/10_glossary.py": {
+    script("glossary"): {
         "glossary_gpu": ["t4", "mi300x", "h200"], "glossary_N": [1, 4096, 65536],
         "predict_glossary_floor_guess": [0.0, 10.0], "sidebar_lang": ["zh", "en"], "sidebar_present": [True, False]},
+    # Nothing is compiled until the button is pressed (tests/app/test_your_kernel_page.py presses it).
+    script("your_kernel"): {
+        "yk_example": [TEXT[f"yk_ex_{name}"]["en"] for name in ("vector_add", "layer_norm", "matmul", "softmax")],
+        "yk_kernel": ["softmax_kernel"], "yk_num_warps": [1, 8, 32], "yk_num_stages": [1, 4, 8],
+        "yk_gpus": [[], ["t4"], ["h200", "mi300x"]], "yk_flops": [0.0, 1e9, 1e18], "yk_precision": ["bf16", "fp32"],
+        "sidebar_lang": ["zh", "en"], "sidebar_present": [True, False]},
 }
 # errors a page shows on purpose for some of those values (a row too long for the GPU: the page says why)
-EXPECTED_ERRORS = {"pages/5_gpu_occupancy.py": ("gpu_does_not_fit",)}
+EXPECTED_ERRORS = {script("gpu"): ("gpu_does_not_fit",), script("bench"): ("shape_err_dim_out_of_range",)}
 # widgets that only appear in some states, swept with that state set up first
 CONDITIONAL = {
-    "pages/4_row_schedule.py": ({"schedule_auto": False, "schedule_rows": 40}, {"schedule_P": [1, 20, 40]}),
+    script("schedule"): ({"schedule_auto": False, "schedule_rows": 40}, {"schedule_P": [1, 20, 40]}),
 }
 if torch.cuda.is_available():
     # On a GPU the benchmark page offers the live harness (each change runs a real sweep: timed on the
     # device by its own tests, not swept here) instead of the CPU comparison.
-    SWEEPS["pages/6_benchmark.py"] = {key: values for key, values in SWEEPS["pages/6_benchmark.py"].items()
-                                      if not key.startswith("bench_cpu")}
-    CONDITIONAL["pages/6_benchmark.py"] = ({}, {f"bench_{name}": [] for name in
+    SWEEPS[script("bench")] = {key: values for key, values in SWEEPS[script("bench")].items()
+                               if not key.startswith(("bench_cpu", "shape_gpu"))}
+    CONDITIONAL[script("bench")] = ({}, {f"bench_{name}": [] for name in
                                                 ("M", "dtype", "Nlo", "Nhi", "providers", "directions")})
 
 
@@ -156,7 +165,7 @@ def test_every_widget_at_min_middle_and_max(page, recorded_dir):
 
 
 def test_padding_rows_shrinking_below_the_followed_row_is_clamped():
-    at = app_on("pages/3_padding_chain.py")
+    at = app_on(script("padding"))
     set_and_run(at, "padding_rows", 8)
     set_and_run(at, "padding_row", 7)
     set_and_run(at, "padding_rows", 2)
@@ -167,9 +176,9 @@ def test_padding_rows_shrinking_below_the_followed_row_is_clamped():
 # AppTest runs whole pages only, never a fragment on its own, so it cannot play an animation (each frame is a
 # fragment run, explorer_ui/player.py): it checks what a full run does. Playing, pausing and stopping at the
 # end are checked in a real browser (tests/browser/test_pages_in_chromium.py).
-@pytest.mark.parametrize("page, prefix", [("pages/2_memory_traffic.py", "memory"),
-                                          ("pages/3_padding_chain.py", "padding"),
-                                          ("pages/4_row_schedule.py", "schedule")])
+@pytest.mark.parametrize("page, prefix", [(script("memory"), "memory"),
+                                          (script("padding"), "padding"),
+                                          (script("schedule"), "schedule")])
 def test_animation_scrubs_and_a_full_run_pauses_it(page, prefix):
     at = app_on(page, {"rows": "20"} if prefix == "schedule" else None)
     step, play = f"{prefix}_step", f"{prefix}_play"
@@ -201,7 +210,7 @@ def test_player_steps_stop_at_the_last_frame_and_the_pause_grows_with_the_frame(
 
 def test_animation_frames_keep_the_chart_spec_fixed():
     """Only data change between steps, so the browser updates the chart in place (no flicker)."""
-    at = app_on("pages/3_padding_chain.py")
+    at = app_on(script("padding"))
 
     def spec() -> str:
         raw = at.get("arrow_vega_lite_chart")[0].proto.spec if at.get("arrow_vega_lite_chart") else \
@@ -215,7 +224,7 @@ def test_animation_frames_keep_the_chart_spec_fixed():
 
 # -- language ------------------------------------------------------------------------------------------------
 def test_language_switch_translates_labels_nav_and_title():
-    at = app_on("pages/3_padding_chain.py")
+    at = app_on(script("padding"))
     english = (at.title[0].value, widget(at, "padding_rows").label, [p.proto.label for p in at.get("page_link")])
     set_and_run(at, "sidebar_lang", "zh")
     chinese = (at.title[0].value, widget(at, "padding_rows").label, [p.proto.label for p in at.get("page_link")])
@@ -223,7 +232,7 @@ def test_language_switch_translates_labels_nav_and_title():
     assert chinese[1] == TEXT["padding_rows"]["zh"]
     assert TEXT["nav_memory"]["zh"] in chinese[2] and TEXT["nav_memory"]["en"] in english[2]
     assert at.query_params["lang"] == "zh"
-    at.switch_page("pages/5_gpu_occupancy.py").run()           # the choice follows the user to other pages
+    at.switch_page(script("gpu")).run()           # the choice follows the user to other pages
     assert at.title[0].value == TEXT["gpu_title"]["zh"]
 
 
@@ -234,14 +243,14 @@ def test_language_comes_from_the_link():
 
 # -- URL state -----------------------------------------------------------------------------------------------
 def test_link_opens_the_page_in_that_state():
-    at = app_on("pages/3_padding_chain.py", {"N": "781", "step": "4", "break": "pad_zero"})
+    at = app_on(script("padding"), {"N": "781", "step": "4", "break": "pad_zero"})
     assert widget(at, "padding_N").value == 781 and widget(at, "padding_step").value == 4
     assert widget(at, "padding_break").value == "pad_zero"
     assert not at.info or all("link" not in i.value for i in at.info)
 
 
 def test_out_of_range_and_garbage_link_values_are_clamped_or_ignored_with_a_note():
-    at = app_on("pages/3_padding_chain.py", {"N": "999999", "rows": "abc", "break": "nonsense", "step": "-3"})
+    at = app_on(script("padding"), {"N": "999999", "rows": "abc", "break": "nonsense", "step": "-3"})
     assert widget(at, "padding_N").value == 16384
     assert widget(at, "padding_rows").value == 4
     assert widget(at, "padding_break").value == "correct"
@@ -252,25 +261,25 @@ def test_out_of_range_and_garbage_link_values_are_clamped_or_ignored_with_a_note
 
 
 def test_widget_changes_are_written_to_the_url():
-    at = app_on("pages/2_memory_traffic.py")
+    at = app_on(script("memory"))
     set_and_run(at, "memory_N", 2048)
     assert at.query_params["N"] == "2048"
 
 
 def test_schedule_link_with_P_turns_the_plan_default_off():
-    at = app_on("pages/4_row_schedule.py", {"rows": "30", "P": "7"})
+    at = app_on(script("schedule"), {"rows": "30", "P": "7"})
     assert widget(at, "schedule_auto").value is False and widget(at, "schedule_P").value == 7
 
 
 def test_benchmark_page_shows_a_recorded_run_with_its_provenance(recorded_dir):
-    at = app_on("pages/6_benchmark.py")
+    at = app_on(script("bench"))
     text = " ".join(m.value for m in at.markdown)
     assert "Test GPU 9000" in text and "2026-01-02" in text
     assert at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart")
     assert any(b.proto.label == "Download CSV" for b in at.get("download_button"))
     set_and_run(at, "bench_run", 0)
     # the memory page puts the measured speedup beside the predicted one, at a shape that was measured
-    at.switch_page("pages/2_memory_traffic.py").run()
+    at.switch_page(script("memory")).run()
     assert_ok(at)
     set_and_run(at, "memory_N", 1024)
     measured = [m.value for m in at.metric if m.label == TEXT["memory_measured"]["en"]]
@@ -281,13 +290,13 @@ def test_benchmark_page_shows_a_recorded_run_with_its_provenance(recorded_dir):
 
 def test_benchmark_page_without_recordings_says_so(tmp_path, monkeypatch):
     monkeypatch.setenv("SOFTMAX_EXPLORER_RECORDED_DIR", str(tmp_path / "empty"))
-    at = app_on("pages/6_benchmark.py")
+    at = app_on(script("bench"))
     assert any("No recorded benchmark run" in i.value for i in at.info)
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="the CPU comparison is the no-GPU page's section")
 def test_cpu_comparison_runs_on_this_machine():
-    at = app_on("pages/6_benchmark.py", {"cpuM": "16", "cpuN": "256"})
+    at = app_on(script("bench"), {"cpuM": "16", "cpuN": "256"})
     at.button(key="bench_cpu_run").click().run()
     assert_ok(at)
     assert any(TEXT["bench_cpu_measured"]["en"] in df.value.columns for df in at.dataframe)
@@ -334,7 +343,8 @@ def test_live_sweep_on_a_gpu_machine(monkeypatch, recorded_dir):
     monkeypatch.setattr(sc.runtime, "backend", lambda: Coded.of(sc.runtime.Backend.GPU, name="pretend"))
     monkeypatch.setattr(bench, "run_sweep", fake_sweep)
     monkeypatch.setattr(bench, "available_providers", lambda: ["copy", "tuned", "tutorial", "torch", "naive"])
-    at = app_on("pages/6_benchmark.py", {"Nlo": "1024", "Nhi": "4096", "providers": "naive,tutorial,bogus"})
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda: (80 * 10**9, 80 * 10**9))   # the pretend GPU's memory
+    at = app_on(script("bench"), {"Nlo": "1024", "Nhi": "4096", "providers": "naive,tutorial,bogus"})
     assert widget(at, "bench_providers").value == ["naive", "tutorial"]
     assert any("bogus" in i.value for i in at.info)              # the unknown provider in the link is named
     at.button(key="bench_go").click().run()
@@ -342,7 +352,7 @@ def test_live_sweep_on_a_gpu_machine(monkeypatch, recorded_dir):
     assert calls == [(4096, (1024, 2048, 4096), "float32", ("naive", "tutorial"), ("forward",))]
     assert any("waited" in c.value for c in at.caption)
     assert any(b.proto.label == "Download CSV" for b in at.get("download_button"))
-    at.switch_page("pages/2_memory_traffic.py").run()            # the live run feeds "measured" there
+    at.switch_page(script("memory")).run()            # the live run feeds "measured" there
     assert any("Pretend GPU" in c.value for c in at.caption)
 
 
@@ -359,13 +369,13 @@ def test_prewarm_starts_once_per_server_and_not_when_switched_off(monkeypatch):
     assert launched == []
     monkeypatch.setenv(prewarm.ENV, "1")
     app_on("app.py")
-    app_on("pages/2_memory_traffic.py")                         # a second session: nothing new starts
+    app_on(script("memory"))                         # a second session: nothing new starts
     assert launched == [False]
 
 
 # Every page at its defaults (each in a new session: links from one page don't carry over), the GPU page last,
 # with its BLOCK_SIZE sweep and compiled code: every compile they ask for must be one the pre-warm made.
-GPU_PAGE = "pages/5_gpu_occupancy.py"
+GPU_PAGE = script("gpu")
 PREWARMED_PAGES = tuple(page for page in PAGE_FILES if page != GPU_PAGE) + (GPU_PAGE,)
 
 
@@ -507,12 +517,12 @@ def _shown_texts(at: AppTest) -> str:
 
     specs = [json.dumps({"spec": json.loads(c.proto.spec)}) for c in at.get("vega_lite_chart")]
     datasets = [str(d.data) for c in at.get("vega_lite_chart") for d in c.proto.datasets]
-    frames = [f.value.to_string() for f in at.dataframe]
+    frames = [f.value.to_string() for f in [*at.dataframe, *at.table]]
     return " ".join([*(m.value for m in at.markdown), *(c.value for c in at.caption), *specs, *datasets, *frames])
 
 
 def test_the_timing_switch_shows_the_cuda_graph_record_with_its_provenance(graph_recorded_dir):
-    at = app_on("pages/6_benchmark.py")
+    at = app_on(script("bench"))
     switch = widget(at, "bench_timing")
     assert switch.value == "eager"                               # the eager record is the one shown first
     assert list(switch.options) == [TEXT["bench_timing_eager"]["en"], TEXT["bench_timing_cudagraph"]["en"]]
@@ -527,14 +537,14 @@ def test_the_timing_switch_shows_the_cuda_graph_record_with_its_provenance(graph
 
 
 def test_a_link_opens_the_graph_view_and_a_bad_value_falls_back(graph_recorded_dir):
-    at = app_on("pages/6_benchmark.py", {"timing": "cudagraph"})
+    at = app_on(script("bench"), {"timing": "cudagraph"})
     assert widget(at, "bench_timing").value == "cudagraph" and "2026-01-03" in _shown_texts(at)
-    at = app_on("pages/6_benchmark.py", {"timing": "sideways"})    # app_on asserts: no exception, no error box
+    at = app_on(script("bench"), {"timing": "sideways"})    # app_on asserts: no exception, no error box
     assert widget(at, "bench_timing").value == "eager" and "2026-01-02" in _shown_texts(at)
 
 
 def test_no_timing_switch_without_a_graph_record(recorded_dir, tmp_path, monkeypatch):
-    at = app_on("pages/6_benchmark.py", {"timing": "cudagraph"})
+    at = app_on(script("bench"), {"timing": "cudagraph"})
     assert "bench_timing" not in widget_keys(at)
     assert TEXT["bench_timing_explain"]["en"].split("**")[0].strip() not in _shown_texts(at)
     # a graph record of another dtype does not count for this one
@@ -544,7 +554,7 @@ def test_no_timing_switch_without_a_graph_record(recorded_dir, tmp_path, monkeyp
     import json
     info = json.loads((recorded_dir / "other-dtype.json").read_text())
     (recorded_dir / "other-dtype.json").write_text(json.dumps({**info, "dtype": "bfloat16"}))
-    at = app_on("pages/6_benchmark.py")
+    at = app_on(script("bench"))
     assert "bench_timing" not in widget_keys(at)
 
 
@@ -555,7 +565,7 @@ def test_the_graph_view_gives_no_ratio_where_the_graph_copy_ran_slower_than_eage
     from explorer_ui import data
     from softmax_core import bench
 
-    at = app_on("pages/6_benchmark.py", {"timing": "cudagraph"})
+    at = app_on(script("bench"), {"timing": "cudagraph"})
     eager = [r for r in data.recorded_runs() if r.provenance.get("dtype") == "float32"][-1]
     graph = data.graph_run_for(eager)
     assert graph is not None and widget(at, "bench_timing").value == "cudagraph"
@@ -571,5 +581,5 @@ def test_the_graph_view_gives_no_ratio_where_the_graph_copy_ran_slower_than_eage
     shown = dict(zip(ratios["N"], ratios["tuned"]))
     assert all(shown[f"{n:,}"] == "—" for n in slow)
     assert any(v != "—" for n, v in shown.items() if int(n.replace(",", "")) not in slow)
-    at = app_on("pages/6_benchmark.py")                                  # the eager view: every ratio shown
+    at = app_on(script("bench"))                                  # the eager view: every ratio shown
     assert "No ratios at N" not in " ".join(c.value for c in at.caption)

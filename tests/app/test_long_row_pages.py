@@ -7,16 +7,17 @@ from streamlit.testing.v1 import AppTest
 import softmax_core as sc
 from tests.support.apptest import assert_ok, open_page
 from tests.support.apptest import widget as shared_widget
+from explorer_ui.pages_registry import script
 
 
-PAGES = {"pages/7_long_rows.py": "longrows", "pages/8_sharing_a_row.py": "sharing"}
+PAGES = {script("longrows"): "longrows", script("sharing"): "sharing"}
 SWEEPS = {
-    "pages/7_long_rows.py": {
+    script("longrows"): {
         "longrows_gpu": ["t4", "mi300x", "h200"], "longrows_dtype": ["bfloat16", "float16", "float32"],
         "longrows_N": [1, 100_000, 8192], "longrows_tile": [64, 16384, 1024],
         "longrows_pattern": ["random", "neg_inf_tiles", "all_neg_inf", "rising"], "longrows_step": [0, 8, 16],
         "predict_longrows_tiles_guess": [0.0, 8.0], "sidebar_lang": ["zh", "en"], "sidebar_present": [True, False]},
-    "pages/8_sharing_a_row.py": {
+    script("sharing"): {
         "sharing_gpu": ["mi300x", "a100-80gb", "h200"], "sharing_dtype": ["bfloat16", "float32"],
         "sharing_N": [16, 1_048_576, 16384], "sharing_split": [2, 16, 4],
         "sharing_pattern": ["rising", "neg_inf_tiles", "all_neg_inf", "random"], "sharing_step": [0, 3, 6],
@@ -53,28 +54,28 @@ def test_every_widget_of_the_page_in_both_languages(page):
 def test_pages_in_chinese_show_chinese():
     from explorer_ui.i18n import TEXT
 
-    at = app_on("pages/7_long_rows.py", {"lang": "zh"})
+    at = app_on(script("longrows"), {"lang": "zh"})
     assert at.title[0].value == TEXT["longrows_title"]["zh"]
     assert any(TEXT["longrows_cliff_title"]["zh"] in h.value for h in at.header)
-    at.switch_page("pages/8_sharing_a_row.py").run()
+    at.switch_page(script("sharing")).run()
     assert_ok(at)
     assert at.title[0].value == TEXT["sharing_title"]["zh"]
-    reasons = at.dataframe[-2].value.iloc[:, -1].tolist()              # the path map's "why" column
+    reasons = at.table[-1].value.iloc[:, -1].tolist()                  # the path map's "why" column
     assert all(not r.startswith(("A row", "a float32", "even")) for r in reasons), reasons
 
 
 def test_link_opens_the_animation_in_that_state_and_bad_values_get_a_note():
-    at = app_on("pages/7_long_rows.py", {"N": "5000", "tile": "512", "pattern": "neg_inf_tiles", "step": "3"})
+    at = app_on(script("longrows"), {"N": "5000", "tile": "512", "pattern": "neg_inf_tiles", "step": "3"})
     assert widget(at, "longrows_N").value == 5000 and widget(at, "longrows_tile").value == 512
     assert widget(at, "longrows_step").value == 3
     assert "Pass 1, tile 3" in " ".join(m.value for m in at.markdown)
-    at = app_on("pages/8_sharing_a_row.py", {"split": "99", "pattern": "zzz"})
+    at = app_on(script("sharing"), {"split": "99", "pattern": "zzz"})
     assert widget(at, "sharing_split").value == 16 and widget(at, "sharing_pattern").value == "random"
     assert len(at.info) >= 2
 
 
 def test_too_many_tiles_is_a_message_not_a_traceback():
-    at = open_page("pages/7_long_rows.py")
+    at = open_page(script("longrows"))
     widget(at, "longrows_tile").set_value(64).run()
     widget(at, "longrows_N").set_value(100_000).run()
     assert not at.exception
@@ -82,12 +83,12 @@ def test_too_many_tiles_is_a_message_not_a_traceback():
 
 
 def test_h200_float32_cliff_and_split_plan_on_the_pages():
-    at = app_on("pages/7_long_rows.py", {"gpu": "h200", "dtype": "float32"})
+    at = app_on(script("longrows"), {"gpu": "h200", "dtype": "float32"})
     plans = [sc.plan_launch(1, 2 ** k, torch.float32, sc.catalog_gpu("h200")) for k in range(8, 18)]
     first = next(p for p in plans if not p.fits)
     text = " ".join(w.value for w in at.warning)
     assert f"N = {first.block_size // 2 + 1:,}" in text
-    at = app_on("pages/8_sharing_a_row.py", {"gpu": "h200"})
+    at = app_on(script("sharing"), {"gpu": "h200"})
     split = next(p for p in (sc.plan_softmax(4096, 2 ** k, torch.float32, sc.catalog_gpu("h200"))
                              for k in range(8, 21)) if p.path == "split")
     assert f"N = {split.n_cols:,}" in " ".join(m.value for m in at.markdown)

@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from explorer_ui.i18n import TEXT
 from tests.support.apptest import open_page as page
+from explorer_ui.pages_registry import script
 
 
 def texts(at: AppTest) -> str:
@@ -19,26 +20,26 @@ def texts(at: AppTest) -> str:
 
 
 def test_padding_page_pad_zero_shows_its_own_pad_value():
-    at = page("pages/3_padding_chain.py", {"break": "pad_zero", "step": "0"})
+    at = page(script("padding"), {"break": "pad_zero", "step": "0"})
     panels = [h.proto.body for h in at.get("html")]
     assert any("PAD_VALUE" in p and "0.0" in p for p in panels)
     assert not any("PAD_VALUE</span>" in p and "inf" in p.split("PAD_VALUE")[1][:200] for p in panels)
 
 
 def test_all_neg_inf_exp_step_makes_no_unit_interval_claim():
-    at = page("pages/3_padding_chain.py", {"break": "all_neg_inf", "step": "3"})
+    at = page(script("padding"), {"break": "all_neg_inf", "step": "3"})
     assert "[0, 1]" not in texts(at)
-    at = page("pages/3_padding_chain.py", {"break": "correct", "step": "3"})
+    at = page(script("padding"), {"break": "correct", "step": "3"})
     assert "[0, 1]" in texts(at)
 
 
 def test_no_store_mask_says_none_rather_than_a_dash():
-    at = page("pages/3_padding_chain.py", {"break": "no_store_mask", "N": "1"})
+    at = page(script("padding"), {"break": "no_store_mask", "N": "1"})
     assert "Rows corrupted: **none**" in texts(at)
 
 
 def test_more_rows_leave_existing_rows_as_they_were():
-    at = page("pages/3_padding_chain.py", {"rows": "4"})
+    at = page(script("padding"), {"rows": "4"})
     def row3_sum(at):
         table = next(d.value for d in at.dataframe if "row sum" in d.value.columns)
         return table["row sum"].iloc[3]
@@ -48,7 +49,7 @@ def test_more_rows_leave_existing_rows_as_they_were():
 
 
 def test_a_one_by_one_matrix_does_not_borrow_another_shape_s_measurement():
-    at = page("pages/2_memory_traffic.py", {"M": "1", "N": "1"})
+    at = page(script("memory"), {"M": "1", "N": "1"})
     measured_metric = next(m for m in at.metric if m.label == TEXT["memory_measured"]["en"])
     assert measured_metric.value == "—"
     assert "Not measured at M = 1, N = 1" in texts(at)
@@ -60,7 +61,7 @@ def test_home_shows_the_spread_of_its_measured_speedup():
 
 
 def test_memory_page_shows_the_l2_prediction_and_axis_units():
-    at = page("pages/2_memory_traffic.py", {"M": "1048576", "N": "1048576"})
+    at = page(script("memory"), {"M": "1048576", "N": "1048576"})
     assert "L2" in texts(at)
     specs = [json.loads(c.proto.spec) for c in at.get("arrow_vega_lite_chart") + at.get("vega_lite_chart")]
     titles = json.dumps(specs)
@@ -68,7 +69,7 @@ def test_memory_page_shows_the_l2_prediction_and_axis_units():
 
 
 def test_schedule_rows_follow_the_gpu_until_set_by_hand():
-    at = page("pages/4_row_schedule.py")
+    at = page(script("schedule"))
     first = at.slider(key="schedule_rows").value
     at.selectbox(key="schedule_gpu").set_value("t4").run()
     followed = at.slider(key="schedule_rows").value
@@ -80,7 +81,7 @@ def test_schedule_rows_follow_the_gpu_until_set_by_hand():
 
 
 def test_a_link_s_rows_are_kept_and_said_so():
-    at = page("pages/4_row_schedule.py", {"rows": "7"})
+    at = page(script("schedule"), {"rows": "7"})
     at.selectbox(key="schedule_gpu").set_value("t4").run()
     assert at.slider(key="schedule_rows").value == 7
     assert "Kept your 7" in texts(at)
@@ -103,7 +104,7 @@ def test_cpu_time_it_shows_spread_and_withholds_unsteady_ratios(monkeypatch):
         return bench.BenchmarkRun(pd.DataFrame(rows), {"M": M, "dtype": dtype, "date": "2026-11-30"})
 
     monkeypatch.setattr(bench, "run_sweep", fake_sweep)
-    at = page("pages/6_benchmark.py", {"cpuN": "256"})
+    at = page(script("bench"), {"cpuN": "256"})
     at.button(key="bench_cpu_run").click().run()
     assert not at.exception, [e.value for e in at.exception]
     frames = [d.value for d in at.dataframe]
@@ -113,13 +114,13 @@ def test_cpu_time_it_shows_spread_and_withholds_unsteady_ratios(monkeypatch):
 
 
 def test_memory_chart_of_a_tiny_matrix_is_in_bytes():
-    at = page("pages/2_memory_traffic.py", {"M": "1", "N": "1"})
+    at = page(script("memory"), {"M": "1", "N": "1"})
     specs = json.dumps([json.loads(c.proto.spec) for c in at.get("arrow_vega_lite_chart") + at.get("vega_lite_chart")])
     assert '"B moved through DRAM"' in specs and "MB moved" not in specs
 
 
 def test_register_what_if_follows_the_kernel():
-    at = page("pages/5_gpu_occupancy.py", {"N": "256"})
+    at = page(script("gpu"), {"N": "256"})
     regs_256 = at.slider(key="gpu_regs").value
     real = lambda at: next(m.value for m in at.metric if m.label == TEXT["gpu_n_regs"]["en"])   # noqa: E731
     assert str(regs_256) == str(real(at))
@@ -133,7 +134,7 @@ def test_register_what_if_follows_the_kernel():
 def test_compare_view_lists_every_catalog_gpu_with_both_occupancy_figures():
     import softmax_core as sc
 
-    at = page("pages/5_gpu_occupancy.py", {"compare": "true"})
+    at = page(script("gpu"), {"compare": "true"})
     table = next(d.value for d in at.dataframe if TEXT["compare_col_floor"]["en"] in d.value.columns)
     assert len(table) == len(sc.gpu_catalog())
     assert {TEXT["occupancy_hardware_per_sm"]["en"], TEXT["gpu_programs_per_sm"]["en"],

@@ -5,8 +5,9 @@ import pytest
 
 from explorer_ui.i18n import TEXT
 from tests.support.apptest import ROOT, open_page
+from explorer_ui.pages_registry import script
 
-PAGE = "pages/11_your_kernel.py"
+PAGE = script("your_kernel")
 
 
 def page(lang: str):
@@ -22,8 +23,8 @@ def test_an_example_compiles_and_shows_its_figures(lang, monkeypatch):
     at.multiselect(key="yk_gpus").set_value(["a100-80gb", "mi300x"]).run()
     at.button(key="yk_compile").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    table = at.dataframe[0].value
-    assert len(table) == 2 and table.iloc[0, 3] > 0            # registers per thread, from the compile
+    table = at.table[0].value
+    assert len(table) == 2 and table[TEXT["yk_col_registers"][lang]].iloc[0] > 0   # from the compile
     assert any(TEXT["yk_measure_off"][lang].split("{")[0] in c.value for c in at.caption)
     assert "k" in at.query_params                               # the state, source included, is in the URL
 
@@ -36,3 +37,22 @@ def test_a_hostile_paste_is_refused_and_the_page_keeps_serving():
     at.selectbox(key="yk_example").set_value(TEXT["yk_ex_vector_add"]["en"]).run()
     assert not at.error and not at.exception
     assert not (ROOT / "pwned").exists()
+
+
+@pytest.mark.slow
+def test_where_the_teacher_allows_it_the_kernel_runs_in_the_interpreter(monkeypatch):
+    monkeypatch.setenv("SOFTMAX_EXPLORER_RUN_PASTED", "1")
+    monkeypatch.setattr("torch.cuda.is_available", lambda: False)
+    at = page("en")
+    at.selectbox(key="yk_example").set_value(TEXT["yk_ex_vector_add"]["en"]).run()
+    at.multiselect(key="yk_gpus").set_value(["a100-80gb"]).run()
+    at.button(key="yk_compile").click().run()
+    assert at.warning and "3,145,728" in at.warning[0].value         # the example's sizes: too many elements
+    at.button(key="yk_interpret_small").click().run()
+    assert at.text_area(key="yk_sizes").value.startswith("x_ptr=1000")
+    at.button(key="yk_interpret").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.metric[0].label == TEXT["yk_interpret_wall"]["en"] and at.metric[0].value.endswith(" ms")
+    tensors = at.table[-1].value
+    check = tensors[TEXT["yk_tcol_reference"]["en"]]
+    assert check.loc["out_ptr"].startswith("matches") and check.loc["x_ptr"] == "—"

@@ -1,5 +1,6 @@
 """Your kernel, without compiling: the source gate refuses what a kernel file does not need (hostile inputs
 included, each with its line), argument specs from text, PTX line links, the floors and the what-if."""
+import re
 import time
 
 import pytest
@@ -161,3 +162,20 @@ def test_page_state_round_trips_and_a_bomb_link_is_refused():
     assert share.decode_state(text) == state and len(text) < len(examples.MATMUL)
     bomb = base64.urlsafe_b64encode(zlib.compress(b"[" + b"0," * 10**6 + b"0]")).decode()
     assert share.decode_state(bomb) is None and share.decode_state("not base64 !") is None
+
+
+def test_every_peak_rate_has_a_source_and_a_missing_one_says_why():
+    """The compute floor stands on these: each GPU's FP32 rate is a figure with its citation, and where a
+    dense BF16 rate is not given (T4, RTX 4060 Ti, RTX 5090) the citation says that none is published or
+    could be checked, instead of a remembered number."""
+    import softmax_core as sc
+
+    missing = []
+    for gpu in sc.gpu_catalog():
+        assert gpu.peak_fp32_tflops and gpu.peak_fp32_tflops > 0, gpu.key
+        assert gpu.source["peak_fp32_tflops"] and gpu.source["peak_bf16_tflops"], gpu.key
+        if gpu.peak_bf16_tflops is None:
+            missing.append(gpu.key)
+            assert re.search(r"\bno\b|none|could not", gpu.source["peak_bf16_tflops"], re.I), gpu.key
+    assert "rtx5090" in missing
+    assert "recalled" not in " ".join(g.source["peak_bf16_tflops"] for g in sc.gpu_catalog())

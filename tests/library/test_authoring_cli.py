@@ -62,3 +62,19 @@ def test_measure_on_a_gpu_reports_bandwidth_with_spread(tmp_path):
     assert m["ok"], m
     low, mid, high = m["achieved_gbps"]
     assert 0 < low <= mid <= high and 0 < m["fraction_of_copy"] < 1.5
+
+
+@pytest.mark.slow
+def test_interpret_runs_it_once_on_the_cpu_and_checks_an_example(tmp_path):
+    small = examples.SMALL["vector_add"]
+    sizes = [f"--size={n}={'x'.join(map(str, s))}" for n, s in small["sizes"].items()]
+    args = [f"--arg={a}" for a in small["args"]]
+    done = inspect(tmp_path, examples.VECTOR_ADD, "--gpu", "a100-80gb", "--grid", "4", "--interpret", "--json",
+                   *args, *sizes)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    run = result["interpreter"]
+    assert run["ok"] and run["wall_seconds"] > 0 and "not a GPU" in run["clock"]
+    out = {t["name"]: t for t in run["tensors"]}["out_ptr"]
+    assert out["written"] and out["reference_error"] <= out["reference_tolerance"]
+    assert result["gpus"][0]["gpu"] == "a100-80gb"

@@ -93,3 +93,23 @@ def test_the_child_writes_only_inside_its_temporary_directory(tmp_path):
     for name in ("HOME", "TMPDIR", "TRITON_CACHE_DIR", "TRITON_HOME", "TRITON_DUMP_DIR", "TRITON_OVERRIDE_DIR"):
         assert Path(env[name]).is_relative_to(tmp_path), name
     assert "SOFTMAX_EXPLORER_CACHE" not in env and "PYTHONPATH" not in env
+
+
+def test_sass_links_to_the_kernel_lines_as_ptx_does():
+    """nvdisasm -g prints the cubin's line table: the store's line has the SASS store, every SASS load is
+    linked, and lines the file does not have are counted."""
+    kf, specs, report = sandbox.refuse_or_compile(examples.VECTOR_ADD, None, list(examples.ARGUMENTS["vector_add"]),
+                                                  A100, num_warps=4, num_stages=3)
+    sass = report.variants[0].resources.asm["sass"]
+    links = ptxlines.link_sass(sass, SOURCE_NAME)
+    lines = examples.VECTOR_ADD.splitlines()
+    assert links.source_to_asm and min(links.source_to_asm) >= kf.kernel().line
+    sass_lines = sass.splitlines()
+    store_line = next(n for n, text in enumerate(lines, 1) if "tl.store" in text)
+    assert any(" STG" in sass_lines[n - 1] for n in links.instructions_of(store_line))
+    loads = [n for n, text in enumerate(sass_lines, 1) if " LDG" in text]
+    assert loads and all(links.asm_to_source[n - 1] for n in loads)       # every load is linked to some line
+    # Lines past the file's end (Triton 3.9's aligned vector loads) are counted, so the page can say so
+    beyond = sum(len(v) for line, v in links.source_to_asm.items() if line > len(lines))
+    assert links.outside(len(lines)) == beyond
+    assert not ptxlines.link_sass(sass, "some_other_file.py").source_to_asm

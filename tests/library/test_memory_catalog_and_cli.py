@@ -66,7 +66,7 @@ def test_cli_plan_prints_real_resources():
     result = run_cli("--plan", "4096", "1024", "--gpu", "h200")
     assert result.returncode == 0, result.stderr
     assert "n_regs" in result.stdout and "shared_bytes" in result.stdout
-    assert "Registers allow" in result.stdout                       # the tutorial plan's reason, in English
+    assert "By the chapter's formula, registers allow" in result.stdout                      # the tutorial plan's reason, in English
     assert "tuned plan" in result.stdout and "fits in registers" in result.stdout
 
 

@@ -16,7 +16,7 @@ from explorer_ui.i18n import format_text, text_in
 # -- formatting ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("n, shown", [(0, "0 B"), (781, "781 B"), (3_124, "3.1 KB"), (12_795_904, "12.8 MB"),
+@pytest.mark.parametrize("n, shown", [(0, "0 B"), (781, "781 B"), (3_124, "3.1 kB"), (12_795_904, "12.8 MB"),
                                       (4_398_100_000_000, "4.4 TB"), (999_960_000, "1.0 GB")])
 def test_bytes_take_the_unit_that_fits(n, shown):
     assert fmt.fmt_bytes(n) == shown
@@ -24,7 +24,7 @@ def test_bytes_take_the_unit_that_fits(n, shown):
 
 def test_an_axis_takes_the_unit_of_its_largest_value():
     assert fmt.axis_bytes([20, 4_398_100_000_000]) == ("TB", 1e12)
-    assert fmt.axis_bytes([20_000]) == ("KB", 1e3)
+    assert fmt.axis_bytes([20_000]) == ("kB", 1e3)
     assert fmt.axis_bytes([]) == ("B", 1.0)
 
 
@@ -47,7 +47,7 @@ def test_plural_spec_follows_the_number():
 @pytest.mark.parametrize("key, values, wrong", [
     ("padding_block", dict(N=1, B=1, pad=0, programs=1, gpu="G"), "1 programs"),
     ("padding_frame_load", dict(B=1, N=1, pad=0), "1 lanes"),
-    ("gpu_what_if_text", dict(regs=1, programs=1, limiter="x", grid=1, real=1), "1 registers"),
+    ("gpu_what_if_text", dict(regs=1, programs=1, limiter="x", grid=1, real=1, hardware=1), "1 registers"),
     ("schedule_frame_launch", dict(P=1), "1 programs"),
 ])
 def test_no_one_with_a_plural_noun(key, values, wrong):
@@ -122,10 +122,11 @@ def test_code_as_launched_shows_the_launch_s_pad_value():
     assert "STORE_MASKED: tl.constexpr = False" in "\n".join(lines)
 
 
-def test_code_panels_wrap_long_lines():
-    html = code._code_html(("x = tl.load(ptr + offsets, mask=mask, other=PAD_VALUE).to(tl.float32)",), (1,),
-                           None, None, None)
-    assert "white-space:pre-wrap" in html
+def test_code_panels_keep_indentation_and_scroll_long_lines():
+    """A long line scrolls sideways inside its panel; it never wraps to column 0 under the block it belongs to."""
+    html = code.code_html(("    x = tl.load(ptr + offsets, mask=mask, other=PAD_VALUE).to(tl.float32)",), (1,),
+                          None, None, None)
+    assert "pre-wrap" not in html and "white-space:pre" in html.replace(" ", "") and "overflow:auto" in html
 
 
 def test_a_row_depends_on_its_index_only():

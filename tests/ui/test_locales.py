@@ -12,17 +12,20 @@ from pathlib import Path
 import pytest
 
 import softmax_core as sc
+from softmax_core import bench
 from softmax_core.bench import chapter_claims
-from explorer_ui import glossary, i18n, launch_facts, layout, long_rows, measured, padding, predict, recorded_text, schedule
+from explorer_ui import (glossary, gpu_figures, i18n, layout, long_row_frames, measured, padding, pages_registry, quiz,
+                         recorded_text, row_schedule)
 from softmax_core.teaching.chapter_notes import STRIDE_VIEWS
+from softmax_core.teaching.bench_reading import IMPOSSIBLE
 from softmax_core.teaching.memory import PASS_TENSORS
 from softmax_core.teaching.tutorial_trace import VARIANTS
 
 ROOT = Path(__file__).resolve().parents[2]
-CODE = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py")), *sorted((ROOT / "explorer_ui").glob("*.py"))]
+CODE = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py")), *sorted((ROOT / "explorer_ui").rglob("*.py"))]
 TEXT = i18n.load_locales()
 
-PAGE_NAMES = [key.removeprefix("nav_") for _, key, _ in layout.PAGES]          # home, memory, ...
+PAGE_NAMES = list(pages_registry.KEYS)          # home, memory, ...
 
 
 def families() -> dict[str, tuple[set[str], bool]]:
@@ -31,7 +34,7 @@ def families() -> dict[str, tuple[set[str], bool]]:
     steps = [s.name for s in sc.memory_traffic(1, 1).naive_steps]
     return {
         "nav_*": ({f"nav_{p}" for p in PAGE_NAMES}, True),
-        "*_blurb": ({f"nav_{p}_blurb" for p in PAGE_NAMES[1:]}, True),
+        "nav_*_blurb": ({f"nav_{p}_blurb" for p in PAGE_NAMES[1:]}, True),
         "*_title": ({f"{p}_title" for p in PAGE_NAMES[1:]}, True),
         "*_intro": ({f"{p}_intro" for p in PAGE_NAMES[1:]}, True),
         "memory_step_*": ({f"memory_step_{s}" for s in steps}, True),
@@ -40,10 +43,10 @@ def families() -> dict[str, tuple[set[str], bool]]:
         "padding_frame_*_*": ({f"padding_frame_{f}_{v}" for f in padding.FRAME_NAMES for v in VARIANTS}, False),
         "padding_state_*": ({f"padding_state_{s}" for s in padding.LANE_STATES}, True),
         "padding_mem_*": ({f"padding_mem_{s}" for s in padding.MEMORY_STATES}, True),
-        "schedule_phase_*": ({f"schedule_phase_{p}" for p in schedule.PIPELINE_PHASES}, True),
-        "gpu_fig_*": ({f"gpu_fig_{f}" for f in launch_facts.GPU_FIGURES}, True),
-        "gpu_vary_*": ({f"gpu_vary_{v}" for v in launch_facts.VARY}, True),
-        "gpu_path_*": ({f"gpu_path_{p}" for p in launch_facts.TUNED_PATHS}, True),
+        "schedule_phase_*": ({f"schedule_phase_{p}" for p in row_schedule.PIPELINE_PHASES}, True),
+        "gpu_fig_*": ({f"gpu_fig_{f}" for f in gpu_figures.GPU_FIGURES}, True),
+        "gpu_vary_*": ({f"gpu_vary_{v}" for v in gpu_figures.VARY}, True),
+        "gpu_path_*": ({f"gpu_path_{p}" for p in gpu_figures.TUNED_PATHS}, True),
         "bench_dir_*": ({f"bench_dir_{d}" for d in PASS_TENSORS}, True),
         "compare_kernel_*": ({"compare_kernel_tutorial", "compare_kernel_tuned"}, True),
         "padding_claim_*": ({f"padding_claim_{c}" for c in padding.CLAIMS}, True),
@@ -54,19 +57,21 @@ def families() -> dict[str, tuple[set[str], bool]]:
         "cb_verdict_*": ({f"cb_verdict_{v}" for v in chapter_claims.VERDICTS}, True),
         "acc_verdict_*": ({f"acc_verdict_{v}" for v in measured.VERDICTS}, True),
         "acc_verdict_short_*": ({f"acc_verdict_short_{v}" for v in measured.VERDICTS}, True),
-        "longrows_phase_*": ({f"longrows_phase_{p}" for p in long_rows.TILE_PHASES}, True),
-        "longrows_frame_*": ({f"longrows_frame_{f}" for f in long_rows.ONLINE_FRAMES}, True),
-        "longrows_cliff_fail_*": ({f"longrows_cliff_fail_{c}" for c in long_rows.CLIFF_LIMITERS}, True),
-        "longrows_path_*": ({f"longrows_path_{p}" for p in long_rows.PATH_NAMES}, True),
-        "longrows_pattern_*": ({f"longrows_pattern_{p}" for p in long_rows.PATTERNS}, True),
+        "longrows_phase_*": ({f"longrows_phase_{p}" for p in long_row_frames.TILE_PHASES}, True),
+        "longrows_frame_*": ({f"longrows_frame_{f}" for f in long_row_frames.ONLINE_FRAMES}, True),
+        "longrows_cliff_fail_*": ({f"longrows_cliff_fail_{c}" for c in long_row_frames.CLIFF_LIMITERS}, True),
+        "longrows_path_*": ({f"longrows_path_{p}" for p in long_row_frames.PATH_NAMES}, True),
+        "longrows_pattern_*": ({f"longrows_pattern_{p}" for p in long_row_frames.PATTERNS}, True),
+        "longrows_l2_lesson_*": ({f"longrows_l2_lesson_{w}" for w in long_row_frames.FALLOFF_PLACES}, True),
+        "bench_cpu_impossible_*": ({f"bench_cpu_impossible_{w}" for w in IMPOSSIBLE}, True),
         "gloss_*_term": ({f"gloss_{k}_term" for k in glossary.TERM_KEYS}, True),
         "gloss_*_def": ({f"gloss_{k}_def" for k in glossary.TERM_KEYS}, True),
         "gloss_*_match": ({f"gloss_{k}_match" for k in glossary.TERM_KEYS}, True),
         "gloss_*_figure": ({f"gloss_{k}_figure" for k in glossary.TERM_KEYS}, False),
         "chapter_stride_case_*": ({f"chapter_stride_case_{v}" for v in STRIDE_VIEWS}, True),
-        "predict_lane_*": ({f"predict_lane_{k}" for k in predict.LANE_KINDS}, True),
+        "predict_lane_*": ({f"predict_lane_{k}" for k in quiz.LANE_KINDS}, True),
         "bench_status_*": ({f"bench_status_{s}" for s in recorded_text.STATUSES}, True),
-        "bench_timing_*": ({f"bench_timing_{v}" for v in sc.bench.TIMING_VIEWS}, True),
+        "bench_timing_*": ({f"bench_timing_{v}" for v in bench.TIMING_VIEWS}, True),
     }
 
 
@@ -151,14 +156,14 @@ def test_a_missing_key_raises_under_the_tests_and_shows_itself_otherwise(monkeyp
 
 def test_the_run_time_families_match_what_the_library_produces():
     """The tuples the families are built from name what softmax_core really returns."""
-    from softmax_core.teaching.schedule import pipeline_timeline
+    from softmax_core.teaching.pipeline import pipeline_timeline
     from softmax_core.hardware.occupancy import occupancy
 
     gpu = sc.default_gpu()
     cases = [occupancy(gpu, 32, 0, 4, 1), occupancy(gpu, 32, 0, 4, 10**9),
              occupancy(gpu, 32, gpu.max_shared_mem // 2, 4, 10**9), occupancy(gpu, 16, 0, 1, 10**9)]
-    assert {occ.chapter_limiter for occ in cases} == set(launch_facts.LIMITERS)
-    assert {occ.limiter for occ in cases} <= set(launch_facts.HARDWARE_LIMITERS)
-    assert {s.phase for s in pipeline_timeline(3, 2, 3.0)} == set(schedule.PIPELINE_PHASES)
+    assert {occ.chapter_limiter for occ in cases} == set(gpu_figures.LIMITERS)
+    assert {occ.limiter for occ in cases} <= set(gpu_figures.HARDWARE_LIMITERS)
+    assert {s.phase for s in pipeline_timeline(3, 2, 3.0)} == set(row_schedule.PIPELINE_PHASES)
     paths = {sc.plan_softmax(4, n, __import__("torch").float32, gpu).path for n in (781, 1 << 20)}
-    assert paths <= set(launch_facts.TUNED_PATHS) and len(paths) == 2
+    assert paths <= set(gpu_figures.TUNED_PATHS) and len(paths) == 2

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import softmax_core as sc
-from explorer_ui import launch_facts, padding, schedule, urlstate
+from explorer_ui import fmt, gpu_figures, padding, row_schedule, urlstate
 from softmax_core.teaching import tutorial_trace as sc_trace
 
 
@@ -63,29 +63,29 @@ def test_frame_facts_of_real_launches(traces):
 
 
 def test_fmt():
-    assert [padding.fmt(v) for v in (np.nan, -np.inf, np.inf, 0.0, 1 / 3)] == ["NaN", "−inf", "+inf", "0", "0.3333"]
+    assert [fmt.number(v) for v in (np.nan, -np.inf, np.inf, 0.0, 1 / 3)] == ["NaN", "−inf", "+inf", "0", "0.3333"]
     assert padding.trace_stage("sum") == "exp" and padding.FRAME_NAMES[0] == "load"
 
 
 # -- row schedule --------------------------------------------------------------------------------------------
 def test_phase_of_each_animation_step():
     iteration = np.array([0, 0, 1, 1, 2])
-    assert list(schedule.phase_of(0, 5, iteration)) == ["later"] * 5
-    assert list(schedule.phase_of(2, 5, iteration)) == ["done", "done", "now", "now", "later"]
-    assert list(schedule.phase_of(4, 5, iteration)) == ["done"] * 5
-    assert set(schedule.phase_of(1, 5, iteration)) <= set(schedule.ROW_PHASES)
+    assert list(row_schedule.phase_of(0, 5, iteration)) == ["later"] * 5
+    assert list(row_schedule.phase_of(2, 5, iteration)) == ["done", "done", "now", "now", "later"]
+    assert list(row_schedule.phase_of(4, 5, iteration)) == ["done"] * 5
+    assert set(row_schedule.phase_of(1, 5, iteration)) <= set(row_schedule.ROW_PHASES)
 
 
 def test_row_list():
-    assert schedule.row_list([1, 2, 3, 4], 2) == "1, 2 …"
-    assert schedule.row_list(np.array([7, 9]), 5) == "7, 9"
+    assert row_schedule.row_list([1, 2, 3, 4], 2) == "1, 2 …"
+    assert row_schedule.row_list(np.array([7, 9]), 5) == "7, 9"
 
 
 # -- GPU & occupancy -----------------------------------------------------------------------------------------
 def test_gpu_figures_list_every_field_in_order():
     gpu = sc.catalog_gpu("h200")
-    figures = launch_facts.gpu_figures(gpu, "cc")
-    assert [f for f, _ in figures] == list(launch_facts.GPU_FIGURES)
+    figures = gpu_figures.gpu_figures(gpu, "cc")
+    assert [f for f, _ in figures] == list(gpu_figures.GPU_FIGURES)
     shown = dict(figures)
     assert shown["name"] == gpu.name and shown["max_shared_mem"] == f"{gpu.max_shared_mem:,} B"
     assert shown["arch"].endswith(f"(cc {gpu.compute_capability[0]}.{gpu.compute_capability[1]})")
@@ -93,7 +93,7 @@ def test_gpu_figures_list_every_field_in_order():
 
 def test_register_curve_is_the_smaller_of_its_limits():
     gpu = sc.catalog_gpu("h200")
-    rows = launch_facts.register_curve(gpu, 1024, 4, range(16, 65, 16))
+    rows = gpu_figures.register_curve(gpu, 1024, 4, range(16, 65, 16))
     by = {}
     for r in rows:
         by.setdefault(r["x"], {})[r["limit"]] = r["programs"]
@@ -102,7 +102,7 @@ def test_register_curve_is_the_smaller_of_its_limits():
         assert limits["programs"] == min(limits["registers"], limits["shared memory"])
         assert limits["hardware"] <= limits["programs"]          # the GPU's rules never allow more
     assert by[16]["registers"] >= by[64]["registers"]
-    no_shared = launch_facts.register_curve(gpu, 0, 4, range(32, 33))
+    no_shared = gpu_figures.register_curve(gpu, 0, 4, range(32, 33))
     assert {r["limit"] for r in no_shared} == {"registers", "programs", "hardware"}
 
 
@@ -182,13 +182,13 @@ def test_a_reason_in_chinese_shows_the_same_figures_as_in_english():
         assert not re.search(r"[A-Za-z]{3,} [a-z]{3,} [a-z]{3,}", zh.replace("docs/performance.md", "")), zh
 
 
-def test_presentation_mode_moves_bottom_legends_beside_the_plot():
-    from explorer_ui.charts import _legends_beside
+def test_presentation_mode_moves_bottomlegends_beside_the_plot():
+    from explorer_ui.charts.base import legends_beside
 
     spec = {"layer": [{"encoding": {"color": {"legend": {"orient": "bottom", "columns": 3}}}},
                       {"encoding": {"shape": {"legend": None}}}],
             "encoding": {"x": {"legend": {"orient": "top"}}}}
-    _legends_beside(spec)
+    legends_beside(spec)
     assert spec["layer"][0]["encoding"]["color"]["legend"] == {"orient": "right", "columns": 1}
     assert spec["layer"][1]["encoding"]["shape"]["legend"] is None
     assert spec["encoding"]["x"]["legend"] == {"orient": "top"}

@@ -1,33 +1,8 @@
-"""Models of a launch, for pictures: which SM each program lands on, and how num_stages overlaps one
-program's loads with its math. Neither is measured (the hardware does not report them); both say so.
-"""
+"""A schematic of num_stages: how software pipelining overlaps one program's loads with its math. Not
+measured (the hardware does not report it); the pages say so."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-
-@dataclass(frozen=True)
-class Placement:
-    program: int
-    sm: int
-    slot: int          # which of the SM's program slots it occupies
-    wave: int          # 0: starts at launch; 1, 2, ...: waits for a slot to free up
-
-
-def program_placement(num_programs: int, multiprocessor_count: int, programs_per_sm: int) -> tuple[Placement, ...]:
-    """Where each program of the grid runs, assuming the block scheduler deals programs out to SMs in
-    order, one per SM per round, until every SM holds programs_per_sm of them; programs beyond that wait
-    for a later wave. (Real schedulers promise no order; this is the usual picture.)"""
-    if num_programs < 0 or multiprocessor_count < 1:
-        raise ValueError("need num_programs >= 0 and at least one SM")
-    per_sm = max(programs_per_sm, 1)
-    slots = multiprocessor_count * per_sm
-    placements = []
-    for p in range(num_programs):
-        wave, within = divmod(p, slots)
-        slot, sm = divmod(within, multiprocessor_count)
-        placements.append(Placement(p, sm, slot, wave))
-    return tuple(placements)
 
 
 @dataclass(frozen=True)

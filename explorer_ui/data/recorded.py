@@ -1,127 +1,21 @@
-"""Cached calls into softmax_core. Pages ask here; softmax_core computes; Streamlit keeps the answers.
-
-Compiles (for launch plans and PTX), traces (the interpreter replaying the kernel) and GPU probes are
-slow, so each is cached: `st.cache_resource` for the live GPU (one shared object), `st.cache_data`
-for everything that pickles. Arguments are plain keys (a GPU's catalog key, a dtype's name), so the
-caches hash cheaply.
-"""
+"""Cached reads of the recorded benchmark runs (assets/benchmarks/, or this session's live sweep): the runs,
+measured speedups with their spread, the Benchmark page's chart frames, and the long-rows pages' H200 sweeps."""
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
+import pandas as pd
 import streamlit as st
 
 import softmax_core as sc
 from softmax_core import bench
 from softmax_core.hardware import dtypes
-from softmax_core.teaching import tutorial_trace as sc_trace
 
-from . import measured, recorded_text
+from explorer_ui import long_row_frames as frames, measured, recorded_text
 
-DTYPE_NAMES = dtypes.TUTORIAL_DTYPES     # the dtypes the pages offer: those the tutorial kernel takes
 # The benchmark page reads recorded runs from here; tests point it at a temporary folder.
 RECORDED_DIR_ENV = "SOFTMAX_EXPLORER_RECORDED_DIR"
-
-
-@st.cache_resource(show_spinner=False)
-def live_gpu() -> sc.GpuSpec | None:
-    """This machine's GPU as the tutorial reads it (triton's driver), or None. Probed once per server."""
-    try:
-        return sc.current_gpu(0)
-    except Exception:  # a broken driver is reported as "no GPU", not as a crashed page
-        return None
-
-
-def gpu_keys() -> list[str]:
-    live = live_gpu()
-    return ([live.key] if live else []) + [g.key for g in sc.gpu_catalog()]
-
-
-def default_gpu_key() -> str:
-    return sc.default_gpu().key if live_gpu() is None else live_gpu().key
-
-
-def gpu_by_key(key: str) -> sc.GpuSpec:
-    live = live_gpu()
-    if live is not None and key == live.key:
-        return live
-    return sc.catalog_gpu(key)
-
-
-def gpu_for_name(name: str) -> sc.GpuSpec | None:
-    """The catalog GPU (or this machine's) a recorded run names ("NVIDIA H200"), or None: the same name, else
-    the one whose catalog name starts with it ("NVIDIA H200 (SXM)")."""
-    gpus = [gpu_by_key(key) for key in gpu_keys()]
-    exact = [g for g in gpus if g.name == name]
-    starts = [g for g in gpus if g.name.startswith(name + " ")]
-    return (exact or starts or [None])[0]
-
-
-def gpu_labeler():
-    """format_func for a GPU selectbox: the GPU's name and whether it is this machine's or the catalog's."""
-    from .i18n import bound
-
-    tr = bound()
-    return lambda key: f"{gpu_by_key(key).name} ({tr('gpu_live') if gpu_by_key(key).live else tr('gpu_catalog')})"
-
-
-@st.cache_data(show_spinner=False, max_entries=512)
-def launch_plan(n_rows: int, n_cols: int, dtype: str, gpu_key: str) -> sc.LaunchPlan:
-    """The tutorial kernel's plan, with n_regs / shared bytes from the real compiled kernel."""
-    return sc.plan_launch(n_rows, n_cols, dtypes.torch_dtype(dtype), gpu_by_key(gpu_key))
-
-
-@st.cache_data(show_spinner=False, max_entries=512)
-def what_if_plan(n_rows: int, n_cols: int, dtype: str, gpu_key: str, n_regs: int, shared_bytes: int) -> sc.LaunchPlan:
-    """The plan if the kernel needed `n_regs` registers per thread and `shared_bytes` per program."""
-    from softmax_core.hardware.compile import KernelResources, RegisterSource
-
-    return sc.plan_launch(n_rows, n_cols, dtypes.torch_dtype(dtype), gpu_by_key(gpu_key),
-                          resources=KernelResources(n_regs, 0, shared_bytes, RegisterSource.GIVEN))
-
-
-@st.cache_data(show_spinner=False, max_entries=128)
-def softmax_plan(n_rows: int, n_cols: int, dtype: str, gpu_key: str):
-    """The tuned softmax's plan (rows in registers, or tiles for long rows)."""
-    return sc.plan_softmax(n_rows, n_cols, dtypes.torch_dtype(dtype), gpu_by_key(gpu_key))
-
-
-@st.cache_data(show_spinner=False, max_entries=1024)
-def gpu_comparison(kernel: str, n_rows: int, n_cols: int, dtype: str, gpu_key: str):
-    """One catalog GPU's row of softmax_core.teaching.gpu_compare.compare_gpus (a compile for that GPU, cached)."""
-    from softmax_core.teaching.gpu_compare import compare_gpus
-
-    return compare_gpus(kernel, n_rows, n_cols, dtypes.torch_dtype(dtype), gpus=(gpu_by_key(gpu_key),))[0]
-
-
-@st.cache_data(show_spinner=False, max_entries=16)
-def kernel_asm(block_size: int, num_warps: int, num_stages: int, dtype: str, gpu_key: str) -> dict:
-    """The compiled tutorial kernel's PTX and SASS (NVIDIA) or AMDGCN (AMD) for a plan's specialisation."""
-    from softmax_core.hardware.compile import kernel_resources
-    from softmax_core.plans.tutorial import tutorial_compile_job
-
-    job = tutorial_compile_job(block_size, num_warps, num_stages, dtypes.torch_dtype(dtype), gpu_by_key(gpu_key))
-    return dict(kernel_resources(job, want_asm=True).asm)
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
-def trace(n_rows: int, n_cols: int, *, num_programs: int | None, num_stages: int | None, dtype: str,
-          variant: str, seed: int, poisoned_row: int, gpu_key: str, keep_stages: bool) -> sc_trace.Trace:
-    """The real kernel, replayed with TRACE on (see softmax_core.teaching.tutorial_trace)."""
-    return sc_trace.trace_rows(n_rows, n_cols, num_programs=num_programs, num_stages=num_stages, dtype=dtype,
-                               variant=variant, seed=seed, poisoned_row=poisoned_row,
-                               gpu=gpu_by_key(gpu_key), keep_stages=keep_stages)
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
-def store_footprint(n_rows: int, n_cols: int, row: int, store_masked: bool, dtype: str,
-                    gpu_key: str) -> sc_trace.StoreFootprint:
-    return sc_trace.store_footprint(n_rows, n_cols, row, store_masked=store_masked, dtype=dtype,
-                                    gpu=gpu_by_key(gpu_key))
-
-
-# -- benchmarks -----------------------------------------------------------------------------------------
 
 
 def recorded_dir() -> Path:
@@ -196,6 +90,24 @@ def _speedup_figures(row) -> dict:
     return {"speedup": s.value, "lo": s.lo, "hi": s.hi, "spread_kind": s.kind, "verdict": s.verdict}
 
 
+def _efficiencies(run, row, dtype: str) -> dict:
+    """The measured speedup split into byte ratio × (fused efficiency ÷ naive efficiency), from the same run's
+    copy at the same shape (softmax_core.teaching.memory.speedup_parts); empty when the run timed no copy there."""
+    from softmax_core.teaching.memory import speedup_parts
+
+    frame = run.frame
+    copy = frame[(frame["provider"] == "copy") & (frame["direction"] == "forward") & (frame["dtype"] == dtype)
+                 & (frame["status"] == "ok") & (frame["M"] == row["M"]) & (frame["N"] == row["N"])]
+    if copy.empty or "gbps_naive" not in row:
+        return {}
+    traffic = sc.memory_traffic(int(row["M"]), int(row["N"]), dtypes.torch_dtype(dtype))
+    parts = speedup_parts(traffic.predicted_speedup, float(row["gbps_naive"]), float(row["gbps_fused"]),
+                          float(copy["gbps"].iloc[0]))
+    return {"byte_ratio": parts.byte_ratio, "naive_eff": parts.naive_efficiency,
+            "fused_eff": parts.fused_efficiency, "parts_speedup": parts.speedup,
+            "copy_steady": measured.timing_spread(copy.iloc[0].to_dict()).steady is not False}
+
+
 def _recorded_only() -> tuple | None:
     """A cache key for "the recorded runs as they are on disk", or None when this session has a live run
     (then the answers are computed afresh: a live run does not hash)."""
@@ -230,7 +142,8 @@ def _measured_speedup(runs, dtype: str, N: int, M: int | None) -> dict | None:
         distance = (both["N"] - N).abs() * 10**7 + ((both["M"] - M).abs() if M is not None else 0)
         row = both.iloc[distance.argsort().iloc[0]].to_dict()
         candidate = {**_speedup_figures(row), "N": int(row["N"]), "M": int(row["M"]), "provider": fused_name,
-                     "gpu": str(run.provenance.get("gpu", "?")), "date": run_day(run)}
+                     "gpu": str(run.provenance.get("gpu", "?")), "date": run_day(run),
+                     **_efficiencies(run, row, dtype)}
         candidate["exact"] = candidate["N"] == N and (M is None or candidate["M"] == M)
         key = (abs(candidate["N"] - N), abs(candidate["M"] - M) if M is not None else 0)
         if best is None or key < best[0]:
@@ -254,8 +167,6 @@ def _recorded_speedup_table(key: tuple, dtype: str):
 
 
 def _speedup_table(runs, dtype: str):
-    import pandas as pd
-
     for run in runs:
         pair = _forward_pairs(run, dtype)
         if pair is None:
@@ -299,3 +210,19 @@ def chart_frame(run, direction: str):
     part["provider"] = [provider_label(p) for p in part["provider"]]
     roof = part[part["provider_key"] == "copy"][["N", "gbps"]]
     return part[part["provider_key"] != "copy"], roof
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def recorded_paths_cached() -> pd.DataFrame:
+    return frames.recorded_paths()
+
+
+def recorded_tuned(dtype: str) -> tuple[pd.DataFrame, dict]:
+    """softmax_core.softmax's forward ratio to copy per N from the newest recorded H200 run, and its provenance."""
+    for run in recorded_runs():
+        frame = run.frame
+        tuned = frame[(frame["provider"] == "tuned") & (frame["direction"] == "forward") & (frame["dtype"] == dtype)
+                      & (frame["status"] == "ok")]
+        if not tuned.empty:
+            return tuned[["N", "copy_ratio", "gbps"]], dict(run.provenance)
+    return pd.DataFrame(columns=["N", "copy_ratio", "gbps"]), {}

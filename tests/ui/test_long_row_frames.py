@@ -1,4 +1,4 @@
-"""explorer_ui.long_rows: the helpers pages 7 and 8 build on (the cliff, the online frames, the recorded paths,
+"""explorer_ui.long_row_frames: the helpers pages 7 and 8 build on (the cliff, the online frames, the recorded paths,
 the split kernel's slot table)."""
 
 import numpy as np
@@ -14,7 +14,7 @@ D_RTOL = 2e-5        # d is a float32 sum of up to 2^20 terms, accumulated tile 
 
 
 def test_cliff_is_the_first_block_that_does_not_fit():
-    from explorer_ui import long_rows as lr
+    from explorer_ui import long_row_frames as lr
 
     plans = [sc.plan_launch(1, b, torch.float32, sc.catalog_gpu("h200")) for b in (4096, 8192, 16384, 32768)]
     table = lr.cliff_table(plans)
@@ -24,11 +24,11 @@ def test_cliff_is_the_first_block_that_does_not_fit():
     assert not sc.plan_launch(1, cliff.fail_n, torch.float32, sc.catalog_gpu("h200")).fits
     assert sc.plan_launch(1, cliff.fail_n - 1, torch.float32, sc.catalog_gpu("h200")).fits
     synthetic = table.assign(fits=True, spills=[0, 0, 3, 9])
-    assert lr.find_cliff(synthetic) == lr.Cliff(None, None, None, 16384, None)
+    assert lr.find_cliff(synthetic) == lr.Cliff(None, None, None, 16384, None, top_spills=9)
 
 
 def test_online_frames_and_tile_phases():
-    from explorer_ui import long_rows as lr
+    from explorer_ui import long_row_frames as lr
 
     tr = trace_online(lr.example_row(5000, "neg_inf_tiles", 0, 1024), tile=1024)
     steps = lr.online_steps(tr)
@@ -46,7 +46,7 @@ def test_online_frames_and_tile_phases():
 
 
 def test_recorded_paths_are_the_best_of_each_path_in_the_csv():
-    from explorer_ui import long_rows as lr
+    from explorer_ui import long_row_frames as lr
 
     rec = lr.recorded_paths()
     for (dtype, n, path), best in rec.set_index(["dtype", "N", "path"])["gbps"].items():
@@ -63,9 +63,10 @@ def test_recorded_paths_are_the_best_of_each_path_in_the_csv():
 
 
 def test_the_path_map_reads_the_recorded_h200_run():
-    from explorer_ui import long_rows as lr
+    from explorer_ui import data
+    from explorer_ui import long_row_frames as lr
 
-    record, provenance = lr.recorded_tuned("float32")
+    record, provenance = data.recorded_tuned("float32")
     assert not record.empty and "H200" in provenance["gpu"]
     plans = [sc.plan_softmax(4096, n, torch.float32, sc.catalog_gpu("h200")) for n in (1024, 65536)]
     table = lr.path_table(plans, record)
@@ -74,7 +75,7 @@ def test_the_path_map_reads_the_recorded_h200_run():
 
 
 def test_slot_table_fills_in_program_order():
-    from explorer_ui import long_rows as lr
+    from explorer_ui import long_row_frames as lr
 
     tr = trace_split(lr.example_row(8192, "random"), split=4)
     steps = lr.split_steps(tr)

@@ -80,7 +80,8 @@ def fused_speedup(key: str, traffic, M: int, N: int, dtype: str) -> Question:
     """How many times fewer bytes does the fused kernel move? (softmax_core.teaching.memory's own ratio)"""
     return Question(key, t("predict_speedup_q", M=f"{M:,}", N=f"{N:,}", dtype=dtype), float(traffic.predicted_speedup),
                     t("predict_speedup_explain", naive=f"{traffic.naive_bytes:,}", fused=f"{traffic.fused_bytes:,}",
-                      ratio=f"{traffic.predicted_speedup:.2f}"), unit="×", digits=2)
+                      ratio=f"{traffic.predicted_speedup:.3f}", extra=f"{traffic.predicted_speedup - 4:.3f}"),
+                    unit="×", digits=3)
 
 
 def _lane_kind(value: float) -> str:
@@ -124,15 +125,20 @@ def rows_of_program(key: str, n_rows: int, num_programs: int, program: int = 0) 
 
 
 def programs_per_sm(key: str, plan) -> Question:
-    """How many programs of the tutorial kernel fit on one SM? (the launch plan's occupancy)"""
+    """How many programs of the tutorial kernel fit on one SM by the chapter's formula? The answer says what the
+    GPU itself runs beside it (the hardware's rules: softmax_core.hardware.occupancy)."""
     gpu = plan.gpu
     shared = (t("predict_occ_no_shared") if plan.sram_occupancy is None else
               t("predict_occ_shared", smem=f"{gpu.max_shared_mem:,}", shared=f"{plan.shared_bytes:,}",
                 allow=plan.sram_occupancy))
+    hardware = plan.hardware_programs_per_sm
+    figures = dict(hardware=hardware, per_sm=plan.programs_per_sm)
+    note = (t("predict_occ_hw_same", **figures) if hardware == plan.programs_per_sm else
+            t("predict_occ_hw_differs", **figures))
     return Question(key, t("predict_occ_q", gpu=gpu.name, N=f"{plan.n_cols:,}"), float(plan.programs_per_sm),
                     t("predict_occ_explain", regs=f"{gpu.max_num_regs:,}", n_regs=plan.n_regs,
                       threads=plan.num_warps * gpu.warp_size, reg_allow=plan.reg_occupancy, shared=shared,
-                      per_sm=plan.programs_per_sm))
+                      per_sm=plan.programs_per_sm) + " " + note)
 
 
 def measured_speedup(key: str, measured: dict, predicted: float) -> Question:

@@ -1,29 +1,26 @@
-"""The long-rows chapter (pages 7 and 8): inputs, frames, tables and charts built from what the real kernels
-recorded (softmax_core.teaching.long_row_trace) and from recorded H200 runs. The builders are pure functions of those
-records, so tests can check them without Streamlit; the few cached calls at the end are the pages' door to
-softmax_core.
+"""The long-rows pages' frames and tables (pages 7 and 8): example rows, the animation's steps and the tables
+beside them, built from what the real kernels recorded (softmax_core.teaching.long_row_trace) and from recorded
+H200 runs. Pure functions of those records, so tests can check them without Streamlit; their charts are in
+explorer_ui.charts.long_rows, the cached calls that produce the records in explorer_ui.data.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
-import altair as alt
 import numpy as np
 import pandas as pd
-import streamlit as st
 import torch
 
-import softmax_core as sc
+from softmax_core.data import assets_dir
 from softmax_core.hardware import dtypes
 from softmax_core.plans import tuned as tuned_plan
 from softmax_core.teaching import long_row_trace as lrt
 from softmax_core.kernels.tuned import TRACE_TILE_FIELDS, online_update, softmax_tiled_kernel
 
-from . import charts, code, defaults
-from .i18n import say
+from . import code, defaults
+from .fmt import number
 
-ROOT = Path(__file__).resolve().parent.parent
 PATTERNS = ("random", "rising", "neg_inf_tiles", "all_neg_inf")
 PLAN_TILE = tuned_plan.TILE_VALUES                  # the tile the tuned plan uses
 TILES = tuple(2 ** k for k in range(6, PLAN_TILE.bit_length()))   # 64 ... PLAN_TILE values per tile
@@ -36,8 +33,8 @@ MAP_ROWS = defaults.CHAPTER_M                        # the recorded benchmark's 
 # float32 from v5 (packed 64-bit slots, 16K to 256K values per row); bfloat16 from v8, the first whose split
 # grids were sized from the launched kernel's registers (docs/performance.md, v5 and v8).
 PATHS_CSVS = {
-    "float32": ROOT / "assets" / "benchmarks" / "tuning" / "h200-split-tune-20261129-4-packed-native-dtype.csv",
-    "bfloat16": ROOT / "assets" / "benchmarks" / "tuning" / "h200-split-tune-20261130-6-bfloat16-specialised.csv",
+    "float32": assets_dir() / "benchmarks" / "tuning" / "h200-split-tune-20261129-4-packed-native-dtype.csv",
+    "bfloat16": assets_dir() / "benchmarks" / "tuning" / "h200-split-tune-20261130-6-bfloat16-specialised.csv",
 }
 PATHS_GPU = defaults.LONG_ROWS_RECORDED_GPU             # the catalog GPU that sweep ran on
 L2_NS = defaults.LONG_ROWS_L2_NS                     # the L2 chart's sizes (pre-warmed too)
@@ -48,15 +45,6 @@ CLIFF_LIMITERS = ("shared", "registers")                           # longrows_cl
 PATH_NAMES = ("copy", "rows", "tiled", "split")                    # longrows_path_*
 BINS = 256                                           # points a row is drawn with, whatever its length
 NEG_INF = float("-inf")
-
-
-def fmt(v: float, digits: int = 4) -> str:
-    v = float(v)
-    if np.isnan(v):
-        return "NaN"
-    if np.isinf(v):
-        return "−inf" if v < 0 else "+inf"
-    return f"{v:.{digits}g}"
 
 
 # -- inputs --------------------------------------------------------------------------------------------------
@@ -103,7 +91,8 @@ def envelope(values: np.ndarray, bins: int = BINS) -> pd.DataFrame:
 
 
 def cliff_table(plans) -> pd.DataFrame:
-    """One line per compiled BLOCK_SIZE (LaunchPlans in order): the N it serves and what one program needs."""
+    """One line per compiled BLOCK_SIZE (LaunchPlans in order): the N it serves, what one program needs, and how
+    many programs the GPU runs per SM (its rules, softmax_core.hardware.occupancy)."""
     rows = []
     for p in plans:
         rows.append({"block": p.block_size, "n_from": p.block_size // 2 + 1, "n_to": p.block_size,
@@ -111,7 +100,7 @@ def cliff_table(plans) -> pd.DataFrame:
                      "shared": p.shared_bytes, "shared_limit": p.gpu.max_shared_mem,
                      "reg_occupancy": p.reg_occupancy,
                      "sram_occupancy": -1 if p.sram_occupancy is None else p.sram_occupancy,
-                     "per_sm": p.programs_per_sm, "fits": p.fits})
+                     "per_sm": p.hardware_programs_per_sm, "fits": p.fits})
     return pd.DataFrame(rows)
 
 
@@ -122,34 +111,20 @@ class Cliff:
     limiter: str | None           # "shared" | "registers"
     spill_block: int | None       # first BLOCK_SIZE whose program spills registers
     last_fit_n: int | None        # the largest N that still fits (fail_n - 1)
+    top_spills: int = 0           # registers spilled by the largest BLOCK_SIZE that still fits
 
 
 def find_cliff(table: pd.DataFrame) -> Cliff:
     fail = table[~table["fits"]]
-    spill = table[table["spills"] > 0]
+    spill = table[(table["spills"] > 0) & table["fits"]]
+    spill_block = int(spill["block"].iloc[0]) if not spill.empty else None
+    fitting = table[table["fits"]]
+    top_spills = int(fitting["spills"].iloc[-1]) if not fitting.empty else 0
     if fail.empty:
-        return Cliff(None, None, None, int(spill["block"].iloc[0]) if not spill.empty else None, None)
+        return Cliff(None, None, None, spill_block, None, top_spills)
     row = fail.iloc[0]
     limiter = "shared" if 0 <= row["sram_occupancy"] < 1 else "registers"
-    return Cliff(int(row["block"]), int(row["n_from"]), limiter,
-                 int(spill["block"].iloc[0]) if not spill.empty else None, int(row["n_from"]) - 1)
-
-
-def cliff_chart(table: pd.DataFrame, *, x_title: str, y_title: str, limit_label: str, fits_title: str,
-                yes: str, no: str, title: str) -> charts.Figure:
-    df = table.assign(fits_label=np.where(table["fits"], yes, no))
-    x = alt.X("block:O", title=x_title)
-    bars = alt.Chart(alt.NamedData("cliff")).mark_bar().encode(
-        x=x, y=alt.Y("shared:Q", title=y_title),
-        color=alt.Color("fits_label:N", title=fits_title, scale=alt.Scale(domain=[yes, no], range=[
-            charts.PALETTE["blue"], charts.PALETTE["red"]]), legend=alt.Legend(orient="bottom")),
-        tooltip=[alt.Tooltip("block:Q", title="BLOCK_SIZE", format=","), alt.Tooltip("n_from:Q", title="N ≥", format=","),
-                 alt.Tooltip("n_to:Q", title="N ≤", format=","), alt.Tooltip("shared:Q", format=",", title=y_title),
-                 alt.Tooltip("regs:Q", title="n_regs"), alt.Tooltip("spills:Q", title="n_spills"),
-                 alt.Tooltip("per_sm:Q", title="programs / SM"), alt.Tooltip("fits_label:N", title=fits_title)])
-    limit = alt.Chart(alt.NamedData("cliff")).mark_rule(color="black", strokeDash=[6, 4]).encode(
-        y="shared_limit:Q", tooltip=[alt.Tooltip("shared_limit:Q", format=",", title=limit_label)])
-    return charts.Figure((bars + limit).properties(title=title), {"cliff": df})
+    return Cliff(int(row["block"]), int(row["n_from"]), limiter, spill_block, int(row["n_from"]) - 1, top_spills)
 
 
 # -- 2. online softmax, tile by tile ---------------------------------------------------------------------------
@@ -202,9 +177,9 @@ def running_max(trace: lrt.OnlineTrace, row: int, step: int) -> pd.DataFrame:
 
 def online_table(trace: lrt.OnlineTrace, row: int) -> pd.DataFrame:
     return pd.DataFrame([{"tile": r["tile"], "columns": f"{r['start']:,}–{r['stop'] - 1:,}",
-                          "m_before": fmt(r["m_before"]), "tile_max": fmt(r["tile_max"]), "m_after": fmt(r["m_after"]),
-                          "rescale": fmt(r["rescale"]), "d_before": fmt(r["d_before"]), "tile_sum": fmt(r["tile_sum"]),
-                          "d_after": fmt(r["d_after"])}
+                          "m_before": number(r["m_before"]), "tile_max": number(r["tile_max"]), "m_after": number(r["m_after"]),
+                          "rescale": number(r["rescale"]), "d_before": number(r["d_before"]), "tile_sum": number(r["tile_sum"]),
+                          "d_after": number(r["d_after"])}
                          for r in (tile_record(trace, row, t) for t in range(trace.n_tiles))])
 
 
@@ -234,33 +209,6 @@ def online_check(trace: lrt.OnlineTrace, row: int) -> OnlineCheck:
                        float(np.nansum(y)), float(np.max(diff)) if diff.size else 0.0)
 
 
-def row_chart(env: pd.DataFrame, tiles: pd.DataFrame, mline: pd.DataFrame, *, phases: list[str],
-              phase_labels: list[str], x_title: str, y_title: str, phase_title: str, m_title: str,
-              title: str, n_cols: int, y_domain: tuple[float, float]) -> charts.Figure:
-    """The row as bands of its values over tinted tile rectangles, with the running max as a black line.
-    The spec depends on nothing but the labels and the row's extent, so frames only swap data."""
-    colors = [charts.PALETTE["light"], "#cfe0ff", charts.PALETTE["yellow"], "#c8ecd5", charts.PALETTE["green"]]
-    x = alt.X("start:Q", title=x_title, scale=alt.Scale(domain=[0, n_cols], nice=False))
-    y_scale = alt.Scale(domain=list(y_domain), nice=True)
-    label = alt.Chart(alt.NamedData("tiles")).transform_calculate(
-        label=" + ".join(f"(datum.phase == '{p}' ? '{lbl}' : '')" for p, lbl in zip(phases, phase_labels)))
-    rects = label.mark_rect(opacity=0.55).encode(
-        x=x, x2="end:Q",
-        color=alt.Color("label:N", title=phase_title, scale=alt.Scale(domain=phase_labels, range=colors),
-                        legend=alt.Legend(orient="bottom", columns=3)),
-        tooltip=[alt.Tooltip("tile:Q"), alt.Tooltip("start:Q", format=","), alt.Tooltip("end:Q", format=","),
-                 alt.Tooltip("label:N", title=phase_title)])
-    bands = alt.Chart(alt.NamedData("env")).mark_rect(color=charts.PALETTE["blue"], opacity=0.8).encode(
-        x=x, x2="end:Q", y=alt.Y("lo:Q", title=y_title, scale=y_scale), y2="hi:Q",
-        tooltip=[alt.Tooltip("start:Q", format=","), alt.Tooltip("end:Q", format=","),
-                 alt.Tooltip("lo:Q", format=".3f"), alt.Tooltip("hi:Q", format=".3f"), alt.Tooltip("neg_inf:Q")])
-    line = alt.Chart(alt.NamedData("m")).mark_line(color="black", strokeWidth=2).encode(
-        x=alt.X("col:Q", scale=alt.Scale(domain=[0, n_cols], nice=False)), y=alt.Y("m:Q", scale=y_scale),
-        tooltip=[alt.Tooltip("tile:Q"), alt.Tooltip("m:Q", format=".4f", title=m_title)])
-    chart = alt.layer(rects.encode(y=alt.Y("y0:Q", scale=y_scale), y2="y1:Q"), bands, line).properties(title=title)
-    return charts.Figure(chart, {"tiles": tiles.assign(y0=y_domain[0], y1=y_domain[1]), "env": env, "m": mline})
-
-
 def y_extent(values: np.ndarray) -> tuple[float, float]:
     finite = values[np.isfinite(values)]
     if not finite.size:
@@ -275,7 +223,7 @@ def kernel_lines_of(kernel) -> tuple[str, ...]:
 
     fn = getattr(kernel, "fn", kernel)
     lines = textwrap.dedent(inspect.getsource(fn)).splitlines()
-    return tuple(code._without_trace_block(lines))
+    return tuple(code.without_trace_block(lines))
 
 
 def tiled_kernel_lines() -> tuple[str, ...]:
@@ -308,6 +256,42 @@ def l2_crossing(table: pd.DataFrame) -> int | None:
     return int(over["N"].iloc[0]) if not over.empty else None
 
 
+FALLOFF = 0.9        # a path "falls off" at the first N where it runs below this fraction of its best so far
+
+
+@dataclass(frozen=True)
+class Falloff:
+    where: str                    # "before" | "at" | "after" the L2 line, or "none" (it never falls off)
+    n: int | None                 # the first recorded N below FALLOFF x the best ratio to copy before it
+    ratio: float | None           # its ratio to copy there
+    best_n: int                   # where the best ratio before it was recorded
+    best: float
+
+
+FALLOFF_PLACES = ("before", "at", "after", "none")       # longrows_l2_lesson_*
+
+
+def falloff(ratios: pd.DataFrame, line: int | None) -> Falloff | None:
+    """Where one path's recorded ratio to copy (columns N, copy_ratio) first falls below FALLOFF x its best at
+    smaller N, and where that is against the L2 line (the first N whose rows in flight exceed L2): "at" when it
+    is the first recorded N at or past the line. None without records."""
+    frame = ratios.dropna(subset=["copy_ratio"]).sort_values("N")
+    if frame.empty:
+        return None
+    best_n, best = int(frame["N"].iloc[0]), float(frame["copy_ratio"].iloc[0])
+    for n, r in zip(frame["N"].iloc[1:], frame["copy_ratio"].iloc[1:]):
+        n, r = int(n), float(r)
+        if r < FALLOFF * best:
+            if line is None:
+                return Falloff("none", n, r, best_n, best)
+            past = [int(m) for m in frame["N"] if m >= line]
+            where = "before" if n < line else ("at" if past and n == past[0] else "after")
+            return Falloff(where, n, r, best_n, best)
+        if r > best:
+            best_n, best = n, r
+    return Falloff("none", None, None, best_n, best)
+
+
 def recorded_paths(sweeps: dict[str, Path] | None = None) -> pd.DataFrame:
     """From the H200 tuning sweeps (dtype -> CSV, PATHS_CSVS by default): per dtype, N and path (tiled / split /
     copy), the fastest forward variant's GB/s and ratio to copy measured in the same run. The plan's own
@@ -329,45 +313,6 @@ def recorded_paths(sweeps: dict[str, Path] | None = None) -> pd.DataFrame:
     frame = pd.concat(found)
     best = frame.sort_values("gbps", ascending=False).groupby(["dtype", "N", "path"], as_index=False).first()
     return best[columns].sort_values(["dtype", "N", "path"])
-
-
-def l2_chart(table: pd.DataFrame, *, x_title: str, y_title: str, l2_label: str, title: str) -> charts.Figure:
-    x = alt.X("N:Q", title=x_title, scale=alt.Scale(type="log", base=2))
-    line = alt.Chart(alt.NamedData("flight")).mark_line(point=True, color=charts.PALETTE["blue"]).encode(
-        x=x, y=alt.Y("in_flight_mb:Q", title=y_title, scale=alt.Scale(type="log")),
-        tooltip=[alt.Tooltip("N:Q", format=","), alt.Tooltip("row_bytes:Q", format=","),
-                 alt.Tooltip("rows_in_flight:Q"), alt.Tooltip("in_flight_mb:Q", format=",.1f", title=y_title),
-                 alt.Tooltip("l2_mb:Q", format=",.1f", title=l2_label)])
-    rule = alt.Chart(alt.NamedData("flight")).mark_rule(color=charts.PALETTE["red"], strokeDash=[6, 4]).encode(
-        y="mean(l2_mb):Q", tooltip=[alt.Tooltip("mean(l2_mb):Q", format=",.1f", title=l2_label)])
-    return charts.Figure((line + rule).properties(title=title), {"flight": table})
-
-
-PATH_COLORS = {"rows": charts.PALETTE["blue"], "tiled": charts.PALETTE["orange"], "split": charts.PALETTE["green"],
-               "copy": charts.PALETTE["grey"]}
-
-
-def paths_chart(df: pd.DataFrame, crossing: int | None, *, x_title: str, y_title: str, path_title: str,
-                title: str) -> charts.Figure:
-    """Recorded speed relative to copy per path over N. Columns: N, path, path_label, gbps, copy_ratio, variant,
-    source. Each path keeps its colour from the path map, whatever the language."""
-    pairs = df[["path", "path_label"]].drop_duplicates()
-    domain, colors = list(pairs["path_label"]), [PATH_COLORS[p] for p in pairs["path"]]
-    x = alt.X("N:Q", title=x_title, scale=alt.Scale(type="log", base=2))
-    lines = alt.Chart(alt.NamedData("paths")).mark_line(point=True).encode(
-        x=x, y=alt.Y("copy_ratio:Q", title=y_title, scale=alt.Scale(zero=False)),
-        color=alt.Color("path_label:N", title=path_title, scale=alt.Scale(domain=domain, range=colors),
-                        legend=alt.Legend(orient="bottom", labelLimit=400)),
-        tooltip=[alt.Tooltip("path_label:N", title=path_title), alt.Tooltip("N:Q", format=","),
-                 alt.Tooltip("gbps:Q", format=",.0f", title="GB/s"), alt.Tooltip("copy_ratio:Q", format=".3f"),
-                 alt.Tooltip("variant:N"), alt.Tooltip("source:N")])
-    datasets = {"paths": df}
-    chart = lines
-    if crossing is not None:
-        datasets["line"] = pd.DataFrame({"N": [crossing]})
-        chart = chart + alt.Chart(alt.NamedData("line")).mark_rule(color=charts.PALETTE["red"], strokeDash=[6, 4]).encode(
-            x="N:Q", tooltip=[alt.Tooltip("N:Q", format=",")])
-    return charts.Figure(chart.properties(title=title), datasets)
 
 
 # -- 4. the split path -------------------------------------------------------------------------------------------
@@ -392,43 +337,9 @@ def slot_table(trace: lrt.SplitTrace, row: int, step: int) -> pd.DataFrame:
         share = 0.0 if (d == 0.0 or not np.isfinite(top)) else d * float(np.exp(np.float64(m) - top))
         rows.append({"program": p, "columns": f"{a:,}–{b - 1:,}", "start": a, "end": b,
                      "word": lrt.word_hex(trace.words[row, p] if done else trace.before[row, p]),
-                     "published": done, "max": fmt(m) if done else "—", "sum": fmt(d) if done else "—",
-                     "share": fmt(share) if kind in ("merge", "write") else "—"})
+                     "published": done, "max": number(m) if done else "—", "sum": number(d) if done else "—",
+                     "share": number(share) if kind in ("merge", "write") else "—"})
     return pd.DataFrame(rows)
-
-
-def slots_chart(df: pd.DataFrame, *, x_title: str, state_title: str, yes: str, no: str, title: str,
-                words: bool = True) -> charts.Figure:
-    """One cell per slot of the row: grey until its program published, then green; the word as text when
-    the cells are wide enough to hold 16 hex digits."""
-    data = df.assign(state=np.where(df["published"], yes, no), band="")
-    y = alt.Y("band:N", title=None, axis=None)
-    chart = alt.Chart(alt.NamedData("slots")).mark_rect(stroke="white", strokeWidth=2).encode(
-        x=alt.X("program:O", title=x_title), y=y,
-        color=alt.Color("state:N", title=state_title, scale=alt.Scale(domain=[no, yes], range=[
-            charts.PALETTE["light"], charts.PALETTE["green"]]), legend=alt.Legend(orient="right")),
-        tooltip=[alt.Tooltip("program:Q"), alt.Tooltip("columns:N"), alt.Tooltip("word:N"),
-                 alt.Tooltip("max:N"), alt.Tooltip("sum:N"), alt.Tooltip("state:N", title=state_title)])
-    if words:
-        chart = chart + alt.Chart(alt.NamedData("slots")).mark_text(fontSize=10, font="monospace").encode(
-            x=alt.X("program:O"), y=y, text="word:N")
-    return charts.Figure(chart.properties(title=title), {"slots": data})
-
-
-def chunk_chart(env: pd.DataFrame, chunks: pd.DataFrame, *, x_title: str, y_title: str, program_title: str,
-                title: str, n_cols: int, y_domain: tuple[float, float], n_programs: int) -> charts.Figure:
-    x = alt.X("start:Q", title=x_title, scale=alt.Scale(domain=[0, n_cols], nice=False))
-    y_scale = alt.Scale(domain=list(y_domain), nice=True)
-    rects = alt.Chart(alt.NamedData("chunks")).mark_rect(opacity=0.35).encode(
-        x=x, x2="end:Q", y=alt.Y("y0:Q", scale=y_scale), y2="y1:Q",
-        color=alt.Color("program:O", title=program_title, scale=alt.Scale(scheme="tableau10"),
-                        legend=alt.Legend(orient="bottom", columns=8)),
-        tooltip=[alt.Tooltip("program:Q"), alt.Tooltip("columns:N"), alt.Tooltip("max:N"), alt.Tooltip("sum:N")])
-    bands = alt.Chart(alt.NamedData("env")).mark_rect(color=charts.PALETTE["blue"], opacity=0.85).encode(
-        x=x, x2="end:Q", y=alt.Y("lo:Q", title=y_title, scale=y_scale), y2="hi:Q",
-        tooltip=[alt.Tooltip("start:Q", format=","), alt.Tooltip("end:Q", format=","),
-                 alt.Tooltip("lo:Q", format=".3f"), alt.Tooltip("hi:Q", format=".3f")])
-    return charts.Figure(alt.layer(rects, bands).properties(title=title), {"chunks": chunks.assign(y0=y_domain[0], y1=y_domain[1]), "env": env})
 
 
 # -- 5. which path, where -----------------------------------------------------------------------------------------
@@ -451,10 +362,6 @@ def path_table(plans, record: pd.DataFrame | None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _torch_dtype(name: str) -> torch.dtype:
-    return dtypes.torch_dtype(name)
-
-
 def path_runs(table: pd.DataFrame) -> pd.DataFrame:
     """Consecutive N with the same path merged into one band (for the map's strip)."""
     runs = []
@@ -466,28 +373,6 @@ def path_runs(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(runs)
 
 
-def path_map_chart(table: pd.DataFrame, *, x_title: str, y_title: str, path_title: str, paths: list[str],
-                   labels: list[str], ratio_title: str, title: str) -> charts.Figure:
-    """Which path each N takes: one point per N on the path's line, the figures in the tooltip."""
-    df = table.assign(path_label=table["path"].map(dict(zip(paths, labels))))
-    x = alt.X("N:Q", title=x_title, scale=alt.Scale(type="log", base=2))
-    color = alt.Color("path_label:N", title=path_title, scale=alt.Scale(domain=labels, range=[
-        PATH_COLORS[p] for p in paths]), legend=None)
-    tip = [alt.Tooltip("N:Q", format=","), alt.Tooltip("row_bytes:Q", format=","),
-           alt.Tooltip("path_label:N", title=path_title), alt.Tooltip("block_n:Q", format=","),
-           alt.Tooltip("split:Q"), alt.Tooltip("regs:Q"), alt.Tooltip("grid:Q", format=","),
-           alt.Tooltip("recorded_ratio:Q", format=".2f", title=ratio_title)]
-    points = alt.Chart(alt.NamedData("map")).mark_point(size=120, filled=True).encode(
-        x=x, y=alt.Y("path_label:N", title=y_title, sort=labels, axis=alt.Axis(labelLimit=260)), color=color,
-        tooltip=tip)
-    return charts.Figure(points.properties(title=title), {"map": df})
-
-
-def reason_text(plan) -> str:
-    """Why the plan took its path, in the page's language (the plan's reason, said by softmax_core.words)."""
-    return say(plan.reason)
-
-
 # -- 6. to FlashAttention ------------------------------------------------------------------------------------------
 
 
@@ -497,90 +382,13 @@ def attention_values(n_cols: int, seed: int = 1) -> np.ndarray:
 
 
 def attention_table(steps) -> pd.DataFrame:
-    return pd.DataFrame([{"tile": s.tile, "m_before": fmt(s.m_before), "m_after": fmt(s.m_after),
-                          "rescale": fmt(s.rescale), "d_after": fmt(s.d_after), "o_before": fmt(s.o_before),
-                          "o_rescaled": fmt(s.o_before * s.rescale), "tile_o": fmt(s.tile_o),
-                          "o_after": fmt(s.o_after), "o_over_d": fmt(s.output)} for s in steps])
+    return pd.DataFrame([{"tile": s.tile, "m_before": number(s.m_before), "m_after": number(s.m_after),
+                          "rescale": number(s.rescale), "d_after": number(s.d_after), "o_before": number(s.o_before),
+                          "o_rescaled": number(s.o_before * s.rescale), "tile_o": number(s.tile_o),
+                          "o_after": number(s.o_after), "o_over_d": number(s.output)} for s in steps])
 
 
 def attention_reference(scores: np.ndarray, values: np.ndarray) -> float:
     """softmax(s) · v with torch in float64: what the walk's last o / d must equal."""
     p = torch.softmax(torch.as_tensor(scores, dtype=torch.float64), dim=-1)
     return float((p * torch.as_tensor(values, dtype=torch.float64)).sum())
-
-
-# -- cached calls into softmax_core ----------------------------------------------------------------------------------
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
-def online_trace(n_cols: int, tile: int, pattern: str, seed: int = 0) -> lrt.OnlineTrace:
-    return lrt.trace_online(example_row(n_cols, pattern, seed, tile), tile=tile)
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
-def split_trace(n_cols: int, split: int, pattern: str, seed: int = 0) -> lrt.SplitTrace:
-    used, chunk = lrt.split_shape(n_cols, split)
-    return lrt.trace_split(example_row(n_cols, pattern, seed, chunk), split=split)
-
-
-@st.cache_data(show_spinner=False, max_entries=32)
-def cliff_plans(gpu_key: str, dtype: str) -> tuple:
-    """The tutorial kernel's plan for one row per BLOCK_SIZE, up to the first that does not fit."""
-    from . import data
-
-    plans = []
-    for block in CLIFF_BLOCKS:
-        plan = data.launch_plan(1, block, dtype, gpu_key)
-        plans.append(plan)
-        if not plan.fits:
-            break
-    return tuple(plans)
-
-
-@st.cache_data(show_spinner=False, max_entries=32)
-def exact_edge(gpu_key: str, dtype: str, n: int) -> tuple[bool, bool]:
-    """(N - 1 fits, N fits) from the plans at exactly those N: the cliff's two sides."""
-    from . import data
-
-    return data.launch_plan(1, n - 1, dtype, gpu_key).fits, data.launch_plan(1, n, dtype, gpu_key).fits
-
-
-@st.cache_data(show_spinner=False, max_entries=32)
-def traffic_table(gpu_key: str, dtype: str) -> pd.DataFrame:
-    from . import data
-
-    gpu = data.gpu_by_key(gpu_key)
-    return l2_table([lrt.tiled_traffic(MAP_ROWS, n, _torch_dtype(dtype), gpu) for n in L2_NS])
-
-
-@st.cache_data(show_spinner=False, max_entries=32)
-def path_plans(gpu_key: str, dtype: str) -> tuple:
-    from . import data
-
-    gpu = data.gpu_by_key(gpu_key)
-    return tuple(sc.plan_softmax(MAP_ROWS, n, _torch_dtype(dtype), gpu) for n in MAP_NS)
-
-
-@st.cache_data(show_spinner=False, max_entries=32)
-def split_plan(gpu_key: str, n_cols: int):
-    from . import data
-
-    return sc.plan_softmax(MAP_ROWS, n_cols, torch.float32, data.gpu_by_key(gpu_key))
-
-
-@st.cache_data(show_spinner=False, max_entries=4)
-def recorded_paths_cached() -> pd.DataFrame:
-    return recorded_paths()
-
-
-def recorded_tuned(dtype: str) -> tuple[pd.DataFrame, dict]:
-    """softmax_core.softmax's forward ratio to copy per N from the newest recorded H200 run, and its provenance."""
-    from . import data
-
-    for run in data.recorded_runs():
-        frame = run.frame
-        tuned = frame[(frame["provider"] == "tuned") & (frame["direction"] == "forward") & (frame["dtype"] == dtype)
-                      & (frame["status"] == "ok")]
-        if not tuned.empty:
-            return tuned[["N", "copy_ratio", "gbps"]], dict(run.provenance)
-    return pd.DataFrame(columns=["N", "copy_ratio", "gbps"]), {}

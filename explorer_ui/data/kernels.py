@@ -1,0 +1,117 @@
+"""Cached calls for the GPU and the kernels: the GPUs the pages offer, launch plans (compiles), the
+compiled kernel's assembly, and the row traces (the interpreter replaying the kernel)."""
+from __future__ import annotations
+
+import streamlit as st
+
+import softmax_core as sc
+from softmax_core.hardware import dtypes
+from softmax_core.teaching import tutorial_trace as sc_trace
+
+DTYPE_NAMES = dtypes.TUTORIAL_DTYPES     # the dtypes the pages offer: those the tutorial kernel takes
+
+
+@st.cache_resource(show_spinner=False)
+def live_gpu() -> sc.GpuSpec | None:
+    """This machine's GPU as the tutorial reads it (triton's driver), or None. Probed once per server."""
+    try:
+        return sc.current_gpu(0)
+    except Exception:  # a broken driver is reported as "no GPU", not as a crashed page
+        return None
+
+
+def gpu_keys() -> list[str]:
+    live = live_gpu()
+    return ([live.key] if live else []) + [g.key for g in sc.gpu_catalog()]
+
+
+def default_gpu_key() -> str:
+    return sc.default_gpu().key if live_gpu() is None else live_gpu().key
+
+
+def gpu_by_key(key: str) -> sc.GpuSpec:
+    live = live_gpu()
+    if live is not None and key == live.key:
+        return live
+    return sc.catalog_gpu(key)
+
+
+def gpu_for_name(name: str) -> sc.GpuSpec | None:
+    """The catalog GPU (or this machine's) a recorded run names ("NVIDIA H200"), or None: the same name, else
+    the one whose catalog name starts with it ("NVIDIA H200 (SXM)")."""
+    gpus = [gpu_by_key(key) for key in gpu_keys()]
+    exact = [g for g in gpus if g.name == name]
+    starts = [g for g in gpus if g.name.startswith(name + " ")]
+    return (exact or starts or [None])[0]
+
+
+def gpu_labeler():
+    """format_func for a GPU selectbox: the GPU's name and whether it is this machine's or the catalog's."""
+    from explorer_ui.i18n import bound
+
+    tr = bound()
+    return lambda key: f"{gpu_by_key(key).name} ({tr('gpu_live') if gpu_by_key(key).live else tr('gpu_catalog')})"
+
+
+@st.cache_data(show_spinner=False, max_entries=512)
+def launch_plan(n_rows: int, n_cols: int, dtype: str, gpu_key: str) -> sc.LaunchPlan:
+    """The tutorial kernel's plan, with n_regs / shared bytes from the real compiled kernel."""
+    return sc.plan_launch(n_rows, n_cols, dtypes.torch_dtype(dtype), gpu_by_key(gpu_key))
+
+
+@st.cache_data(show_spinner=False, max_entries=512)
+def what_if_plan(n_rows: int, n_cols: int, dtype: str, gpu_key: str, n_regs: int, shared_bytes: int) -> sc.LaunchPlan:
+    """The plan if the kernel needed `n_regs` registers per thread and `shared_bytes` per program."""
+    from softmax_core.hardware.compile import KernelResources, RegisterSource
+
+    return sc.plan_launch(n_rows, n_cols, dtypes.torch_dtype(dtype), gpu_by_key(gpu_key),
+                          resources=KernelResources(n_regs, 0, shared_bytes, RegisterSource.GIVEN))
+
+
+@st.cache_data(show_spinner=False, max_entries=128)
+def softmax_plan(n_rows: int, n_cols: int, dtype: str, gpu_key: str):
+    """The tuned softmax's plan (rows in registers, or tiles for long rows)."""
+    return sc.plan_softmax(n_rows, n_cols, dtypes.torch_dtype(dtype), gpu_by_key(gpu_key))
+
+
+@st.cache_data(show_spinner=False, max_entries=1024)
+def gpu_comparison(kernel: str, n_rows: int, n_cols: int, dtype: str, gpu_key: str):
+    """One catalog GPU's row of softmax_core.teaching.gpu_compare.compare_gpus (a compile for that GPU, cached)."""
+    from softmax_core.teaching.gpu_compare import compare_gpus
+
+    return compare_gpus(kernel, n_rows, n_cols, dtypes.torch_dtype(dtype), gpus=(gpu_by_key(gpu_key),))[0]
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def kernel_asm(block_size: int, num_warps: int, num_stages: int, dtype: str, gpu_key: str) -> dict:
+    """The compiled tutorial kernel's PTX and SASS (NVIDIA) or AMDGCN (AMD) for a plan's specialisation."""
+    from softmax_core.hardware.compile import kernel_resources
+    from softmax_core.plans.tutorial import tutorial_compile_job
+
+    job = tutorial_compile_job(block_size, num_warps, num_stages, dtypes.torch_dtype(dtype), gpu_by_key(gpu_key))
+    return dict(kernel_resources(job, want_asm=True).asm)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def trace(n_rows: int, n_cols: int, *, num_programs: int | None, num_stages: int | None, dtype: str,
+          variant: str, seed: int, poisoned_row: int, gpu_key: str, keep_stages: bool) -> sc_trace.Trace:
+    """The real kernel, replayed with TRACE on (see softmax_core.teaching.tutorial_trace)."""
+    return sc_trace.trace_rows(n_rows, n_cols, num_programs=num_programs, num_stages=num_stages, dtype=dtype,
+                               variant=variant, seed=seed, poisoned_row=poisoned_row,
+                               gpu=gpu_by_key(gpu_key), keep_stages=keep_stages)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def store_footprint(n_rows: int, n_cols: int, row: int, store_masked: bool, dtype: str,
+                    gpu_key: str) -> sc_trace.StoreFootprint:
+    return sc_trace.store_footprint(n_rows, n_cols, row, store_masked=store_masked, dtype=dtype,
+                                    gpu=gpu_by_key(gpu_key))
+
+
+def launch_facts(n_rows: int, n_cols: int, dtype: str, gpu_key: str, num_programs: int | None = None):
+    """The facts of the chapter's kernel launched for M x N (softmax_core.teaching.launch_facts): the GPU's
+    programs per SM, limiter, slots, waves, whether any program waits, and the chapter formula's figures apart.
+    Every page that states one of them asks here (from the cached plan, so nothing compiles twice)."""
+    from softmax_core.teaching.launch_facts import facts_of_plan
+
+    return facts_of_plan(launch_plan(n_rows, n_cols, dtype, gpu_key), num_programs)

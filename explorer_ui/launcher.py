@@ -1,0 +1,149 @@
+"""`softmax-explorer`: start the explorer from an installed copy (or a checkout), with a teacher's options.
+
+    softmax-explorer [--address 0.0.0.0] [--port 8501] [--lang zh] [--no-present]
+
+It runs `streamlit run app.py` on the app's files: in a wheel they are explorer_ui/app/ (setup.py copies
+app.py, pages/ and .streamlit/config.toml there), in a checkout the repository's top level. Streamlit reads
+.streamlit/config.toml from its working directory, so the server starts in that folder.
+
+No Streamlit is imported here: without the `[app]` extra, `--help` still answers and running says what to
+install. Options are checked before the server starts (an address this machine does not have, a port another
+program holds, a language the app has no text in): a one-line message and exit status 2.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.metadata
+import os
+import socket
+import sys
+from pathlib import Path
+
+from explorer_ui import server_options
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+INSTALLED_APP_DIR = PACKAGE_DIR / "app"
+CHECKOUT_APP_DIR = PACKAGE_DIR.parent
+APP_EXTRA_HINT = ("the explorer needs its [app] extra: pip install 'fused-softmax-explorer[app]' "
+                  "(in a checkout: pip install -r requirements.txt)")
+USAGE_ERROR = 2
+DISTRIBUTION = "fused-softmax-explorer"
+
+
+def app_dir() -> Path:
+    """The folder holding app.py, pages/ and .streamlit/: the wheel's copy when installed, else the checkout."""
+    return INSTALLED_APP_DIR if (INSTALLED_APP_DIR / "app.py").is_file() else CHECKOUT_APP_DIR
+
+
+def version() -> str:
+    """The installed distribution's version; in a checkout that was not installed, the source's."""
+    try:
+        return importlib.metadata.version(DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        from softmax_core import __version__     # imports torch: only when not installed
+
+        return __version__
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="softmax-explorer",
+        description="Start the Fused Softmax Explorer (a Streamlit app) for a class. Students open "
+                    "http://<address>:<port>/ in a browser; each gets a session of their own.",
+        epilog=f"Needs the [app] extra: pip install 'fused-softmax-explorer[app]'. "
+               f"Several processes behind a proxy for a large class: deploy/serve_class.sh.")
+    ap.add_argument("--address", default="127.0.0.1",
+                    help="address to listen on (default 127.0.0.1, this machine only; 0.0.0.0 for a class)")
+    ap.add_argument("--port", type=int, default=8501, help="port to listen on (default 8501)")
+    ap.add_argument("--lang", default=None, help=f"language a session starts in when its link names none: "
+                    f"{', '.join(server_options.languages())} (default: each browser's)")
+    ap.add_argument("--no-present", dest="present", action="store_false",
+                    help="start sessions in the normal layout (default: presentation mode, for a projector)")
+    ap.add_argument("--version", action="version", version=f"%(prog)s {version()}")
+    return ap
+
+
+def streamlit_installed() -> bool:
+    try:
+        import streamlit  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def check_options(args: argparse.Namespace) -> str | None:
+    """What is wrong with the options, in one line, or None."""
+    if args.lang is not None and args.lang.strip().lower() not in server_options.languages():
+        return f"unknown language {args.lang!r}: choose one of {', '.join(server_options.languages())}"
+    if not 1 <= args.port <= 65535:
+        return f"port {args.port} is not a TCP port (1-65535)"
+    try:
+        infos = socket.getaddrinfo(args.address, args.port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        return f"address {args.address!r} cannot be resolved ({exc.strerror})"
+    family, _, _, _, sockaddr = infos[0]
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind(sockaddr)
+        except OSError as exc:
+            if exc.errno in (98, 48, 10048):     # EADDRINUSE on Linux, macOS, Windows
+                return (f"port {args.port} on {args.address} is in use by another program: "
+                        f"choose another with --port")
+            return f"cannot listen on {args.address}:{args.port} ({exc.strerror})"
+    return None
+
+
+# The server process imports the whole library before Streamlit starts taking sessions. Otherwise the first
+# students' pages, each run in its own thread, import softmax_core's modules at the same moment, and Python's
+# per-module import locks can meet in a cycle: seen with twelve students arriving 0.25 s apart on a fresh
+# process ("_DeadlockError: deadlock detected by _ModuleLock('softmax_core.teaching')", then "module
+# 'softmax_core' has no attribute 'memory_traffic'" in the sessions that found it half imported).
+RUN_STREAMLIT = ("import sys; from explorer_ui.launcher import import_library; import_library(); "
+                 "from streamlit.web.cli import main; sys.exit(main())")
+
+
+def import_library() -> None:
+    """Import softmax_core and every module under it (no Streamlit in them, so nothing binds to a runtime)."""
+    import pkgutil
+
+    import softmax_core
+
+    for module in pkgutil.walk_packages(softmax_core.__path__, "softmax_core."):
+        if not module.name.endswith("__main__"):
+            importlib.import_module(module.name)
+
+
+def streamlit_command(args: argparse.Namespace) -> list[str]:
+    """`streamlit run app.py ...`, in a Python that has imported the library first (RUN_STREAMLIT)."""
+    return [sys.executable, "-c", RUN_STREAMLIT, "run", str(app_dir() / "app.py"),
+            "--server.address", args.address, "--server.port", str(args.port), "--server.headless", "true"]
+
+
+def server_environment(args: argparse.Namespace) -> dict[str, str]:
+    env = dict(os.environ)
+    env[server_options.PRESENT_ENV] = "1" if args.present else "0"
+    if args.lang is not None:
+        env[server_options.LANG_ENV] = args.lang.strip().lower()
+    else:
+        env.pop(server_options.LANG_ENV, None)
+    return env
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if not streamlit_installed():
+        print(f"softmax-explorer: {APP_EXTRA_HINT}", file=sys.stderr)
+        return USAGE_ERROR
+    problem = check_options(args)
+    if problem:
+        print(f"softmax-explorer: {problem}", file=sys.stderr)
+        return USAGE_ERROR
+    command = streamlit_command(args)
+    print(f"softmax-explorer: serving {app_dir() / 'app.py'} on http://{args.address}:{args.port}/", flush=True)
+    os.chdir(app_dir())          # Streamlit reads .streamlit/config.toml from its working directory
+    os.execve(command[0], command, server_environment(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,176 @@
+"""Every page at 1280 x 720 with the sidebar open, in a real browser (Chromium, Playwright), English and 中文:
+nothing the page states is cut, and the way around is always on screen.
+
+Measured in the page, not judged from a picture:
+- no metric label or value is cut (an element wider inside than its box: scrollWidth > clientWidth),
+- no table cell is cut (st.table's cells wrap; a grid cell never holds a sentence: tests/app/test_pages_registry.py),
+- code keeps its indentation: no code block wraps a line (it scrolls sideways instead),
+- no chart draws outside its box, and none is squeezed below a readable plot,
+- the page ends with a link to the next page of the story (explorer_ui/pages_registry.py).
+In presentation mode, where Streamlit's header and the sidebar are hidden, the bar beside the title goes to the
+next page, switches the language and leaves the mode. Screenshots land in test-artifacts/browser/fit_*.png.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from explorer_ui import pages_registry
+from explorer_ui.i18n import TEXT
+
+from classroom_tools import browser_kit as kit
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.slow
+
+ARTIFACTS = ROOT / "test-artifacts" / "browser"
+SCREEN = {"width": 1280, "height": 720}
+RENDER_TIMEOUT_MS = 120_000
+MIN_CHART_HEIGHT = 120          # a chart drawn shorter than this is a strip, not a picture
+
+FIT_JS = """() => {
+  const main = document.querySelector('[data-testid="stMain"]');
+  const text = el => (el.innerText || '').trim().slice(0, 60);
+  const cut = el => el.scrollWidth > el.clientWidth + 1;
+  const out = {metrics: [], cells: [], code: [], charts: [], links: []};
+  for (const m of main.querySelectorAll('[data-testid="stMetricLabel"], [data-testid="stMetricValue"]'))
+    for (const el of [m, ...m.querySelectorAll('*')])
+      if (cut(el) && getComputedStyle(el).overflow !== 'visible') out.metrics.push(text(m));
+  for (const td of main.querySelectorAll('[data-testid="stTable"] td, [data-testid="stTable"] th'))
+    if (cut(td)) out.cells.push(text(td));
+  for (const pre of main.querySelectorAll('pre')) {
+    const ws = getComputedStyle(pre).whiteSpace;
+    if (ws !== 'pre') out.code.push(ws + ': ' + text(pre));
+  }
+  for (const c of main.querySelectorAll('[data-testid="stVegaLiteChart"]')) {
+    const drawn = c.querySelector('canvas, svg');
+    if (!drawn) { out.charts.push('not drawn'); continue; }
+    const box = c.getBoundingClientRect(), d = drawn.getBoundingClientRect();
+    if (d.height > box.height + 2 || d.width > box.width + 2)
+      out.charts.push(`drawn ${Math.round(d.width)}x${Math.round(d.height)} in ${Math.round(box.width)}x${Math.round(box.height)}`);
+    if (d.height < %(min_height)d) out.charts.push(`only ${Math.round(d.height)} px high`);
+  }
+  // a link's text after its icon (a Material icon is a ligature: its name is the text of its glyph)
+  out.links = [...main.querySelectorAll('[data-testid="stPageLink"] a')]
+    .map(a => [a.innerText.trim().split('\\n').pop(), a.getAttribute('href')]);
+  return out;
+}""" % {"min_height": MIN_CHART_HEIGHT}
+
+BAR_JS = """() => {
+  const bar = document.querySelector('[data-testid="stMain"] .st-key-present_bar');
+  if (!bar) return null;
+  const inside = el => { const r = el.getBoundingClientRect();
+    return r.width > 0 && r.height > 0 && r.left >= 0 && r.top >= 0 && r.right <= innerWidth && r.bottom <= innerHeight; };
+  const seen = {};     // a control's text -> whether one element with it is on screen (Streamlit keeps hidden copies)
+  for (const el of bar.querySelectorAll('a, button')) {
+    const text = el.innerText.trim().split('\\n')[0];
+    seen[text] = seen[text] || inside(el);
+  }
+  return seen;
+}"""
+
+
+@pytest.fixture(scope="module")
+def server(browser):
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with kit.StreamlitServer(log_path=ARTIFACTS / "streamlit-fit.log", extra_args=kit.NO_FILE_WATCHER) as srv:
+        yield srv
+
+
+def wait_rendered(page) -> None:
+    page.wait_for_function(kit.RENDERED_JS, timeout=RENDER_TIMEOUT_MS)
+    page.wait_for_timeout(400)          # charts draw after the script has finished
+
+
+def open_page(browser, server, page_key: str, lang: str, query: str = ""):
+    context = browser.new_context(viewport=SCREEN, locale="zh-CN" if lang == "zh" else "en-US")
+    tab = context.new_page()
+    watch = kit.PageWatch().attach(tab)
+    path = pages_registry.page(page_key).url_path
+    tab.goto(f"{server.base}/{path}?lang={lang}{query}")
+    wait_rendered(tab)
+    return tab, watch
+
+
+def label(key: str, lang: str, **values) -> str:
+    return TEXT[key][lang].format(**values)
+
+
+CASES = [(key, lang) for key in pages_registry.KEYS for lang in ("en", "zh")]
+
+
+@pytest.mark.parametrize("page_key, lang", CASES, ids=[f"{k}_page-{lang}" for k, lang in CASES])
+def test_page_fits_1280x720_with_the_sidebar_open(browser, server, page_key, lang):
+    tab, watch = open_page(browser, server, page_key, lang)
+    try:
+        found = tab.evaluate(FIT_JS)
+        tab.screenshot(path=str(ARTIFACTS / f"fit_{page_key}_{lang}.png"))
+        assert tab.locator('[data-testid="stSidebar"]').get_attribute("aria-expanded") != "false"
+        assert not found["metrics"], found["metrics"]
+        assert not found["cells"], found["cells"]
+        assert not found["code"], found["code"]
+        assert not found["charts"], found["charts"]
+        after = pages_registry.next_page(page_key)
+        last_text, last_href = found["links"][-1]
+        if after is not None:
+            assert last_text == label("nav_next", lang, page=TEXT[after.label_key][lang])
+            assert last_href.rstrip("/").rsplit("/", 1)[-1] == after.url_path, last_href
+        else:
+            assert last_text == label("nav_back_home", lang, page=TEXT[pages_registry.home().label_key][lang])
+        assert not watch.problems()
+    finally:
+        tab.context.close()
+
+
+def test_the_checks_see_a_cut_metric_and_a_wrapped_code_line(browser, server):
+    """The measurements find what they look for: the same page with Streamlit's own cutting put back."""
+    tab, _ = open_page(browser, server, "gpu", "en")
+    try:
+        tab.add_style_tag(content='[data-testid="stMetricValue"] .stMarkdownEllipsis { width: 2ch !important; '
+                                  'white-space: nowrap !important; overflow: hidden !important; } '
+                                  '[data-testid="stMetricValue"] p { white-space: nowrap !important; } '
+                                  '[data-testid="stMain"] pre { white-space: pre-wrap !important; }')
+        found = tab.evaluate(FIT_JS)
+        assert found["metrics"] and found["code"]
+    finally:
+        tab.context.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_presentation_mode_keeps_a_way_around_and_a_way_out(browser, server, lang):
+    tab, watch = open_page(browser, server, "padding", lang, "&present=1")
+    try:
+        after = pages_registry.next_page("padding")
+        controls = tab.evaluate(BAR_JS) or {}
+        tab.screenshot(path=str(ARTIFACTS / f"fit_present_bar_{lang}.png"))
+        other = "zh" if lang == "en" else "en"
+        wanted = [label("present_about", lang), label("present_bar_pages", lang),
+                  label("present_bar_previous", lang), label("present_bar_next", lang),
+                  {"en": "English", "zh": "简体中文"}[other], label("present_exit", lang)]
+        for text in wanted:
+            assert controls.get(text) is True, (text, controls)          # there, and on screen
+        # Next goes to the next page, still presenting
+        bar = tab.locator('.st-key-present_bar')
+        bar.get_by_role("link", name=label("present_bar_next", lang)).click()
+        tab.wait_for_url(f"**/{after.url_path}**", timeout=RENDER_TIMEOUT_MS)
+        wait_rendered(tab)
+        tab.get_by_role("heading", name=TEXT[f"{after.key}_title"][lang]).first.wait_for(timeout=RENDER_TIMEOUT_MS)
+        assert "present=1" in tab.url
+        # the other language
+        bar.get_by_role("button", name={"en": "English", "zh": "简体中文"}[other]).click()
+        tab.get_by_role("heading", name=TEXT[f"{after.key}_title"][other]).first.wait_for(timeout=RENDER_TIMEOUT_MS)
+        # and out: the sidebar with every page comes back
+        bar.get_by_role("button", name=TEXT["present_exit"][other]).click()
+        tab.locator('[data-testid="stSidebar"] [data-testid="stPageLink"]').first.wait_for(timeout=RENDER_TIMEOUT_MS)
+        wait_rendered(tab)
+        assert tab.locator('.st-key-present_bar').count() == 0
+        assert "present=1" not in tab.url
+        sidebar_links = tab.locator('[data-testid="stSidebar"] [data-testid="stPageLink"] a')
+        assert sidebar_links.count() == len(pages_registry.PAGES)
+        box = tab.locator('[data-testid="stSidebar"]').bounding_box()
+        assert box and box["width"] > 100
+        assert not watch.problems()
+    finally:
+        tab.context.close()
