@@ -41,7 +41,7 @@ import triton
 
 import softmax_core as sc
 from softmax_core.hardware import dtypes
-from softmax_core.launch import fast, ready
+from softmax_core.launch import any_dim, ready
 from softmax_core.launch.launches import SoftmaxLaunch
 
 CALLS = 2000
@@ -169,6 +169,7 @@ def stub_launches() -> None:
         return go
 
     SoftmaxLaunch.launch_and_keep = launch_and_keep
+    any_dim.launch = lambda kernel, grid, args, constexprs, num_warps: [a.data_ptr() for a in args if isinstance(a, torch.Tensor)]
     ready.forget_ready_calls()
 
 
