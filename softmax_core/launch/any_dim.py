@@ -15,13 +15,15 @@ from softmax_core.hardware import dtypes
 from softmax_core.hardware.gpu import default_gpu
 from softmax_core.kernels.any_dim import softmax_any_dim_kernel, softmax_backward_any_dim_kernel
 from softmax_core.hardware import runtime
+from softmax_core.launch.fast import KeptLaunch, trailing_values
 from softmax_core.plans.any_dim import AnyDimPlan, ReductionLayout, plan_any_dim, reduction_layout
 
 
-def launch(kernel, grid: tuple, args: tuple, constexprs: tuple, num_warps: int) -> None:
-    """Through Triton's JIT (one launch at a time under the interpreter)."""
+def launch(kernel, grid: tuple, args: tuple, constexprs: tuple, num_warps: int):
+    """Through Triton's JIT (one launch at a time under the interpreter); the compiled kernel (None under the
+    interpreter)."""
     with runtime.one_launch_at_a_time():
-        kernel[grid](*args, **dict(constexprs), num_warps=num_warps, num_stages=1)
+        return kernel[grid](*args, **dict(constexprs), num_warps=num_warps, num_stages=1)
 
 
 @lru_cache(maxsize=4096)
@@ -86,25 +88,43 @@ class AnyDimSoftmax(torch.autograd.Function):
 
 
 class ReadyAnyDim:
-    """One eager forward call over a non-contiguous axis, ready to replay from launch/api.py's dictionary of
-    ready calls: the layout and plan are decided, a call allocates y and launches. (`go` is None: the
-    dictionary's kept-launcher shortcut is the row kernels'.)"""
+    """One eager call over a non-contiguous axis, ready to replay from launch/api.py's dictionary of ready
+    calls: the layout and plan are decided; a call allocates y and launches, through the kept launcher
+    (fast.py) once the first launch through the JIT has compiled the kernel. With grad, the call is recorded
+    by AnyDimSoftmax. (`go` is None and `plain` False: api.softmax's shortcut is the row kernels'.)"""
 
-    __slots__ = ("args", "constexprs", "grid", "num_warps", "dtype")
+    __slots__ = ("args", "constexprs", "grid", "num_warps", "dtype", "dim", "layout", "safe", "kept")
     go = None
-    plain_output = False
+    plain = False
+    grad_direct = False
 
-    def __init__(self, plan: AnyDimPlan, layout: ReductionLayout, safe: bool, out_dtype: torch.dtype, fp64: bool):
+    def __init__(self, plan: AnyDimPlan, layout: ReductionLayout, safe: bool, out_dtype: torch.dtype, fp64: bool,
+                 dim: int):
         self.args = (layout.outer_stride, layout.reduce_stride, layout.outer_stride, layout.reduce_stride,
                      layout.n_reduce, layout.n_inner)
         self.constexprs = (("BLOCK_R", plan.block_r), ("BLOCK_I", plan.block_i), ("ONE_PASS", plan.one_pass),
                            ("SAFE", safe), ("FP64", fp64))
         self.grid, self.num_warps, self.dtype = plan.grid, plan.num_warps, out_dtype
+        self.dim, self.layout, self.safe = dim, layout, safe
+        self.kept = None
+
+    def run(self, x: torch.Tensor, y: torch.Tensor):
+        return launch(softmax_any_dim_kernel, self.grid, (x, y) + self.args, self.constexprs, self.num_warps)
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         y = torch.empty_like(x, dtype=self.dtype)
-        launch(softmax_any_dim_kernel, self.grid, (x, y) + self.args, self.constexprs, self.num_warps)
+        if self.kept is not None:
+            self.kept(x, y)
+            return y
+        compiled = self.run(x, y)
+        if compiled is not None:
+            tail = trailing_values(softmax_any_dim_kernel, 2 + len(self.args), self.constexprs)
+            self.kept = (KeptLaunch(compiled, self.grid, x.get_device()).bind(2, self.args, tail, None, self.run)
+                         or self.run)
         return y
+
+    def with_grad(self, x: torch.Tensor) -> torch.Tensor:
+        return AnyDimSoftmax.apply(x, self.dim, self.layout, self.safe, self.dtype)
 
 
 def softmax_any_dim(x: torch.Tensor, dim: int, safe: bool,
@@ -118,8 +138,8 @@ def softmax_any_dim(x: torch.Tensor, dim: int, safe: bool,
     layout = any_dim_layout(x, dim)
     if layout is None:
         return None
-    if x.requires_grad and torch.is_grad_enabled():
-        return AnyDimSoftmax.apply(x, dim, layout, safe, out_dtype), None
     plan = cached_any_dim_plan(layout, x.dtype, "forward", x.get_device())
-    ready = ReadyAnyDim(plan, layout, safe, out_dtype, x.dtype == torch.float64)
+    ready = ReadyAnyDim(plan, layout, safe, out_dtype, x.dtype == torch.float64, dim)
+    if x.requires_grad and torch.is_grad_enabled():
+        return ready.with_grad(x), ready
     return ready(x), ready

@@ -205,7 +205,10 @@ def _softmax_slow(x, dim, dtype, safe: bool) -> torch.Tensor:
     cast = x.dtype != in_dtype
     x = x.to(in_dtype)              # x itself when no cast is asked for; the ready call's cast is then a no-op
     if (routed := softmax_any_dim(x, dim, safe, out_dtype)) is not None:   # the reduced axis is not unit-stride
-        return routed[0]
+        y, kept = routed
+        if kept is not None and not cast:     # (a kept any-dim call reads x as it comes: no cast in front)
+            remember(key, kept)
+        return y
     ready = ReadyCall(x, dim, safe, out_dtype, cast)
     remember(key, ready)
     return ready.with_grad(x) if x.requires_grad and torch.is_grad_enabled() else ready(x)
