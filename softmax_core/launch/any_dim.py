@@ -69,11 +69,10 @@ def any_dim_backward(y: torch.Tensor, dy: torch.Tensor, layout: ReductionLayout,
 
 class AnyDimSoftmax(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, x: torch.Tensor, dim: int, layout: ReductionLayout, safe: bool,
-                out_dtype: torch.dtype) -> torch.Tensor:
-        y = any_dim_forward(x, layout, safe, out_dtype)
+    def forward(ctx, x: torch.Tensor, ready: "ReadyAnyDim") -> torch.Tensor:
+        y = ready(x)                     # the ready call's launch: kept after the first
         ctx.save_for_backward(y)
-        ctx.dim, ctx.layout, ctx.grad_dtype = dim, layout, x.dtype
+        ctx.dim, ctx.layout, ctx.grad_dtype = ready.dim, ready.layout, x.dtype
         return y
 
     @staticmethod
@@ -84,7 +83,7 @@ class AnyDimSoftmax(torch.autograd.Function):
             dx = (y * (dy - (y * dy).sum(ctx.dim, keepdim=True))).to(ctx.grad_dtype)
         else:
             dx = any_dim_backward(y, dy, ctx.layout, ctx.grad_dtype)
-        return dx, None, None, None, None
+        return dx, None
 
 
 class ReadyAnyDim:
@@ -93,7 +92,7 @@ class ReadyAnyDim:
     (fast.py) once the first launch through the JIT has compiled the kernel. With grad, the call is recorded
     by AnyDimSoftmax. (`go` is None and `plain` False: api.softmax's shortcut is the row kernels'.)"""
 
-    __slots__ = ("args", "constexprs", "grid", "num_warps", "dtype", "dim", "layout", "safe", "kept")
+    __slots__ = ("args", "constexprs", "grid", "num_warps", "dtype", "dim", "layout", "kept")
     go = None
     plain = False
     grad_direct = False
@@ -105,7 +104,7 @@ class ReadyAnyDim:
         self.constexprs = (("BLOCK_R", plan.block_r), ("BLOCK_I", plan.block_i), ("ONE_PASS", plan.one_pass),
                            ("SAFE", safe), ("FP64", fp64))
         self.grid, self.num_warps, self.dtype = plan.grid, plan.num_warps, out_dtype
-        self.dim, self.layout, self.safe = dim, layout, safe
+        self.dim, self.layout = dim, layout
         self.kept = None
 
     def run(self, x: torch.Tensor, y: torch.Tensor):
@@ -124,7 +123,7 @@ class ReadyAnyDim:
         return y
 
     def with_grad(self, x: torch.Tensor) -> torch.Tensor:
-        return AnyDimSoftmax.apply(x, self.dim, self.layout, self.safe, self.dtype)
+        return AnyDimSoftmax.apply(x, self)
 
 
 def softmax_any_dim(x: torch.Tensor, dim: int, safe: bool,
