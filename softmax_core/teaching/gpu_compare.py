@@ -47,7 +47,7 @@ def compare_gpus(kernel: str, n_rows: int, n_cols: int, dtype: torch.dtype = tor
                  gpus: tuple[GpuSpec, ...] | None = None) -> tuple[GpuComparison, ...]:
     """`kernel` ("tutorial" or "tuned") for an n_rows x n_cols matrix of `dtype` on each of `gpus`
     (default: every catalog GPU), in catalog order."""
-    from softmax_core.plans.tuned import plan_softmax
+    from softmax_core.plans.choose import plan_softmax
     from softmax_core.plans.tutorial import plan_launch
 
     if kernel not in KERNELS:
