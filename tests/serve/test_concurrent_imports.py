@@ -1,0 +1,78 @@
+"""A whole class arriving at once on a fresh server: every session's thread imports the project at the same
+time, and none of them may fail (explorer_ui.startup says why they would)."""
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ENTRY_SCRIPTS = [ROOT / "app.py"] + sorted((ROOT / "pages").glob("*.py"))
+FIRST_IMPORT = "explorer_ui.startup"
+REPEATS = 3
+
+# Each thread runs one entry script's imports (its top-level import statements, in order, none of its page
+# code), all released at once by a barrier, in an interpreter that has imported only streamlit, as a fresh
+# `streamlit run` has.
+RACE = textwrap.dedent("""
+    import sys, threading, traceback
+    import streamlit
+    blocks = {blocks!r}
+    barrier = threading.Barrier(len(blocks))
+    failures = []
+
+    def run(name, code):
+        barrier.wait()
+        try:
+            exec(compile(code, name, "exec"), {{"__name__": "entry"}})
+        except BaseException:
+            failures.append(name + ": " + traceback.format_exc(limit=3))
+
+    threads = [threading.Thread(target=run, args=item) for item in blocks.items()]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    print("\\n".join(failures) or "no failures")
+    sys.exit(1 if failures else 0)
+""")
+
+
+def _import_block(script: Path) -> str:
+    """The script's top-level import statements, in their order."""
+    tree = ast.parse(script.read_text())
+    imports = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
+    return "\n".join(ast.unparse(node) for node in imports)
+
+
+def _first_import(script: Path) -> str:
+    tree = ast.parse(script.read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            return node.names[0].name
+        if isinstance(node, ast.ImportFrom) and node.module != "__future__":
+            return node.module
+    return ""
+
+
+@pytest.mark.parametrize("script", ENTRY_SCRIPTS, ids=lambda p: p.name)
+def test_every_entry_script_imports_startup_first(script):
+    assert _first_import(script) == FIRST_IMPORT
+
+
+def test_startup_imports_serialise_a_class_arriving_at_once():
+    """Two threads per entry script (a class on every page at once), in a fresh interpreter, repeated."""
+    blocks = {}
+    for script in ENTRY_SCRIPTS:
+        for copy in range(2):
+            blocks[f"{script.name}#{copy}"] = _import_block(script)
+    env = dict(os.environ, SOFTMAX_EXPLORER_PREWARM="0", PYTHONPATH=str(ROOT))
+    for attempt in range(REPEATS):
+        done = subprocess.run([sys.executable, "-c", RACE.format(blocks=blocks)], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, f"attempt {attempt}:\n{done.stdout}\n{done.stderr[-3000:]}"
