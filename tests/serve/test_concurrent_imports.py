@@ -76,3 +76,42 @@ def test_startup_imports_serialise_a_class_arriving_at_once():
         done = subprocess.run([sys.executable, "-c", RACE.format(blocks=blocks)], cwd=ROOT, env=env,
                               capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, f"attempt {attempt}:\n{done.stdout}\n{done.stderr[-3000:]}"
+
+
+STUDENTS_AT_ONCE = 8
+
+
+@pytest.mark.slow
+def test_a_class_arriving_at_once_on_a_fresh_server_all_see_their_pages(tmp_path, monkeypatch):
+    """`streamlit run app.py` just started, nothing imported yet: eight students open eight different pages at
+    the same moment (classroom_tools.many_students, no stagger), then go on to the next page by the sidebar.
+    Every one of them gets both pages rendered, with no exception box and no browser error."""
+    import asyncio
+
+    from playwright.async_api import async_playwright
+
+    from classroom_tools import browser_kit as kit
+    from classroom_tools import many_students as ms
+
+    monkeypatch.setattr(ms, "ARTIFACTS", tmp_path)
+    pages = kit.app_pages()
+    tours = [[pages[i % len(pages)], pages[(i + 1) % len(pages)]] for i in range(STUDENTS_AT_ONCE)]
+
+    async def lesson():
+        with kit.StreamlitServer(log_path=tmp_path / "server.log", env={"SOFTMAX_EXPLORER_PREWARM": "0"},
+                                 extra_args=kit.NO_FILE_WATCHER) as server:
+            async with async_playwright() as p:
+                browser = await p.chromium.launch(executable_path=kit.CHROMIUM, headless=True,
+                                                  args=kit.CHROMIUM_ARGS)
+                results = await asyncio.gather(*(ms.student(browser, server.base, i, tours[i], stagger=0,
+                                                            think=0.5, play=False)
+                                                 for i in range(STUDENTS_AT_ONCE)))
+                await browser.close()
+            return results
+
+    results = asyncio.run(lesson())
+    log = (tmp_path / "server.log").read_text(errors="replace")
+    failed = [(r["student"], r["errors"]) for r, tour in zip(results, tours)
+              if r["errors"] or len(r["stops"]) != len(tour)]
+    assert not failed, f"{failed}\nserver log:\n{log[-4000:]}"
+    assert "DeadlockError" not in log and "partially initialized" not in log, log[-4000:]
