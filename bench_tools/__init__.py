@@ -10,6 +10,10 @@ record.driver_occupancy the CUDA driver's own occupancy answer for the compiled 
                         assets/occupancy/<gpu>-driver-occupancy.*
 record.launch_cost      the host's microseconds per call on small matrices (a GPU)
 record.ncu_workloads    the launches Nsight Compute profiles (a GPU): assets/benchmarks/profiles/
+models_table            docs/performance.md's "Real shapes" table, from assets/benchmarks/models/
+shapes_tune             issue 21's tuning sweep of the any-dim, any-width and tiny-row kernels (a GPU):
+                        assets/benchmarks/tuning/h200-shapes-tune-*
+shapes_check            the odd widths the any-width kernel took over, before and after (a GPU)
 
 The benchmark sweeps themselves (the tutorial's, the full record) are `python -m softmax_core --benchmark`.
 """

@@ -146,6 +146,12 @@ def work_items(defaults_only: bool = False) -> list[tuple[str, object]]:
               # offline even where home is this machine's GPU, so not the BLOCK_SIZE sweep's plans there
               (f"num_warps table, offline compiles for {home.key} (chapter notes)",
                lambda: sc_chapter.num_warps_cost(defaults.BLOCK_SWEEP, dtype, home))]
+    # the Benchmark page's "Your shape" starts on the first model case (GPT-2's logits), forward
+    from softmax_core.bench.models import MODEL_CASES
+    from softmax_core.plans.shapes import plan_shape
+    first = MODEL_CASES[0]
+    items.append((f"plan for {first.name} on {home.key} (benchmark page, your shape)",
+                  lambda: plan_shape(first.shape, first.dtype, first.dim, home, transposed=first.transposed)))
     # the long-rows page's L2 chart, on its GPU and on the one its recorded sweep ran on (the same without a GPU)
     for gpu in dict.fromkeys((home, sc.catalog_gpu(defaults.LONG_ROWS_RECORDED_GPU))):
         items.append((f"tiled traffic for N >= {defaults.LONG_ROWS_L2_NS[0]} on {gpu.key} (long rows, L2 chart)",

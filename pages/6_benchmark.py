@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 import softmax_core as sc
-from explorer_ui import charts, code, data, defaults, fmt, heavy_work, layout, measured, quiz, recorded_text
+from explorer_ui import charts, code, data, defaults, fmt, heavy_work, layout, measured, quiz, recorded_text, your_shape
 from explorer_ui.i18n import bound, t
 from explorer_ui.urlstate import PageState
 from softmax_core import bench
@@ -254,6 +254,9 @@ else:
         st.markdown(t("bench_cpu_story"))
         st.dataframe(story, hide_index=True, width="stretch")
         st.caption(t("acc_rule", limit=measured.SPREAD_LIMIT))
+
+# -- your shape: the plan, the floor, the nearest record (live on a GPU) -----------------------------------
+your_shape.show()
 
 # -- recorded runs ----------------------------------------------------------------------------------------
 st.subheader(t("bench_recorded_title"))

@@ -113,8 +113,25 @@ def record_stem(run: BenchmarkRun, sweep: str, dtype: str, timer: str = bench.EA
     return f"{gpu}-{sweep}{suffix}-{dtype}-{stamp}"
 
 
+def run_models_benchmark(args: argparse.Namespace, argv: list[str]) -> int:
+    """The models sweep (softmax_core/bench/models.py): every case once, one record in --out."""
+    from softmax_core.bench import models
+
+    providers = _csv_list(args.providers) or list(models.MODEL_PROVIDERS)
+    cases = [c for c in models.MODEL_CASES if not args.cases or c.name in _csv_list(args.cases)]
+    timer = bench.TIMERS[args.timer](args.rep_ms)
+    run = models.run_models_sweep(cases, providers, timer=timer, progress=text_progress(),
+                                  command=shlex.join(["python", "-m", "softmax_core", *argv]))
+    print(models.ratio_table(run).to_string(float_format=lambda v: f"{v:.2f}", na_rep="–"), flush=True)
+    csv_path, json_path = bench.save_run(run, args.out, record_stem(run, "models", "mixed", args.timer))
+    print(f"wrote {csv_path} (table) and {json_path} (provenance)", flush=True)
+    return 0
+
+
 def run_benchmark(args: argparse.Namespace, argv: list[str]) -> int:
     """Run the chosen sweep once per dtype, print each table, save each run as CSV + JSON in --out."""
+    if args.sweep == "models":
+        return run_models_benchmark(args, argv)
     if args.sweep == "tutorial":  # the tutorial's benchmark, plus the copy roofline so ratios can be read off
         M, sizes, dtype_names = bench.TUTORIAL_SWEEP_M, bench.TUTORIAL_SWEEP_N, ["float32"]
         providers, directions = ["copy", "tutorial", "tuned", "torch"], ["forward"]
@@ -148,9 +165,12 @@ def run_benchmark(args: argparse.Namespace, argv: list[str]) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m softmax_core", description=__doc__)
     parser.add_argument("--benchmark", action="store_true", help="run a benchmark sweep (needs a GPU)")
-    parser.add_argument("--sweep", choices=("tutorial", "full"), default="tutorial",
+    parser.add_argument("--sweep", choices=("tutorial", "full", "models"), default="tutorial",
                         help="tutorial: the tutorial's sweep (M=4096, N=256..12672, fp32, forward); "
-                             "full: the project's record sweep (fp32 + bf16, N=256..262144, forward + backward)")
+                             "full: the project's record sweep (fp32 + bf16, N=256..262144, forward + backward); "
+                             "models: shapes from real models (vocabulary logits, attention, routers, channel "
+                             "softmax, a transposed view, decode rows), forward + backward")
+    parser.add_argument("--cases", help="models sweep: comma-separated case names (softmax_core/bench/models.py)")
     parser.add_argument("--out", default=".", help="directory where --benchmark writes <name>.csv and <name>.json")
     parser.add_argument("--providers", help="comma-separated subset of: " + ", ".join(PROVIDERS))
     parser.add_argument("--sizes", help="comma-separated N values instead of the sweep's own")

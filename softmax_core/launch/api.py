@@ -201,6 +201,8 @@ def _softmax_slow(x, dim, dtype, safe: bool) -> torch.Tensor:
     key = call_key(x, given_dim, dtype, safe)
     cast = x.dtype != in_dtype
     x = x.to(in_dtype)              # x itself when no cast is asked for; the ready call's cast is then a no-op
+    if (routed := softmax_any_dim(x, dim, safe, out_dtype)) is not None:   # the reduced axis is not unit-stride
+        return routed[0]
     ready = ReadyCall(x, dim, safe, out_dtype, cast)
     remember(key, ready)
     return ready.with_grad(x) if x.requires_grad and torch.is_grad_enabled() else ready(x)
@@ -210,3 +212,5 @@ def _softmax_slow(x, dim, dtype, safe: bool) -> torch.Tensor:
 # to that dtype first, as torch.softmax does (complex loses its imaginary part, with torch's warning).
 NON_FLOAT_DTYPES = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.bool,
                     torch.complex64, torch.complex128)
+
+from softmax_core.launch.any_dim import softmax_any_dim  # noqa: E402

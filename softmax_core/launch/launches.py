@@ -30,6 +30,7 @@ from softmax_core.kernels.tuned import (NOT_PUBLISHED, SPIN_LIMIT, softmax_backw
                                         softmax_backward_split_kernel, softmax_backward_tiled_kernel,
                                         softmax_backward_tiled_split_kernel, softmax_rows_kernel, softmax_split_kernel,
                                         softmax_tiled_kernel)
+from softmax_core.kernels.any_width import any_width_calls, tiny_rows_calls
 from softmax_core.launch.fast import KeptLaunch, trailing_values
 from softmax_core.plans.tuned import SoftmaxPlan, plan_softmax
 
@@ -81,6 +82,11 @@ def plan_steps(plan: SoftmaxPlan, safe: bool = False) -> tuple[Step, ...]:
     """The launches that carry out `plan`, in order (two for a shared row under the interpreter)."""
     fp64 = plan.dtype == FLOAT64
     forward = plan.direction == "forward"
+    if plan.tiny:           # packed tiny rows (plans/any_width.py)
+        return tuple(Step(k, c) for k, c in tiny_rows_calls(plan.rows_per_program, plan.block_n, safe))
+    if plan.edges:          # an aligned body between masked edges (plans/any_width.py)
+        return tuple(Step(k, c) for k, c in any_width_calls(plan.direction, plan.block_n,
+                                                            dtypes.element_size(plan.dtype), plan.path == "rows", safe))
     if plan.path == "split":
         kernel = softmax_split_kernel if forward else softmax_backward_split_kernel
         head = (("SPLIT", plan.split), ("PEERS", plan.peers), ("CHUNK", plan.block_n))

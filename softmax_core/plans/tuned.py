@@ -111,6 +111,10 @@ class SoftmaxPlan:
     reason: PlanReason              # why this path: a code and its figures (reasons.py)
     split: int = 1                  # split path, or a shared tiled row: programs per row (num_programs is a
                                     # multiple of it; they run at once and meet through published slots)
+    edges: bool = False             # rows / tiled, one row per program, read as an aligned body between masked
+                                    # edges (kernels/any_width.py): widths Triton cannot prove vector-aligned
+    tiny: bool = False              # rows, forward: packed power-of-two rows of at most TINY_MAX_ROW_BYTES,
+                                    # loaded with no column mask (plans/any_width.py)
 
     @property
     def grid(self) -> tuple[int]:
@@ -191,7 +195,7 @@ def resident_programs_per_sm(gpu: GpuSpec, res: KernelResources, num_warps: int)
     return occupancy(gpu, res.n_regs, res.shared_bytes, num_warps, 1).programs_per_sm
 
 
-def _job(kernel: str, dtype: torch.dtype, constexprs: dict, num_warps: int, gpu: GpuSpec, n_cols: int,
+def compile_job(kernel: str, dtype: torch.dtype, constexprs: dict, num_warps: int, gpu: GpuSpec, n_cols: int,
          aligned: bool, stride: str = "i32") -> CompileJob:
     # Strides as the JIT types them: i32 for any row stride below 2**31 elements (every row that fits in memory
     # with room to spare); kernels whose programs wait for each other also compile the i64 form (_co_resident).
@@ -228,7 +232,20 @@ PATHS = ("rows", "tiled", "split")
 
 def plan_softmax(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, gpu: GpuSpec | None = None,
                  direction: str = "forward", safe: bool = False, *, path: str | None = None,
-                 aligned: bool = True) -> SoftmaxPlan:
+                 aligned: bool = True, edges: bool | None = None) -> SoftmaxPlan:
+    """The plan for an n_rows x n_cols softmax on `gpu`: the path plan_rows_tiled_split chooses, then, where
+    it is faster, the same plan on the any-width kernels (plans/any_width.py: rows of a width Triton cannot
+    prove aligned, and tiny packed rows). `edges` forces the aligned-body choice either way (tests, tuning)."""
+    from softmax_core.plans.any_width import refine
+
+    gpu = gpu or default_gpu()
+    plan = plan_rows_tiled_split(n_rows, n_cols, dtype, gpu, direction, safe, path=path, aligned=aligned)
+    return refine(plan, dtype, path=path, aligned=aligned, edges=edges)
+
+
+def plan_rows_tiled_split(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32,
+                          gpu: GpuSpec | None = None, direction: str = "forward", safe: bool = False, *,
+                          path: str | None = None, aligned: bool = True) -> SoftmaxPlan:
     """The plan for an n_rows x n_cols softmax on `gpu`. `path` forces "rows", "tiled" or "split" (for
     tests and tuning sweeps); a forced path that cannot run here raises ValueError. `aligned`: the tensors
     start on 16-byte boundaries (as PyTorch allocates them), so the kernels load 16-byte vectors."""
@@ -254,7 +271,7 @@ def plan_softmax(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, g
     else:
         # Compile the whole-row kernel; if it does not fit or spills, try fewer rows per program first.
         while True:
-            res = kernel_resources(_job(ROWS_KERNEL[direction], dtype,
+            res = kernel_resources(compile_job(ROWS_KERNEL[direction], dtype,
                                         {"ROWS": rows, "BLOCK_N": block_n, **flags}, warps, gpu, n_cols, aligned))
             n_blocks = triton.cdiv(n_rows, rows)
             occ = occupancy(gpu, res.n_regs, res.shared_bytes, warps, n_blocks)
@@ -311,7 +328,7 @@ def plan_tiled(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec, direc
                                     warps, split, aligned)
         if shared is not None:
             return shared
-    res = kernel_resources(_job(TILED_KERNEL[direction], dtype, {"TILE": tile, **flags}, warps, gpu, n_cols,
+    res = kernel_resources(compile_job(TILED_KERNEL[direction], dtype, {"TILE": tile, **flags}, warps, gpu, n_cols,
                                 aligned))
     occ = occupancy(gpu, res.n_regs, res.shared_bytes, warps, n_rows)
     reason = PlanReason.of(ReasonCode.TILED, **(why or {"why": ReasonCode.FORCED}), split_declined=split_declined,
@@ -358,7 +375,7 @@ def _co_resident(kernel: str, dtype: torch.dtype, shape: dict, flags: dict, warp
                   **{k: v for k, v in flags.items() if k != "FP64"}, "PHASE": 0, "SPIN": SPIN_LIMIT}
     # The grid must fit whichever form the launch compiles: strides typed i32 (every real row) or i64, which
     # can need more registers or fewer (sm_90, fp32 262144: 187 with i32, 167 with i64). Plan with the larger.
-    res = max((kernel_resources(_job(kernel, dtype, constexprs, warps, gpu, n_cols, aligned, stride))
+    res = max((kernel_resources(compile_job(kernel, dtype, constexprs, warps, gpu, n_cols, aligned, stride))
                for stride in ("i32", "i64")), key=lambda r: (r.n_regs, r.n_spills, r.shared_bytes))
     per_sm = resident_programs_per_sm(gpu, res, warps)
     groups = min(n_rows, gpu.multiprocessor_count * per_sm // split)

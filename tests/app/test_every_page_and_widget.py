@@ -106,7 +106,9 @@ SWEEPS = {
     script("bench"): {
         "bench_cpuM": [16, 128, 2048], "bench_cpuN": [128, 1024, 4096], "bench_run": [0],
         "bench_recdir": ["forward"], "predict_bench_speedup_guess": [0.0, 4.0], "sidebar_lang": ["zh", "en"],
-        "sidebar_present": [True, False]},
+        "sidebar_present": [True, False], "shape_preset": ["channel-dim1", "moe-router-8", "custom"],
+        "shape_dtype": ["float32", "float64"], "shape_dim": [-8, 0, 7], "shape_direction": ["backward", "forward"],
+        "shape_gpu": ["t4", "mi300x", "h200"]},
     script("chapter"): {
         "chapter_gpu": ["t4", "mi300x", "h200"], "chapter_N": [1, 4096, 65536],
         "chapter_view": ["contiguous", "transposed", "column_slice"], "predict_chapter_stages_guess": [0.0, 12304.0],
@@ -115,14 +117,14 @@ SWEEPS = {
         "glossary_gpu": ["t4", "mi300x", "h200"], "glossary_N": [1, 4096, 65536],
         "predict_glossary_floor_guess": [0.0, 10.0], "sidebar_lang": ["zh", "en"], "sidebar_present": [True, False]},
     # Nothing is compiled until the button is pressed (tests/app/test_your_kernel_page.py presses it).
-    "pages/11_your_kernel.py": {
+    script("your_kernel"): {
         "yk_example": [TEXT[f"yk_ex_{name}"]["en"] for name in ("vector_add", "layer_norm", "matmul", "softmax")],
         "yk_kernel": ["softmax_kernel"], "yk_num_warps": [1, 8, 32], "yk_num_stages": [1, 4, 8],
         "yk_gpus": [[], ["t4"], ["h200", "mi300x"]], "yk_flops": [0.0, 1e9, 1e18], "yk_precision": ["bf16", "fp32"],
         "sidebar_lang": ["zh", "en"], "sidebar_present": [True, False]},
 }
 # errors a page shows on purpose for some of those values (a row too long for the GPU: the page says why)
-EXPECTED_ERRORS = {script("gpu"): ("gpu_does_not_fit",)}
+EXPECTED_ERRORS = {script("gpu"): ("gpu_does_not_fit",), script("bench"): ("shape_err_dim_out_of_range",)}
 # widgets that only appear in some states, swept with that state set up first
 CONDITIONAL = {
     script("schedule"): ({"schedule_auto": False, "schedule_rows": 40}, {"schedule_P": [1, 20, 40]}),
@@ -131,7 +133,7 @@ if torch.cuda.is_available():
     # On a GPU the benchmark page offers the live harness (each change runs a real sweep: timed on the
     # device by its own tests, not swept here) instead of the CPU comparison.
     SWEEPS[script("bench")] = {key: values for key, values in SWEEPS[script("bench")].items()
-                                      if not key.startswith("bench_cpu")}
+                               if not key.startswith(("bench_cpu", "shape_gpu"))}
     CONDITIONAL[script("bench")] = ({}, {f"bench_{name}": [] for name in
                                                 ("M", "dtype", "Nlo", "Nhi", "providers", "directions")})
 
@@ -341,6 +343,7 @@ def test_live_sweep_on_a_gpu_machine(monkeypatch, recorded_dir):
     monkeypatch.setattr(sc.runtime, "backend", lambda: Coded.of(sc.runtime.Backend.GPU, name="pretend"))
     monkeypatch.setattr(bench, "run_sweep", fake_sweep)
     monkeypatch.setattr(bench, "available_providers", lambda: ["copy", "tuned", "tutorial", "torch", "naive"])
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda: (80 * 10**9, 80 * 10**9))   # the pretend GPU's memory
     at = app_on(script("bench"), {"Nlo": "1024", "Nhi": "4096", "providers": "naive,tutorial,bogus"})
     assert widget(at, "bench_providers").value == ["naive", "tutorial"]
     assert any("bogus" in i.value for i in at.info)              # the unknown provider in the link is named

@@ -372,7 +372,7 @@ def test_programs_that_wait_for_each_other_fit_either_stride_width():
     assert plan.path == "split"
     constexprs = {"CHUNK": plan.block_n, "SPLIT": plan.split, "PEERS": plan.peers, "SAFE": False, "PHASE": 0,
                   "SPIN": tp.SPIN_LIMIT}
-    forms = [kernel_resources(tp._job(tp.SPLIT_KERNEL["forward"], torch.float32, constexprs, plan.num_warps, h200,
+    forms = [kernel_resources(tp.compile_job(tp.SPLIT_KERNEL["forward"], torch.float32, constexprs, plan.num_warps, h200,
                                       262144, True, stride)) for stride in ("i32", "i64")]
     assert plan.resources.n_regs == max(r.n_regs for r in forms)
     assert plan.num_programs <= h200.multiprocessor_count * min(

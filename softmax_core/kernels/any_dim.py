@@ -1,0 +1,148 @@
+"""Softmax over an axis that is not the contiguous one: a channel dim, or a transposed view's last dim.
+
+Any dense tensor, seen in memory order, is (outer, reduce, inner): `reduce` is the axis the softmax runs
+over, `inner` the elements between two neighbours along it (stride 1 among themselves), `outer` everything
+before. For dim=1 of a contiguous (64, 1000, 49) tensor that is (64, 1000, 49); for the last dim of a
+transposed (32, 2048, 2048) view it is (32, 2048, 2048) too, with the reduced axis of stride 2048.
+
+Reading one softmax "row" at a time would step `inner` elements between neighbours: every load a separate
+memory transaction. Here a program owns a tile of BLOCK_I neighbouring inner columns of one outer index and
+walks the reduced axis down them, so each load instruction reads BLOCK_I contiguous values (coalesced) and
+the BLOCK_I softmaxes are computed side by side, one per column:
+
+  one pass  - the whole [reduce, BLOCK_I] slab fits in registers: read once, max and sum down each column,
+              write once.
+  two passes - the slab is walked in [BLOCK_R, BLOCK_I] chunks with an online (max, sum) per column (the sum
+              so far rescaled by exp(old max - new max) when the max grows); pass 2 walks the chunks last
+              first, while they are still in L2, and writes exp(x - max) / sum.
+
+Backward: dx = y * (dy - sum_r y * dy), the sum down each column, in the same two shapes.
+Arithmetic in float32 (float64 for float64 input); offsets widened to int64 before they meet a stride.
+"""
+from __future__ import annotations
+
+from softmax_core.hardware import runtime  # noqa: F401  (must come first: it picks the interpreter before @triton.jit runs)
+
+import triton
+import triton.language as tl
+
+
+
+@triton.jit
+def _exp(x, FP64: tl.constexpr):
+    # float32: exp(x) = exp2(x * log2(e)), the GPU's native instruction; float64 keeps the exact exp.
+    if FP64:
+        return tl.exp(x)
+    else:
+        return tl.exp2(x * 1.4426950408889634)
+
+
+@triton.jit
+def _acc(x, FP64: tl.constexpr):
+    # The accumulation type: float64 for float64 input, float32 for everything else.
+    if FP64:
+        return x.to(tl.float64)
+    else:
+        return x.to(tl.float32)
+
+
+@triton.jit
+def _tile_origin(n_inner, outer_stride_x, outer_stride_y, BLOCK_I: tl.constexpr):
+    """This program's outer index (as int64 offsets into x and y) and its inner columns with their mask."""
+    n_inner_blocks = tl.cdiv(n_inner, BLOCK_I)
+    pid = tl.program_id(0)
+    outer = (pid // n_inner_blocks).to(tl.int64)
+    cols = (pid % n_inner_blocks) * BLOCK_I + tl.arange(0, BLOCK_I)
+    return outer * outer_stride_x, outer * outer_stride_y, cols, cols < n_inner
+
+
+@triton.jit
+def softmax_any_dim_kernel(
+    x_ptr, y_ptr,
+    x_outer_stride, x_reduce_stride, y_outer_stride, y_reduce_stride,
+    n_reduce, n_inner,
+    BLOCK_R: tl.constexpr, BLOCK_I: tl.constexpr, ONE_PASS: tl.constexpr,
+    SAFE: tl.constexpr, FP64: tl.constexpr,
+):
+    x_base, y_base, cols, col_ok = _tile_origin(n_inner, x_outer_stride, y_outer_stride, BLOCK_I)
+    x_tile = x_ptr + x_base + cols[None, :]
+    y_tile = y_ptr + y_base + cols[None, :]
+    steps = tl.arange(0, BLOCK_R)
+    if ONE_PASS:
+        mask = (steps < n_reduce)[:, None] & col_ok[None, :]
+        r64 = steps.to(tl.int64)[:, None]
+        x = _acc(tl.load(x_tile + r64 * x_reduce_stride, mask=mask, other=float("-inf"),
+                         eviction_policy="evict_first"), FP64)
+        col_max = tl.max(x, axis=0)
+        if SAFE:  # a column of only -inf gives zeros instead of NaN
+            col_max = tl.where(col_max == float("-inf"), 0.0, col_max)
+        numerator = _exp(x - col_max[None, :], FP64)
+        col_sum = tl.sum(numerator, axis=0)
+        inv_sum = 1.0 / col_sum
+        if SAFE:
+            inv_sum = tl.where(col_sum == 0.0, 0.0, inv_sum)
+        tl.store(y_tile + r64 * y_reduce_stride, numerator * inv_sum[None, :], mask=mask)
+    else:
+        run_max = _acc(tl.full((BLOCK_I,), float("-inf"), tl.float32), FP64)
+        run_sum = _acc(tl.zeros((BLOCK_I,), tl.float32), FP64)
+        n_chunks = tl.cdiv(n_reduce, BLOCK_R)
+        for c in range(0, n_chunks):
+            r = c * BLOCK_R + steps
+            mask = (r < n_reduce)[:, None] & col_ok[None, :]
+            x = _acc(tl.load(x_tile + r.to(tl.int64)[:, None] * x_reduce_stride, mask=mask, other=float("-inf"),
+                             eviction_policy="evict_last"), FP64)
+            new_max = tl.maximum(run_max, tl.max(x, axis=0))
+            # While a column has seen only -inf, shift by 0: -inf - (-inf) would be NaN.
+            shift = tl.where(new_max == float("-inf"), 0.0, new_max)
+            run_sum = run_sum * _exp(run_max - shift, FP64) + tl.sum(_exp(x - shift[None, :], FP64), axis=0)
+            run_max = new_max
+        if SAFE:
+            run_max = tl.where(run_max == float("-inf"), 0.0, run_max)
+            inv_sum = tl.where(run_sum == 0.0, 0.0, 1.0 / run_sum)
+        else:
+            inv_sum = 1.0 / run_sum
+        for c in range(0, n_chunks):   # last chunk first: it is the likeliest still in L2
+            r = (n_chunks - 1 - c) * BLOCK_R + steps
+            mask = (r < n_reduce)[:, None] & col_ok[None, :]
+            r64 = r.to(tl.int64)[:, None]
+            x = _acc(tl.load(x_tile + r64 * x_reduce_stride, mask=mask, other=float("-inf"),
+                             eviction_policy="evict_first"), FP64)
+            tl.store(y_tile + r64 * y_reduce_stride, _exp(x - run_max[None, :], FP64) * inv_sum[None, :], mask=mask,
+                     eviction_policy="evict_first")
+
+
+@triton.jit
+def softmax_backward_any_dim_kernel(
+    y_ptr, dy_ptr, dx_ptr,
+    outer_stride, reduce_stride,
+    n_reduce, n_inner,
+    BLOCK_R: tl.constexpr, BLOCK_I: tl.constexpr, ONE_PASS: tl.constexpr, FP64: tl.constexpr,
+):
+    # y, dy and dx share one layout (the launcher makes it so), hence one pair of strides.
+    base, _, cols, col_ok = _tile_origin(n_inner, outer_stride, outer_stride, BLOCK_I)
+    offsets = base + cols[None, :]
+    steps = tl.arange(0, BLOCK_R)
+    if ONE_PASS:
+        mask = (steps < n_reduce)[:, None] & col_ok[None, :]
+        at = offsets + steps.to(tl.int64)[:, None] * reduce_stride
+        y = _acc(tl.load(y_ptr + at, mask=mask, other=0.0), FP64)
+        dy = _acc(tl.load(dy_ptr + at, mask=mask, other=0.0), FP64)
+        dot = tl.sum(y * dy, axis=0)
+        tl.store(dx_ptr + at, y * (dy - dot[None, :]), mask=mask)
+    else:
+        dot = _acc(tl.zeros((BLOCK_I,), tl.float32), FP64)
+        n_chunks = tl.cdiv(n_reduce, BLOCK_R)
+        for c in range(0, n_chunks):
+            r = c * BLOCK_R + steps
+            mask = (r < n_reduce)[:, None] & col_ok[None, :]
+            at = offsets + r.to(tl.int64)[:, None] * reduce_stride
+            y = _acc(tl.load(y_ptr + at, mask=mask, other=0.0, eviction_policy="evict_last"), FP64)
+            dy = _acc(tl.load(dy_ptr + at, mask=mask, other=0.0, eviction_policy="evict_last"), FP64)
+            dot += tl.sum(y * dy, axis=0)
+        for c in range(0, n_chunks):
+            r = (n_chunks - 1 - c) * BLOCK_R + steps
+            mask = (r < n_reduce)[:, None] & col_ok[None, :]
+            at = offsets + r.to(tl.int64)[:, None] * reduce_stride
+            y = _acc(tl.load(y_ptr + at, mask=mask, other=0.0, eviction_policy="evict_first"), FP64)
+            dy = _acc(tl.load(dy_ptr + at, mask=mask, other=0.0, eviction_policy="evict_first"), FP64)
+            tl.store(dx_ptr + at, y * (dy - dot[None, :]), mask=mask, eviction_policy="evict_first")

@@ -1,0 +1,104 @@
+"""The tuned plans on the any-width kernels (kernels/any_width.py), where those are faster than the tuned
+kernels the plan chose (plans/tuned.py): rows whose width Triton cannot prove vector-aligned, read as an aligned
+body between masked edges, and tiny packed rows loaded with no column mask. `refine` takes a plan from
+plans/tuned.py and returns it on those kernels, or unchanged.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import torch
+import triton
+
+from softmax_core.hardware import dtypes
+from softmax_core.hardware.compile import kernel_resources
+from softmax_core.hardware.occupancy import occupancy
+from softmax_core.plans.reasons import PlanReason
+from softmax_core.plans.tuned import (MAX_WARPS, PROGRAMS_PER_SM_TO_FILL, SHORT_ROW_BYTES, SoftmaxPlan, compile_job,
+                                      rows_config)
+
+# Widths that are not multiples of 16 (of the vocabularies 32000, 50257, 128256 and 151936, only 50257; odd
+# widths anywhere): Triton cannot prove a row's loads 16-byte aligned, and loads one value at a time. From
+# EDGES_FROM_BYTES of padded row, one row per program, the row is read as an aligned body between two
+# masked edges instead (kernels/any_width.py); shorter rows keep several rows per program. Long rows walked in
+# tiles (forward) take EDGE_TILED_SHAPE[element bytes] = (tile, warps): on the H200 8192 x 50257 bf16 ran
+# 0.72x copy with (8192, 4) against 0.48 with the tiled plan's (16384, 16), and 4096 x 50257 fp32 0.76
+# with (16384, 8) against 0.69 (tuning/h200-shapes-tune-20261201-1.csv); the tuned kernels' plan had run 0.34 / 0.58.
+# Short float32 forward rows (at most SHORT_ROW_BYTES padded) keep the rows kernel: 4096 x 781 ran 0.95x copy
+# on it against 0.91 on the edge kernel, where bf16 gained (781: 0.86 -> 0.87, 16384 x 1000: 0.85 -> 0.95;
+# tuning/h200-shapes-check-20261201-1.csv).
+EDGES_FROM_BYTES = 2 * 1024
+EDGE_TILED_SHAPE = {2: (8192, 4), 4: (16384, 8)}
+# Tiny rows (forward, packed power-of-two rows of at most TINY_MAX_ROW_BYTES: routers, small heads): programs
+# of TINY_PROGRAM_BYTES (at least PROGRAMS_PER_SM_TO_FILL per SM), one warp per TINY_WARP_BYTES. Measured on the
+# H200: 65536 x 8 bf16 1.02-1.06x copy (the rows kernel 0.84), 1M x 8 1.00-1.05 (0.66); at 64 fp32 values
+# (256 B) the rows kernel was as fast already (1.00 against 0.98), so the limit stops short of it.
+TINY_MAX_ROW_BYTES = 64
+TINY_PROGRAM_BYTES = 4 * 1024
+TINY_WARP_BYTES = 2 * 1024
+TINY_KERNEL = "softmax_core.kernels.any_width:softmax_tiny_rows_kernel"
+EDGE_KERNEL = {"forward": "softmax_core.kernels.any_width:softmax_any_width_kernel",
+               "backward": "softmax_core.kernels.any_width:softmax_backward_any_width_kernel"}
+
+
+def refine(plan: SoftmaxPlan, dtype: torch.dtype, *, path: str | None = None, aligned: bool = True,
+           edges: bool | None = None) -> SoftmaxPlan:
+    """`plan` on the tiny-rows or the edge kernel where those apply (a forced `path` keeps its kernel unless
+    `edges` is given), else `plan` itself."""
+    n_cols, direction, gpu = plan.n_cols, plan.direction, plan.gpu
+    elt = dtypes.element_size(dtype)
+    if (direction == "forward" and path is None and edges is None and dtype != torch.float64 and aligned
+            and n_cols * elt <= TINY_MAX_ROW_BYTES and n_cols == triton.next_power_of_2(n_cols)
+            and plan.path == "rows"):
+        return tiny_plan(plan, dtype)
+    padded_bytes = triton.next_power_of_2(n_cols) * elt
+    short_float32_forward = elt == 4 and direction == "forward" and padded_bytes <= SHORT_ROW_BYTES
+    wanted = (n_cols % 16 != 0 and aligned and gpu.vendor == "nvidia" and padded_bytes >= EDGES_FROM_BYTES
+              and not short_float32_forward and path is None) if edges is None else edges
+    if not wanted or dtype == torch.float64 or plan.shares_rows or plan.path == "split":
+        return plan
+    if plan.path == "rows" and plan.rows_per_program > 1:
+        _, _, warps = rows_config(n_cols, elt, gpu, 1, direction)
+        plan = replace(plan, rows_per_program=1, num_warps=warps, num_programs=plan.n_rows)
+    if plan.path == "tiled" and direction == "forward" and elt in EDGE_TILED_SHAPE:
+        tile, warps = EDGE_TILED_SHAPE[elt]
+        tile = min(tile, triton.next_power_of_2(n_cols))
+        figures = {**plan.reason.values, "tile": tile, "n_tiles": triton.cdiv(n_cols, tile)}
+        plan = replace(plan, block_n=tile, num_warps=warps, reason=PlanReason.of(plan.reason.code, **figures))
+    return edge_plan(plan, dtype)
+
+
+def tiny_plan(plan: SoftmaxPlan, dtype: torch.dtype, rows: int | None = None,
+              num_warps: int | None = None) -> SoftmaxPlan:
+    """`plan` (rows, forward) on the tiny-rows kernel; `rows` and `num_warps` override the fitted shape."""
+    row_bytes = plan.n_cols * dtypes.element_size(dtype)
+    if rows is None:
+        fill = max(1, plan.n_rows // (PROGRAMS_PER_SM_TO_FILL * plan.gpu.multiprocessor_count))
+        rows = max(1, min(TINY_PROGRAM_BYTES // row_bytes, 1 << (fill.bit_length() - 1)))
+    warps = num_warps or max(1, min(MAX_WARPS, rows * row_bytes // TINY_WARP_BYTES))
+    res = kernel_resources(compile_job(TINY_KERNEL, dtype, {"ROWS": rows, "BLOCK_N": plan.block_n, "SAFE": False}, warps,
+                                plan.gpu, plan.n_cols, True))
+    n_blocks = triton.cdiv(plan.n_rows, rows)
+    occ = occupancy(plan.gpu, res.n_regs, res.shared_bytes, warps, n_blocks)
+    figures = {**plan.reason.values, "rows": rows, "n_regs": res.n_regs, "n_spills": res.n_spills,
+               "programs_per_sm": occ.programs_per_sm}
+    return replace(plan, tiny=True, rows_per_program=rows, num_warps=warps, num_programs=n_blocks, resources=res,
+                   occupancy=occ, reason=PlanReason.of(plan.reason.code, **figures))
+
+
+def edge_plan(plan: SoftmaxPlan, dtype: torch.dtype) -> SoftmaxPlan:
+    """`plan` (rows or tiled, one row per program) on the any-width kernel, with that kernel's resources."""
+    flags = {"SAFE": False} if plan.direction == "forward" else {}
+    constexprs = {"TILE": plan.block_n, "VEC": 16 // dtypes.element_size(dtype), "ONE_TILE": plan.path == "rows",
+                  **flags}
+    res = kernel_resources(compile_job(EDGE_KERNEL[plan.direction], dtype, constexprs, plan.num_warps, plan.gpu,
+                                plan.n_cols, True))
+    occ = occupancy(plan.gpu, res.n_regs, res.shared_bytes, plan.num_warps, plan.num_programs)
+    figures = plan.reason.values
+    if plan.path == "rows":
+        figures.update(rows=1, n_regs=res.n_regs, n_spills=res.n_spills, programs_per_sm=occ.programs_per_sm)
+    else:
+        figures.update(programs_per_sm=occ.programs_per_sm)
+    return replace(plan, edges=True, resources=res, occupancy=occ, reason=PlanReason.of(plan.reason.code, **figures))
+
+

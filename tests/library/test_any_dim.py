@@ -1,0 +1,133 @@
+"""softmax over an axis that is not the contiguous one (kernels/any_dim.py): layouts, float64 references,
+-inf / NaN columns, both passes, dtypes, autograd. Small shapes: the interpreter runs every program."""
+import pytest
+import torch
+
+import softmax_core as sc
+from tests.support.reference import TOLERANCE, reference_softmax
+from softmax_core.launch import any_dim
+from softmax_core.plans.any_dim import ReductionLayout, plan_any_dim, reduction_layout
+from softmax_core.hardware.gpu import catalog_gpu
+
+
+def test_layout_of_dim_1_and_of_a_transposed_last_dim():
+    assert reduction_layout((64, 1000, 49), (49000, 49, 1), 1) == ReductionLayout(64, 1000, 49, 49000, 49)
+    # (32, 2048, 2048) transposed: the last dim steps 2048 elements; its neighbours along dim 1 are adjacent
+    assert reduction_layout((32, 2048, 2048), (2048 * 2048, 1, 2048), 2) == ReductionLayout(32, 2048, 2048,
+                                                                                           2048 * 2048, 2048)
+    assert reduction_layout((5, 7), (7, 1), 1).n_inner == 1                      # the row kernels' case
+    assert reduction_layout((4, 1, 6), (6, 99, 1), 0) == ReductionLayout(1, 4, 6, 24, 6)   # size-1 dims: any stride
+    assert reduction_layout((4, 6), (12, 2), 0) is None                           # gaps: not dense
+    nchw_last = torch.empty(2, 3, 4, 5).to(memory_format=torch.channels_last)
+    assert reduction_layout(tuple(nchw_last.shape), nchw_last.stride(), 1) == ReductionLayout(40, 3, 1, 3, 1)
+
+
+def test_plan_narrows_the_inner_tile_to_fill_the_gpu_and_walks_long_axes_twice():
+    h200 = catalog_gpu("h200")
+    channel = plan_any_dim(ReductionLayout(64, 1000, 49, 49000, 49), 4, "float32", h200)
+    assert channel.one_pass and channel.block_i == 16 and channel.num_programs == 64 * 4
+    transposed = plan_any_dim(ReductionLayout(32, 2048, 2048, 2048 * 2048, 2048), 2, "bfloat16", h200)
+    assert not transposed.one_pass and transposed.block_i == 128 and transposed.n_chunks == 2048 // transposed.block_r
+    assert (channel.num_warps, transposed.num_warps, transposed.block_r) == (8, 4, 64)
+
+
+@pytest.mark.parametrize("shape, dim, layout", [
+    ((4, 37, 5), 1, "contiguous"), ((3, 5, 6, 7), 1, "contiguous"), ((6, 9, 11), 0, "contiguous"),
+    ((5, 50, 20), -1, "transposed"), ((3, 4, 5, 6), 2, "channels_last"), ((2, 2100, 8), 1, "contiguous")])
+def test_matches_float64(shape, dim, layout, device):
+    x = torch.randn(*shape, device=device) * 4
+    if layout == "transposed":
+        x = x.transpose(-1, -2)
+    elif layout == "channels_last":
+        x = x.to(memory_format=torch.channels_last)
+    assert any_dim.any_dim_layout(x, dim % x.ndim) is not None            # the any-dim kernel is the one that runs
+    y = sc.softmax(x, dim)
+    torch.testing.assert_close(y, reference_softmax(x, dim), **TOLERANCE[torch.float32])
+    assert y.stride() == x.stride()                                         # x's layout, so writes coalesce
+
+
+def test_two_passes_are_taken_for_a_long_axis():
+    layout = reduction_layout((2, 2100, 8), (2100 * 8, 8, 1), 1)
+    assert not plan_any_dim(layout, 4, "float32", catalog_gpu("h200")).one_pass
+
+
+@pytest.mark.parametrize("n_reduce", [30, 2100])            # one pass, two passes
+@pytest.mark.parametrize("safe", [False, True])
+def test_minus_inf_and_nan_columns(n_reduce, safe, device):
+    x = torch.randn(2, n_reduce, 8, device=device)
+    x[0, :, 1] = float("-inf")                 # a whole softmax of -inf
+    x[1, : n_reduce // 2, 2] = float("-inf")   # -inf in the first chunk only
+    x[1, 3, 5] = float("nan")
+    y = sc.softmax(x, 1, safe=safe)
+    expected = torch.softmax(x.double(), 1).float()
+    if safe:
+        expected[0, :, 1] = 0.0
+    torch.testing.assert_close(y, expected, equal_nan=True, **TOLERANCE[torch.float32])
+    assert torch.isnan(y[1, :, 5]).all()
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float64])
+def test_dtypes_and_dtype_argument(dtype, device):
+    x = (torch.randn(3, 40, 6, device=device) * 3).to(dtype)
+    y = sc.softmax(x, 1)
+    assert y.dtype == dtype
+    torch.testing.assert_close(y, reference_softmax(x, 1), **TOLERANCE[dtype])
+    if dtype != torch.float64:
+        wide = sc.softmax(x, 1, dtype=torch.float32)
+        assert wide.dtype == torch.float32
+        torch.testing.assert_close(wide, torch.softmax(x.double(), 1).float(), **TOLERANCE[torch.float32])
+
+
+@pytest.mark.parametrize("n_reduce", [30, 2100])
+def test_backward_matches_float64_with_a_dy_of_another_layout(n_reduce, device):
+    x = torch.randn(2, 8, n_reduce, device=device).transpose(1, 2).requires_grad_()   # dim 1 strided
+    dy = torch.randn(2, n_reduce, 8, device=device)                                   # contiguous: not y's layout
+    (grad,) = torch.autograd.grad(sc.softmax(x, 1), x, dy)
+    xr = x.detach().double().requires_grad_()
+    (expected,) = torch.autograd.grad(torch.softmax(xr, 1), xr, dy.double())
+    torch.testing.assert_close(grad.double(), expected, atol=1e-6, rtol=1e-5)
+
+
+def test_gradcheck(device):
+    x = torch.randn(2, 3, 2, device=device, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda t: sc.softmax(t, 1), (x,))
+
+
+@pytest.mark.slow
+def test_second_derivatives(device):
+    x = torch.randn(3, 5, 4, device=device, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradgradcheck(lambda t: sc.softmax(t, 1), (x,))
+
+
+def test_half_in_float_out_gradient_has_the_input_dtype(device):
+    x = torch.randn(2, 20, 6, device=device).to(torch.bfloat16).requires_grad_()
+    y = sc.softmax(x, 1, dtype=torch.float32)
+    (grad,) = torch.autograd.grad(y, x, torch.randn_like(y))
+    assert y.dtype == torch.float32 and grad.dtype == torch.bfloat16
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("shape, dim, transpose, dtype", [
+    ((64, 1000, 49), 1, False, torch.float32), ((8, 512, 512), -1, True, torch.bfloat16),
+    ((16, 3, 224, 224), 1, False, torch.float16), ((4, 8192, 96), 1, False, torch.float32)])
+def test_real_shapes_on_gpu(shape, dim, transpose, dtype):
+    x = (torch.randn(shape, device="cuda") * 3).to(dtype)
+    if transpose:
+        x = x.transpose(-1, -2)
+    x.requires_grad_()
+    y = sc.softmax(x, dim)
+    torch.testing.assert_close(y, reference_softmax(x.detach(), dim), **TOLERANCE[dtype])
+    dy = torch.randn_like(y)
+    (grad,) = torch.autograd.grad(y, x, dy)
+    xr = x.detach().double().requires_grad_()
+    (expected,) = torch.autograd.grad(torch.softmax(xr, dim), xr, dy.double())
+    torch.testing.assert_close(grad.double(), expected, atol=2e-2 if dtype != torch.float32 else 1e-5, rtol=2e-2)
+
+
+def test_second_call_is_replayed_with_its_own_data(device):
+    first = torch.randn(3, 20, 7, device=device)
+    second = torch.randn(3, 20, 7, device=device) * 5
+    sc.softmax(first, 1)
+    torch.testing.assert_close(sc.softmax(second, 1), reference_softmax(second, 1), **TOLERANCE[torch.float32])
+    torch.testing.assert_close(sc.softmax(first, 1, safe=True), reference_softmax(first, 1),
+                               **TOLERANCE[torch.float32])
