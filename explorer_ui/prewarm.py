@@ -58,6 +58,13 @@ def start_once() -> subprocess.Popen | None:
     return _process
 
 
+def forget_start() -> None:
+    """Forget that this server process started its pre-warm, as a fresh process would (for tests)."""
+    global _started, _process
+    with _lock:
+        _started, _process = False, None
+
+
 def log_path() -> Path:
     from softmax_core.hardware.compile import cache_dir
 

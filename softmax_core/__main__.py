@@ -16,7 +16,7 @@ from softmax_core import bench
 from softmax_core.hardware import dtypes, runtime
 from softmax_core.bench import PROVIDERS, BenchmarkRun
 from softmax_core.hardware.gpu import catalog_gpu, default_gpu
-from softmax_core.plans.tuned import plan_softmax
+from softmax_core.plans.choose import plan_softmax
 from softmax_core.plans.tutorial import plan_launch
 from softmax_core.launch.api import softmax
 from softmax_core.teaching.chapter_notes import CHAPTER_TEST_ATOL, CHAPTER_TEST_RTOL, CHAPTER_TEST_SIZE

@@ -122,7 +122,7 @@ def output_dtype(x: torch.Tensor, dtype) -> tuple[torch.dtype, torch.dtype]:
         names = ", ".join(dtypes.name_of_any(d) for d in SOFTMAX_DTYPES)
         raise TypeError(f"softmax computes in a floating-point dtype ({names}); dtype={dtypes.name_of_any(dtype)} "
                         f"is not one")
-    if dtype == torch.float32 and x.dtype in (torch.float16, torch.bfloat16):
+    if dtype == torch.float32 and x.dtype in dtypes.HALF_PRECISION:
         return x.dtype, dtype
     return dtype, dtype
 

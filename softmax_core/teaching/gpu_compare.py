@@ -15,7 +15,7 @@ from softmax_core.hardware.gpu import GpuSpec, gpu_catalog
 from softmax_core.hardware.occupancy import Limiter
 from softmax_core.hardware.dtypes import element_size
 from softmax_core.teaching.memory import bytes_moved
-from softmax_core.plans.tuned import plan_softmax
+from softmax_core.plans.choose import plan_softmax
 from softmax_core.plans.tutorial import plan_launch
 
 KERNELS = ("tutorial", "tuned")

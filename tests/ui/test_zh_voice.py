@@ -172,3 +172,33 @@ def _in(lang: str, question, guess, verdict) -> str:
 
     st.session_state["lang"] = lang
     return quiz.verdict_text(question, guess, verdict)
+
+
+# The app's 中文 punctuation: 。 and 、 full width; commas, colons, semicolons, brackets and question marks as
+# ASCII, with a space between a Chinese character and a Latin word, a number or a {placeholder}.
+FULL_WIDTH_NOT_USED = "，：；（）？"
+CJK_BESIDE_LATIN = re.compile(r"[\u4e00-\u9fff][A-Za-z0-9]|[A-Za-z0-9][\u4e00-\u9fff]")
+
+
+def punctuation_problems(zh: dict[str, str]) -> list[str]:
+    found = []
+    for key, text in zh.items():
+        if not isinstance(text, str):
+            continue
+        marks = sorted({c for c in text if c in FULL_WIDTH_NOT_USED})
+        if marks:
+            found.append(f"{key}: full-width {''.join(marks)}")
+        if CJK_BESIDE_LATIN.search(prose(text)):
+            found.append(f"{key}: no space between a Chinese character and {CJK_BESIDE_LATIN.search(prose(text)).group()!r}")
+    return found
+
+
+def test_punctuation_check_finds_what_it_looks_for():
+    assert punctuation_problems({"a": "共{n}块，softmax"}) and punctuation_problems({"b": "每个SM"})
+    assert not punctuation_problems({"c": "每个 SM 的 program 数,共 {n} 块。"})
+
+
+def test_every_chinese_text_punctuates_as_one_voice():
+    _, library = word_tables()
+    found = punctuation_problems({**zh_texts(), **library})
+    assert not found, "\n".join(found)
