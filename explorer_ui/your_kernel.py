@@ -9,7 +9,7 @@ import zlib
 import pandas as pd
 import streamlit as st
 
-from softmax_core.authoring import inspect as ki, interpret, measure, ptxlines
+from softmax_core.authoring import argspec, inspect as ki, interpret, measure, ptxlines
 from softmax_core.authoring.worker import SOURCE_NAME
 from softmax_core.hardware.occupancy import Limiter
 
@@ -68,6 +68,17 @@ def _seconds(value: float | None) -> str:
     if value is None:
         return "—"
     return f"{value * 1e9:,.1f} ns" if value < 1e-6 else f"{value * 1e6:,.1f} µs"
+
+
+def specialisation_caption(specialisation: argspec.Specialisation | None) -> None:
+    """Which values the compile assumed, as Triton's JIT specialises a launch with them."""
+    if specialisation is None:
+        return
+    none = t("yk_spec_none")
+    st.caption(t("yk_specialisation", ones=", ".join(specialisation.equal_to_one) or none,
+                 divisible=", ".join(specialisation.divisible_by_16) or none))
+    if specialisation.no_value:
+        st.caption(t("yk_spec_no_value", names=", ".join(specialisation.no_value)))
 
 
 def results_table(rows: list[ki.Inspection]) -> None:
