@@ -2,6 +2,7 @@
 programs per SM by the hardware's rules and the chapter's formula, the limiter, a what-if, the floors, the
 PTX/SASS with source lines linked) and, where the teacher allows running pasted code and a GPU is present,
 measure it."""
+import explorer_ui.startup  # noqa: F401  first: one session imports the project while the others wait
 import json
 
 import streamlit as st

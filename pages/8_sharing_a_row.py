@@ -1,5 +1,6 @@
 """Sharing a row: the split kernel's exchange of (max, sum) words animated from a real trace, why its programs
 must all be resident, which path plan_softmax takes for each N and why, and the same merge in FlashAttention."""
+import explorer_ui.startup  # noqa: F401  first: one session imports the project while the others wait
 import numpy as np
 import pandas as pd
 import streamlit as st

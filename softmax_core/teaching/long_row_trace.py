@@ -24,6 +24,7 @@ import triton
 
 from softmax_core.hardware import dtypes, runtime
 from softmax_core.teaching.memory import bytes_moved
+from softmax_core.plans.choose import plan_softmax
 from softmax_core.kernels.shared_rows import NOT_PUBLISHED, SPIN_LIMIT, read_published, softmax_split_kernel
 from softmax_core.kernels.tuned import TRACE_TILE_FIELDS, softmax_tiled_kernel
 
@@ -333,8 +334,6 @@ class TiledTraffic:
 def tiled_traffic(n_rows: int, n_cols: int, dtype: torch.dtype, gpu) -> TiledTraffic:
     """The tiled path's plan for this shape on `gpu` (compiled), and the rows it has in flight at once: one
     program per row, as many programs per SM as its registers allow."""
-    from softmax_core.plans.choose import plan_softmax
-
     if n_rows < 1 or n_cols < 1:
         raise ValueError(f"need a positive shape, got {n_rows} x {n_cols}")
     plan = plan_softmax(n_rows, n_cols, dtype, gpu, path="tiled")
