@@ -1,4 +1,5 @@
-"""Command line: `python -m softmax_core` runs the chapter's unit test (the tutorial kernel) and the same input through the tuned softmax; `--benchmark` runs a benchmark sweep;
+"""Command line: `python -m softmax_core` runs the chapter's unit test (the tutorial kernel), then the same input
+through the tuned softmax; `--benchmark` runs a benchmark sweep;
 `inspect FILE.py` reads a kernel file's registers, occupancy and floors per GPU (softmax_core/authoring/cli.py).
 
 Needs neither streamlit nor altair, so it runs on a bare GPU machine.
