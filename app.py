@@ -3,6 +3,7 @@
 Every page lives in pages/ (Streamlit's classic multipage mode) and starts with explorer_ui.setup_page;
 the numbers on this page come from softmax_core and from recorded benchmark runs.
 """
+import explorer_ui.startup  # noqa: F401  first: one session imports the project while the others wait
 import streamlit as st
 
 import softmax_core as sc

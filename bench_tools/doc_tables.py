@@ -19,7 +19,8 @@ import pandas as pd
 
 from softmax_core.bench import (CUDAGRAPH, EAGER, FULL_SWEEP_N, GRAPH_ROOFLINE_LIMIT, RECORDED_DIR,
                                 load_recorded_runs, load_run, slower_graph_roofline)
-from softmax_core.bench import trust
+from softmax_core.bench import chapter_claims, trust
+from softmax_core.words import claims as claim_words
 from softmax_core.bench.records import timer as recorded_timer
 from softmax_core.words import describe
 
@@ -162,14 +163,13 @@ def tables(directory: Path = BENCH) -> str:
 def chapter_section() -> str:
     """The chapter's claims, each with its verdict and the figures behind it, what bounds those figures, and
     the record they come from: the same words as the chapter-notes page, in English."""
-    from explorer_ui import chapter_benchmark
-
-    claims = chapter_benchmark.claims_table("en")
-    if claims is None:
+    runs = chapter_claims.load_chapter_runs()
+    if runs is None:
         return "No recorded run of the chapter's sweep is in assets/benchmarks/chapter/."
+    claims = claim_words.claims_table(runs, "en")
     lines = ["| " + " | ".join(claims.columns) + " |", "|---" * len(claims.columns) + "|"]
     lines += ["| " + " | ".join(str(v).replace("|", "\\|") for v in row) + " |" for row in claims.itertuples(index=False)]
-    return "\n\n".join(["\n".join(lines), chapter_benchmark.bounds_text("en"), chapter_benchmark.record_caption("en")])
+    return "\n\n".join(["\n".join(lines), claim_words.bounds_text(runs, "en"), claim_words.record_caption(runs, "en")])
 
 
 def replaced(doc: str, begin: str, end: str, text: str) -> str:

@@ -13,7 +13,8 @@ import triton.testing
 
 from softmax_core.hardware.gpu import default_gpu
 from softmax_core.launch.api import softmax_backward, softmax_forward
-from softmax_core.plans.tuned import plan_rows_tiled_split, plan_softmax
+from softmax_core.plans.tuned import plan_rows_tiled_split
+from softmax_core.plans.choose import plan_softmax
 
 
 def main(out: str) -> None:

@@ -18,7 +18,8 @@ from softmax_core.launch import any_dim
 from softmax_core.launch.api import softmax_backward, softmax_forward
 from softmax_core.plans.any_dim import plan_any_dim
 from softmax_core.plans.any_width import edge_plan, tiny_plan
-from softmax_core.plans.tuned import plan_rows_tiled_split, plan_softmax, plan_tiled
+from softmax_core.plans.tuned import plan_rows_tiled_split, plan_tiled
+from softmax_core.plans.choose import plan_softmax
 
 
 def ms(fn):

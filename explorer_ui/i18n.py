@@ -22,7 +22,6 @@ fails its test. In a classroom the page shows the key itself instead: a visible 
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
 
 import streamlit as st
@@ -40,14 +39,11 @@ def load_locales(directory: Path = LOCALES_DIR) -> dict[str, dict[str, str]]:
     a key defined by two topic files is an error, so each string has one home."""
     text: dict[str, dict[str, str]] = {}
     origin: dict[tuple[str, str], str] = {}
-    for path in sorted(directory.glob("*.toml")):
-        topic, lang = path.stem.rsplit(".", 1)
-        if lang not in LANGUAGES:
-            raise ValueError(f"{path.name}: unknown language {lang!r}")
-        for key, value in tomllib.loads(path.read_text(encoding="utf-8")).items():
+    for name, lang, parsed in words.topic_files(directory.glob("*.toml")):
+        for key, value in parsed.items():
             if (key, lang) in origin:
-                raise ValueError(f"{key!r} ({lang}) is defined in {origin[key, lang]} and {path.name}")
-            origin[key, lang] = path.name
+                raise ValueError(f"{key!r} ({lang}) is defined in {origin[key, lang]} and {name}")
+            origin[key, lang] = name
             text.setdefault(key, {})[lang] = value
     return text
 

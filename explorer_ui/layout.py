@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import platform
+from importlib.metadata import version
 
 import streamlit as st
 
@@ -140,13 +141,11 @@ def _sidebar() -> None:
         live = data.live_gpu()
         st.caption(t("sidebar_gpu", name=live.name) if live else t("sidebar_no_gpu"))
         with st.expander(t("about")):
-            import altair
-            import torch
-            import triton
-
             st.markdown(t("about_text"))
-            st.caption(f"softmax_core · torch {torch.__version__} · triton {triton.__version__} · "
-                       f"streamlit {st.__version__} · altair {altair.__version__} · "
+            # versions from the installed packages' metadata: importing altair only for its version would cost
+            # the home page's first run a third of a second (no chart there needs it)
+            st.caption(f"softmax_core · torch {version('torch')} · triton {version('triton')} · "
+                       f"streamlit {st.__version__} · altair {version('altair')} · "
                        f"Python {platform.python_version()}")
             st.caption(say(sc.runtime.backend()))
     urlstate.write("lang", language())

@@ -232,7 +232,7 @@ def tiled_kernel_lines() -> tuple[str, ...]:
 
 
 # fragments of the tiled kernel's lines each frame is about
-ONLINE_ANCHORS = {"pass1": ("new_max = tl.maximum", "rescale = _exp(", "tile_sum = tl.sum(",
+ONLINE_ANCHORS = {"pass1": ("new_max = tl.maximum", "rescale = fast_exp(", "tile_sum = tl.sum(",
                             "running_sum = running_sum * rescale"),
                   "guard": ("shift = tl.where(new_max",),
                   "pass2": ("cols = (n_tiles - 1 - t)", "tl.store(y_row"),

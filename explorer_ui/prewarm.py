@@ -58,6 +58,13 @@ def start_once() -> subprocess.Popen | None:
     return _process
 
 
+def forget_start() -> None:
+    """Forget that this server process started its pre-warm, as a fresh process would (for tests)."""
+    global _started, _process
+    with _lock:
+        _started, _process = False, None
+
+
 def log_path() -> Path:
     from softmax_core.hardware.compile import cache_dir
 
@@ -90,9 +97,8 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 def work_items(defaults_only: bool = False) -> list[tuple[str, object]]:
-    """(what, call) in the order a class needs them: each page's defaults first (padding chain, occupancy,
-    row schedule, the BLOCK_SIZE sweep, the compiled code, the GPU page's longest row), then the same for
-    every GPU of the catalog, so that switching the GPU on those pages is quick too.
+    """(what, call) in the order a class needs them: each story page's defaults first, in the story's order,
+    then what those pages compute after a click (the compiled code, the GPU page's longest row), then the same for every GPU of the catalog, so that switching the GPU is quick too.
 
     With a GPU in the machine the pages start on it, and their plans compile and load the kernel there
     (CompileJob.on_device); some pages still compile offline for that GPU's architecture (the chapter notes,
@@ -124,19 +130,27 @@ def work_items(defaults_only: bool = False) -> list[tuple[str, object]]:
             kernel_resources(tutorial_compile_job(p.block_size, p.num_warps, p.num_stages, dtype, gpu), want_asm=True)
         return compile_with_asm
 
+    # First what each story page computes at its defaults, in the story's order (a class opens them in that
+    # order, so each first visit finds its plans ready); then what a page needs only after a click (the
+    # compiled code, the padding chain's short rows, the GPU page's longest row: the slowest compile of all,
+    # behind every page's defaults).
+    from softmax_core.bench.models import MODEL_CASES
+    from softmax_core.plans.shapes import plan_shape
+    first = MODEL_CASES[0]      # the Benchmark page's "Your shape" starts on it (GPT-2's logits), forward
     items = [(f"plan {M}x{N} on {home.key} (padding chain, GPU page)", plan(N, home)),
-             (f"tuned plan {M}x{N} on {home.key} (GPU page)", tuned(home)),
              (f"plan {M}x{defaults.SCHEDULE_N} on {schedule_gpu.key} (row schedule)",
-              plan(defaults.SCHEDULE_N, schedule_gpu))]
-    items += [(f"plan {M}x{b} on {home.key} (BLOCK_SIZE sweep)", plan(b, home)) for b in defaults.BLOCK_SWEEP]
-    # the padding chain's shortest rows (N < 32) have block sizes below the sweep's
-    items += [(f"plan {M}x{b} on {home.key} (padding chain, short rows)", plan(b, home))
-              for b in defaults.SHORT_BLOCKS]
-    items.append((f"PTX/SASS of the {M}x{N} plan on {home.key} (GPU page)", asm(home)))
-    items += [(f"plan {M}x{top} on {home.key} (GPU page, longest row)", plan(top, home)),
-              (f"tuned plan {M}x{top} on {home.key} (GPU page, longest row)", tuned(home, top))]
+              plan(defaults.SCHEDULE_N, schedule_gpu)),
+             (f"tuned plan {M}x{N} on {home.key} (GPU page)", tuned(home)),
+             (f"plan for {first.name} on {home.key} (benchmark page, your shape)",
+              lambda: plan_shape(first.shape, first.dtype, first.dim, home, transposed=first.transposed))]
+    # the GPU page's "vary BLOCK_SIZE" (after a click) and the long-rows page's cliff (at its defaults)
+    items += [(f"plan {M}x{b} on {home.key} (BLOCK_SIZE sweep, long-rows cliff)", plan(b, home)) for b in defaults.BLOCK_SWEEP]
     items += [(f"tuned plan {M}x{n} on {home.key} (long-rows path map)", (lambda n=n: sc.plan_softmax(M, n, dtype, home)))
               for n in defaults.LONG_ROWS_NS]
+    # the long-rows page's L2 chart, on its GPU and on the one its recorded sweep ran on (the same without a GPU)
+    for gpu in dict.fromkeys((home, sc.catalog_gpu(defaults.LONG_ROWS_RECORDED_GPU))):
+        items.append((f"tiled traffic for N >= {defaults.LONG_ROWS_L2_NS[0]} on {gpu.key} (long rows, L2 chart)",
+                      lambda gpu=gpu: [lrt.tiled_traffic(M, n, dtype, gpu) for n in defaults.LONG_ROWS_L2_NS]))
     items += [(f"offline compile at N={N} for {home.key} (chapter notes, beside the live warmup)",
                lambda: sc_chapter.offline_resources(N, dtype, home)),
               (f"num_stages 1-4 at N={N} on {home.key} (chapter notes)", lambda: sc_chapter.stages_cost(N, dtype, home)),
@@ -146,16 +160,13 @@ def work_items(defaults_only: bool = False) -> list[tuple[str, object]]:
               # offline even where home is this machine's GPU, so not the BLOCK_SIZE sweep's plans there
               (f"num_warps table, offline compiles for {home.key} (chapter notes)",
                lambda: sc_chapter.num_warps_cost(defaults.BLOCK_SWEEP, dtype, home))]
-    # the Benchmark page's "Your shape" starts on the first model case (GPT-2's logits), forward
-    from softmax_core.bench.models import MODEL_CASES
-    from softmax_core.plans.shapes import plan_shape
-    first = MODEL_CASES[0]
-    items.append((f"plan for {first.name} on {home.key} (benchmark page, your shape)",
-                  lambda: plan_shape(first.shape, first.dtype, first.dim, home, transposed=first.transposed)))
-    # the long-rows page's L2 chart, on its GPU and on the one its recorded sweep ran on (the same without a GPU)
-    for gpu in dict.fromkeys((home, sc.catalog_gpu(defaults.LONG_ROWS_RECORDED_GPU))):
-        items.append((f"tiled traffic for N >= {defaults.LONG_ROWS_L2_NS[0]} on {gpu.key} (long rows, L2 chart)",
-                      lambda gpu=gpu: [lrt.tiled_traffic(M, n, dtype, gpu) for n in defaults.LONG_ROWS_L2_NS]))
+    # after a click
+    items.append((f"PTX/SASS of the {M}x{N} plan on {home.key} (GPU page)", asm(home)))
+    # the padding chain's shortest rows (N < 32) have block sizes below the sweep's
+    items += [(f"plan {M}x{b} on {home.key} (padding chain, short rows)", plan(b, home))
+              for b in defaults.SHORT_BLOCKS]
+    items += [(f"plan {M}x{top} on {home.key} (GPU page, longest row)", plan(top, home)),
+              (f"tuned plan {M}x{top} on {home.key} (GPU page, longest row)", tuned(home, top))]
     if defaults_only:
         return items
     others = [g for g in sc.gpu_catalog() if g != home]

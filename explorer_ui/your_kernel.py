@@ -9,10 +9,11 @@ import zlib
 import pandas as pd
 import streamlit as st
 
-from softmax_core.authoring import inspect as ki, interpret, measure, ptxlines
+from softmax_core.authoring import argspec, inspect as ki, interpret, measure, ptxlines
 from softmax_core.authoring.worker import SOURCE_NAME
+from softmax_core.hardware.occupancy import Limiter
 
-from .i18n import t
+from .i18n import say, t
 
 ASM_PREVIEW_LINES = 600
 ASM_PANEL_HEIGHT = 420          # px: a long listing scrolls inside its panel instead of pushing the page down
@@ -58,15 +59,26 @@ def hint_text(code: str) -> str:
 
 
 def limiter_text(limiter: str | None) -> str:
-    words = {"registers": t("yk_lim_registers"), "shared memory": t("yk_lim_shared"),
-             "warp slots": t("yk_lim_warps"), "block slots": t("yk_lim_blocks"), "rows": t("yk_lim_rows")}
-    return words.get(limiter, "—") if limiter else "—"
+    """The occupancy's limiter in the library's words (softmax_core.words); "—" when there is none. The
+    inspector assumes a grid that fills the GPU (inspect.FILLING_GRID), so the grid itself never limits."""
+    return say(Limiter(limiter)) if limiter else "—"
 
 
 def _seconds(value: float | None) -> str:
     if value is None:
         return "—"
     return f"{value * 1e9:,.1f} ns" if value < 1e-6 else f"{value * 1e6:,.1f} µs"
+
+
+def specialisation_caption(specialisation: argspec.Specialisation | None) -> None:
+    """Which values the compile assumed, as Triton's JIT specialises a launch with them."""
+    if specialisation is None:
+        return
+    none = t("yk_spec_none")
+    st.caption(t("yk_specialisation", ones=", ".join(specialisation.equal_to_one) or none,
+                 divisible=", ".join(specialisation.divisible_by_16) or none))
+    if specialisation.no_value:
+        st.caption(t("yk_spec_no_value", names=", ".join(specialisation.no_value)))
 
 
 def results_table(rows: list[ki.Inspection]) -> None:

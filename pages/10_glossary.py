@@ -1,4 +1,5 @@
 """Glossary: every term the chapter leans on, in our own words, with its figure on the chosen GPU."""
+import explorer_ui.startup  # noqa: F401  first: one session imports the project while the others wait
 import streamlit as st
 
 import softmax_core as sc

@@ -2,14 +2,15 @@
 programs per SM by the hardware's rules and the chapter's formula, the limiter, a what-if, the floors, the
 PTX/SASS with source lines linked) and, where the teacher allows running pasted code and a GPU is present,
 measure it."""
+import explorer_ui.startup  # noqa: F401  first: one session imports the project while the others wait
 import json
 
 import streamlit as st
 import torch
 
-from explorer_ui import data, heavy_work, layout, urlstate, your_kernel as yk
+from explorer_ui import data, heavy_work, layout, urlstate, your_kernel as yk, your_kernel_record
 from explorer_ui.i18n import t
-from softmax_core.authoring import argspec, examples, gate, inspect as ki, interpret, measure, sandbox, share
+from softmax_core.authoring import argspec, examples, gate, inspect as ki, interpret, measure, record, sandbox, share
 
 WARPS = (1, 2, 4, 8, 16, 32)
 DEFAULT_GPUS = ["h200", "a100-80gb", "mi300x"]
@@ -127,6 +128,8 @@ def compiled(source: str, kernel: str, spec_texts: tuple, gpu_keys: tuple, num_w
     specs = argspec.merge(argspec.prefill(kf.kernel(kernel)), [argspec.parse_arg(s) for s in spec_texts])
     return sandbox.compile_kernel(kf, kernel, specs, [data.gpu_by_key(k) for k in gpu_keys], num_warps, num_stages)
 
+with st.expander(t("yk_record_title")):
+    your_kernel_record.record_table(record.read_record())
 
 if not gpu_keys:
     st.info(t("yk_pick_gpu"))
@@ -145,6 +148,7 @@ if st.button(t("yk_compile"), type="primary", key="yk_compile") or st.session_st
             for v in report.variants]
     st.subheader(t("yk_table_title"))
     yk.results_table(rows)
+    yk.specialisation_caption(report.specialisation)
     good = [r for r in rows if r.variant.resources]
     if good:
         pick = st.selectbox(t("yk_detail_gpu"), range(len(good)), key="yk_detail",

@@ -1,4 +1,5 @@
 """Memory traffic: the naive five kernels against one fused kernel, counted by softmax_core.teaching.memory."""
+import explorer_ui.startup  # noqa: F401  first: one session imports the project while the others wait
 import pandas as pd
 import streamlit as st
 

@@ -1,5 +1,6 @@
 """Padding chain: one row through load -> max -> subtract -> exp -> sum -> divide -> store, with the values
 the real kernel recorded (softmax_core.teaching.tutorial_trace), and the "Break it" variants."""
+import explorer_ui.startup  # noqa: F401  first: one session imports the project while the others wait
 import numpy as np
 import pandas as pd
 import streamlit as st

@@ -1,5 +1,6 @@
 """Row schedule: which program handles which row, recorded by the real kernel (softmax_core.teaching.tutorial_trace), the
 tl.range loop stepped through, programs placed on SMs, and a picture of num_stages overlapping loads."""
+import explorer_ui.startup  # noqa: F401  first: one session imports the project while the others wait
 import numpy as np
 import pandas as pd
 import streamlit as st

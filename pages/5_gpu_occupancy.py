@@ -1,5 +1,6 @@
 """GPU & occupancy: a GPU's figures with their sources, the launch plan from the real compiled kernel,
 an occupancy calculator, what happens when a row no longer fits, and the compiled PTX / SASS."""
+import explorer_ui.startup  # noqa: F401  first: one session imports the project while the others wait
 import pandas as pd
 import streamlit as st
 

@@ -1,5 +1,6 @@
 """Benchmark: GB/s against a plain copy. Live on a GPU (softmax_core.bench.run_sweep); recorded runs with
 their provenance; and with no GPU a small live CPU comparison of the naive softmax against torch.softmax."""
+import explorer_ui.startup  # noqa: F401  first: one session imports the project while the others wait
 import time
 
 import pandas as pd

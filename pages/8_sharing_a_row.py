@@ -1,5 +1,6 @@
 """Sharing a row: the split kernel's exchange of (max, sum) words animated from a real trace, why its programs
 must all be resident, which path plan_softmax takes for each N and why, and the same merge in FlashAttention."""
+import explorer_ui.startup  # noqa: F401  first: one session imports the project while the others wait
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -11,7 +12,7 @@ from explorer_ui.player import player
 from explorer_ui.urlstate import PageState
 from softmax_core.teaching import long_row_trace as lrt
 from softmax_core.teaching.long_row_trace import MAX_TRACE_VALUES, attention_walk
-from softmax_core.kernels.tuned import softmax_split_kernel
+from softmax_core.kernels.shared_rows import softmax_split_kernel
 
 MAX_SPLIT = 16
 PATHS = lr.PATH_NAMES[1:]              # rows, tiled, split: the paths plan_softmax chooses between
@@ -64,7 +65,7 @@ if strace is not None:
                                                      "_publish(row_slots + part"),
                "merge": ("maxes, sums = _unpack(", "row_max = tl.max(maxes", "scaled = tl.where(sums",
                          "row_sum = tl.sum(scaled"),
-               "write": ("y = _exp(x.to(tl.float32) - row_shift", "tl.store(y_ptr + row64")}
+               "write": ("y = fast_exp(x.to(tl.float32) - row_shift", "tl.store(y_ptr + row64")}
 
     def frame_text(step: int) -> str:
         kind, p = steps[step]

@@ -1,6 +1,7 @@
 """Chapter notes: the parts of the chapter the pictures do not show, each run here with its real numbers —
 registers and shared memory (warmup vs offline compile), strides, tl.range and num_stages, the num_warps
 rule, the chapter's unit test, the 3-D grid and tl.exp's error. Computed by softmax_core.teaching.chapter_notes."""
+import explorer_ui.startup  # noqa: F401  first: one session imports the project while the others wait
 import pandas as pd
 import streamlit as st
 

@@ -12,7 +12,8 @@ from softmax_core.plans.tutorial import LaunchPlan, plan_launch
 from softmax_core.teaching.memory import MemoryStep, MemoryTraffic, bytes_moved, memory_traffic
 from softmax_core.launch.api import (KernelDoesNotFit, naive_softmax, softmax, softmax_backward, softmax_forward,
                         tutorial_softmax)
-from softmax_core.plans.tuned import SoftmaxPlan, plan_softmax
+from softmax_core.plans.tuned import SoftmaxPlan
+from softmax_core.plans.choose import plan_softmax
 from softmax_core.plans.reasons import PlanReason, ReasonCode
 
 __all__ = [

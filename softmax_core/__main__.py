@@ -1,4 +1,5 @@
-"""Command line: `python -m softmax_core` runs the tutorial's check; `--benchmark` runs a benchmark sweep;
+"""Command line: `python -m softmax_core` runs the chapter's unit test (the tutorial kernel), then the same input
+through the tuned softmax; `--benchmark` runs a benchmark sweep;
 `inspect FILE.py` reads a kernel file's registers, occupancy and floors per GPU (softmax_core/authoring/cli.py).
 
 Needs neither streamlit nor altair, so it runs on a bare GPU machine.
@@ -16,27 +17,36 @@ from softmax_core import bench
 from softmax_core.hardware import dtypes, runtime
 from softmax_core.bench import PROVIDERS, BenchmarkRun
 from softmax_core.hardware.gpu import catalog_gpu, default_gpu
-from softmax_core.plans.tuned import plan_softmax
+from softmax_core.plans.choose import plan_softmax
 from softmax_core.plans.tutorial import plan_launch
 from softmax_core.launch.api import softmax
-from softmax_core.teaching.chapter_notes import CHAPTER_TEST_ATOL, CHAPTER_TEST_RTOL, CHAPTER_TEST_SIZE
+from softmax_core.teaching.chapter_notes import (CHAPTER_TEST_ATOL, CHAPTER_TEST_RTOL, CHAPTER_TEST_SIZE,
+                                                 chapter_unit_test)
 from softmax_core.words import describe
 
-def tutorial_check(rows: int = CHAPTER_TEST_SIZE[0], cols: int = CHAPTER_TEST_SIZE[1], atol: float = CHAPTER_TEST_ATOL,
-                   rtol: float = CHAPTER_TEST_RTOL) -> bool:
-    """The tutorial's unit test: an irregular shape so that padding and masking are exercised."""
+def chapter_and_tuned_checks(rows: int = CHAPTER_TEST_SIZE[0], cols: int = CHAPTER_TEST_SIZE[1],
+                             atol: float = CHAPTER_TEST_ATOL, rtol: float = CHAPTER_TEST_RTOL) -> bool:
+    """The chapter's unit test (test_softmax_kernel: seed 0, an irregular shape so that padding and masking are
+    exercised, the tutorial's kernel against torch.softmax), then the same input through the tuned
+    `softmax_core.softmax`. True when both match."""
+    chapter = chapter_unit_test((rows, cols), atol, rtol)
+    print(f"the chapter's unit test, tutorial kernel, {rows}x{cols} float32: "
+          f"{'matches' if chapter.passed else 'DOES NOT match'} torch.softmax (max |error| {chapter.max_abs_error:.2e})")
+    if not chapter.passed:
+        print(chapter.message)
     torch.manual_seed(0)
     x = torch.randn(rows, cols, device=runtime.kernel_device())
-    y = softmax(x)
-    expected = torch.softmax(x, dim=1)
     try:
-        torch.testing.assert_close(y, expected, atol=atol, rtol=rtol)
+        torch.testing.assert_close(softmax(x), torch.softmax(x, dim=1), atol=atol, rtol=rtol)
+        tuned_ok = True
     except AssertionError as err:
-        print(f"FAILED on {rows}x{cols}: {err}")
-        return False
-    print(f"softmax of {rows}x{cols} float32 matches torch.softmax (atol={atol}, rtol={rtol})")
-    print("PASSED")
-    return True
+        print(f"the tuned softmax FAILED on {rows}x{cols}: {err}")
+        tuned_ok = False
+    if tuned_ok:
+        print(f"the tuned softmax, same input: matches torch.softmax (atol={atol}, rtol={rtol})")
+    passed = chapter.passed and tuned_ok
+    print("PASSED" if passed else "FAILED")
+    return passed
 
 
 def describe_plan(rows: int, cols: int, dtype: str, gpu_key: str | None) -> None:
@@ -203,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
                   "timings say nothing about a GPU). Recorded H200 runs are in assets/benchmarks/.")
             return 2
         return run_benchmark(args, argv if argv is not None else sys.argv[1:])
-    return 0 if tutorial_check() else 1
+    return 0 if chapter_and_tuned_checks() else 1
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ import triton
 import softmax_core as sc
 from softmax_core.hardware import compile as kc
 from softmax_core.plans import tuned as tuned_plan
+from softmax_core.plans.choose import plan_softmax
 from softmax_core.plans.tutorial import tutorial_compile_job
 
 # CUdevice_attribute values (cuda.h) for the figures the occupancy rules use.
@@ -86,7 +87,7 @@ def ask_driver(lib, job: kc.CompileJob) -> dict:
     from triton.compiler import ASTSource
 
     start = time.perf_counter()
-    src = ASTSource(fn=kc._resolve(job.kernel), signature=dict(job.signature), constexprs=dict(job.constexprs))
+    src = ASTSource(fn=kc.resolve_kernel(job.kernel), signature=dict(job.signature), constexprs=dict(job.constexprs))
     compiled = triton.compile(src, target=GPUTarget(*job.target),
                               options={"num_warps": job.num_warps, "num_stages": job.num_stages})
     row = {"shared_bytes": int(compiled.metadata.shared), "compile_s": round(time.perf_counter() - start, 3)}
@@ -153,7 +154,7 @@ def tuned_jobs(gpu, quick: bool = False):
             for dtype in (torch.float32, torch.bfloat16):
                 for n in TUNED_N[:2] if quick else TUNED_N:
                     seen.clear()
-                    plan = tuned_plan.plan_softmax(TUNED_ROWS, n, dtype, gpu, direction)
+                    plan = plan_softmax(TUNED_ROWS, n, dtype, gpu, direction)
                     for job in list(seen):
                         chosen = dict(job.constexprs) == _plan_constexprs(plan, job)
                         yield {"source": f"tuned {direction}", "dtype": str(dtype).replace("torch.", ""),
@@ -215,7 +216,7 @@ def main() -> None:
         writer.writeheader()
         writer.writerows(rows)
     import subprocess
-    ptxas = subprocess.run([kc._tool("ptxas"), "--version"], capture_output=True, text=True).stdout.strip()
+    ptxas = subprocess.run([kc.nvidia_tool("ptxas"), "--version"], capture_output=True, text=True).stdout.strip()
     provenance = {
         "what": "cuOccupancyMaxActiveBlocksPerMultiprocessor(function, 32 * num_warps, metadata.shared) for each "
                 "compiled kernel; n_regs from cuFuncGetAttribute(NUM_REGS)",

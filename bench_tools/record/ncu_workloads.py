@@ -20,7 +20,7 @@ import sys
 import torch
 
 from softmax_core.launch.api import cached_plan, softmax_forward
-from softmax_core.plans.tuned import plan_softmax
+from softmax_core.plans.choose import plan_softmax
 
 LONG_ROWS = 1024          # 1024 x 131072 bf16 = 256 MB in: several times the 60 MB L2
 SHORT_ROWS = 4096

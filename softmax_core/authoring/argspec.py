@@ -121,6 +121,52 @@ def merge(prefilled: tuple[ArgSpec, ...], given: list[ArgSpec]) -> tuple[ArgSpec
     return tuple(replace(by_name[s.name], tuned=s.tuned) if s.name in by_name else s for s in prefilled)
 
 
+@dataclass(frozen=True)
+class Specialisation:
+    """What Triton's JIT assumes of the values a launch passes, and so what an offline compile must assume
+    to compile the kernel that runs. The JIT compiles an integer argument equal to 1 as the constant 1 (a
+    stride of 1 then tells the compiler the loads are contiguous, so it can vectorise and pipeline them),
+    and marks pointers (torch allocations are 16-byte aligned) and integers that are multiples of 16 as
+    divisible by 16. An integer given no value is compiled for any value: what a launch gets only with a
+    value that is neither 1 nor a multiple of 16."""
+
+    equal_to_one: tuple[str, ...] = ()       # integers given the value 1
+    divisible_by_16: tuple[str, ...] = ()    # pointers, and integers given a multiple of 16
+    no_value: tuple[str, ...] = ()           # integers given no value: compiled unspecialised
+
+
+def jit_specialisation(specs: tuple[ArgSpec, ...], kernel: KernelInfo | None = None) -> Specialisation:
+    """The specialisation Triton's JIT gives a launch with these specs' values (honouring the kernel's
+    do_not_specialize and do_not_specialize_on_alignment)."""
+    frozen = set(kernel.do_not_specialize) if kernel else set()
+    unaligned = frozen | (set(kernel.do_not_specialize_on_alignment) if kernel else set())
+    ones, divisible, no_value = [], [], []
+    for spec in specs:
+        if spec.kind == "pointer":
+            if spec.name not in unaligned:
+                divisible.append(spec.name)
+            continue
+        if spec.kind != "scalar" or not spec.dtype or spec.dtype[0] not in "iu" or spec.dtype == "i1":
+            continue
+        if spec.value is None:
+            no_value.append(spec.name)
+        elif isinstance(spec.value, int) and not isinstance(spec.value, bool) and spec.name not in frozen:
+            if spec.value == 1:
+                ones.append(spec.name)
+            elif spec.value % 16 == 0 and spec.name not in unaligned:
+                divisible.append(spec.name)
+    return Specialisation(tuple(ones), tuple(divisible), tuple(no_value))
+
+
+def specialised_inputs(specs: tuple[ArgSpec, ...], specialisation: Specialisation,
+                       config: ConfigSpec | None = None) -> tuple[tuple, tuple]:
+    """compile_inputs as the JIT compiles them: each integer equal to one becomes the constant 1."""
+    signature, constexprs = compile_inputs(specs, config)
+    ones = set(specialisation.equal_to_one)
+    signature = tuple((name, "constexpr" if name in ones else kind) for name, kind in signature)
+    return signature, constexprs + tuple((name, 1) for name in specialisation.equal_to_one)
+
+
 def compile_inputs(specs: tuple[ArgSpec, ...], config: ConfigSpec | None = None) -> tuple[tuple, tuple]:
     """(signature, constexprs) for one compile, as CompileJob takes them; a config's values win."""
     overrides = dict(config.constexprs) if config else {}

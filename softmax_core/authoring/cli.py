@@ -105,6 +105,9 @@ def main(argv: list[str]) -> int:
     by_key = {g.key: g for g in gpus}
     rows = [ki.inspect_variant(by_key[v.gpu], v, ki.grid_programs(grid), moved, args.flops, args.precision).as_json()
             for v in report.variants]
+    specialised = asdict(report.specialisation) if report.specialisation else None
+    for row in rows:
+        row["specialisation"] = specialised       # what the compile assumed of the values (as the JIT would)
     result: object = rows
     if args.measure:
         m = measure.measure(kernel_file, report.kernel, specs, sizes, grid, args.num_warps, args.num_stages,
@@ -123,6 +126,11 @@ def main(argv: list[str]) -> int:
         print(json.dumps(result))
     else:
         print(table(rows))
+        if specialised:
+            print("specialised as Triton's JIT would: equal to 1 (constant): "
+                  f"{', '.join(specialised['equal_to_one']) or '-'}; divisible by 16: "
+                  f"{', '.join(specialised['divisible_by_16']) or '-'}; no value (unspecialised): "
+                  f"{', '.join(specialised['no_value']) or '-'}")
         if args.measure:
             print(json.dumps(result["measurement"], indent=1))
         if args.interpret:

@@ -43,6 +43,8 @@ class KernelInfo:
     params: tuple[Param, ...]
     configs: tuple[ConfigSpec, ...] = ()     # autotune configs; empty for a plain @triton.jit
     autotune_key: tuple[str, ...] = ()
+    do_not_specialize: tuple[str, ...] = ()               # @triton.jit(do_not_specialize=...), as names
+    do_not_specialize_on_alignment: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -121,7 +123,7 @@ def _kernel_info(scope: Scope, fn: ast.FunctionDef) -> KernelInfo:
             or len(paths) > 2 or (len(paths) == 2 and paths[0] != "triton.autotune"):
         bad = next((d for d, p in zip(fn.decorator_list, paths) if p not in ("triton.jit", "triton.autotune")), fn)
         raise refuse("function_not_jit" if not fn.decorator_list else "decorator_not_allowed", bad, fn.name)
-    configs, key = (), ()
+    configs, key, jit_options = (), (), {}
     for decorator, path in zip(fn.decorator_list, paths):
         if isinstance(decorator, ast.Call):
             options = _check_options(scope, decorator, AUTOTUNE_OPTIONS if path == "triton.autotune" else JIT_OPTIONS)
@@ -130,6 +132,8 @@ def _kernel_info(scope: Scope, fn: ast.FunctionDef) -> KernelInfo:
                 if not configs or not all(isinstance(c, ConfigSpec) for c in configs):
                     raise refuse("decorator_not_allowed", decorator, "configs")
                 key = tuple(str(k) for k in options.get("key") or ())
+            else:
+                jit_options = options
         elif path == "triton.autotune":
             raise refuse("decorator_not_allowed", decorator, "autotune")
     args = fn.args
@@ -154,7 +158,17 @@ def _kernel_info(scope: Scope, fn: ast.FunctionDef) -> KernelInfo:
         constexpr = annotation is not None and annotation.split(".")[-1].strip("'\"") == "constexpr"
         params.append(Param(arg.arg, constexpr, annotation, default is not None, value))
     check_body(scope, fn.body, bound_names(fn))
-    return KernelInfo(fn.name, fn.lineno, tuple(params), configs, key)
+    names = [p.name for p in params]
+
+    def as_names(option: str) -> tuple[str, ...]:
+        # Triton takes parameter names or indices; anything else names nothing
+        given = jit_options.get(option) or ()
+        given = given if isinstance(given, (tuple, list)) else (given,)
+        return tuple(names[g] if isinstance(g, int) and 0 <= g < len(names) else g for g in given
+                     if (isinstance(g, int) and 0 <= g < len(names)) or g in names)
+
+    return KernelInfo(fn.name, fn.lineno, tuple(params), configs, key, as_names("do_not_specialize"),
+                      as_names("do_not_specialize_on_alignment"))
 
 
 def _module_constant(scope: Scope, stmt: ast.stmt) -> None:

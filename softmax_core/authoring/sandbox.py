@@ -79,6 +79,7 @@ class CompileReport:
     variants: tuple[Variant, ...]
     refused: Refusal | None = None
     stderr_tail: str = field(default="", compare=False)
+    specialisation: argspec.Specialisation | None = None     # what the compile assumed of the values
 
 
 def _json_value(value):
@@ -116,11 +117,12 @@ def variants_for(kernel_file: KernelFile, kernel: str, specs: tuple[argspec.ArgS
                  num_warps: int, num_stages: int) -> list[dict]:
     """Every (GPU, config) to compile: each autotune config where the kernel has them, else the user's."""
     info = kernel_file.kernel(kernel)
+    specialisation = argspec.jit_specialisation(specs, info)
     configs: list[ConfigSpec | None] = list(info.configs) or [None]
     out = []
     for gpu in gpus:
         for index, config in enumerate(configs):
-            _, constexprs = argspec.compile_inputs(specs, config)
+            _, constexprs = argspec.specialised_inputs(specs, specialisation, config)
             out.append({"gpu": gpu.key, "target": list(gpu.compile_target),
                         "config": None if config is None else index,
                         # a triton.Config that names no num_warps / num_stages runs with triton's defaults
@@ -128,15 +130,6 @@ def variants_for(kernel_file: KernelFile, kernel: str, specs: tuple[argspec.ArgS
                         "num_stages": (config.num_stages or CONFIG_DEFAULT_STAGES) if config else num_stages,
                         "constexprs": [[n, _json_value(v)] for n, v in constexprs]})
     return out
-
-
-def divisible_arguments(specs: tuple[argspec.ArgSpec, ...]) -> tuple[str, ...]:
-    """Parameters a launch would show Triton as multiples of 16: pointers (allocations are aligned) and
-    integers given a value divisible by 16. Triton's JIT specialises on this, so compiling with it is
-    compiling what runs."""
-    return tuple(s.name for s in specs if s.kind == "pointer" or
-                 (s.kind == "scalar" and isinstance(s.value, int) and not isinstance(s.value, bool)
-                  and s.value % 16 == 0 and s.dtype and s.dtype[0] in "iu"))
 
 
 def compile_kernel(kernel_file: KernelFile, kernel: str | None, specs: tuple[argspec.ArgSpec, ...],
@@ -147,9 +140,11 @@ def compile_kernel(kernel_file: KernelFile, kernel: str | None, specs: tuple[arg
     variants = variants_for(kernel_file, name, specs, gpus, num_warps, num_stages)
     for index, variant in enumerate(variants):
         variant["index"] = index
-    signature, _ = argspec.compile_inputs(specs, (kernel_file.kernel(name).configs or (None,))[0])
+    info = kernel_file.kernel(name)
+    specialisation = argspec.jit_specialisation(specs, info)
+    signature, _ = argspec.specialised_inputs(specs, specialisation, (info.configs or (None,))[0])
     request = {"source": kernel_file.source, "kernel": name, "signature": [list(p) for p in signature],
-               "divisible": list(divisible_arguments(specs)), "variants": variants}
+               "divisible": list(specialisation.divisible_by_16), "variants": variants}
     replies, stderr_tail, timed_out = _run_child(request, limits)
     results = []
     for variant in variants:
@@ -165,7 +160,8 @@ def compile_kernel(kernel_file: KernelFile, kernel: str | None, specs: tuple[arg
         else:
             results.append(Variant(**base, failure=CompileFailure(**reply["failure"]), seconds=reply["seconds"]))
     refused = replies.get("refused")
-    return CompileReport(name, tuple(results), Refusal(**refused) if refused else None, stderr_tail)
+    return CompileReport(name, tuple(results), Refusal(**refused) if refused else None, stderr_tail,
+                         specialisation)
 
 
 def _run_child(request: dict, limits: SandboxLimits) -> tuple[dict, str, bool]:
@@ -221,4 +217,4 @@ def refuse_or_compile(source: str, kernel: str | None, given: list[str], gpus: l
 
 
 __all__ = ["CompileFailure", "CompileReport", "SandboxLimits", "SourceRefused", "Variant", "bootstrap", "child_env",
-           "compile_kernel", "divisible_arguments", "limit_child", "refuse_or_compile", "variants_for"]
+           "compile_kernel", "limit_child", "refuse_or_compile", "variants_for"]

@@ -11,7 +11,7 @@ COMPILE_FUSES_LESS_WELL   "torch.compile tries the same fusion but can't pull it
 JIT_SCRIPT_FUSES_LESS_WELL the same of torch.jit.script (no provider times it: NOT_MEASURED)
 
 `check_claims` returns one `ClaimCheck` per claim: a verdict code (HOLDS, PARTLY, REFUTED, NOT_MEASURED) and the
-figures it was computed from, for the UI and the docs to put into words. `bounds` gives the figures that explain
+figures it was computed from; softmax_core.words.claims says them (the page and the doc tables alike). `bounds` gives the figures that explain
 them: the GPU's spec peak, the best copy of the sweep, the copy at the smallest N (a few microseconds per call,
 where the launch costs as much as the bytes) and the largest N whose matrices fit in L2.
 
@@ -29,20 +29,33 @@ from softmax_core.bench.records import EAGER, RECORDED_DIR, BenchmarkRun, load_r
 from softmax_core.hardware import dtypes
 from softmax_core.hardware.gpu import GpuSpec, gpu_catalog
 from softmax_core.teaching.memory import memory_traffic
+from softmax_core.words import Code
 
 CHAPTER_RECORDS = RECORDED_DIR / "chapter"
 
-TRITON_ABOVE_TORCH = "triton_above_torch"
-GAP_GROWS_WITH_N = "gap_grows_with_n"
-FUSION_EXPLAINS_GAP = "fusion_explains_gap"
-BELOW_PEAK_FROM_EXP_SUM = "below_peak_from_exp_sum"
-COMPILE_FUSES_LESS_WELL = "compile_fuses_less_well"
-JIT_SCRIPT_FUSES_LESS_WELL = "jit_script_fuses_less_well"
-CLAIMS = (TRITON_ABOVE_TORCH, GAP_GROWS_WITH_N, FUSION_EXPLAINS_GAP, BELOW_PEAK_FROM_EXP_SUM,
-          COMPILE_FUSES_LESS_WELL, JIT_SCRIPT_FUSES_LESS_WELL)
 
-HOLDS, PARTLY, REFUTED, NOT_MEASURED = "holds", "partly", "refuted", "not_measured"
-VERDICTS = (HOLDS, PARTLY, REFUTED, NOT_MEASURED)
+
+class Claim(Code):
+    """What the chapter says in Step 5, in its order (words: softmax_core/words/chapter.*.toml)."""
+    TRITON_ABOVE_TORCH = "triton_above_torch"
+    GAP_GROWS_WITH_N = "gap_grows_with_n"
+    FUSION_EXPLAINS_GAP = "fusion_explains_gap"
+    BELOW_PEAK_FROM_EXP_SUM = "below_peak_from_exp_sum"
+    COMPILE_FUSES_LESS_WELL = "compile_fuses_less_well"
+    JIT_SCRIPT_FUSES_LESS_WELL = "jit_script_fuses_less_well"
+
+
+class Verdict(Code):
+    """What the record says of a claim."""
+    HOLDS = "holds"
+    PARTLY = "partly"
+    REFUTED = "refuted"
+    NOT_MEASURED = "not_measured"
+
+
+(TRITON_ABOVE_TORCH, GAP_GROWS_WITH_N, FUSION_EXPLAINS_GAP, BELOW_PEAK_FROM_EXP_SUM, COMPILE_FUSES_LESS_WELL,
+ JIT_SCRIPT_FUSES_LESS_WELL) = CLAIMS = tuple(Claim)
+HOLDS, PARTLY, REFUTED, NOT_MEASURED = VERDICTS = tuple(Verdict)
 
 # A comparison "holds" when A is clearly ahead at this share of the sizes or more, is "refuted" below REFUTED_SHARE.
 HOLDS_SHARE, REFUTED_SHARE = 0.9, 0.5
@@ -58,8 +71,8 @@ TUNED_AT_COPY = 0.95       # a kernel doing the same exp and sum within this fra
 
 @dataclass(frozen=True)
 class ClaimCheck:
-    claim: str                                   # one of CLAIMS
-    verdict: str                                 # one of VERDICTS
+    claim: Claim
+    verdict: Verdict
     figures: dict = field(default_factory=dict)  # what the verdict was computed from (numbers, lists of N)
 
 

@@ -19,8 +19,8 @@ from typing import Callable, Sequence
 import pandas as pd
 import torch
 
-from softmax_core.bench.harness import Timer, compile_limits, default_timer, exclusive_gpu, gbps, mismatch, \
-    timer_figures, timer_kind
+from softmax_core.bench.harness import compile_limits, exclusive_gpu, gbps, mismatch
+from softmax_core.bench.timers import Timer, default_timer, timer_figures, timer_kind
 from softmax_core.bench.providers import NotTimed, not_timed_by
 from softmax_core.words import Coded
 from softmax_core.bench.records import TIME_COLUMNS, BenchmarkRun, provenance

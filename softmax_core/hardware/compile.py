@@ -62,12 +62,12 @@ class CompileJob:
     divisible: tuple = ()
 
     def key(self) -> str:
-        return _job_key(self)
+        return job_key(self)
 
 
 @lru_cache(maxsize=None)
 def _kernel_source(ref: str) -> str:
-    fn = _resolve(ref)
+    fn = resolve_kernel(ref)
     return inspect.getsource(getattr(fn, "fn", fn))
 
 
@@ -87,7 +87,7 @@ def toolchain(target: tuple) -> str:
 
         ptxas = get_ptxas(arch).path
     except (ImportError, AttributeError, TypeError):  # older triton: one ptxas for every architecture
-        ptxas = _tool("ptxas")
+        ptxas = nvidia_tool("ptxas")
     try:
         text = subprocess.run([ptxas, "--version"], capture_output=True, text=True, check=True).stdout
         found = re.search(r"release ([\d.]+), V([\d.]+)", text)
@@ -98,8 +98,9 @@ def toolchain(target: tuple) -> str:
 
 
 @lru_cache(maxsize=4096)
-def _job_key(job: "CompileJob", version: int = RESOURCE_READER_VERSION) -> str:
-    # The toolchain is part of the key: a new triton or ptxas may allocate registers differently.
+def job_key(job: "CompileJob", version: int = RESOURCE_READER_VERSION) -> str:
+    """The compile cache's name for a job's results (memoised: `job_key.cache_clear()` forgets the names).
+    The toolchain is part of the key: a new triton or ptxas may allocate registers differently."""
     blob = json.dumps([version, toolchain(tuple(job.target)), _kernel_source(job.kernel),
                        asdict(job)], sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
@@ -132,12 +133,14 @@ def cache_dir() -> Path:
     return path
 
 
-def _resolve(ref: str):
+def resolve_kernel(ref: str):
+    """The kernel a "module:name" reference names (a CompileJob names its kernel so)."""
     module, name = ref.split(":")
     return getattr(importlib.import_module(module), name)
 
 
-def _tool(name: str) -> str:
+def nvidia_tool(name: str) -> str:
+    """The path of one of the CUDA tools triton ships (ptxas, cuobjdump, nvdisasm)."""
     import triton
 
     return str(Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / name)
@@ -149,7 +152,7 @@ def compile_for_target(job: CompileJob, want_asm: bool = False) -> KernelResourc
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    fn = _resolve(job.kernel)
+    fn = resolve_kernel(job.kernel)
     names = [name for name, _ in job.signature]
     attrs = {(names.index(name),): [["tt.divisibility", 16]] for name in job.divisible}
     src = ASTSource(fn=fn, signature=dict(job.signature), constexprs=dict(job.constexprs), attrs=attrs)
@@ -185,13 +188,13 @@ def compile_for_target(job: CompileJob, want_asm: bool = False) -> KernelResourc
         with tempfile.TemporaryDirectory() as tmp:
             cubin = Path(tmp) / "kernel.cubin"
             cubin.write_bytes(compiled.asm["cubin"])
-            usage = subprocess.run([_tool("cuobjdump"), "--dump-resource-usage", str(cubin)],
+            usage = subprocess.run([nvidia_tool("cuobjdump"), "--dump-resource-usage", str(cubin)],
                                    capture_output=True, text=True, check=True).stdout
             if want_asm:
                 asm["ptx"] = compiled.asm["ptx"]
                 # -g: each run of instructions headed by the source line it comes from (the cubin's
                 # .debug_line, which Triton has ptxas write), so SASS links to the kernel's lines as PTX does
-                asm["sass"] = subprocess.run([_tool("nvdisasm"), "-c", "-g", str(cubin)],
+                asm["sass"] = subprocess.run([nvidia_tool("nvdisasm"), "-c", "-g", str(cubin)],
                                              capture_output=True, text=True).stdout
         regs = int(re.search(r"REG:(\d+)", usage).group(1))
         # Registers that did not fit were spilled to the thread's stack / local memory (slow, in DRAM/L1):
@@ -276,7 +279,7 @@ def kernel_resources(job: CompileJob, want_asm: bool = False) -> KernelResources
         return hit
     suffix = f"{'-asm' if want_asm else ''}.json"
     path = cache_dir() / f"{key}{suffix}"
-    result = _read_cached(path, cache_dir() / f"{_job_key(job, WORDED_READER_VERSION)}{suffix}")
+    result = _read_cached(path, cache_dir() / f"{job_key(job, WORDED_READER_VERSION)}{suffix}")
     if result is not None:
         _memory[(key, want_asm)] = result
         return result

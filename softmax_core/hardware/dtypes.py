@@ -38,6 +38,8 @@ DTYPES: dict[str, DType] = {d.name: d for d in (
 TUTORIAL_DTYPES: tuple[str, ...] = tuple(name for name, d in DTYPES.items() if d.tolerance is not None)
 TUNED_DTYPES: tuple[str, ...] = tuple(DTYPES)
 _BY_TORCH = {d.torch: d for d in DTYPES.values()}
+# The 2-byte floats: what the kernels may read in half precision and write as float32 in the same pass.
+HALF_PRECISION: tuple[torch.dtype, ...] = tuple(d.torch for d in DTYPES.values() if d.size == 2)
 
 
 def of(dtype: torch.dtype | str, allowed: tuple[str, ...] = TUNED_DTYPES) -> DType:

@@ -26,24 +26,7 @@ from softmax_core.hardware import runtime  # noqa: F401  (must come first: it pi
 import triton
 import triton.language as tl
 
-
-
-@triton.jit
-def _exp(x, FP64: tl.constexpr):
-    # float32: exp(x) = exp2(x * log2(e)), the GPU's native instruction; float64 keeps the exact exp.
-    if FP64:
-        return tl.exp(x)
-    else:
-        return tl.exp2(x * 1.4426950408889634)
-
-
-@triton.jit
-def _acc(x, FP64: tl.constexpr):
-    # The accumulation type: float64 for float64 input, float32 for everything else.
-    if FP64:
-        return x.to(tl.float64)
-    else:
-        return x.to(tl.float32)
+from softmax_core.kernels.tuned import fast_exp, upcast
 
 
 @triton.jit
@@ -71,30 +54,30 @@ def softmax_any_dim_kernel(
     if ONE_PASS:
         mask = (steps < n_reduce)[:, None] & col_ok[None, :]
         r64 = steps.to(tl.int64)[:, None]
-        x = _acc(tl.load(x_tile + r64 * x_reduce_stride, mask=mask, other=float("-inf"),
+        x = upcast(tl.load(x_tile + r64 * x_reduce_stride, mask=mask, other=float("-inf"),
                          eviction_policy="evict_first"), FP64)
         col_max = tl.max(x, axis=0)
         if SAFE:  # a column of only -inf gives zeros instead of NaN
             col_max = tl.where(col_max == float("-inf"), 0.0, col_max)
-        numerator = _exp(x - col_max[None, :], FP64)
+        numerator = fast_exp(x - col_max[None, :], FP64)
         col_sum = tl.sum(numerator, axis=0)
         inv_sum = 1.0 / col_sum
         if SAFE:
             inv_sum = tl.where(col_sum == 0.0, 0.0, inv_sum)
         tl.store(y_tile + r64 * y_reduce_stride, numerator * inv_sum[None, :], mask=mask)
     else:
-        run_max = _acc(tl.full((BLOCK_I,), float("-inf"), tl.float32), FP64)
-        run_sum = _acc(tl.zeros((BLOCK_I,), tl.float32), FP64)
+        run_max = upcast(tl.full((BLOCK_I,), float("-inf"), tl.float32), FP64)
+        run_sum = upcast(tl.zeros((BLOCK_I,), tl.float32), FP64)
         n_chunks = tl.cdiv(n_reduce, BLOCK_R)
         for c in range(0, n_chunks):
             r = c * BLOCK_R + steps
             mask = (r < n_reduce)[:, None] & col_ok[None, :]
-            x = _acc(tl.load(x_tile + r.to(tl.int64)[:, None] * x_reduce_stride, mask=mask, other=float("-inf"),
+            x = upcast(tl.load(x_tile + r.to(tl.int64)[:, None] * x_reduce_stride, mask=mask, other=float("-inf"),
                              eviction_policy="evict_last"), FP64)
             new_max = tl.maximum(run_max, tl.max(x, axis=0))
             # While a column has seen only -inf, shift by 0: -inf - (-inf) would be NaN.
             shift = tl.where(new_max == float("-inf"), 0.0, new_max)
-            run_sum = run_sum * _exp(run_max - shift, FP64) + tl.sum(_exp(x - shift[None, :], FP64), axis=0)
+            run_sum = run_sum * fast_exp(run_max - shift, FP64) + tl.sum(fast_exp(x - shift[None, :], FP64), axis=0)
             run_max = new_max
         if SAFE:
             run_max = tl.where(run_max == float("-inf"), 0.0, run_max)
@@ -105,9 +88,9 @@ def softmax_any_dim_kernel(
             r = (n_chunks - 1 - c) * BLOCK_R + steps
             mask = (r < n_reduce)[:, None] & col_ok[None, :]
             r64 = r.to(tl.int64)[:, None]
-            x = _acc(tl.load(x_tile + r64 * x_reduce_stride, mask=mask, other=float("-inf"),
+            x = upcast(tl.load(x_tile + r64 * x_reduce_stride, mask=mask, other=float("-inf"),
                              eviction_policy="evict_first"), FP64)
-            tl.store(y_tile + r64 * y_reduce_stride, _exp(x - run_max[None, :], FP64) * inv_sum[None, :], mask=mask,
+            tl.store(y_tile + r64 * y_reduce_stride, fast_exp(x - run_max[None, :], FP64) * inv_sum[None, :], mask=mask,
                      eviction_policy="evict_first")
 
 
@@ -125,24 +108,24 @@ def softmax_backward_any_dim_kernel(
     if ONE_PASS:
         mask = (steps < n_reduce)[:, None] & col_ok[None, :]
         at = offsets + steps.to(tl.int64)[:, None] * reduce_stride
-        y = _acc(tl.load(y_ptr + at, mask=mask, other=0.0), FP64)
-        dy = _acc(tl.load(dy_ptr + at, mask=mask, other=0.0), FP64)
+        y = upcast(tl.load(y_ptr + at, mask=mask, other=0.0), FP64)
+        dy = upcast(tl.load(dy_ptr + at, mask=mask, other=0.0), FP64)
         dot = tl.sum(y * dy, axis=0)
         tl.store(dx_ptr + at, y * (dy - dot[None, :]), mask=mask)
     else:
-        dot = _acc(tl.zeros((BLOCK_I,), tl.float32), FP64)
+        dot = upcast(tl.zeros((BLOCK_I,), tl.float32), FP64)
         n_chunks = tl.cdiv(n_reduce, BLOCK_R)
         for c in range(0, n_chunks):
             r = c * BLOCK_R + steps
             mask = (r < n_reduce)[:, None] & col_ok[None, :]
             at = offsets + r.to(tl.int64)[:, None] * reduce_stride
-            y = _acc(tl.load(y_ptr + at, mask=mask, other=0.0, eviction_policy="evict_last"), FP64)
-            dy = _acc(tl.load(dy_ptr + at, mask=mask, other=0.0, eviction_policy="evict_last"), FP64)
+            y = upcast(tl.load(y_ptr + at, mask=mask, other=0.0, eviction_policy="evict_last"), FP64)
+            dy = upcast(tl.load(dy_ptr + at, mask=mask, other=0.0, eviction_policy="evict_last"), FP64)
             dot += tl.sum(y * dy, axis=0)
         for c in range(0, n_chunks):
             r = (n_chunks - 1 - c) * BLOCK_R + steps
             mask = (r < n_reduce)[:, None] & col_ok[None, :]
             at = offsets + r.to(tl.int64)[:, None] * reduce_stride
-            y = _acc(tl.load(y_ptr + at, mask=mask, other=0.0, eviction_policy="evict_first"), FP64)
-            dy = _acc(tl.load(dy_ptr + at, mask=mask, other=0.0, eviction_policy="evict_first"), FP64)
+            y = upcast(tl.load(y_ptr + at, mask=mask, other=0.0, eviction_policy="evict_first"), FP64)
+            dy = upcast(tl.load(dy_ptr + at, mask=mask, other=0.0, eviction_policy="evict_first"), FP64)
             tl.store(dx_ptr + at, y * (dy - dot[None, :]), mask=mask, eviction_policy="evict_first")

@@ -15,13 +15,15 @@ from softmax_core.hardware import dtypes
 from softmax_core.hardware.gpu import default_gpu
 from softmax_core.kernels.any_dim import softmax_any_dim_kernel, softmax_backward_any_dim_kernel
 from softmax_core.hardware import runtime
+from softmax_core.launch.fast import KeptLaunch, trailing_values
 from softmax_core.plans.any_dim import AnyDimPlan, ReductionLayout, plan_any_dim, reduction_layout
 
 
-def launch(kernel, grid: tuple, args: tuple, constexprs: tuple, num_warps: int) -> None:
-    """Through Triton's JIT (one launch at a time under the interpreter)."""
+def launch(kernel, grid: tuple, args: tuple, constexprs: tuple, num_warps: int):
+    """Through Triton's JIT (one launch at a time under the interpreter); the compiled kernel (None under the
+    interpreter)."""
     with runtime.one_launch_at_a_time():
-        kernel[grid](*args, **dict(constexprs), num_warps=num_warps, num_stages=1)
+        return kernel[grid](*args, **dict(constexprs), num_warps=num_warps, num_stages=1)
 
 
 @lru_cache(maxsize=4096)
@@ -67,11 +69,10 @@ def any_dim_backward(y: torch.Tensor, dy: torch.Tensor, layout: ReductionLayout,
 
 class AnyDimSoftmax(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, x: torch.Tensor, dim: int, layout: ReductionLayout, safe: bool,
-                out_dtype: torch.dtype) -> torch.Tensor:
-        y = any_dim_forward(x, layout, safe, out_dtype)
+    def forward(ctx, x: torch.Tensor, ready: "ReadyAnyDim") -> torch.Tensor:
+        y = ready(x)                     # the ready call's launch: kept after the first
         ctx.save_for_backward(y)
-        ctx.dim, ctx.layout, ctx.grad_dtype = dim, layout, x.dtype
+        ctx.dim, ctx.layout, ctx.grad_dtype = ready.dim, ready.layout, x.dtype
         return y
 
     @staticmethod
@@ -82,29 +83,47 @@ class AnyDimSoftmax(torch.autograd.Function):
             dx = (y * (dy - (y * dy).sum(ctx.dim, keepdim=True))).to(ctx.grad_dtype)
         else:
             dx = any_dim_backward(y, dy, ctx.layout, ctx.grad_dtype)
-        return dx, None, None, None, None
+        return dx, None
 
 
 class ReadyAnyDim:
-    """One eager forward call over a non-contiguous axis, ready to replay from launch/api.py's dictionary of
-    ready calls: the layout and plan are decided, a call allocates y and launches. (`go` is None: the
-    dictionary's kept-launcher shortcut is the row kernels'.)"""
+    """One eager call over a non-contiguous axis, ready to replay from launch/api.py's dictionary of ready
+    calls: the layout and plan are decided; a call allocates y and launches, through the kept launcher
+    (fast.py) once the first launch through the JIT has compiled the kernel. With grad, the call is recorded
+    by AnyDimSoftmax. (`go` is None and `plain` False: api.softmax's shortcut is the row kernels'.)"""
 
-    __slots__ = ("args", "constexprs", "grid", "num_warps", "dtype")
+    __slots__ = ("args", "constexprs", "grid", "num_warps", "dtype", "dim", "layout", "kept")
     go = None
-    plain_output = False
+    plain = False
+    grad_direct = False
 
-    def __init__(self, plan: AnyDimPlan, layout: ReductionLayout, safe: bool, out_dtype: torch.dtype, fp64: bool):
+    def __init__(self, plan: AnyDimPlan, layout: ReductionLayout, safe: bool, out_dtype: torch.dtype, fp64: bool,
+                 dim: int):
         self.args = (layout.outer_stride, layout.reduce_stride, layout.outer_stride, layout.reduce_stride,
                      layout.n_reduce, layout.n_inner)
         self.constexprs = (("BLOCK_R", plan.block_r), ("BLOCK_I", plan.block_i), ("ONE_PASS", plan.one_pass),
                            ("SAFE", safe), ("FP64", fp64))
         self.grid, self.num_warps, self.dtype = plan.grid, plan.num_warps, out_dtype
+        self.dim, self.layout = dim, layout
+        self.kept = None
+
+    def run(self, x: torch.Tensor, y: torch.Tensor):
+        return launch(softmax_any_dim_kernel, self.grid, (x, y) + self.args, self.constexprs, self.num_warps)
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         y = torch.empty_like(x, dtype=self.dtype)
-        launch(softmax_any_dim_kernel, self.grid, (x, y) + self.args, self.constexprs, self.num_warps)
+        if self.kept is not None:
+            self.kept(x, y)
+            return y
+        compiled = self.run(x, y)
+        if compiled is not None:
+            tail = trailing_values(softmax_any_dim_kernel, 2 + len(self.args), self.constexprs)
+            self.kept = (KeptLaunch(compiled, self.grid, x.get_device()).bind(2, self.args, tail, None, self.run)
+                         or self.run)
         return y
+
+    def with_grad(self, x: torch.Tensor) -> torch.Tensor:
+        return AnyDimSoftmax.apply(x, self)
 
 
 def softmax_any_dim(x: torch.Tensor, dim: int, safe: bool,
@@ -118,8 +137,8 @@ def softmax_any_dim(x: torch.Tensor, dim: int, safe: bool,
     layout = any_dim_layout(x, dim)
     if layout is None:
         return None
-    if x.requires_grad and torch.is_grad_enabled():
-        return AnyDimSoftmax.apply(x, dim, layout, safe, out_dtype), None
     plan = cached_any_dim_plan(layout, x.dtype, "forward", x.get_device())
-    ready = ReadyAnyDim(plan, layout, safe, out_dtype, x.dtype == torch.float64)
+    ready = ReadyAnyDim(plan, layout, safe, out_dtype, x.dtype == torch.float64, dim)
+    if x.requires_grad and torch.is_grad_enabled():
+        return ready.with_grad(x), ready
     return ready(x), ready

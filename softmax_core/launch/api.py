@@ -15,6 +15,7 @@ from softmax_core.kernels.tutorial import tutorial_softmax_kernel
 from softmax_core.launch import operators
 from softmax_core.launch.launches import (backward_launch, cached_plan, forward_launch, launch_now,  # noqa: F401
                                          rows_unit_stride)
+from softmax_core.launch.autograd import functorch_active, softmax_apply
 from softmax_core.launch.ready import READY, ReadyCall, call_key, remember
 from softmax_core.words import describe
 from softmax_core.plans.tutorial import LaunchPlan, plan_launch
@@ -122,7 +123,7 @@ def output_dtype(x: torch.Tensor, dtype) -> tuple[torch.dtype, torch.dtype]:
         names = ", ".join(dtypes.name_of_any(d) for d in SOFTMAX_DTYPES)
         raise TypeError(f"softmax computes in a floating-point dtype ({names}); dtype={dtypes.name_of_any(dtype)} "
                         f"is not one")
-    if dtype == torch.float32 and x.dtype in (torch.float16, torch.bfloat16):
+    if dtype == torch.float32 and x.dtype in dtypes.HALF_PRECISION:
         return x.dtype, dtype
     return dtype, dtype
 
@@ -159,6 +160,8 @@ def softmax(x: torch.Tensor, dim: int = -1, dtype: torch.dtype | None = None, *,
         ready = READY.get(call_key(x, dim, dtype, safe))
         if ready is not None and _dispatch_modes() == 0:
             if x.requires_grad and _grad_enabled():
+                if ready.grad_direct and not functorch_active():
+                    return softmax_apply(x, ready)       # SoftmaxFunction.apply, its C part called directly
                 return ready.with_grad(x)
             go = ready.go
             if ready.plain and go is not None:
@@ -202,7 +205,10 @@ def _softmax_slow(x, dim, dtype, safe: bool) -> torch.Tensor:
     cast = x.dtype != in_dtype
     x = x.to(in_dtype)              # x itself when no cast is asked for; the ready call's cast is then a no-op
     if (routed := softmax_any_dim(x, dim, safe, out_dtype)) is not None:   # the reduced axis is not unit-stride
-        return routed[0]
+        y, kept = routed
+        if kept is not None and not cast:     # (a kept any-dim call reads x as it comes: no cast in front)
+            remember(key, kept)
+        return y
     ready = ReadyCall(x, dim, safe, out_dtype, cast)
     remember(key, ready)
     return ready.with_grad(x) if x.requires_grad and torch.is_grad_enabled() else ready(x)

@@ -26,13 +26,14 @@ from torch._subclasses.fake_tensor import is_fake
 
 from softmax_core.hardware import dtypes, runtime
 from softmax_core.hardware.gpu import default_gpu
-from softmax_core.kernels.tuned import (NOT_PUBLISHED, SPIN_LIMIT, softmax_backward_rows_kernel,
-                                        softmax_backward_split_kernel, softmax_backward_tiled_kernel,
-                                        softmax_backward_tiled_split_kernel, softmax_rows_kernel, softmax_split_kernel,
-                                        softmax_tiled_kernel)
+from softmax_core.kernels.shared_rows import (NOT_PUBLISHED, SPIN_LIMIT, softmax_backward_split_kernel,
+                                              softmax_backward_tiled_split_kernel, softmax_split_kernel)
+from softmax_core.kernels.tuned import (softmax_backward_rows_kernel, softmax_backward_tiled_kernel,
+                                        softmax_rows_kernel, softmax_tiled_kernel)
 from softmax_core.kernels.any_width import any_width_calls, tiny_rows_calls
 from softmax_core.launch.fast import KeptLaunch, trailing_values
-from softmax_core.plans.tuned import SoftmaxPlan, plan_softmax
+from softmax_core.plans.tuned import SoftmaxPlan
+from softmax_core.plans.choose import plan_softmax
 
 FLOAT64 = dtypes.name(torch.float64)
 

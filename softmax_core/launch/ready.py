@@ -33,12 +33,13 @@ class ReadyCall:
     of any rank, or a matrix with padded rows), so y is allocated in x's shape and nothing is reshaped."""
 
     __slots__ = ("cast", "in_dtype", "out_dtype", "dim", "moved", "direct", "plain", "shape", "n_rows", "n_cols",
-                 "launch", "kept_key", "go", "backward_kept")
+                 "launch", "kept_key", "go", "backward_kept", "same_dtype", "grad_direct")
 
     def __init__(self, x: torch.Tensor, dim: int, safe: bool, out_dtype: torch.dtype, cast: bool):
         """For x already in the dtype the kernel reads; `cast`: the call's own input is cast to it first."""
         in_dtype = x.dtype
         self.cast, self.in_dtype, self.out_dtype, self.dim = cast, in_dtype, out_dtype, dim
+        self.same_dtype = out_dtype == in_dtype
         self.moved = dim != x.ndim - 1
         moved = x.movedim(dim, -1) if self.moved else x
         self.shape = moved.shape                     # y's shape before the dim goes back to its place
@@ -53,6 +54,8 @@ class ReadyCall:
             row_stride = matrix.stride(0)
         # y = empty_like(x) of the call's own x: no cast in front, and y in x's layout and dtype
         self.plain = not cast and self.direct and x.is_contiguous() and out_dtype == in_dtype
+        # with grad: the call's own x goes straight into SoftmaxFunction (a matrix, no cast, nothing to reshape)
+        self.grad_direct = not cast and self.direct and x.ndim == 2
         plan = cached_plan(self.n_rows, self.n_cols, in_dtype, "forward", safe, x.get_device(),
                            launch_aligned(matrix, row_stride))
         self.launch = forward_launch(plan, safe, row_stride, in_dtype, out_dtype)
@@ -80,7 +83,8 @@ class ReadyCall:
             go(x, y)
 
     def forward_matrix(self, matrix: torch.Tensor) -> torch.Tensor:
-        y = _empty_like(matrix, dtype=self.out_dtype)     # rows with unit stride: y is a contiguous matrix
+        # rows with unit stride: y is a contiguous matrix
+        y = _empty_like(matrix) if self.same_dtype else _empty_like(matrix, dtype=self.out_dtype)
         self.launch_on(matrix, y)
         return y
 
@@ -105,7 +109,7 @@ class ReadyCall:
 
     def backward(self, y: torch.Tensor, dy: torch.Tensor) -> torch.Tensor:
         """dx for this call's y (ours: contiguous) and dy (unit-stride rows), in the forward input's dtype."""
-        dx = _empty_like(y, dtype=self.in_dtype)
+        dx = _empty_like(y) if self.same_dtype else _empty_like(y, dtype=self.in_dtype)
         key = (dy.stride(0), dy.dtype, dy.data_ptr() % 16 == 0)
         go = self.backward_kept.get(key)
         if go is not None:

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from softmax_core.hardware import dtypes
 from softmax_core.hardware.gpu import GpuSpec
 from softmax_core.plans.any_dim import AnyDimPlan, ReductionLayout, plan_any_dim, reduction_layout
-from softmax_core.plans.tuned import SoftmaxPlan, plan_softmax
+from softmax_core.plans.tuned import SoftmaxPlan
+from softmax_core.plans.choose import plan_softmax
 
 DIRECTIONS = ("forward", "backward")
 TENSORS_MOVED = {"forward": 2, "backward": 3}      # x in, y out; y and dy in, dx out

@@ -14,7 +14,7 @@ import torch
 import triton
 
 from softmax_core.hardware import dtypes
-from softmax_core.kernels.tuned import SPIN_LIMIT
+from softmax_core.kernels.shared_rows import SPIN_LIMIT
 from softmax_core.hardware.compile import CompileJob, KernelResources, kernel_resources
 from softmax_core.hardware.gpu import GpuSpec, default_gpu
 from softmax_core.hardware.signatures import kernel_signature
@@ -25,10 +25,10 @@ ROWS_KERNEL = {"forward": "softmax_core.kernels.tuned:softmax_rows_kernel",
                "backward": "softmax_core.kernels.tuned:softmax_backward_rows_kernel"}
 TILED_KERNEL = {"forward": "softmax_core.kernels.tuned:softmax_tiled_kernel",
                 "backward": "softmax_core.kernels.tuned:softmax_backward_tiled_kernel"}
-SPLIT_KERNEL = {"forward": "softmax_core.kernels.tuned:softmax_split_kernel",
-                "backward": "softmax_core.kernels.tuned:softmax_backward_split_kernel"}
+SPLIT_KERNEL = {"forward": "softmax_core.kernels.shared_rows:softmax_split_kernel",
+                "backward": "softmax_core.kernels.shared_rows:softmax_backward_split_kernel"}
 # Shared tiled rows: the backward only (the forward's long 2-byte rows take the split path).
-TILED_SPLIT_KERNEL = {"backward": "softmax_core.kernels.tuned:softmax_backward_tiled_split_kernel"}
+TILED_SPLIT_KERNEL = {"backward": "softmax_core.kernels.shared_rows:softmax_backward_tiled_split_kernel"}
 SHARED_ROW_KERNELS = (*SPLIT_KERNEL.values(), *TILED_SPLIT_KERNEL.values())   # they take a slots_ptr
 
 # Every constant below was chosen by measurement on the H200; docs/performance.md, "The plan's constants",
@@ -60,7 +60,7 @@ TILED_WIDE_WARPS = 32
 # A program has at most 1024 threads (CUDA's and HIP's block limit): 32 warps of 32, or 16 wavefronts of 64.
 MAX_THREADS_PER_PROGRAM = 1024
 # Tiled backward for 2-byte types: past TILED_SHARED_FROM_BYTES of y and dy per row, each row is shared by
-# programs that run at once (kernels.tuned.softmax_backward_tiled_split_kernel), each owning about
+# programs that run at once (kernels.shared_rows.softmax_backward_tiled_split_kernel), each owning about
 # TILED_SPAN_BYTES of them, so that the rows in flight fit in L2 for pass 2; TILED_SHARED_TILE-wide tiles,
 # TILED_SHARED_WARPS warps, at most MAX_TILED_SPLIT programs per row. (Sharing the forward's rows measured
 # slower; float32 rows that long take the split path.)
@@ -228,19 +228,6 @@ def launch_divisible(signature: tuple, n_cols: int, aligned: bool) -> tuple[str,
 
 
 PATHS = ("rows", "tiled", "split")
-
-
-def plan_softmax(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, gpu: GpuSpec | None = None,
-                 direction: str = "forward", safe: bool = False, *, path: str | None = None,
-                 aligned: bool = True, edges: bool | None = None) -> SoftmaxPlan:
-    """The plan for an n_rows x n_cols softmax on `gpu`: the path plan_rows_tiled_split chooses, then, where
-    it is faster, the same plan on the any-width kernels (plans/any_width.py: rows of a width Triton cannot
-    prove aligned, and tiny packed rows). `edges` forces the aligned-body choice either way (tests, tuning)."""
-    from softmax_core.plans.any_width import refine
-
-    gpu = gpu or default_gpu()
-    plan = plan_rows_tiled_split(n_rows, n_cols, dtype, gpu, direction, safe, path=path, aligned=aligned)
-    return refine(plan, dtype, path=path, aligned=aligned, edges=edges)
 
 
 def plan_rows_tiled_split(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32,

@@ -15,6 +15,8 @@ from softmax_core.hardware.gpu import GpuSpec, gpu_catalog
 from softmax_core.hardware.occupancy import Limiter
 from softmax_core.hardware.dtypes import element_size
 from softmax_core.teaching.memory import bytes_moved
+from softmax_core.plans.choose import plan_softmax
+from softmax_core.plans.tutorial import plan_launch
 
 KERNELS = ("tutorial", "tuned")
 
@@ -47,9 +49,6 @@ def compare_gpus(kernel: str, n_rows: int, n_cols: int, dtype: torch.dtype = tor
                  gpus: tuple[GpuSpec, ...] | None = None) -> tuple[GpuComparison, ...]:
     """`kernel` ("tutorial" or "tuned") for an n_rows x n_cols matrix of `dtype` on each of `gpus`
     (default: every catalog GPU), in catalog order."""
-    from softmax_core.plans.tuned import plan_softmax
-    from softmax_core.plans.tutorial import plan_launch
-
     if kernel not in KERNELS:
         raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
     for name, value in (("n_rows", n_rows), ("n_cols", n_cols)):

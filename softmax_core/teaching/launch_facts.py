@@ -13,8 +13,10 @@ from dataclasses import dataclass
 
 import torch
 
+from softmax_core.hardware import dtypes
 from softmax_core.hardware.gpu import GpuSpec
 from softmax_core.hardware.occupancy import Limiter
+from softmax_core.plans.tutorial import plan_launch
 
 # What can limit programs per SM on the hardware (softmax_core.hardware.occupancy.LIMITERS without "rows":
 # a small matrix shortens the grid, not what an SM can hold).
@@ -86,9 +88,6 @@ def launch_facts(gpu: GpuSpec, dtype: torch.dtype | str, n_rows: int, n_cols: in
                  num_programs: int | None = None) -> LaunchFacts:
     """The facts of the chapter's kernel launched on `gpu` for an M x N matrix of `dtype` (its registers and
     shared memory from the real compiled kernel: softmax_core.plan_launch)."""
-    from softmax_core.hardware import dtypes
-    from softmax_core.plans.tutorial import plan_launch
-
     return facts_of_plan(plan_launch(n_rows, n_cols, dtypes.torch_dtype(dtype), gpu), num_programs)
 
 

@@ -23,10 +23,10 @@ import torch
 import triton
 
 from softmax_core.hardware import dtypes, runtime
-from softmax_core.kernels import tuned as tuned_kernels
 from softmax_core.teaching.memory import bytes_moved
-from softmax_core.kernels.tuned import (NOT_PUBLISHED, TRACE_TILE_FIELDS, read_published, softmax_split_kernel,
-                            softmax_tiled_kernel)
+from softmax_core.plans.choose import plan_softmax
+from softmax_core.kernels.shared_rows import NOT_PUBLISHED, SPIN_LIMIT, read_published, softmax_split_kernel
+from softmax_core.kernels.tuned import TRACE_TILE_FIELDS, softmax_tiled_kernel
 
 TRACE_DTYPES = dtypes.TUTORIAL_DTYPES         # what a trace takes: float32 and the 2-byte types
 # The interpreter runs a tile of 16K values in a few milliseconds: these caps keep a trace under a second.
@@ -234,7 +234,7 @@ def trace_split(x, split: int = 4, *, safe: bool = False) -> SplitTrace:
     args = (x, y, x.stride(0), y.stride(0), n_rows, n_cols, slots)
     meta = dict(SPLIT=used, PEERS=peers, CHUNK=chunk, SAFE=safe, num_warps=4, num_stages=1)
     if "SPIN" in softmax_split_kernel.arg_names:     # a bounded wait (PHASE 0 only): the library's own limit
-        meta["SPIN"] = tuned_kernels.SPIN_LIMIT
+        meta["SPIN"] = SPIN_LIMIT
     with runtime.one_launch_at_a_time(), np.errstate(invalid="ignore", divide="ignore"):
         softmax_split_kernel[(n_rows * used,)](*args, PHASE=1, **meta)
         words = slots.clone()
@@ -334,8 +334,6 @@ class TiledTraffic:
 def tiled_traffic(n_rows: int, n_cols: int, dtype: torch.dtype, gpu) -> TiledTraffic:
     """The tiled path's plan for this shape on `gpu` (compiled), and the rows it has in flight at once: one
     program per row, as many programs per SM as its registers allow."""
-    from softmax_core.plans.tuned import plan_softmax
-
     if n_rows < 1 or n_cols < 1:
         raise ValueError(f"need a positive shape, got {n_rows} x {n_cols}")
     plan = plan_softmax(n_rows, n_cols, dtype, gpu, path="tiled")

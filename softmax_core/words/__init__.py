@@ -14,5 +14,5 @@ programs" (the number, a space, the word); Chinese needs no plural and writes `{
 A figure that is itself a `Code` is said in words (a limiter figure reads "shared memory", or 共享内存).
 """
 from softmax_core.words.core import (CODE_CLASSES, COMPOSERS, LANGUAGES, TABLES, Code, Coded, Figure,  # noqa: F401
-                                     describe, format_counted, load_tables, piece, words_for)
+                                     describe, format_counted, load_tables, piece, topic_files, words_for)
 import softmax_core.words.compose  # noqa: E402,F401  (registers the composers)

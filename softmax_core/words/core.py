@@ -7,7 +7,7 @@ import tomllib
 from dataclasses import dataclass
 from enum import Enum
 from importlib import resources
-from typing import Callable, Mapping
+from typing import Callable, Iterable, Iterator, Mapping
 
 LANGUAGES = ("en", "zh")
 Figure = int | float | str | bool | None
@@ -70,21 +70,29 @@ def format_counted(text: str, **values) -> str:
     return _COUNTED.format(text, **values) if "|" in text else text.format(**values)
 
 
+def topic_files(entries: Iterable) -> Iterator[tuple[str, str, dict]]:
+    """(file name, language, parsed TOML) of each `<topic>.<lang>.toml` among `entries` (paths, or a package's
+    resources), in name order. An unknown language is an error. The library's words and the app's texts are
+    both kept in such files."""
+    for entry in sorted(entries, key=lambda e: e.name):
+        if not entry.name.endswith(".toml"):
+            continue
+        lang = entry.name.removesuffix(".toml").rsplit(".", 1)[-1]
+        if lang not in LANGUAGES:
+            raise ValueError(f"{entry.name}: unknown language {lang!r}")
+        yield entry.name, lang, tomllib.loads(entry.read_text(encoding="utf-8"))
+
+
 def load_tables() -> dict[str, dict[str, dict[str, str]]]:
     """{lang: {table: {key: words}}} from every `<topic>.<lang>.toml` of this package. A table defined by
     two files of one language is an error: each code's words have one home."""
     tables: dict[str, dict[str, dict[str, str]]] = {lang: {} for lang in LANGUAGES}
     origin: dict[tuple[str, str], str] = {}
-    for entry in sorted(resources.files("softmax_core.words").iterdir(), key=lambda e: e.name):
-        if not entry.name.endswith(".toml"):
-            continue
-        topic, lang = entry.name.removesuffix(".toml").rsplit(".", 1)
-        if lang not in LANGUAGES:
-            raise ValueError(f"{entry.name}: unknown language {lang!r}")
-        for table, words in tomllib.loads(entry.read_text(encoding="utf-8")).items():
+    for name, lang, parsed in topic_files(resources.files("softmax_core.words").iterdir()):
+        for table, words in parsed.items():
             if (table, lang) in origin:
-                raise ValueError(f"[{table}] ({lang}) is in {origin[table, lang]} and {entry.name}")
-            origin[table, lang] = entry.name
+                raise ValueError(f"[{table}] ({lang}) is in {origin[table, lang]} and {name}")
+            origin[table, lang] = name
             tables[lang][table] = {key: text.strip("\n") for key, text in words.items()}
     return tables
 

@@ -258,7 +258,7 @@ def shown_sources() -> dict[str, tuple[str, ...]]:
     """Every code the pages show in a code panel (explorer_ui.code), by name."""
     from explorer_ui import code
     from explorer_ui import long_row_frames as lr
-    from softmax_core.kernels.tuned import softmax_split_kernel
+    from softmax_core.kernels.shared_rows import softmax_split_kernel
 
     return {"tutorial kernel": code.kernel_source(), "naive_softmax": code.naive_source(),
             "tiled kernel": lr.tiled_kernel_lines(), "split kernel": lr.kernel_lines_of(softmax_split_kernel),
@@ -338,13 +338,13 @@ def test_a_bold_term_that_becomes_a_link_stays_bold_next_to_chinese():
 def test_the_timers_description_is_said_in_chinese(timer, monkeypatch):
     """The benchmark provenance's `timer` entry, as the harness records it today, reads as Chinese."""
     from explorer_ui import recorded_text
-    from softmax_core.bench import harness
+    from softmax_core.bench import timers
 
-    clock = getattr(harness, timer)()
-    info = {"timer": clock.kind.value, "timer_figures": harness.timer_figures(clock)}
+    clock = getattr(timers, timer)()
+    info = {"timer": clock.kind.value, "timer_figures": timers.timer_figures(clock)}
     _read_in("zh", monkeypatch)
     said = recorded_text.provenance_value(info, "timer")
-    assert said != harness.describe_timer(clock) and not english_runs(said, PROSE_RUN), said
+    assert said != timers.describe_timer(clock) and not english_runs(said, PROSE_RUN), said
 
 
 @pytest.mark.parametrize("view", ["eager", "cudagraph"])

@@ -361,16 +361,18 @@ def test_prewarm_starts_once_per_server_and_not_when_switched_off(monkeypatch):
     from explorer_ui import prewarm
 
     launched = []
-    monkeypatch.setattr(prewarm, "_started", False)
-    monkeypatch.setattr(prewarm, "_process", None)
+    prewarm.forget_start()
     monkeypatch.setattr(prewarm, "launch", lambda defaults_only=False: launched.append(defaults_only) or "child")
-    monkeypatch.setenv(prewarm.ENV, "0")
-    app_on("app.py")
-    assert launched == []
-    monkeypatch.setenv(prewarm.ENV, "1")
-    app_on("app.py")
-    app_on(script("memory"))                         # a second session: nothing new starts
-    assert launched == [False]
+    try:
+        monkeypatch.setenv(prewarm.ENV, "0")
+        app_on("app.py")
+        assert launched == []
+        monkeypatch.setenv(prewarm.ENV, "1")
+        app_on("app.py")
+        app_on(script("memory"))                     # a second session: nothing new starts
+        assert launched == [False]
+    finally:
+        prewarm.forget_start()
 
 
 # Every page at its defaults (each in a new session: links from one page don't carry over), the GPU page last,

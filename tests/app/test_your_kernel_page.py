@@ -23,8 +23,12 @@ def test_an_example_compiles_and_shows_its_figures(lang, monkeypatch):
     at.multiselect(key="yk_gpus").set_value(["a100-80gb", "mi300x"]).run()
     at.button(key="yk_compile").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    table = at.table[0].value
+    tables = [t.value for t in at.table]
+    table = next(t for t in tables if TEXT["yk_col_registers"][lang] in t.columns)
     assert len(table) == 2 and table[TEXT["yk_col_registers"][lang]].iloc[0] > 0   # from the compile
+    recorded = next(t for t in tables if TEXT["yk_rcol_driver"][lang] in t.columns)   # the H200 record
+    assert len(recorded) == 4 and recorded[TEXT["yk_rcol_driver"][lang]].min() > 0
+    assert any(TEXT["yk_specialisation"][lang].split("{")[0] in c.value for c in at.caption)
     assert any(TEXT["yk_measure_off"][lang].split("{")[0] in c.value for c in at.caption)
     assert "k" in at.query_params                               # the state, source included, is in the URL
 

@@ -45,9 +45,10 @@ CUT_JS = """() => {
   return cut;
 }"""
 
-# The per-GPU table: its header texts and its number of body rows.
+# The per-GPU table (not the H200 record in its expander): its header texts and its number of body rows.
 TABLE_JS = """() => {
-  const table = document.querySelector('[data-testid="stMain"] [data-testid="stTable"] table');
+  const table = Array.from(document.querySelectorAll('[data-testid="stMain"] [data-testid="stTable"] table'))
+    .find(t => !t.closest('[data-testid="stExpander"]'));
   if (!table) return null;
   return {headers: Array.from(table.querySelectorAll('thead th')).map(th => th.innerText.trim()),
           rows: table.querySelectorAll('tbody tr').length,

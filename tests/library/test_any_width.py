@@ -6,7 +6,7 @@ import torch
 import softmax_core as sc
 from tests.support.reference import TOLERANCE, reference_softmax
 from softmax_core.hardware.gpu import catalog_gpu
-from softmax_core.plans.tuned import plan_softmax
+from softmax_core.plans.choose import plan_softmax
 
 H200 = catalog_gpu("h200")
 

@@ -179,3 +179,43 @@ def test_every_peak_rate_has_a_source_and_a_missing_one_says_why():
             assert re.search(r"\bno\b|none|could not", gpu.source["peak_bf16_tflops"], re.I), gpu.key
     assert "rtx5090" in missing
     assert "recalled" not in " ".join(g.source["peak_bf16_tflops"] for g in sc.gpu_catalog())
+
+
+def test_the_jit_specialisation_follows_the_values_given():
+    info = gate.check_source(examples.EXAMPLES["matmul"]).kernel()
+    specs = argspec.merge(argspec.prefill(info), [argspec.parse_arg(a) for a in examples.ARGUMENTS["matmul"]]
+                          + [argspec.parse_arg("N=i32:4095"), argspec.parse_arg("K=i32")])
+    spec = argspec.jit_specialisation(specs, info)
+    assert spec.equal_to_one == ("stride_ak", "stride_bn", "stride_cn")
+    assert spec.divisible_by_16 == ("a_ptr", "b_ptr", "c_ptr", "M", "stride_am", "stride_bk", "stride_cm")
+    assert spec.no_value == ("K",)
+    signature, constexprs = argspec.specialised_inputs(specs, spec)
+    assert dict(signature)["stride_ak"] == "constexpr" and dict(constexprs)["stride_ak"] == 1
+    assert dict(signature)["N"] == "i32" and "N" not in dict(constexprs)
+
+
+def test_do_not_specialize_is_honoured():
+    text = ("import triton\nimport triton.language as tl\n\n\n"
+            "@triton.jit(do_not_specialize=['n'], do_not_specialize_on_alignment=[2])\n"
+            "def k(x_ptr, n, m, one, BLOCK: tl.constexpr):\n    tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)\n")
+    info = gate.check_source(text).kernel()
+    specs = argspec.merge(argspec.prefill(info), [argspec.parse_arg(a) for a in ("n=i32:1", "m=i32:32", "one=i32:1")])
+    spec = argspec.jit_specialisation(specs, info)
+    assert (spec.equal_to_one, spec.divisible_by_16) == (("one",), ("x_ptr",))
+
+
+def test_the_h200_record_is_read_with_its_provenance():
+    import json
+
+    from softmax_core.authoring import record
+    from softmax_core.data import assets_dir
+
+    rec = record.read_record()
+    raw = json.loads((assets_dir() / record.RECORD).read_text())
+    assert rec.provenance.triton == raw["provenance"]["triton"] and rec.provenance.commit
+    assert [r.example for r in rec.examples] == [row["example"] for row in raw["rows"]]
+    for r, row in zip(rec.examples, raw["rows"]):
+        assert r.driver_agrees == row["driver_agrees"]
+        assert r.same_compile == ((row["ours_registers"], row["ours_shared_bytes"])
+                                  == (row["jit_registers"], row["jit_shared_bytes"]))
+    assert record.read_record(assets_dir() / "no-such-record.json") is None

@@ -113,3 +113,16 @@ def test_sass_links_to_the_kernel_lines_as_ptx_does():
     beyond = sum(len(v) for line, v in links.source_to_asm.items() if line > len(lines))
     assert links.outside(len(lines)) == beyond
     assert not ptxlines.link_sass(sass, "some_other_file.py").source_to_asm
+
+
+def test_the_matmul_compiles_as_the_jit_launches_it_with_every_stage_in_shared_memory():
+    # The JIT compiles the strides equal to 1 as constants: the loads are contiguous, so the compiler
+    # pipelines them, one A and one B tile in shared memory per stage.
+    _, specs, report = sandbox.refuse_or_compile(examples.EXAMPLES["matmul"], None,
+                                                 list(examples.ARGUMENTS["matmul"]), GPUS[:1], 4, 3)
+    (variant,) = report.variants
+    tiles = dict(variant.constexprs)
+    stage_bytes = (tiles["BLOCK_M"] + tiles["BLOCK_N"]) * tiles["BLOCK_K"] * 2          # fp16 A and B tiles
+    assert variant.resources.shared_bytes == 3 * stage_bytes
+    assert variant.resources.n_spills == 0
+    assert report.specialisation.equal_to_one == ("stride_ak", "stride_bn", "stride_cn")

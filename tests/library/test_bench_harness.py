@@ -275,7 +275,7 @@ def test_runs_recorded_without_percentiles_load_with_them_empty(tmp_path):
 def test_the_cuda_graph_timer_summarises_its_samples_and_says_what_it_measures(monkeypatch):
     """A CUDA graph cannot be captured on a CPU: a stand-in for the capture-and-replay step checks what it is
     asked and answers ten samples, which become the Timing's p20, median, p80, min and max."""
-    from softmax_core.bench import harness
+    from softmax_core.bench import timers
 
     asked = []
     samples = [0.9, 0.1, 0.5, 0.3, 0.7, 0.2, 0.4, 0.6, 0.8, 1.0]
@@ -284,7 +284,7 @@ def test_the_cuda_graph_timer_summarises_its_samples_and_says_what_it_measures(m
         asked.append((fn, rep_ms))
         return samples
 
-    monkeypatch.setattr(harness, "_graph_samples", fake)
+    monkeypatch.setattr(timers, "graph_samples", fake)
     call = object()
     timer = bench.CudaGraphTimer(rep_ms=25)
     assert timer(call) == bench.Timing(*torch.quantile(torch.tensor(samples, dtype=torch.float64),
@@ -306,10 +306,10 @@ def test_a_call_that_cannot_be_captured_is_a_failed_row_and_the_sweep_goes_on(mo
     provider is timed as usual."""
     import gc
 
-    from softmax_core.bench import harness
+    from softmax_core.bench import timers
 
     def fake(fn, rep_ms, n_samples=10):
-        assert not gc.isenabled()          # no collection during a capture (see harness._capture_guard)
+        assert not gc.isenabled()          # no collection during a capture (see timers.CudaGraphTimer)
         if fn().dtype == torch.bfloat16:   # the sync provider's answer: stands for "synchronised while capturing"
             try:
                 raise RuntimeError("CUDA error: operation not permitted when stream is capturing")
@@ -317,7 +317,7 @@ def test_a_call_that_cannot_be_captured_is_a_failed_row_and_the_sweep_goes_on(mo
                 raise RuntimeError("CUDA error: operation failed due to a previous error during capture")
         return [1.0] * n_samples
 
-    monkeypatch.setattr(harness, "_graph_samples", fake)
+    monkeypatch.setattr(timers, "graph_samples", fake)
     syncs = Provider("syncs", lambda x: torch.softmax(x, -1).bfloat16(), roofline=True)
     monkeypatch.setitem(bench.PROVIDERS, "syncs", syncs)
     was_collecting = gc.isenabled()

@@ -95,12 +95,12 @@ def test_every_catalog_gpu_plans_compile_offline(key):
 def test_the_compile_cache_key_includes_the_toolchain(monkeypatch):
     job = tutorial_compile_job(1024, 4, 4, torch.float32, sc.catalog_gpu("h200"))
     before = job.key()
-    kc._job_key.cache_clear()
+    kc.job_key.cache_clear()
     monkeypatch.setattr(kc, "toolchain", lambda target: "triton 0.0, ptxas 0.0")
     try:
         assert job.key() != before
     finally:
-        kc._job_key.cache_clear()
+        kc.job_key.cache_clear()
 
 
 def test_toolchain_names_the_ptxas_for_the_architecture():

@@ -50,10 +50,11 @@ def run_cli(*args):
                           text=True, timeout=300)
 
 
-def test_cli_runs_the_tutorial_check():
+def test_cli_runs_the_chapters_unit_test_and_the_tuned_check():
     result = run_cli()
     assert result.returncode == 0, result.stderr
-    assert "PASSED" in result.stdout
+    assert "the chapter's unit test, tutorial kernel, 1823x781" in result.stdout
+    assert "the tuned softmax, same input: matches" in result.stdout and "PASSED" in result.stdout
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="on a GPU --benchmark really runs")

@@ -5,7 +5,7 @@ import math
 import torch
 
 from softmax_core.bench import models
-from softmax_core.bench.harness import WallClockTimer
+from softmax_core.bench.timers import WallClockTimer
 from softmax_core.plans.any_dim import reduction_layout
 
 

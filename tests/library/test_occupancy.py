@@ -11,7 +11,7 @@ import torch
 import softmax_core as sc
 from softmax_core.hardware.compile import KernelResources
 from softmax_core.hardware.occupancy import LIMITERS, chapter_occupancy, occupancy
-from softmax_core.plans.tuned import plan_softmax
+from softmax_core.plans.choose import plan_softmax
 
 RECORD = Path(__file__).resolve().parents[2] / "assets" / "occupancy" / "h200-driver-occupancy"
 H200 = sc.catalog_gpu("h200")

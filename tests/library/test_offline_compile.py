@@ -11,7 +11,7 @@ from softmax_core.plans.tutorial import tutorial_compile_job
 def empty_cache(tmp_path, monkeypatch):
     """Force a real compile: no disk or memory cache hit."""
     monkeypatch.setenv("SOFTMAX_EXPLORER_CACHE", str(tmp_path))
-    monkeypatch.setattr(kc, "_memory", {})
+    kc.forget_in_memory()
     return tmp_path
 
 

@@ -6,8 +6,8 @@ from tests.support.reference import TOLERANCE, reference_softmax
 from softmax_core.teaching.chapter_notes import CHAPTER_TEST_ATOL, CHAPTER_TEST_RTOL, CHAPTER_TEST_SIZE
 
 
-def test_tutorial_check_1823x781(device):
-    """The tutorial's own unit test (its shape and tolerances), run on the tuned softmax."""
+def test_the_tuned_softmax_passes_the_chapters_unit_test_1823x781(device):
+    """The chapter's unit test (its shape and tolerances), run on the tuned softmax."""
     torch.manual_seed(0)
     x = torch.randn(*CHAPTER_TEST_SIZE, device=device)
     torch.testing.assert_close(sc.softmax(x), torch.softmax(x, axis=1), atol=CHAPTER_TEST_ATOL, rtol=CHAPTER_TEST_RTOL)
@@ -81,7 +81,7 @@ def test_wrong_device_is_named():
 
 
 @pytest.mark.gpu
-def test_tutorial_check_on_gpu():
+def test_the_tuned_softmax_passes_the_chapters_unit_test_on_gpu():
     torch.manual_seed(0)
     x = torch.randn(*CHAPTER_TEST_SIZE, device="cuda")
     torch.testing.assert_close(sc.softmax(x), torch.softmax(x, axis=1), atol=CHAPTER_TEST_ATOL, rtol=CHAPTER_TEST_RTOL)

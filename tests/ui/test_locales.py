@@ -13,7 +13,7 @@ import pytest
 
 import softmax_core as sc
 from softmax_core import bench
-from softmax_core.bench import chapter_claims, trust
+from softmax_core.bench import trust
 from explorer_ui import (glossary, gpu_figures, i18n, layout, long_row_frames, padding, pages_registry, quiz,
                          recorded_text, row_schedule)
 from softmax_core.teaching.chapter_notes import STRIDE_VIEWS
@@ -51,10 +51,6 @@ def families() -> dict[str, tuple[set[str], bool]]:
         "compare_kernel_*": ({"compare_kernel_tutorial", "compare_kernel_tuned"}, True),
         "padding_claim_*": ({f"padding_claim_{c}" for c in padding.CLAIMS}, True),
         "acc_kind_*": ({f"acc_kind_{k}" for k in (trust.QUANTILES, trust.MIN_MAX)}, True),
-        "cb_*": ({f"cb_{c}" for c in chapter_claims.CLAIMS}, True),
-        "cb_*_not_measured": ({f"cb_{c}_not_measured" for c in (chapter_claims.BELOW_PEAK_FROM_EXP_SUM,
-                               chapter_claims.COMPILE_FUSES_LESS_WELL, chapter_claims.JIT_SCRIPT_FUSES_LESS_WELL)}, True),
-        "cb_verdict_*": ({f"cb_verdict_{v}" for v in chapter_claims.VERDICTS}, True),
         "acc_verdict_*": ({f"acc_verdict_{v}" for v in trust.VERDICTS}, True),
         "acc_verdict_short_*": ({f"acc_verdict_short_{v}" for v in trust.VERDICTS}, True),
         "longrows_phase_*": ({f"longrows_phase_{p}" for p in long_row_frames.TILE_PHASES}, True),

@@ -1,0 +1,21 @@
+"""The project's first import, done by one session while the others wait: every entry script (app.py and
+pages/*.py) imports this module before anything else.
+
+Streamlit runs each session's script in a thread of its own. On a fresh server a whole class arrives at
+once, and each thread would import torch, triton and softmax_core at the same time. Python locks each module
+while it runs, not the import as a whole: a thread that enters a package through one submodule
+(`softmax_core.teaching.memory`) holds that submodule's lock while it waits for the package, and a thread
+inside the package's __init__ then waits for that submodule: Python breaks the cycle with `_DeadlockError`,
+or hands one thread the half-initialised module (`module 'softmax_core' has no attribute ...`). torch and
+triton have cycles of their own and fail the same way.
+
+This module's own lock serialises it: the first thread runs the imports below, every other thread waits on
+this one module (holding no other import lock, so no cycle can form) and then finds them all loaded. What
+it loads is what every page needs (the home page's imports); a page's own extra modules are imported after
+it, when their shared roots are complete. tests/serve/test_concurrent_imports.py starts many threads on it.
+"""
+import numpy  # noqa: F401
+import pandas  # noqa: F401
+
+import softmax_core  # noqa: F401  torch, triton, and the backend choice (GPU or interpreter)
+from explorer_ui import layout  # noqa: F401  the page setup every page calls: i18n, data, registry, prewarm

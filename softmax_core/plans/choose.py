@@ -1,0 +1,21 @@
+"""The tuned plan for a matrix, as `sc.softmax` uses it: the whole-row, tiled or split path
+(plans/tuned.py), then the any-width kernels where they are faster (plans/any_width.py). It sits above both,
+so neither imports the other's caller."""
+from __future__ import annotations
+
+import torch
+
+from softmax_core.hardware.gpu import GpuSpec, default_gpu
+from softmax_core.plans.any_width import refine
+from softmax_core.plans.tuned import SoftmaxPlan, plan_rows_tiled_split
+
+
+def plan_softmax(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, gpu: GpuSpec | None = None,
+                 direction: str = "forward", safe: bool = False, *, path: str | None = None,
+                 aligned: bool = True, edges: bool | None = None) -> SoftmaxPlan:
+    """The plan for an n_rows x n_cols softmax on `gpu`: the path plan_rows_tiled_split chooses, then, where
+    it is faster, the same plan on the any-width kernels (plans/any_width.py: rows of a width Triton cannot
+    prove aligned, and tiny packed rows). `edges` forces the aligned-body choice either way (tests, tuning)."""
+    gpu = gpu or default_gpu()
+    plan = plan_rows_tiled_split(n_rows, n_cols, dtype, gpu, direction, safe, path=path, aligned=aligned)
+    return refine(plan, dtype, path=path, aligned=aligned, edges=edges)
