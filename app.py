@@ -8,7 +8,7 @@ import streamlit as st
 
 import softmax_core as sc
 from explorer_ui import data, defaults, fmt, layout, pages_registry, quiz
-from explorer_ui.i18n import t
+from explorer_ui.i18n import sentences, t
 from softmax_core.hardware import dtypes
 
 layout.setup_page("home")
@@ -29,11 +29,11 @@ with left:
     c3.metric(t("home_predicted"), f"{traffic.predicted_speedup:.3f}×")
     measured = data.measured_speedup(defaults.DTYPE, N, M)
     if measured and measured["exact"] and "fused_eff" in measured:     # the speedup, split into its parts
-        st.markdown(t("home_measured_parts", **measured) + " " + layout.spread_sentence(measured))
+        st.markdown(sentences(t("home_measured_parts", **measured), layout.spread_sentence(measured)))
     elif measured and measured["exact"]:
-        st.markdown(t("home_measured", **measured) + " " + layout.spread_sentence(measured))
+        st.markdown(sentences(t("home_measured", **measured), layout.spread_sentence(measured)))
     elif measured:
-        st.markdown(t("acc_not_at_shape", asked_M=M, asked_N=N, **measured) + " " + layout.spread_sentence(measured))
+        st.markdown(sentences(t("acc_not_at_shape", asked_M=M, asked_N=N, **measured), layout.spread_sentence(measured)))
     else:
         st.caption(t("home_no_measured"))
 with right:

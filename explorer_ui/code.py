@@ -180,13 +180,48 @@ def render_code(lines: tuple[str, ...], highlighted: list[int], caption: str | N
 # An animation redraws its code panel every frame with one of a handful of highlights; colouring the code
 # (Pygments) took about a fifth of a frame's time, so each panel's HTML is made once.
 @lru_cache(maxsize=256)
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _is_comment(line: str) -> bool:
+    return line.lstrip().startswith("#")
+
+
+BLOCK_CONTINUATIONS = ("else:", "elif ", "except", "finally:")
+
+
+def excerpt_span(lines: tuple[str, ...], first: int, last: int) -> tuple[int, int]:
+    """Lines first…last (1-based) widened to whole statements: a comment cut at the top is shown from its
+    first line, a block header at the bottom (`else:`) with its body, and an `if` whose header is shown with
+    its `elif` / `else` branches."""
+    while first > 1 and _is_comment(lines[first - 1]) and _is_comment(lines[first - 2]):
+        first -= 1
+    while True:
+        header = lines[last - 1].split("#")[0].rstrip()
+        following = lines[last] if last < len(lines) else None
+        if header.endswith(":") and following is not None and _indent(following) > _indent(lines[last - 1]):
+            body_indent = _indent(following)            # a header's body, up to where it dedents
+            while last < len(lines) and (not lines[last].strip() or _indent(lines[last]) >= body_indent):
+                last += 1
+            continue
+        if following is not None and following.strip().startswith(BLOCK_CONTINUATIONS) and any(
+                _indent(lines[n]) == _indent(following) and lines[n].lstrip().startswith(("if ", "elif ", "try:"))
+                for n in range(first - 1, last)):
+            last += 1                                   # the next branch of an `if` (or `try`) shown above
+            continue
+        while last > first and not lines[last - 1].strip():
+            last -= 1
+        return first, last
+
+
 def code_html(lines: tuple[str, ...], highlighted: tuple[int, ...], caption: str | None, max_height: int | None,
                context: int | None) -> str:
     highlighted = list(highlighted)
     first = 1
     if context is not None and highlighted:
-        first = max(1, min(highlighted) - context)
-        last = min(len(lines), max(highlighted) + context)
+        first, last = excerpt_span(lines, max(1, min(highlighted) - context),
+                                   min(len(lines), max(highlighted) + context))
         lines = lines[first - 1: last]
         highlighted = [n - first + 1 for n in highlighted]
     formatter = HtmlFormatter(noclasses=True, hl_lines=highlighted, linenos="inline", linenostart=first,

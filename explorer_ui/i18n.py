@@ -108,5 +108,15 @@ def bound():
     return lambda key, **values: text_in(lang, key, **values)
 
 
+# Sentences of one paragraph in a row: English puts a space between them; Chinese, whose sentences end in a
+# full-width 。, none (a space there reads as a gap: "。 波动").
+SENTENCE_GAP = {"en": " ", "zh": ""}
+
+
+def sentences(*parts: str) -> str:
+    """Sentences joined as the page's language writes them; empty parts are left out."""
+    return SENTENCE_GAP.get(language(), " ").join(p for p in parts if p)
+
+
 def has(key: str) -> bool:
     return key in TEXT

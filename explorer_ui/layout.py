@@ -35,12 +35,28 @@ def setup_page(page: str) -> None:
     prewarm.start_once()      # the server's first page run starts compiling what later pages ask for
     _init_language()
     present.init()            # ?present=1: folded sidebar, larger type, animations fit a 1280 x 720 projector
+    notes = _link_notes()     # read before the sidebar writes the values in use back into the URL
     this = pages_registry.page(page)
     st.session_state[CURRENT_PAGE] = this.key
     st.set_page_config(page_title=f"{this.label()} · {t('app_name')}", page_icon=TAB_ICON, layout="wide",
                        initial_sidebar_state=present.sidebar_state())
     present.style()
     _sidebar()
+    for note in notes:
+        urlstate.show_note(note)
+
+
+def _link_notes() -> list[urlstate.UrlNote]:
+    """The app-wide link values (?lang=, ?present=) that were not understood, each with what is used."""
+    notes = []
+    raw = urlstate.url_value("lang")
+    if raw is not None and raw not in LANGUAGES:
+        notes.append(urlstate.UrlNote("lang", raw, LANGUAGES[language()], clamped=False))
+    raw = urlstate.url_value(present.URL_NAME)
+    if raw is not None and present.parse(raw) is None:
+        used = t("url_present_on") if present.is_on() else t("url_present_off")
+        notes.append(urlstate.UrlNote(present.URL_NAME, raw, used, clamped=False))
+    return notes
 
 
 def page_end() -> None:
@@ -53,6 +69,13 @@ def page_end() -> None:
     else:
         home = pages_registry.home()
         st.page_link(home.script, label=t("nav_back_home", page=home.label()), icon=home.icon)
+
+
+def stop_page() -> None:
+    """End the page here, as st.stop() does, but with its "Next" link: a page that stops early (bad input,
+    nothing to show) still leads on through the story."""
+    page_end()
+    st.stop()
 
 
 def _other_language() -> str:
@@ -179,7 +202,7 @@ def show_table(frame) -> None:
 
 def spread_sentence(figures: dict) -> str:
     """How sure a measured speedup is, in words: its interval, what the interval is made of, the verdict
-    (explorer_ui.measured's rule). `figures`: data.measured_speedup's answer."""
+    (softmax_core.bench.trust's rule). `figures`: data.measured_speedup's answer."""
     return t("acc_measured_spread", lo=figures["lo"], hi=figures["hi"], kind=t(f"acc_kind_{figures['spread_kind']}"),
              verdict=t(f"acc_verdict_{figures['verdict']}"))
 
@@ -218,9 +241,22 @@ def working(kind: str, what: str):
     record_wait(kind, time.perf_counter() - start)
 
 
-def gpu_choice(state: urlstate.PageState, where, label: str) -> tuple[str, sc.GpuSpec]:
+def gpu_choice(state: urlstate.PageState, where, label: str, *, l2_model: bool = False) -> tuple[str, sc.GpuSpec]:
     """The page's GPU: a catalog (or live) GPU chosen in `where`, kept in the URL as `gpu`, labelled by
-    name. Returns the key (what the cached plans take) and its GpuSpec."""
-    key = state.choice_key("gpu", data.default_gpu_key(), data.gpu_keys())
+    name, with vendor_notes under it. Returns the key (what the cached plans take) and its GpuSpec.
+    `l2_model`: the page predicts from the L2 size (say what that leaves out)."""
+    key = state.choice_key("gpu", data.default_gpu_key(), data.gpu_keys(), label=data.gpu_labeler())
     gpu_key = where.selectbox(label, data.gpu_keys(), key=key, format_func=data.gpu_labeler())
-    return gpu_key, data.gpu_by_key(gpu_key)
+    gpu = data.gpu_by_key(gpu_key)
+    vendor_notes(gpu, where, l2_model=l2_model)
+    return gpu_key, gpu
+
+
+def vendor_notes(gpu: sc.GpuSpec, where=st, *, l2_model: bool = False) -> None:
+    """Where an AMD GPU is chosen: the pages' NVIDIA words (SM, warp) stand for AMD's CU and wavefront; and,
+    on a page that predicts from L2, that AMD's Infinity Cache behind L2 is not modelled."""
+    if gpu.vendor != "amd":
+        return
+    where.caption(t("amd_terms", warp=gpu.warp_size))
+    if l2_model:
+        where.caption(t("amd_infinity_cache", gpu=gpu.name))

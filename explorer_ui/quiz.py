@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .i18n import t
+from .i18n import sentences, t
 
 NUMBER_TOLERANCE = 0.15          # a numeric guess within 15 % of the answer counts as right
 
@@ -136,9 +136,9 @@ def programs_per_sm(key: str, plan) -> Question:
     note = (t("predict_occ_hw_same", **figures) if hardware == plan.programs_per_sm else
             t("predict_occ_hw_differs", **figures))
     return Question(key, t("predict_occ_q", gpu=gpu.name, N=f"{plan.n_cols:,}"), float(plan.programs_per_sm),
-                    t("predict_occ_explain", regs=f"{gpu.max_num_regs:,}", n_regs=plan.n_regs,
+                    sentences(t("predict_occ_explain", regs=f"{gpu.max_num_regs:,}", n_regs=plan.n_regs,
                       threads=plan.num_warps * gpu.warp_size, reg_allow=plan.reg_occupancy, shared=shared,
-                      per_sm=plan.programs_per_sm) + " " + note)
+                      per_sm=plan.programs_per_sm), note))
 
 
 def measured_speedup(key: str, measured: dict, predicted: float) -> Question:

@@ -124,12 +124,14 @@ class SlideSource:
     settings: dict                             # URL name -> value, in the order they appear in file names
     figure_for: Callable[[int], Figure]
     height: int | None = None
+    shown: dict | None = None                  # the caption's settings: widget label -> value, in the reader's
+                                               # language ("列数 N = 781", a GPU by its name); else `settings`
 
     def caption_for(self, step: int, n_steps: int) -> str:
         from .i18n import t
 
         shown = ", ".join(f"{k} = {v:,}" if isinstance(v, int) and not isinstance(v, bool) else f"{k} = {v}"
-                          for k, v in self.settings.items())
+                          for k, v in (self.shown or self.settings).items())
         return " · ".join(part for part in (self.label, shown, t("slides_step", step=step + 1, steps=n_steps)) if part)
 
 

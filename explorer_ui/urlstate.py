@@ -46,10 +46,11 @@ def parse_int(name: str, raw: str, default: int, lo: int, hi: int) -> tuple[int,
     return clamped, (UrlNote(name, raw, str(clamped), clamped=True) if clamped != number else None)
 
 
-def parse_choice(name: str, raw: str, default, options) -> tuple[object, UrlNote | None]:
-    """The option whose text is `raw`, else the default with a note."""
+def parse_choice(name: str, raw: str, default, options, label=str) -> tuple[object, UrlNote | None]:
+    """The option whose text is `raw`, else the default with a note that names it by `label` (a GPU's
+    name, not its catalog key)."""
     match = [o for o in options if str(o) == raw]
-    return (match[0], None) if match else (default, UrlNote(name, raw, str(default), clamped=False))
+    return (match[0], None) if match else (default, UrlNote(name, raw, label(default), clamped=False))
 
 
 def parse_multi(name: str, raw: str, default: list, options: list[str]) -> tuple[list, UrlNote | None]:
@@ -103,6 +104,12 @@ def drop(name: str) -> None:
         del st.query_params[name]
 
 
+def show_note(note: UrlNote) -> None:
+    """Say what a link asked for that could not be used, and what is used instead."""
+    figures = dict(name=note.name, raw=note.raw, used=note.used)
+    st.info(t("url_clamped", **figures) if note.clamped else t("url_ignored", **figures), icon="🔗")
+
+
 class PageState:
     def __init__(self, prefix: str):
         self.prefix = prefix
@@ -126,13 +133,14 @@ class PageState:
             self.clamp(name, lo, hi)
         return key
 
-    def choice_key(self, name: str, default, options) -> str:
-        """Declare an input that must be one of `options` (compared as strings in the URL)."""
+    def choice_key(self, name: str, default, options, label=str) -> str:
+        """Declare an input that must be one of `options` (compared as strings in the URL); `label` names
+        an option for people, as its widget does."""
         options = list(options)
         key = self._declare(name)
         if key not in st.session_state:
             st.session_state[key] = self._from_url(name, default,
-                                                   lambda raw: parse_choice(name, raw, default, options))
+                                                   lambda raw: parse_choice(name, raw, default, options, label))
         elif st.session_state[key] not in options:
             st.session_state[key] = default
         return key
@@ -208,8 +216,7 @@ class PageState:
     def _render_notes(self) -> None:
         with self._notes_box or st.container():
             for note in st.session_state[self._notes_key].values():
-                figures = dict(name=note.name, raw=note.raw, used=note.used)
-                st.info(t("url_clamped", **figures) if note.clamped else t("url_ignored", **figures), icon="🔗")
+                show_note(note)
 
     def sync(self) -> None:
         """Show the URL notes, and write every declared input's current value to the URL."""

@@ -8,11 +8,11 @@ import math
 import pandas as pd
 import streamlit as st
 
-from softmax_core.bench import DoBenchTimer, models
+from softmax_core.bench import DoBenchTimer, models, trust
 from softmax_core.hardware import dtypes, runtime
 from softmax_core.plans.shapes import MAX_DIMS, ShapeError, ShapePlan, parse_shape, plan_shape
 
-from . import data, fmt, measured
+from . import data, fmt
 from .i18n import bound, say, t
 
 CUSTOM = "custom"
@@ -102,8 +102,8 @@ def show_live(case: models.ModelCase, direction: str) -> None:
     frame = run.frame[run.frame.status == "ok"].to_dict("records")
     copy = next((r for r in frame if r["provider"] == "copy"), None)
     for r in frame:
-        spread = measured.timing_spread(r)
-        ratio = None if copy is None else measured.shown_ratio(measured.timing_spread(copy), spread)
+        spread = trust.timing_spread(r)
+        ratio = None if copy is None else trust.shown_ratio(trust.timing_spread(copy), spread)
         rows.append({t("bench_provider"): data.provider_label(r["provider"]),
                      t("shape_col_us"): f"{r['ms_median'] * 1e3:,.1f}",
                      t("shape_col_spread"): f"{r['ms_p20'] * 1e3:,.1f}–{r['ms_p80'] * 1e3:,.1f}",

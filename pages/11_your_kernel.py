@@ -60,7 +60,7 @@ try:
         raise gate.SourceRefused(gate.Refusal("no_kernel", 1))
 except gate.SourceRefused as refused:
     st.error(yk.refusal_text(refused.refusal))
-    st.stop()
+    layout.stop_page()
 
 with right:
     kernel_name = st.selectbox(t("yk_kernel"), kernel_names, index=len(kernel_names) - 1, key="yk_kernel")
@@ -89,10 +89,10 @@ try:
     moved = ki.bytes_moved(specs, sizes)
 except argspec.ArgSpecError as err:
     st.error(t("yk_bad_arg", code=err.code, text=err.text))
-    st.stop()
+    layout.stop_page()
 except ValueError as err:
     st.error(t("yk_bad_size", text=str(err)))
-    st.stop()
+    layout.stop_page()
 
 state = {"source": source, "args": args_text, "sizes": sizes_text, "grid": grid_text, "flops": flops}
 encoded = share.encode_state(state)
@@ -133,7 +133,7 @@ with st.expander(t("yk_record_title")):
 
 if not gpu_keys:
     st.info(t("yk_pick_gpu"))
-    st.stop()
+    layout.stop_page()
 if st.button(t("yk_compile"), type="primary", key="yk_compile") or st.session_state.get("yk_compiled"):
     st.session_state["yk_compiled"] = True
     try:
@@ -143,7 +143,7 @@ if st.button(t("yk_compile"), type="primary", key="yk_compile") or st.session_st
                               num_stages)
     except argspec.ArgSpecError as err:
         st.error(t("yk_bad_arg", code=err.code, text=err.text))
-        st.stop()
+        layout.stop_page()
     rows = [ki.inspect_variant(data.gpu_by_key(v.gpu), v, ki.grid_programs(grid), moved, flops or None, precision)
             for v in report.variants]
     st.subheader(t("yk_table_title"))

@@ -4,10 +4,11 @@ import pandas as pd
 import streamlit as st
 
 import softmax_core as sc
-from explorer_ui import charts, code, data, defaults, fmt, layout, measured, quiz, slides
-from explorer_ui.i18n import t
+from explorer_ui import charts, code, data, defaults, fmt, l2_model, layout, quiz, slides
+from explorer_ui.i18n import sentences, t
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState
+from softmax_core.bench import trust
 from softmax_core.hardware import dtypes
 from softmax_core.teaching import memory
 
@@ -23,7 +24,7 @@ c1, c2, c3, c4 = st.columns([1, 1, 1, 2])
 M = c1.number_input(t("rows_M"), 1, 1_048_576, step=1, key=kM)
 N = c2.number_input(t("cols_N"), 1, 1_048_576, step=1, key=kN)
 dtype = c3.selectbox(t("dtype"), data.DTYPE_NAMES, key=kdtype)
-gpu_key, gpu = layout.gpu_choice(state, c4, t("acc_l2_gpu"))
+gpu_key, gpu = layout.gpu_choice(state, c4, t("acc_l2_gpu"), l2_model=True)
 
 traffic = sc.memory_traffic(int(M), int(N), dtypes.torch_dtype(dtype))
 steps = list(traffic.naive_steps)
@@ -71,7 +72,8 @@ def render(step: int) -> None:
 
 player("memory", n_frames, render, format_step=frame_text,
        slides=slides.SlideSource("memory_traffic", t("nav_memory"), {"M": int(M), "N": int(N), "dtype": dtype},
-                                 figure, height=260))
+                                 figure, height=260,
+                                 shown={t("rows_M"): int(M), t("cols_N"): int(N), t("dtype"): dtype}))
 quiz.ask(quiz.fused_speedup("memory_speedup", traffic, int(M), int(N), dtype))
 
 st.subheader(t("memory_totals_title"))
@@ -91,8 +93,8 @@ with right:
     if measured_here and measured_here["exact"]:
         b.metric(t("memory_measured"), f"{measured_here['speedup']:.2f}×",
                  help=t("memory_measured_help", **measured_here))
-        st.caption((t("memory_measured_parts", **measured_here) if "fused_eff" in measured_here else
-                    t("memory_measured_caption", **measured_here)) + " " + layout.spread_sentence(measured_here))
+        st.caption(sentences(t("memory_measured_parts", **measured_here) if "fused_eff" in measured_here else
+                             t("memory_measured_caption", **measured_here), layout.spread_sentence(measured_here)))
     elif measured_here:     # never borrow another shape's figure: say what was measured, and where
         b.metric(t("memory_measured"), "—")
         st.caption(t("acc_not_at_shape", asked_M=int(M), asked_N=int(N), **measured_here) + " "
@@ -102,7 +104,7 @@ with right:
         st.caption(t("memory_no_measured"))
 
 # -- the L2 cache: why the measured gain can fall short of the DRAM count ------------------------------------
-l2 = measured.l2_bytes(gpu)
+l2 = l2_model.l2_bytes(gpu)
 st.subheader(t("acc_l2_title"))
 if l2 is None:
     st.markdown(t("acc_l2_unknown", gpu=gpu.name))
@@ -112,13 +114,13 @@ else:
                   tensor=fmt.fmt_bytes(tensor),
                   fits=t("acc_l2_fits") if tensor <= l2 else t("acc_l2_does_not_fit"),
                   naive=fmt.fmt_bytes(traffic.naive_bytes),
-                  naive_l2=fmt.fmt_bytes(measured.naive_bytes_with_l2(traffic)),
-                  pred=traffic.predicted_speedup, pred_l2=measured.predicted_speedup_with_l2(traffic),
-                  cross=measured.l2_crossing_n(int(M), traffic.element_size, gpu)))
+                  naive_l2=fmt.fmt_bytes(l2_model.naive_bytes_with_l2(traffic)),
+                  pred=traffic.predicted_speedup, pred_l2=l2_model.predicted_speedup_with_l2(traffic),
+                  cross=l2_model.l2_crossing_n(int(M), traffic.element_size, gpu)))
     run_gpu = data.gpu_for_name(measured_here["gpu"]) if measured_here else None
     if measured_here and measured_here["exact"] and run_gpu is not None and run_gpu.key == gpu.key:
         # which prediction the measurement is nearer: the data says, not the sentence
-        pred, pred_l2, got = traffic.predicted_speedup, measured.predicted_speedup_with_l2(traffic), measured_here["speedup"]
+        pred, pred_l2, got = traffic.predicted_speedup, l2_model.predicted_speedup_with_l2(traffic), measured_here["speedup"]
         dram_nearer = abs(got - pred) <= abs(got - pred_l2)
         which, other = (t("acc_l2_which_dram"), t("acc_l2_which_l2")) if dram_nearer else \
             (t("acc_l2_which_l2"), t("acc_l2_which_dram"))
@@ -133,12 +135,12 @@ if table is not None:
     curve = table.melt(id_vars=["N"], value_vars=["predicted", "predicted_l2", "measured"], var_name="kind",
                        value_name="speedup")
     curve["kind"] = curve["kind"].map(dict(zip(["predicted", "predicted_l2", "measured"], kinds)))
-    verdicts = [t(f"acc_verdict_short_{v}") for v in measured.VERDICTS]
+    verdicts = [t(f"acc_verdict_short_{v}") for v in trust.VERDICTS]
     spread = table[["N", "lo", "hi"]].assign(speedup=table["measured"],
                                               verdict=[t(f"acc_verdict_short_{v}") for v in table["verdict"]])
     run_M = int(table["M"].iloc[0])
     run_gpu = data.gpu_for_name(str(table["gpu"].iloc[0])) or gpu
-    cross_n = measured.l2_crossing_n(run_M, traffic.element_size, run_gpu)
+    cross_n = l2_model.l2_crossing_n(run_M, traffic.element_size, run_gpu)
     crossing = None
     if cross_n is not None:
         crossing = pd.DataFrame([{"N": cross_n, "label": t("acc_crossing_label",
@@ -164,7 +166,7 @@ if table is not None:
         "predicted": kinds[0], "predicted_l2": kinds[1], "measured": kinds[2], "lo": t("acc_col_lo"),
         "hi": t("acc_col_hi"), "verdict": t("acc_verdict_title")}), hide_index=True, width="stretch")
     st.caption(t("memory_curve_caption", gpu=table["gpu"].iloc[0], date=table["date"].iloc[0], M=run_M))
-    st.caption(t("acc_rule", limit=measured.SPREAD_LIMIT))
+    st.caption(t("acc_rule", limit=trust.SPREAD_LIMIT))
 
 layout.page_end()
 state.sync()

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from explorer_ui import charts, code, data, defaults, fmt, layout, padding, quiz, slides
-from explorer_ui.i18n import bound, has, t
+from explorer_ui.i18n import bound, has, sentences, t
 from explorer_ui.padding import FRAMES, LANE_STATES, MEMORY_STATES
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState
@@ -65,16 +65,16 @@ def frame_text(step: int) -> str:
     text = t(f"padding_frame_{frame}", **facts)
     text_key = f"padding_frame_{frame}_{variant}"
     if n_pad == 0 and variant in ("pad_zero", "no_store_mask"):
-        return text + " " + t("padding_no_padding", **facts)
+        return sentences(text, t("padding_no_padding", **facts))
     if frame == "store" and variant == "no_store_mask":
-        where = t("padding_stray_rows", **facts) if footprint.rows_hit() else ""
-        where += t("padding_stray_past", **facts) if len(footprint.past_matrix) else ""
-        return text + " " + t(text_key, **facts) + " " + where
+        return sentences(text, t(text_key, **facts),
+                         t("padding_stray_rows", **facts) if footprint.rows_hit() else "",
+                         t("padding_stray_past", **facts) if len(footprint.past_matrix) else "")
     claim = padding.frame_claim(trace, row, frame)      # only said where this launch's values bear it out
-    text = text + (" " + t(f"padding_claim_{claim}") if claim else "")
+    text = sentences(text, t(f"padding_claim_{claim}") if claim else "")
     if n_pad == 0 and variant == "correct":              # its sentences are about padded lanes: there are none
-        return text + " " + t("padding_no_padded_lanes", **facts)
-    return text + (" " + t(text_key, **facts) if has(text_key) else "")
+        return sentences(text, t("padding_no_padded_lanes", **facts))
+    return sentences(text, t(text_key, **facts) if has(text_key) else "")
 
 
 def figure(step: int) -> charts.Figure:
@@ -127,7 +127,9 @@ def render(step: int) -> None:
 
 player("padding", len(FRAMES), render, format_step=frame_text, label=t("padding_step_label"),
        slides=slides.SlideSource("padding_chain", t("nav_padding"),
-                                 {"N": N, "rows": n_rows, "row": row, "break": variant}, figure))
+                                 {"N": N, "rows": n_rows, "row": row, "break": variant}, figure,
+                                 shown={t("cols_N"): N, t("padding_rows"): n_rows, t("padding_row"): row,
+                                        t("padding_break"): t(f"padding_variant_{variant}")}))
 quiz.ask(quiz.padded_lane_after_exp(trace, row))
 
 # -- the whole launch: what landed where ----------------------------------------------------------------

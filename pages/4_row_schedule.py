@@ -7,7 +7,7 @@ import streamlit as st
 
 import softmax_core as sc
 from explorer_ui import charts, code, data, defaults, fmt, layout, quiz, row_schedule, slides
-from explorer_ui.i18n import say, t
+from explorer_ui.i18n import say, sentences, t
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState, in_url
 from softmax_core.teaching.launch_facts import program_placement
@@ -28,7 +28,7 @@ layout.intro("schedule")
 state.show_notes()
 
 live = data.live_gpu()
-kgpu = state.choice_key("gpu", live.key if live else defaults.SCHEDULE_GPU, data.gpu_keys())
+kgpu = state.choice_key("gpu", live.key if live else defaults.SCHEDULE_GPU, data.gpu_keys(), label=data.gpu_labeler())
 kN = state.int_key("N", defaults.SCHEDULE_N, 1, MAX_TRACE_BLOCK)
 # Default rows: half again as many as the wrapper's grid for a matrix with rows to spare, so the strided walk
 # and its uneven tail show.
@@ -41,6 +41,7 @@ krows, rows_kept = state.derived_int_key("rows", rows_default, 1, MAX_ROWS)
 c1, c2, c3 = st.columns(3)
 gpu_key = c1.selectbox(t("gpu_choice"), data.gpu_keys(), key=kgpu, format_func=data.gpu_labeler(),
                        help=None if live else t("schedule_gpu_help", gpu=sc.catalog_gpu(defaults.SCHEDULE_GPU).name))
+layout.vendor_notes(data.gpu_by_key(gpu_key), c1)
 N = int(c2.number_input(t("cols_N"), 1, MAX_TRACE_BLOCK, step=1, key=kN, help=t("schedule_N_help")))
 n_rows = c3.slider(t("schedule_rows"), 1, MAX_ROWS, key=krows)
 if rows_kept:
@@ -83,7 +84,7 @@ limiter = say(facts.limiter)
 formula = dict(chapter_per_sm=facts.chapter_programs_per_sm, planned=facts.chapter_grid, rows=n_rows)
 at_full = dict(M=FULL_SIZE_M, full=full_facts.num_programs, per_program=full.rows_per_program, slots=full_facts.slots,
                waiting=full_facts.waiting, waves=full_facts.waves)
-st.markdown(" ".join([
+st.markdown(sentences(*[
     t("schedule_plan", gpu=plan.gpu.name, sms=facts.multiprocessor_count, per_sm=facts.programs_per_sm,
       limiter=limiter, slots=facts.slots),
     t("schedule_formula_same", **formula) if facts.formula_agrees else t("schedule_formula_differs", **formula),
@@ -130,8 +131,8 @@ def frame_data(step: int) -> pd.DataFrame:
 
 
 def figure(step: int) -> charts.Figure:
-    return charts.row_grid(frame_data(step), n_programs=P, program_title=t("schedule_program"),
-                           title=t("schedule_grid_title"), labels=n_rows <= 128)
+    return charts.row_grid(frame_data(step), n_iterations=K, iteration_title=t("schedule_iteration"),
+                           title=t("schedule_grid_title"))
 
 
 GRID_HEIGHT = min(60 + 26 * (n_rows // GRID_WIDTH + 1), 480)
@@ -142,9 +143,12 @@ def render(step: int) -> None:
     left, right = st.columns([3, 2])
     with left:
         charts.show(figure(step), key="schedule_grid", height=GRID_HEIGHT)
+        st.caption(t("schedule_grid_caption", P=P, rows=row_schedule.row_list(trace.rows_of_program(0), 4)))
         charts.show(charts.program_grid(df, x_title=t("schedule_program"), y_title=t("schedule_iteration"),
-                                        program_title=t("schedule_program"), title=t("schedule_by_program_title"),
-                                        n_programs=P), key="schedule_by_program", height=min(200 + 18 * K, 420))
+                                        title=t("schedule_by_program_title") if P <= charts.PROGRAM_GRID_LABELLED_UP_TO
+                                        else t("schedule_by_program_title_plain"),
+                                        n_programs=P, n_iterations=K),
+                    key="schedule_by_program", height=min(200 + 22 * K, 420))
     with right:
         anchors = ("program_id", "num_programs") if step == 0 else ("range", "row_ptr") \
             if step < n_frames - 1 else ("store",)
@@ -158,7 +162,9 @@ def render(step: int) -> None:
 
 player("schedule", n_frames, render, format_step=frame_text, label=t("schedule_step_label"),
        slides=slides.SlideSource("row_schedule", t("nav_schedule"), {"gpu": gpu_key, "N": N, "rows": n_rows, "P": P},
-                                 figure, height=GRID_HEIGHT))
+                                 figure, height=GRID_HEIGHT,
+                                 shown={t("gpu_choice"): plan.gpu.name, t("cols_N"): N, t("schedule_rows"): n_rows,
+                                        t("schedule_P"): P}))
 quiz.ask(quiz.rows_of_program("schedule_rows", n_rows, P))
 
 # -- programs on SMs ----------------------------------------------------------------------------------
@@ -179,7 +185,7 @@ with left:
                 key="schedule_sms", height=min(220 + 18 * max(shown.programs_per_sm, 1), 440))
     origin = t("schedule_sm_origin_plan") if shown.grid_from_plan else t("schedule_sm_origin_hand")
     slots = dict(P=P, slots=shown.slots, waiting=shown.waiting)
-    st.markdown(" ".join([
+    st.markdown(sentences(*[
         t("schedule_sm_text", P=P, origin=origin, used=used_sms, sms=gpu.multiprocessor_count,
           per_sm=shown.programs_per_sm, waves=shown.waves),
         t("schedule_sm_some_wait", **slots) if shown.any_waits else t("schedule_sm_none_waits", **slots)]))

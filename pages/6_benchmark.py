@@ -7,8 +7,9 @@ import pandas as pd
 import streamlit as st
 
 import softmax_core as sc
-from explorer_ui import charts, code, data, defaults, fmt, heavy_work, layout, measured, quiz, recorded_text, your_shape
-from explorer_ui.i18n import bound, t
+from explorer_ui import (charts, code, data, defaults, fmt, heavy_work, l2_model, layout, quiz, recorded_text,
+                         your_shape)
+from explorer_ui.i18n import bound, sentences, t
 from explorer_ui.urlstate import PageState
 from softmax_core import bench
 from softmax_core.bench import trust
@@ -41,12 +42,12 @@ with right:
 
 def bench_tables(run, direction: str, eager_copy: dict | None = None):
     """The run's GB/s (median) and fraction-of-copy tables for one direction, as shown: separators, "⚠" on an
-    unsteady timing (measured.SPREAD_LIMIT), and a ratio only where the library's trust rule shows one
+    unsteady timing (trust.SPREAD_LIMIT), and a ratio only where the library's trust rule shows one
     (softmax_core.bench.trust.ratio_to_copy; `eager_copy`: N -> the eager copy's GB/s, for a CUDA-graph run).
     Also returns how many timings were unsteady."""
     part = run.frame[(run.frame["direction"] == direction) & (run.frame["status"] == "ok")]
     records = {(r["provider"], int(r["N"])): r for r in part.to_dict("records")}
-    spreads = {key: measured.timing_spread(r) for key, r in records.items()}
+    spreads = {key: trust.timing_spread(r) for key, r in records.items()}
     gbps = {key: r["gbps"] for key, r in records.items()}
     providers = list(dict.fromkeys(part["provider"]))
     Ns = sorted({n for _, n in spreads})
@@ -80,7 +81,7 @@ def ceiling_sentence(run, direction: str) -> str:
               for r in part[part["provider"] == "copy"].to_dict("records")]
     if gpu is None or not copies:
         return t("bench_ceiling_unknown")
-    ceiling = bench_reading.copy_ceiling(copies, measured.l2_bytes(gpu), gpu.memory_bandwidth_gbps)
+    ceiling = bench_reading.copy_ceiling(copies, l2_model.l2_bytes(gpu), gpu.memory_bandwidth_gbps)
     copy_at = {n: g for n, _, g in copies}
     passed = [(data.provider_label(r["provider"]), int(r["N"]), float(r["gbps"]) / copy_at[int(r["N"])])
               for r in part[part["provider"] != "copy"].to_dict("records")
@@ -88,11 +89,11 @@ def ceiling_sentence(run, direction: str) -> str:
     beaten = (t("bench_ceiling_passed", which=", ".join(f"{name} {x:.2f}× at N = {n:,}" for name, n, x in passed[:4]))
               if passed else t("bench_ceiling_not_passed"))
     if ceiling.far_gbps is None:
-        return t("bench_ceiling_no_far", gpu=gpu.name, spec=f"{ceiling.spec_gbps or 0:,.0f}",
-                 factor=bench_reading.FAR_BEYOND_L2) + " " + beaten
-    return t("bench_ceiling", gpu=gpu.name, spec=f"{ceiling.spec_gbps or 0:,.0f}", far=f"{ceiling.far_gbps:,.0f}",
+        return sentences(t("bench_ceiling_no_far", gpu=gpu.name, spec=f"{ceiling.spec_gbps or 0:,.0f}",
+                           factor=bench_reading.FAR_BEYOND_L2), beaten)
+    return sentences(t("bench_ceiling", gpu=gpu.name, spec=f"{ceiling.spec_gbps or 0:,.0f}", far=f"{ceiling.far_gbps:,.0f}",
              n=f"{ceiling.far_n:,}", size=fmt.fmt_bytes(ceiling.far_bytes), l2=fmt.fmt_bytes(ceiling.l2_bytes),
-             factor=bench_reading.FAR_BEYOND_L2, of_spec=ceiling.of_spec or 0.0) + " " + beaten
+             factor=bench_reading.FAR_BEYOND_L2, of_spec=ceiling.of_spec or 0.0), beaten)
 
 
 def show_run(run, prefix: str, eager_run=None) -> None:
@@ -127,7 +128,7 @@ def show_run(run, prefix: str, eager_run=None) -> None:
             st.caption(t("bench_table_ratio"))
             st.dataframe(ratio, hide_index=True, width="stretch")
         if unsteady:
-            st.caption(t("acc_bench_unsteady", n=unsteady, limit=measured.SPREAD_LIMIT))
+            st.caption(t("acc_bench_unsteady", n=unsteady, limit=trust.SPREAD_LIMIT))
         if dipped:
             st.caption(t("bench_dips", n=len(dipped), dip=bench_reading.DIP,
                          which=", ".join(f"{data.provider_label(p)} at N = {n:,}" for p, n in dipped)))
@@ -219,7 +220,7 @@ else:
         with heavy_work.turn("bench_cpu_run"):   # a few seconds of every core: one at a time per server
             # Warm up first: the first calls of a fresh process pay for allocating and touching new memory, which
             # once made copy's median 8x its min. One untimed pass over the smallest size, then enough samples
-            # per case for percentiles (the spread is shown and judged: measured.SPREAD_LIMIT).
+            # per case for percentiles (the spread is shown and judged: trust.SPREAD_LIMIT).
             bench.run_sweep(int(cpu_M), Ns[:1], defaults.DTYPE, list(CPU_PROVIDERS), ["forward"],
                             timer=bench.WallClockTimer(warmup=3, max_repeats=3, budget_s=0.05), command="warm-up")
             timer = bench.WallClockTimer(warmup=5, max_repeats=25, budget_s=0.25)
@@ -235,9 +236,9 @@ else:
         story_rows = []
         impossible = {}
         for n in sorted({n for p, n in rows if p == "naive" and ("torch", n) in rows}):
-            naive, fused = measured.timing_spread(rows["naive", n]), measured.timing_spread(rows["torch", n])
-            s = measured.speedup(naive, fused)
-            shown = measured.shown_ratio(naive, fused)      # None: a timing is unsteady, so no ratio
+            naive, fused = trust.timing_spread(rows["naive", n]), trust.timing_spread(rows["torch", n])
+            s = trust.speedup(naive, fused)
+            shown = trust.shown_ratio(naive, fused)      # None: a timing is unsteady, so no ratio
             why = (bench_reading.impossible_cpu_timing(float(rows["copy", n]["gbps"]), naive.median, fused.median,
                                                        float(rows["torch", n]["gbps"])) if ("copy", n) in rows else None)
             if why:                                          # a figure this machine cannot have produced
@@ -253,7 +254,7 @@ else:
         show_run(cpu_run, "cpu")
         st.markdown(t("bench_cpu_story"))
         st.dataframe(story, hide_index=True, width="stretch")
-        st.caption(t("acc_rule", limit=measured.SPREAD_LIMIT))
+        st.caption(t("acc_rule", limit=trust.SPREAD_LIMIT))
 
 # -- your shape: the plan, the floor, the nearest record (live on a GPU) -----------------------------------
 your_shape.show()

@@ -7,7 +7,7 @@ import streamlit as st
 
 from explorer_ui import charts, code, data, defaults, fmt, layout, quiz, slides
 from explorer_ui import long_row_frames as lr
-from explorer_ui.i18n import bound, say, t
+from explorer_ui.i18n import bound, say, sentences, t
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState
 from softmax_core.teaching.long_row_trace import MAX_TRACE_TILES, MAX_TRACE_VALUES
@@ -21,7 +21,7 @@ state.show_notes()
 
 kdtype = state.choice_key("dtype", defaults.DTYPE, data.DTYPE_NAMES)
 c1, c2 = st.columns([2, 1])
-gpu_key, gpu = layout.gpu_choice(state, c1, t("gpu_choice"))
+gpu_key, gpu = layout.gpu_choice(state, c1, t("gpu_choice"), l2_model=True)
 dtype = c2.selectbox(t("dtype"), data.DTYPE_NAMES, key=kdtype)
 
 # -- 1. the cliff ---------------------------------------------------------------------------------------------
@@ -139,7 +139,7 @@ if trace is not None:
         text = t(f"longrows_frame_{kind}", **facts(step))
         f = facts(step)
         if steps[step][0] == "pass1" and f["pad"]:
-            text += " " + t("longrows_frame_padding", pad=f["pad"])
+            text = sentences(text, t("longrows_frame_padding", pad=f["pad"]))
         return text
 
     def figure(step: int) -> charts.Figure:
@@ -174,7 +174,9 @@ if trace is not None:
 
     player("longrows", len(steps), render, format_step=frame_text, label=t("longrows_step_label"),
            slides=slides.SlideSource("long_rows", t("nav_longrows"), {"N": N, "tile": tile, "pattern": pattern},
-                                     figure, height=340))
+                                     figure, height=340,
+                                     shown={t("cols_N"): N, t("longrows_tile"): tile,
+                                            t("longrows_pattern"): t(f"longrows_pattern_{pattern}")}))
     quiz.ask(quiz.tiles_in_row("longrows_tiles", N, tile, trace.n_tiles))
     with st.expander(t("longrows_table_title", tiles=trace.n_tiles)):
         tab = lr.online_table(trace, 0)

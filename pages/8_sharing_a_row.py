@@ -13,7 +13,6 @@ from explorer_ui.urlstate import PageState
 from softmax_core.teaching import long_row_trace as lrt
 from softmax_core.teaching.long_row_trace import MAX_TRACE_VALUES, attention_walk
 from softmax_core.kernels.shared_rows import softmax_split_kernel
-from softmax_core.plans.tuned import resident_programs_per_sm
 
 MAX_SPLIT = 16
 PATHS = lr.PATH_NAMES[1:]              # rows, tiled, split: the paths plan_softmax chooses between
@@ -114,7 +113,9 @@ if strace is not None:
 
     player("sharing", len(steps), render, format_step=frame_text, label=t("sharing_step_label"),
            slides=slides.SlideSource("sharing_a_row", t("nav_sharing"), {"N": N, "split": split, "pattern": pattern},
-                                     figure, height=300))
+                                     figure, height=300,
+                                     shown={t("cols_N"): N, t("sharing_split"): split,
+                                            t("longrows_pattern"): t(f"longrows_pattern_{pattern}")}))
     quiz.ask(quiz.chunk_per_program("sharing_chunk", N, strace.split, strace.chunk))
     m_ref, d_ref = lrt.reference_pairs(strace.x[:1])
     st.caption(t("sharing_check", M=fmt.number(top, 8), D=fmt.number(total, 8), m_t=fmt.number(m_ref[0], 8),
@@ -132,7 +133,7 @@ except Exception as err:
 split_plans = [p for p in dtype_plans if p.path == "split"]
 if split_plans:
     p = split_plans[0]
-    per_sm = resident_programs_per_sm(gpu, p.resources, p.num_warps)
+    per_sm = p.occupancy.programs_per_sm       # the plan's own fact: the hardware's rules for its kernel
     st.markdown(t("sharing_resident_plan", dtype=dtype, gpu=gpu.name, N=f"{p.n_cols:,}", split=p.split, chunk=f"{p.block_n:,}",
                   warps=p.num_warps, regs=p.resources.n_regs, per_sm=per_sm, sms=gpu.multiprocessor_count,
                   slots=f"{per_sm * gpu.multiprocessor_count:,}", groups=p.num_programs // p.split,

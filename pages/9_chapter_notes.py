@@ -5,7 +5,7 @@ import explorer_ui.startup  # noqa: F401  first: one session imports the project
 import pandas as pd
 import streamlit as st
 
-from explorer_ui import chapter_benchmark, code, data, defaults, layout, quiz, recorded_text
+from explorer_ui import chapter_benchmark, charts, code, data, defaults, layout, quiz, recorded_text
 from explorer_ui.i18n import say, t
 from explorer_ui.urlstate import PageState
 from softmax_core.teaching import chapter_notes as sc_chapter
@@ -219,7 +219,9 @@ if claims is None:
     st.info(t("chapter_bench_no_record"))
 else:
     st.caption(t("chapter_bench_chart"))
-    st.line_chart(chapter_benchmark.sweep_chart_data(), x_label="N", y_label="GB/s")
+    charts.show(charts.sweep_lines(data.chapter_sweep_frame(), x_title=t("cols_N"), y_title=t("bench_gbps"),
+                                   color_title=t("bench_provider"), title=t("chapter_bench_chart_title")),
+                key="chapter_sweep", height=360)
     layout.show_table(claims)
     st.markdown(chapter_benchmark.bounds_text())
     st.caption(chapter_benchmark.record_caption())

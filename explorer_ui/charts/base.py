@@ -45,6 +45,24 @@ def with_program_colors(df: pd.DataFrame, n_programs: int) -> pd.DataFrame:
     return df.assign(colour=[groups[int(p) % len(PROGRAM_COLORS)] for p in df["program"]])
 
 
+# The row map colours rows by the loop iteration that handled them (program p takes row p + i·P in iteration
+# i), so one colour is one stride of P rows and the program's number is written in each cell. Up to eight
+# iterations each get their own colour; more get a light-to-mid blue ramp, on which black labels stay readable.
+ITERATION_RAMP = ("#fbe3b4", "#5b9bd5")
+LABEL_FONT_SIZE = 13          # cell labels: readable at 1280x720 beside the sidebar
+
+
+def iteration_color(n_iterations: int, title: str, legend: bool = True) -> alt.Color:
+    """Colour by `iteration` with a legend titled `title` that lists each iteration (or a 0…K−1 ramp)."""
+    if n_iterations <= len(SAFE):
+        domain = list(range(max(n_iterations, 1)))
+        return alt.Color("iteration:O", title=title, scale=alt.Scale(domain=domain, range=list(SAFE[:len(domain)])),
+                         legend=alt.Legend(orient="right", symbolType="square") if legend else None)
+    return alt.Color("iteration:Q", title=title,
+                     scale=alt.Scale(domain=[0, n_iterations - 1], range=list(ITERATION_RAMP)),
+                     legend=alt.Legend(orient="right", tickCount=min(n_iterations, 5), format="d") if legend else None)
+
+
 def program_color(n_programs: int, title: str, legend: bool) -> alt.Color:
     groups = program_color_groups(n_programs)
     return alt.Color("colour:N", title=title, sort=groups,

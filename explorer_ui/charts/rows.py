@@ -7,7 +7,8 @@ import pandas as pd
 
 from explorer_ui import present
 
-from .base import PHASE_ALPHA, PHASE_TEXT_ALPHA, Figure, named, program_color, with_program_colors
+from .base import (LABEL_FONT_SIZE, PHASE_ALPHA, PHASE_TEXT_ALPHA, Figure, iteration_color, named, program_color,
+                   with_program_colors)
 
 
 def lanes(df: pd.DataFrame, strip: pd.DataFrame, states: list[str], colors: list[str], *, x_title: str,
@@ -47,38 +48,46 @@ def memory_strip(df: pd.DataFrame, states: list[str], colors: list[str], *, x_ti
     return Figure(chart, {"memory": df})
 
 
-def row_grid(df: pd.DataFrame, *, n_programs: int, program_title: str, title: str, labels: bool) -> Figure:
-    """Rows of the matrix as cells in reading order, coloured by the program that handled them; the
-    current iteration's rows are solid, earlier ones faded, later ones pale. Columns: row, gx, gy,
-    program, iteration, phase ('done' | 'now' | 'later')."""
-    df = with_program_colors(df, n_programs).assign(alpha=df["phase"].map(PHASE_ALPHA),
-                                                    text_alpha=df["phase"].map(PHASE_TEXT_ALPHA))
+def row_grid(df: pd.DataFrame, *, n_iterations: int, iteration_title: str, title: str) -> Figure:
+    """Rows of the matrix as cells in reading order, each labelled with the program that handled it and
+    coloured by the loop iteration it was handled in, so program p's rows p, p + P, p + 2P … are the cells
+    marked p, one in each colour. The current iteration's rows are solid, earlier ones faded, later ones
+    pale. Columns: row, gx, gy, program, iteration, phase ('done' | 'now' | 'later')."""
+    df = df.assign(alpha=df["phase"].map(PHASE_ALPHA), text_alpha=df["phase"].map(PHASE_TEXT_ALPHA))
     cells = alt.Chart(named("rows"), title=title).mark_rect(stroke="white", strokeWidth=1).encode(
         x=alt.X("gx:O", axis=None), y=alt.Y("gy:O", axis=None),
-        color=program_color(n_programs, program_title, legend=True),
+        color=iteration_color(n_iterations, iteration_title),
         opacity=alt.Opacity("alpha:Q", scale=None),
         tooltip=["row:Q", "program:Q", "iteration:Q"],
     )
-    if not labels:
-        return Figure(cells, {"rows": df})
-    text = alt.Chart(named("rows")).mark_text(fontSize=9, color="black").encode(
-        x=alt.X("gx:O", axis=None), y=alt.Y("gy:O", axis=None), text="row:Q",
+    text = alt.Chart(named("rows")).mark_text(fontSize=LABEL_FONT_SIZE, color="black").encode(
+        x=alt.X("gx:O", axis=None), y=alt.Y("gy:O", axis=None), text="program:Q",
         opacity=alt.Opacity("text_alpha:Q", scale=None))
-    return Figure(cells + text, {"rows": df})
+    # as wide as the column: the cells (a band scale) grow with it, so their labels can be read
+    return Figure((cells + text).properties(width="container"), {"rows": df})
 
 
-def program_grid(df: pd.DataFrame, *, x_title: str, y_title: str, program_title: str, title: str,
-                 n_programs: int) -> Figure:
-    """The same rows, arranged by who handled them: x = program, y = loop iteration. Columns as row_grid."""
-    df = with_program_colors(df, n_programs).assign(alpha=df["phase"].map(PHASE_ALPHA))
+# The by-program grid writes each cell's row number when its columns are wide enough for three digits.
+PROGRAM_GRID_LABELLED_UP_TO = 24
+
+
+def program_grid(df: pd.DataFrame, *, x_title: str, y_title: str, title: str, n_programs: int,
+                 n_iterations: int) -> Figure:
+    """The same rows, arranged by who handled them: x = program, y = loop iteration, each cell labelled
+    with its row (column p reads p, p + P, p + 2P …), coloured by iteration as row_grid. Columns as row_grid."""
+    df = df.assign(alpha=df["phase"].map(PHASE_ALPHA), text_alpha=df["phase"].map(PHASE_TEXT_ALPHA))
+    x = alt.X("program:O", title=x_title, axis=alt.Axis(labelOverlap=True))
+    y = alt.Y("iteration:O", title=y_title)
     chart = alt.Chart(named("programs"), title=title).mark_rect(stroke="white", strokeWidth=0.5).encode(
-        x=alt.X("program:O", title=x_title, axis=alt.Axis(labelOverlap=True)),
-        y=alt.Y("iteration:O", title=y_title),
-        color=program_color(n_programs, program_title, legend=False),
+        x=x, y=y, color=iteration_color(n_iterations, y_title, legend=False),
         opacity=alt.Opacity("alpha:Q", scale=None),
         tooltip=["row:Q", "program:Q", "iteration:Q"],
     )
-    return Figure(chart, {"programs": df})
+    if n_programs > PROGRAM_GRID_LABELLED_UP_TO:
+        return Figure(chart.properties(width="container"), {"programs": df})
+    text = alt.Chart(named("programs")).mark_text(fontSize=LABEL_FONT_SIZE - 2, color="black").encode(
+        x=x, y=y, text="row:Q", opacity=alt.Opacity("text_alpha:Q", scale=None))
+    return Figure((chart + text).properties(width="container"), {"programs": df})
 
 
 def sm_slots(df: pd.DataFrame, *, x_title: str, y_title: str, program_title: str, title: str,

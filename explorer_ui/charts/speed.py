@@ -113,3 +113,19 @@ def gbps_chart(df: pd.DataFrame, roofline: pd.DataFrame | None, *, x_title: str,
         chart = chart + alt.Chart(named("roofline")).mark_line(strokeDash=[6, 4], color="black").encode(
             x=x, y="gbps:Q", tooltip=[alt.Tooltip("N:Q", format=","), alt.Tooltip("gbps:Q", format=",.0f")])
     return Figure(chart, datasets)
+
+
+def sweep_lines(df: pd.DataFrame, *, x_title: str, y_title: str, color_title: str, title: str) -> Figure:
+    """GB/s over N per provider on a linear N axis, as the chapter draws its Step 5 figure. Columns: N, gbps,
+    ms, copy_ratio, provider (its label), provider_key."""
+    pairs = list(dict.fromkeys(zip(df["provider_key"], df["provider"])))
+    scale = provider_scale([k for k, _ in pairs], [label for _, label in pairs])
+    chart = alt.Chart(named("sweep"), title=title).mark_line(strokeWidth=2).encode(
+        x=alt.X("N:Q", title=x_title), y=alt.Y("gbps:Q", title=y_title),
+        color=alt.Color("provider:N", title=color_title, scale=scale,
+                        legend=alt.Legend(orient="bottom", columns=2, labelLimit=360)),
+        tooltip=[alt.Tooltip("provider:N", title=color_title), alt.Tooltip("N:Q", format=","),
+                 alt.Tooltip("gbps:Q", format=",.0f", title=y_title), alt.Tooltip("ms:Q", format=".4f"),
+                 alt.Tooltip("copy_ratio:Q", format=".2f")],
+    )
+    return Figure(chart, {"sweep": df})

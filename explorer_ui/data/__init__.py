@@ -6,10 +6,12 @@ pickles. Arguments are plain keys (a GPU's catalog key, a dtype's name), so the 
 they serve:
     kernels        the GPUs, launch plans and their facts, assembly, row traces (every page)
     chapter_notes  the chapter-notes page's compiles, interpreter runs and unit test
+    chapter_benchmark  the recorded run of the chapter's Step 5 sweep
     long_rows      the long-rows pages' traces, plans and L2 tables
     recorded       the recorded benchmark runs and the figures drawn from them
 Pages call them as `data.<name>`.
 """
+from .chapter_benchmark import chapter_runs, chapter_sweep_frame  # noqa: F401
 from .chapter_notes import (chapter_unit_test, exp_error, exp_ptx, grid_quirk, offline_resources,  # noqa: F401
                             stages_cost, stride_cases, warmup_resources, warps_table)
 from .kernels import (DTYPE_NAMES, default_gpu_key, gpu_by_key, gpu_comparison, gpu_for_name,  # noqa: F401

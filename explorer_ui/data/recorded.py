@@ -12,7 +12,8 @@ import softmax_core as sc
 from softmax_core import bench
 from softmax_core.hardware import dtypes
 
-from explorer_ui import long_row_frames as frames, measured, recorded_text
+from explorer_ui import l2_model, long_row_frames as frames, recorded_text
+from softmax_core.bench import trust
 
 # The benchmark page reads recorded runs from here; tests point it at a temporary folder.
 RECORDED_DIR_ENV = "SOFTMAX_EXPLORER_RECORDED_DIR"
@@ -86,7 +87,7 @@ def _side(row, suffix: str) -> dict:
 
 
 def _speedup_figures(row) -> dict:
-    s = measured.speedup(measured.timing_spread(_side(row, "_naive")), measured.timing_spread(_side(row, "_fused")))
+    s = trust.speedup(trust.timing_spread(_side(row, "_naive")), trust.timing_spread(_side(row, "_fused")))
     return {"speedup": s.value, "lo": s.lo, "hi": s.hi, "spread_kind": s.kind, "verdict": s.verdict}
 
 
@@ -105,7 +106,7 @@ def _efficiencies(run, row, dtype: str) -> dict:
                           float(copy["gbps"].iloc[0]))
     return {"byte_ratio": parts.byte_ratio, "naive_eff": parts.naive_efficiency,
             "fused_eff": parts.fused_efficiency, "parts_speedup": parts.speedup,
-            "copy_steady": measured.timing_spread(copy.iloc[0].to_dict()).steady is not False}
+            "copy_steady": trust.timing_spread(copy.iloc[0].to_dict()).steady is not False}
 
 
 def _recorded_only() -> tuple | None:
@@ -119,7 +120,7 @@ def _recorded_only() -> tuple | None:
 
 def measured_speedup(dtype: str, N: int, M: int | None = None) -> dict | None:
     """Naive time / fused time from the recorded runs at the recorded shape closest to M x N (N first,
-    then M), or None. Returns the figures, their spread (measured.speedup), whether that shape is exactly
+    then M), or None. Returns the figures, their spread (trust.speedup), whether that shape is exactly
     the one asked for (`exact`), and where they come from (GPU, date)."""
     key = _recorded_only()
     if key is not None:
@@ -176,7 +177,7 @@ def _speedup_table(runs, dtype: str):
         for r in both.sort_values("N").to_dict("records"):
             traffic = sc.memory_traffic(int(r["M"]), int(r["N"]), dtypes.torch_dtype(dtype))
             rows.append({"N": int(r["N"]), "M": int(r["M"]), "predicted": traffic.predicted_speedup,
-                         "predicted_l2": measured.predicted_speedup_with_l2(traffic), "measured": 0.0,
+                         "predicted_l2": l2_model.predicted_speedup_with_l2(traffic), "measured": 0.0,
                          **_speedup_figures(r), "gpu": str(run.provenance.get("gpu", "?")), "date": run_day(run)})
             rows[-1]["measured"] = rows[-1].pop("speedup")
         return pd.DataFrame(rows)
@@ -190,18 +191,18 @@ def provider_label(key: str) -> str:
 
 def chart_frame(run, direction: str):
     """One direction of a run, ready to draw: GB/s per provider and N with interval bars (p20–p80 where the
-    run recorded them, else min–max: measured.timing_spread), copy separate. GB/s always comes from the
+    run recorded them, else min–max: trust.timing_spread), copy separate. GB/s always comes from the
     harness's own `gbps` over softmax_core's `bytes_moved`."""
     frame = run.frame
     part = frame[(frame["direction"] == direction) & (frame["status"] == "ok")].copy()
     if part.empty:
         return part, part
     nbytes = [sc.bytes_moved(int(m), int(n), dtypes.element_size(d), direction) for m, n, d in zip(part["M"], part["N"], part["dtype"])]
-    spreads = [measured.timing_spread(r) for r in part.to_dict("records")]
+    spreads = [trust.timing_spread(r) for r in part.to_dict("records")]
     part["gbps_lo"] = [bench.gbps(b, sp.hi) for b, sp in zip(nbytes, spreads)]
     part["gbps_hi"] = [bench.gbps(b, sp.lo) for b, sp in zip(nbytes, spreads)]
     part["steady"] = [sp.steady for sp in spreads]
-    # no fraction of copy on an unsteady timing (its own or copy's at the same N): measured.shown_ratio
+    # no fraction of copy on an unsteady timing (its own or copy's at the same N): trust.shown_ratio
     copy_steady = {int(n): sp.steady for n, p, sp in zip(part["N"], part["provider"], spreads) if p == "copy"}
     part["copy_ratio"] = [None if sp.steady is False or copy_steady.get(int(n)) is False else r
                           for n, sp, r in zip(part["N"], spreads, part["copy_ratio"])]

@@ -26,7 +26,8 @@ TUTORIAL_KERNEL = "softmax_core.kernels.tutorial:tutorial_softmax_kernel"
 # Wider rows get more warps, so that each thread holds a bounded number of the row's values.
 TUTORIAL_NUM_WARPS = ((4096, 16), (2048, 8), (0, 4))
 # More pipeline stages keep more rows in flight but each stage buffers a row in shared memory;
-# the tutorial affords 4 only on GPUs with more than 200,000 B of shared memory per SM.
+# the tutorial affords 4 only on GPUs where one program may use more than 200,000 B of shared memory
+# (triton's max_shared_mem, which the tutorial reads as SIZE_SMEM).
 TUTORIAL_STAGES_SHARED_THRESHOLD = 200_000
 TUTORIAL_NUM_STAGES = (4, 2)
 

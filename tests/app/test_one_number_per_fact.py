@@ -72,3 +72,41 @@ def test_every_page_states_the_gpus_programs_per_sm_and_names_the_formulas(key):
         if path == "pages/10_glossary.py":
             assert say(facts.limiter) in text
     assert seen >= 3          # the pages do state the figure: the check above is not vacuous
+
+
+# "4 such programs surely fit on an SM" (the sharing page), beside PER_SM's "... per SM"
+ON_AN_SM = re.compile(r"(\d[\d,]*)\s+such programs?\s+(?:\w+\s+)?fit on an SM")
+STATED_N = re.compile(r"N = \**([\d,]+)")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key,dtype", [("h200", "float32"), ("h200", "bfloat16"), ("t4", "float32"),
+                                       ("mi300x", "float32")])
+def test_long_rows_and_sharing_pages_state_each_kernels_own_programs_per_sm(key, dtype):
+    """The long-rows and sharing pages state programs per SM for three kernels at the N they name: the tiled
+    kernel (softmax_core.teaching.long_row_trace.tiled_traffic), the tutorial kernel at the largest N that
+    fits (launch_facts, the other pages' source) and the split path's plan (its occupancy). Each figure is
+    that kernel's at that N, by the library's one function for it."""
+    from softmax_core.teaching import long_row_trace as lrt
+
+    gpu, torch_dtype = sc.catalog_gpu(key), getattr(torch, dtype)
+    seen = 0
+    for path in ("pages/7_long_rows.py", "pages/8_sharing_a_row.py"):
+        at = open_page(path, {"gpu": key, "dtype": dtype})
+        found = stated_per_sm(at)
+        for element in at.markdown:
+            for paragraph in re.split(r"\n\s*\n", str(element.value)):
+                found += [(int(m.group(1).replace(",", "")), paragraph) for m in ON_AN_SM.finditer(paragraph)]
+        for figure, paragraph in found:
+            n = int(STATED_N.search(paragraph).group(1).replace(",", ""))
+            if "tiled kernel" in paragraph:
+                expected = lrt.tiled_traffic(M, n, torch_dtype, gpu).programs_per_sm
+            elif "split path" in paragraph:
+                expected = sc.plan_softmax(M, n, torch_dtype, gpu).occupancy.programs_per_sm
+            elif "still fits" in paragraph:        # the tutorial kernel at the last N that launches
+                expected = launch_facts(gpu, dtype, M, n).programs_per_sm
+            else:
+                raise AssertionError(f"a programs-per-SM figure of no known kernel: {paragraph}")
+            assert figure == expected, (path, paragraph)
+            seen += 1
+    assert seen >= 1

@@ -43,6 +43,22 @@ def test_a_hostile_paste_is_refused_and_the_page_keeps_serving():
     assert not (ROOT / "pwned").exists()
 
 
+def _ends_with_next(at) -> bool:
+    prefixes = [TEXT[k]["en"].split("{")[0] for k in ("nav_next", "nav_back_home")]
+    return any(str(link.proto.label).startswith(tuple(prefixes)) for link in at.get("page_link"))
+
+
+def test_the_page_leads_on_when_it_stops_early():
+    at = page("en")
+    assert _ends_with_next(at)
+    at.text_area(key="yk_source").set_value("import os\n").run()          # refused: the page stops there
+    assert at.error and _ends_with_next(at)
+    at.text_area(key="yk_source").set_value(TEXT["yk_ex_vector_add"]["en"]).run()
+    at.selectbox(key="yk_example").set_value(TEXT["yk_ex_vector_add"]["en"]).run()
+    at.multiselect(key="yk_gpus").set_value([]).run()                     # no GPU picked: it stops there too
+    assert at.info and _ends_with_next(at)
+
+
 @pytest.mark.slow
 def test_where_the_teacher_allows_it_the_kernel_runs_in_the_interpreter(monkeypatch):
     monkeypatch.setenv("SOFTMAX_EXPLORER_RUN_PASTED", "1")

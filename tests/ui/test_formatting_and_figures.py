@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from explorer_ui import charts, code, fmt, measured
+from explorer_ui import charts, code, fmt, l2_model
+from softmax_core.bench import trust
 from explorer_ui.i18n import format_text, text_in
 
 
@@ -75,25 +76,25 @@ def row(p20, med, p80, lo, hi):
 
 
 def test_a_steady_speedup_is_clear_and_a_wide_one_is_not():
-    steady = measured.speedup(measured.timing_spread(row(4.0, 4.1, 4.2, 3.9, 9.0)),
-                              measured.timing_spread(row(1.0, 1.02, 1.05, 0.9, 3.0)))
-    assert steady.verdict == measured.CLEAR and steady.lo < steady.value < steady.hi
-    unsteady = measured.speedup(measured.timing_spread(row(4.0, 5.0, 7.0, 3.9, 9.0)),
-                                measured.timing_spread(row(1.0, 1.02, 1.05, 0.9, 3.0)))
-    assert unsteady.verdict == measured.TOO_SPREAD          # naive p80 / p20 = 1.75 > SPREAD_LIMIT
-    straddles = measured.speedup(measured.timing_spread(row(1.0, 1.1, 1.2, 1, 2)),
-                                 measured.timing_spread(row(1.0, 1.05, 1.15, 1, 2)))
-    assert straddles.verdict == measured.TOO_SPREAD          # interval 0.87–1.2 contains 1
+    steady = trust.speedup(trust.timing_spread(row(4.0, 4.1, 4.2, 3.9, 9.0)),
+                              trust.timing_spread(row(1.0, 1.02, 1.05, 0.9, 3.0)))
+    assert steady.verdict == trust.CLEAR and steady.lo < steady.value < steady.hi
+    unsteady = trust.speedup(trust.timing_spread(row(4.0, 5.0, 7.0, 3.9, 9.0)),
+                                trust.timing_spread(row(1.0, 1.02, 1.05, 0.9, 3.0)))
+    assert unsteady.verdict == trust.TOO_SPREAD          # naive p80 / p20 = 1.75 > SPREAD_LIMIT
+    straddles = trust.speedup(trust.timing_spread(row(1.0, 1.1, 1.2, 1, 2)),
+                                 trust.timing_spread(row(1.0, 1.05, 1.15, 1, 2)))
+    assert straddles.verdict == trust.TOO_SPREAD          # interval 0.87–1.2 contains 1
 
 
 def test_old_records_without_percentiles_are_not_given_invented_ones():
     nan = math.nan
-    old = measured.speedup(measured.timing_spread(row(nan, 4.0, nan, 3.9, 4.4)),
-                           measured.timing_spread(row(nan, 1.0, nan, 0.95, 1.1)))
-    assert old.kind == measured.MIN_MAX and old.verdict == measured.NOT_JUDGED
-    wide = measured.speedup(measured.timing_spread(row(nan, 0.048, nan, 0.045, 0.073)),
-                            measured.timing_spread(row(nan, 0.026, nan, 0.0129, 0.107)))
-    assert wide.verdict == measured.TOO_SPREAD               # the 12.9–107 µs at N = 781
+    old = trust.speedup(trust.timing_spread(row(nan, 4.0, nan, 3.9, 4.4)),
+                           trust.timing_spread(row(nan, 1.0, nan, 0.95, 1.1)))
+    assert old.kind == trust.MIN_MAX and old.verdict == trust.NOT_JUDGED
+    wide = trust.speedup(trust.timing_spread(row(nan, 0.048, nan, 0.045, 0.073)),
+                            trust.timing_spread(row(nan, 0.026, nan, 0.0129, 0.107)))
+    assert wide.verdict == trust.TOO_SPREAD               # the 12.9–107 µs at N = 781
 
 
 def test_l2_prediction_counts_x_once_and_every_write_once():
@@ -101,12 +102,12 @@ def test_l2_prediction_counts_x_once_and_every_write_once():
 
     traffic = sc.memory_traffic(4096, 781)
     MN, M = 4096 * 781, 4096
-    assert measured.naive_bytes_with_l2(traffic) == 4 * (MN + (M + MN + MN + M + MN))
-    assert 1.9 < measured.predicted_speedup_with_l2(traffic) < 2.1 < traffic.predicted_speedup
+    assert l2_model.naive_bytes_with_l2(traffic) == 4 * (MN + (M + MN + MN + M + MN))
+    assert 1.9 < l2_model.predicted_speedup_with_l2(traffic) < 2.1 < traffic.predicted_speedup
     h200 = sc.catalog_gpu("h200")
-    assert measured.fits_in_l2(4096, 781, 4, h200)
-    assert not measured.fits_in_l2(4096, 8192, 4, h200)
-    assert measured.l2_crossing_n(4096, 4, h200) == pytest.approx(h200.l2_mib * 2**20 / (4096 * 4))
+    assert l2_model.fits_in_l2(4096, 781, 4, h200)
+    assert not l2_model.fits_in_l2(4096, 8192, 4, h200)
+    assert l2_model.l2_crossing_n(4096, 4, h200) == pytest.approx(h200.l2_mib * 2**20 / (4096 * 4))
 
 
 # -- padding chain ---------------------------------------------------------------------------------------------
@@ -160,11 +161,35 @@ def test_neighbouring_programs_differ_and_repeats_are_labelled():
     assert charts.program_color_groups(1) == ["0"]          # P = 1: one colour, no fractional legend
 
 
-def test_program_colour_legend_is_categorical_at_one_program():
-    df = pd.DataFrame({"row": [0], "gx": [0], "gy": [0], "program": [0], "iteration": [0], "phase": ["now"]})
-    spec = charts.row_grid(df, n_programs=1, program_title="p", title="t", labels=True).chart.to_dict()
-    color = spec["layer"][0]["encoding"]["color"]
-    assert color["type"] == "nominal" and color["scale"]["domain"] == ["0"]
+def _schedule_frame(n_rows, P):
+    rows = np.arange(n_rows)
+    return pd.DataFrame({"row": rows, "gx": rows % 16, "gy": rows // 16, "program": rows % P,
+                         "iteration": rows // P, "phase": "now"})
+
+
+def test_row_map_labels_each_cell_by_its_program_and_colours_by_iteration():
+    # 51 rows on 34 programs: program 0 handles rows 0 and 34, the cells marked 0 in two colours
+    df = _schedule_frame(51, 34)
+    spec = charts.row_grid(df, n_iterations=2, iteration_title="loop iteration", title="t").chart.to_dict()
+    cells, text = spec["layer"]
+    assert text["encoding"]["text"]["field"] == "program" and text["mark"]["fontSize"] >= 12
+    color = cells["encoding"]["color"]
+    assert color["field"] == "iteration" and color["title"] == "loop iteration"
+    assert color["scale"]["domain"] == [0, 1]                    # one legend entry per iteration, none shared
+    marked_0 = df[df["program"] == 0]
+    assert list(marked_0["row"]) == [0, 34] and list(marked_0["iteration"]) == [0, 1]
+    # many iterations: a ramp over 0…K−1, not colours that repeat
+    ramp = charts.row_grid(_schedule_frame(40, 2), n_iterations=20, iteration_title="i", title="t").chart.to_dict()
+    assert ramp["layer"][0]["encoding"]["color"]["scale"]["domain"] == [0, 19]
+
+
+def test_program_grid_writes_rows_while_its_columns_are_wide_enough():
+    few = charts.program_grid(_schedule_frame(30, 10), x_title="x", y_title="y", title="t", n_programs=10,
+                              n_iterations=3).chart.to_dict()
+    assert few["layer"][1]["encoding"]["text"]["field"] == "row"
+    many = charts.program_grid(_schedule_frame(60, 40), x_title="x", y_title="y", title="t", n_programs=40,
+                               n_iterations=2).chart.to_dict()
+    assert "layer" not in many
 
 
 def test_a_series_keeps_its_colour_in_both_languages():
@@ -196,10 +221,10 @@ def test_tutorial_kernel_is_not_the_palest_and_naive_and_liger_differ():
 
 
 def test_no_ratio_on_an_unsteady_timing():
-    steady, shaky = (measured.timing_spread(row(1.0, 1.05, 1.1, 0.9, 2)),
-                     measured.timing_spread(row(0.75, 6.2, 7.0, 0.75, 9)))
-    assert measured.shown_ratio(steady, steady) == pytest.approx(1.0)
-    assert measured.shown_ratio(shaky, steady) is None and measured.shown_ratio(steady, shaky) is None
+    steady, shaky = (trust.timing_spread(row(1.0, 1.05, 1.1, 0.9, 2)),
+                     trust.timing_spread(row(0.75, 6.2, 7.0, 0.75, 9)))
+    assert trust.shown_ratio(steady, steady) == pytest.approx(1.0)
+    assert trust.shown_ratio(shaky, steady) is None and trust.shown_ratio(steady, shaky) is None
 
 
 def test_gbps_chart_gives_each_provider_its_own_colour():
@@ -236,3 +261,39 @@ def test_prewarm_covers_the_gpu_page_s_longest_row_on_every_gpu():
         assert any(f"x{defaults.GPU_PAGE_MAX_N} on {gpu.key}" in w and w.startswith("tuned") for w in labels), gpu.key
 
 
+
+
+def test_chapter_sweep_chart_draws_every_recorded_provider_with_tooltips():
+    from explorer_ui import data
+    df = data.chapter_sweep_frame()
+    if df is None:
+        pytest.skip("no recorded run of the chapter's sweep")
+    spec = charts.sweep_lines(df, x_title="N", y_title="GB/s", color_title="impl", title="t").chart.to_dict()
+    enc = spec["encoding"]
+    assert {t["field"] for t in enc["tooltip"]} >= {"provider", "N", "gbps"}
+    colours = enc["color"]["scale"]["range"]
+    assert len(set(colours)) == len(colours) == df["provider"].nunique()
+    assert df["N"].min() == 256 and df["N"].max() == 12672      # the chapter's own sweep
+
+
+def test_a_code_excerpt_shows_whole_statements():
+    lines = ("def f(x):",
+             "    # one comment",
+             "    # in two lines",
+             "    y = x + 1",
+             "    if y:",
+             "        z = 1",
+             "    else:",
+             "        z = 2",
+             "",
+             "    return z")
+    assert code.excerpt_span(lines, 3, 4) == (2, 4)           # the comment from its first line
+    assert code.excerpt_span(lines, 4, 5) == (4, 8)           # an `if` with its body and its `else`
+    assert code.excerpt_span(lines, 6, 7) == (6, 8)           # a dangling `else:` with its body
+    # the benchmark page's panel: the load and the masked store, one line of context
+    source = code.kernel_source()
+    first, last = code.excerpt_span(source, min(code.kernel_lines("load", "store")) - 1,
+                                    max(code.kernel_lines("load", "store")) + 1)
+    above = source[first - 2].lstrip()
+    assert not (above.startswith("#") and source[first - 1].lstrip().startswith("#"))
+    assert not source[last - 1].split("#")[0].rstrip().endswith(":")

@@ -13,7 +13,8 @@ import pytest
 
 import softmax_core as sc
 from softmax_core import bench
-from explorer_ui import (glossary, gpu_figures, i18n, layout, long_row_frames, measured, padding, pages_registry, quiz,
+from softmax_core.bench import trust
+from explorer_ui import (glossary, gpu_figures, i18n, layout, long_row_frames, padding, pages_registry, quiz,
                          recorded_text, row_schedule)
 from softmax_core.teaching.chapter_notes import STRIDE_VIEWS
 from softmax_core.teaching.bench_reading import IMPOSSIBLE
@@ -49,9 +50,9 @@ def families() -> dict[str, tuple[set[str], bool]]:
         "bench_dir_*": ({f"bench_dir_{d}" for d in PASS_TENSORS}, True),
         "compare_kernel_*": ({"compare_kernel_tutorial", "compare_kernel_tuned"}, True),
         "padding_claim_*": ({f"padding_claim_{c}" for c in padding.CLAIMS}, True),
-        "acc_kind_*": ({f"acc_kind_{k}" for k in (measured.QUANTILES, measured.MIN_MAX)}, True),
-        "acc_verdict_*": ({f"acc_verdict_{v}" for v in measured.VERDICTS}, True),
-        "acc_verdict_short_*": ({f"acc_verdict_short_{v}" for v in measured.VERDICTS}, True),
+        "acc_kind_*": ({f"acc_kind_{k}" for k in (trust.QUANTILES, trust.MIN_MAX)}, True),
+        "acc_verdict_*": ({f"acc_verdict_{v}" for v in trust.VERDICTS}, True),
+        "acc_verdict_short_*": ({f"acc_verdict_short_{v}" for v in trust.VERDICTS}, True),
         "longrows_phase_*": ({f"longrows_phase_{p}" for p in long_row_frames.TILE_PHASES}, True),
         "longrows_frame_*": ({f"longrows_frame_{f}" for f in long_row_frames.ONLINE_FRAMES}, True),
         "longrows_cliff_fail_*": ({f"longrows_cliff_fail_{c}" for c in long_row_frames.CLIFF_LIMITERS}, True),

@@ -73,3 +73,23 @@ def test_a_stacked_chart_gets_its_caption_too():
     made = slides.export_animation(lanes_figure, 2, page="p", settings={}, caption_for=lambda s: f"step {s + 1}/2")
     assert made.frames[0][1] != made.frames[1][1]              # same chart, different caption: two frames
     assert Image.open(io.BytesIO(made.gif)).n_frames == 2
+
+
+def test_the_caption_names_settings_in_the_readers_language(monkeypatch):
+    from explorer_ui import i18n
+    monkeypatch.setattr(i18n, "language", lambda: "zh")
+    source = slides.SlideSource("row_schedule", "行调度", {"gpu": "h200", "N": 781}, figure_for=None,
+                                shown={i18n.text_in("zh", "gpu_choice"): "NVIDIA H200 (SXM)",
+                                       i18n.text_in("zh", "cols_N"): 781})
+    caption = source.caption_for(0, 3)
+    assert "h200" not in caption and "NVIDIA H200 (SXM)" in caption and i18n.text_in("zh", "cols_N") in caption
+    assert slides.file_stem(source.page, source.settings).startswith("row_schedule")   # files keep URL names
+
+
+def test_every_animated_page_captions_its_settings_by_their_labels():
+    from pathlib import Path
+    pages = Path(__file__).resolve().parents[2] / "pages"
+    for page in pages.glob("*.py"):
+        text = page.read_text()
+        for call in text.split("slides.SlideSource(")[1:]:
+            assert "shown=" in call.split("quiz.")[0], page.name

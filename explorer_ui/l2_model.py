@@ -1,16 +1,10 @@
-"""What the L2 cache does to the memory page's prediction, beside the trust rule for measured figures.
-
-The rule that says how far a measured figure can be trusted (spread, speedups, ratios to the copy roofline)
-is the library's (softmax_core.bench.trust), so that the pages and docs/performance.md apply the same one;
-it is re-exported here for the pages. Pure functions.
+"""The L2 model of the memory page: what the naive version's DRAM traffic and speedup become when its
+re-reads are served by the L2 cache, and whether a tensor fits there. Pure functions of the catalog's
+figures. (How far a measured figure can be trusted is the library's rule: softmax_core.bench.trust.)
 """
 from __future__ import annotations
 
 import math
-
-from softmax_core.bench.trust import (CLEAR, MIN_MAX, NOT_JUDGED, QUANTILES, SPREAD_LIMIT, TOO_SPREAD,  # noqa: F401
-                                      VERDICTS, Speedup, Spread, shown_ratio, speedup, timing_spread)
-
 
 # -- the L2 cache --------------------------------------------------------------------------------------------
 
