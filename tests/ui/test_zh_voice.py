@@ -157,7 +157,7 @@ def test_a_wrong_guess_is_told_by_how_much_in_both_languages(guess, answer):
     of the guess (too low) or the guess as a multiple of the answer (too high)."""
     question = quiz.Question(key="q", prompt="?", answer=answer, explain="")
     verdict = quiz.grade(question, guess)
-    text = {lang: text for lang in ("en", "zh") for text in [_in(lang, question, guess, verdict)]}
+    text = {lang: text for lang in ("en", "zh") for text in [in_language(lang, question, guess, verdict)]}
     ratio = f"{max(guess, answer) / min(guess, answer):.2g}"
     assert ratio in text["en"] and ratio in text["zh"]
     if guess < answer:
@@ -167,11 +167,19 @@ def test_a_wrong_guess_is_told_by_how_much_in_both_languages(guess, answer):
         assert text["zh"].startswith("偏大") and text["en"].startswith("Too high")
 
 
-def _in(lang: str, question, guess, verdict) -> str:
+def in_language(lang: str, question, guess, verdict) -> str:
+    """The verdict in `lang`; the language of the session is put back as it was, so no later test inherits it."""
     import streamlit as st
 
+    had, before = "lang" in st.session_state, st.session_state.get("lang")
     st.session_state["lang"] = lang
-    return quiz.verdict_text(question, guess, verdict)
+    try:
+        return quiz.verdict_text(question, guess, verdict)
+    finally:
+        if had:
+            st.session_state["lang"] = before
+        else:
+            del st.session_state["lang"]
 
 
 # The app's 中文 punctuation: 。 and 、 full width; commas, colons, semicolons, brackets and question marks as
