@@ -65,10 +65,9 @@ MAX_THREADS_PER_PROGRAM = 1024
 # TILED_SHARED_WARPS warps, at most MAX_TILED_SPLIT programs per row. (Sharing the forward's rows measured
 # slower; float32 rows that long take the split path.)
 TILED_SHARED_FROM_BYTES = 256 * 1024
-# ... with at most TILED_SHARED_PROGRAMS_PER_SM programs per SM (more may fit; the v7 record's grid, 16-17 MB
-# of rows in flight on the H200: 0.84 / 0.74 / 0.71x copy at 65536-262144; 30 groups instead of 33 measured
-# 0.71 / 0.70 in the next run), and rows in flight (rows x their bytes) within TILED_SHARED_L2_FRACTION of the
-# L2: a sweep with 33 MB in flight measured the same, 66 MB 0.62 (tuning/h200-tiled-tune-20261130-2-shared-rows.csv).
+# ... with at most TILED_SHARED_PROGRAMS_PER_SM programs per SM and rows in flight (rows x their bytes) within
+# TILED_SHARED_L2_FRACTION of the L2, so that pass 2 still finds its row there: in the H200 sweep
+# (tuning/h200-tiled-tune-20261130-2-shared-rows.csv) 33 MB in flight ran as fast as 16 MB, 66 MB fell to 0.62x copy.
 TILED_SHARED_PROGRAMS_PER_SM = 2
 TILED_SHARED_L2_FRACTION = 0.5
 TILED_SPAN_BYTES = 64 * 1024
