@@ -66,11 +66,26 @@ WAITING_JS = """() => Array.from(document.querySelectorAll('[data-testid="stMain
 WARM_INTERACTION_MS = 1000          # docs/classroom.md's target for every interaction
 
 
+# A re-run the front end receives whole never shows its "running" state (classroom_tools.browser_kit says
+# when): that step is timed again, at most this many times, so every time kept is a run that was seen to run.
+UNSEEN_RUN_RETRIES = 3
+SEEN_RUN_MS = 30_000
+
+
 def reader_rerun_ms(page, measure_speed) -> float:
     """One step of the page's first slider, to the end of the re-run it causes (ms)."""
-    measure_speed.move(page, "slider", 0)
-    page.wait_for_function(measure_speed.DONE_JS, timeout=120_000)
-    return page.evaluate("() => window.__tDone - window.__t0")
+    from classroom_tools import browser_kit as kit
+
+    for _ in range(UNSEEN_RUN_RETRIES):
+        measure_speed.move(page, "slider", 0)
+        try:
+            page.wait_for_function(measure_speed.DONE_JS, timeout=SEEN_RUN_MS)
+        except Exception:
+            if page.evaluate(f"() => ({kit.RENDERED_JS})()"):
+                continue                            # the run ended unseen: time another step
+            raise                                   # still running after SEEN_RUN_MS: the page is stalled
+        return page.evaluate("() => window.__tDone - window.__t0")
+    raise AssertionError(f"no re-run of the reader's page was seen to run in {UNSEEN_RUN_RETRIES} steps")
 
 
 @pytest.mark.slow
