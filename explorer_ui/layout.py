@@ -19,7 +19,6 @@ import streamlit as st
 import softmax_core as sc
 
 from . import data, glossary, pages_registry, present, prewarm, server_options, urlstate
-from .fmt import fmt_bytes  # noqa: F401  (pages ask layout for it; it lives in fmt)
 from .i18n import LANGUAGES, language, say, set_language, t
 
 # The browser tab's icon: an emoji, which Streamlit draws itself. A Material icon there would be fetched from

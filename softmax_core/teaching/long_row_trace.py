@@ -24,6 +24,7 @@ import triton
 
 from softmax_core.hardware import dtypes, runtime
 from softmax_core.teaching.memory import bytes_moved
+from softmax_core.teaching.traced_matrix import TracedMatrix
 from softmax_core.plans.choose import plan_softmax
 from softmax_core.kernels.shared_rows import NOT_PUBLISHED, SPIN_LIMIT, read_published, softmax_split_kernel
 from softmax_core.kernels.tuned import TRACE_TILE_FIELDS, softmax_tiled_kernel
@@ -90,7 +91,7 @@ def merge_pairs(maxes, sums) -> tuple[float, float]:
 
 
 @dataclass(frozen=True, eq=False)
-class OnlineTrace:
+class OnlineTrace(TracedMatrix):
     """One launch of the tiled kernel with TRACE on, one program per row."""
 
     x: np.ndarray                 # (n_rows, n_cols) the input as the kernel read it, in float32
@@ -99,14 +100,6 @@ class OnlineTrace:
     safe: bool
     tiles: np.ndarray             # (n_rows, n_tiles, len(TRACE_TILE_FIELDS)) recorded by the kernel
     y: np.ndarray                 # (n_rows, n_cols) what pass 2 stored
-
-    @property
-    def n_rows(self) -> int:
-        return self.x.shape[0]
-
-    @property
-    def n_cols(self) -> int:
-        return self.x.shape[1]
 
     @property
     def n_tiles(self) -> int:
@@ -170,7 +163,7 @@ def trace_online(x, tile: int = 16384, *, safe: bool = False) -> OnlineTrace:
 
 
 @dataclass(frozen=True, eq=False)
-class SplitTrace:
+class SplitTrace(TracedMatrix):
     """The split kernel on one group of programs per row: program `part` of row r holds columns
     [part * chunk, (part + 1) * chunk) and publishes one 64-bit word: (its chunk's max, its chunk's sum)."""
 
@@ -184,14 +177,6 @@ class SplitTrace:
     maxes: np.ndarray             # (n_rows, split) float32 high halves of the words
     sums: np.ndarray              # (n_rows, split) float32 low halves
     y: np.ndarray                 # (n_rows, n_cols) what the finishing launch stored
-
-    @property
-    def n_rows(self) -> int:
-        return self.x.shape[0]
-
-    @property
-    def n_cols(self) -> int:
-        return self.x.shape[1]
 
     @property
     def peers(self) -> int:

@@ -29,6 +29,7 @@ from softmax_core.hardware.gpu import GpuSpec, default_gpu
 from softmax_core.kernels.tutorial import TRACE_SCALARS, TRACE_STAGES, trace_row_words
 from softmax_core.plans.tutorial import LaunchPlan, plan_launch
 from softmax_core.launch.api import launch_tutorial_kernel
+from softmax_core.teaching.traced_matrix import TracedMatrix
 
 VARIANTS = ("correct", "pad_zero", "no_store_mask", "all_neg_inf")
 MAX_TRACE_ROWS = 256          # ~3 ms per row in the interpreter: 256 rows stay under a second
@@ -83,7 +84,7 @@ def _as_numpy(t: torch.Tensor) -> np.ndarray:
 
 
 @dataclass(frozen=True, eq=False)
-class Trace:
+class Trace(TracedMatrix):
     """One launch of the tutorial kernel with TRACE on. Row r of the matrix is row r of every array."""
 
     plan: LaunchPlan              # the plan it ran on (num_programs may have been overridden)
@@ -99,14 +100,6 @@ class Trace:
     buffer: np.ndarray            # output buffer incl. guard space, NaN where nothing was written
     written: np.ndarray           # bool, same shape as buffer: did any store touch this address
     reference: np.ndarray         # (n_rows, n_cols) torch.softmax of x, for judging the output
-
-    @property
-    def n_rows(self) -> int:
-        return self.x.shape[0]
-
-    @property
-    def n_cols(self) -> int:
-        return self.x.shape[1]
 
     @property
     def block_size(self) -> int:
