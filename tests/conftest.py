@@ -1,13 +1,12 @@
 """Shared by every test folder (library/, ui/, app/, browser/): the environment the app runs in under test,
 the `slow` and `gpu` markers, and the fixtures. Helpers a test imports live in tests/support/."""
 import os
-from pathlib import Path
 
 import pytest
 import torch
 
 import softmax_core as sc
-from classroom_tools import browser_kit as kit
+from tests.support.browser import chromium
 from tests.support.records import write_record
 
 # No background pre-warm (explorer_ui/prewarm.py) in the servers and AppTest sessions the tests start: its
@@ -39,17 +38,9 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(scope="module")
 def browser():
-    """Debian's Chromium driven by Playwright, for the real-browser tests (one per test module)."""
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError as exc:
-        pytest.fail(f"Playwright is not installed ({exc}).\n{kit.INSTALL_HINT}", pytrace=False)
-    if not Path(kit.CHROMIUM).is_file():
-        pytest.fail(f"Chromium is not installed: {kit.CHROMIUM} is missing.\n{kit.INSTALL_HINT}", pytrace=False)
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=kit.CHROMIUM, headless=True, args=kit.CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
+    """Debian's Chromium driven by Playwright, one per test module (tests/browser/ shares one across its files)."""
+    with chromium() as launched:
+        yield launched
 
 
 @pytest.fixture

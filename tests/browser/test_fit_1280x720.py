@@ -12,21 +12,16 @@ next page, switches the language and leaves the mode. Screenshots land in test-a
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from explorer_ui import pages_registry
 from explorer_ui.i18n import TEXT
 
-from classroom_tools import browser_kit as kit
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support import browser as support
+from tests.support.browser import ARTIFACTS
 
 pytestmark = pytest.mark.slow
 
-ARTIFACTS = ROOT / "test-artifacts" / "browser"
-SCREEN = {"width": 1280, "height": 720}
 RENDER_TIMEOUT_MS = 120_000
 MIN_CHART_HEIGHT = 120          # a chart drawn shorter than this is a strip, not a picture
 
@@ -72,26 +67,9 @@ BAR_JS = """() => {
 }"""
 
 
-@pytest.fixture(scope="module")
-def server(browser):
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with kit.StreamlitServer(log_path=ARTIFACTS / "streamlit-fit.log", extra_args=kit.NO_FILE_WATCHER) as srv:
-        yield srv
-
-
-def wait_rendered(page) -> None:
-    page.wait_for_function(kit.RENDERED_JS, timeout=RENDER_TIMEOUT_MS)
-    page.wait_for_timeout(400)          # charts draw after the script has finished
-
-
 def open_page(browser, server, page_key: str, lang: str, query: str = ""):
-    context = browser.new_context(viewport=SCREEN, locale="zh-CN" if lang == "zh" else "en-US")
-    tab = context.new_page()
-    watch = kit.PageWatch().attach(tab)
     path = pages_registry.page(page_key).url_path
-    tab.goto(f"{server.base}/{path}?lang={lang}{query}")
-    wait_rendered(tab)
-    return tab, watch
+    return support.open_tab(browser, f"{server.base}/{path}?lang={lang}{query}", lang, RENDER_TIMEOUT_MS)
 
 
 def label(key: str, lang: str, **values) -> str:
@@ -155,7 +133,7 @@ def test_presentation_mode_keeps_a_way_around_and_a_way_out(browser, server, lan
         bar = tab.locator('.st-key-present_bar')
         bar.get_by_role("link", name=label("present_bar_next", lang)).click()
         tab.wait_for_url(f"**/{after.url_path}**", timeout=RENDER_TIMEOUT_MS)
-        wait_rendered(tab)
+        support.wait_rendered(tab, RENDER_TIMEOUT_MS)
         tab.get_by_role("heading", name=TEXT[f"{after.key}_title"][lang]).first.wait_for(timeout=RENDER_TIMEOUT_MS)
         assert "present=1" in tab.url
         # the other language
@@ -164,7 +142,7 @@ def test_presentation_mode_keeps_a_way_around_and_a_way_out(browser, server, lan
         # and out: the sidebar with every page comes back
         bar.get_by_role("button", name=TEXT["present_exit"][other]).click()
         tab.locator('[data-testid="stSidebar"] [data-testid="stPageLink"]').first.wait_for(timeout=RENDER_TIMEOUT_MS)
-        wait_rendered(tab)
+        support.wait_rendered(tab, RENDER_TIMEOUT_MS)
         assert tab.locator('.st-key-present_bar').count() == 0
         assert "present=1" not in tab.url
         sidebar_links = tab.locator('[data-testid="stSidebar"] [data-testid="stPageLink"] a')

@@ -16,31 +16,21 @@ from __future__ import annotations
 import json
 import random
 import time
-from pathlib import Path
 
 import pytest
 
 from classroom_tools import browser_kit as kit
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support import browser as support
+from tests.support.browser import ARTIFACTS
 
 pytestmark = pytest.mark.slow                # a real browser against a real server
 
 SEED = 0
-ARTIFACTS = ROOT / "test-artifacts" / "browser"
 PAGES = kit.app_pages()
 VIEWPORT = {"width": 1400, "height": 1000}
 RENDER_TIMEOUT_MS = 90_000      # a page's first run on a cold server computes traces in Triton's interpreter
 ADVANCE_TIMEOUT_MS = 20_000
 STUDENTS = 4
-
-
-@pytest.fixture(scope="module")
-def server(browser):
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    # No file watcher (see kit.NO_FILE_WATCHER): files edited while the tests run must not break them.
-    with kit.StreamlitServer(log_path=ARTIFACTS / "streamlit-server.log", extra_args=kit.NO_FILE_WATCHER) as srv:
-        yield srv
 
 
 def wait_rendered(page, what: str) -> None:
@@ -52,15 +42,6 @@ def wait_rendered(page, what: str) -> None:
 
 def exception_texts(page) -> list[str]:
     return [t.strip()[:2000] for t in page.get_by_test_id("stException").all_inner_texts()]
-
-
-def screenshot(page, path: Path) -> None:
-    """The whole page: Streamlit scrolls inside its main area, so grow the window to the content first."""
-    height = min(max(page.evaluate(kit.MAIN_HEIGHT_JS), VIEWPORT["height"]), 8000)
-    page.set_viewport_size({"width": VIEWPORT["width"], "height": height})
-    page.wait_for_timeout(300)                      # let charts re-lay out
-    page.screenshot(path=str(path))
-    page.set_viewport_size(VIEWPORT)
 
 
 def step_values(page, selector: str) -> list[str]:
@@ -116,7 +97,7 @@ def test_page_renders_offline_and_animations_play(browser, server, app_page):
         page.goto(app_page.url(server.base))
         wait_rendered(page, app_page.script)
         assert exception_texts(page) == [], f"{app_page.script} shows an exception"
-        screenshot(page, ARTIFACTS / f"{PAGES.index(app_page):02d}_{app_page.label}.png")
+        support.full_screenshot(page, ARTIFACTS / f"{PAGES.index(app_page):02d}_{app_page.label}.png", VIEWPORT)
 
         played = [play_and_pause(page, key) for key in page.evaluate(kit.PLAY_KEYS_JS)]
         print(f"{app_page.script}: {len(played)} animation(s)", *played, sep="\n  ")

@@ -8,19 +8,16 @@ test-artifacts/browser/present_<page>_<lang>.png. Like tests/browser/test_pages_
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
 
 from classroom_tools import browser_kit as kit
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support import browser as support
+from tests.support.browser import ARTIFACTS, PROJECTOR
 
 pytestmark = pytest.mark.slow                # a real browser against a real server
 
-ARTIFACTS = ROOT / "test-artifacts" / "browser"
-PROJECTOR = {"width": 1280, "height": 720}
 RENDER_TIMEOUT_MS = 90_000
 # The pages with an animation (a "<prefix>_play" button), by URL path, and the player's prefix.
 ANIMATED = {"memory_traffic": "memory", "padding_chain": "padding", "row_schedule": "schedule",
@@ -49,20 +46,10 @@ GEOMETRY_JS = """(prefix) => {
 }"""
 
 
-@pytest.fixture(scope="module")
-def server(browser):
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with kit.StreamlitServer(log_path=ARTIFACTS / "streamlit-present.log", extra_args=kit.NO_FILE_WATCHER) as srv:
-        yield srv
-
-
 def open_page(browser, server, path: str, lang: str, query: str = ""):
-    context = browser.new_context(viewport=PROJECTOR, locale="zh-CN" if lang == "zh" else "en-US")
-    page = context.new_page()
-    watch = kit.PageWatch().attach(page)
-    page.goto(f"{server.base}/{path}?present=1&lang={lang}{query}")
-    page.wait_for_function(kit.RENDERED_JS, timeout=RENDER_TIMEOUT_MS)
-    return context, page, watch
+    tab, watch = support.open_tab(browser, f"{server.base}/{path}?present=1&lang={lang}{query}", lang,
+                                  RENDER_TIMEOUT_MS)
+    return tab.context, tab, watch
 
 
 def inside(box, width, height) -> bool:
@@ -75,12 +62,11 @@ def inside(box, width, height) -> bool:
 def test_play_and_its_chart_fit_a_projector(browser, server, path, lang):
     context, page, watch = open_page(browser, server, path, lang)
     try:
-        page.wait_for_timeout(500)                        # charts lay out after the script finished
         if path in SECOND_SECTION:
             page.evaluate("(p) => { const main = document.querySelector('[data-testid=\"stMain\"]');"
                           " const play = main.querySelector(`.st-key-${p}_play button`);"
                           " main.scrollTop += play.getBoundingClientRect().top - 16; }", ANIMATED[path])
-            page.wait_for_timeout(500)
+            support.wait_charts_settled(page)
         geo = page.evaluate(GEOMETRY_JS, ANIMATED[path])
         page.screenshot(path=str(ARTIFACTS / f"present_{path}_{lang}.png"))
         assert geo is not None, f"{path}: no Play button"

@@ -9,8 +9,6 @@ tests/browser/test_pages_in_chromium.py these never skip.
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import torch
 
@@ -18,13 +16,11 @@ from explorer_ui.i18n import TEXT
 from softmax_core.authoring import examples
 
 from classroom_tools import browser_kit as kit
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support import browser as support
+from tests.support.browser import ARTIFACTS, PROJECTOR
 
 pytestmark = pytest.mark.slow
 
-ARTIFACTS = ROOT / "test-artifacts" / "browser"
-PROJECTOR = {"width": 1280, "height": 720}
 COMPILE_TIMEOUT_MS = 300_000     # a cold compile of three GPUs in the sandboxed child, on a busy 2-core machine
 GPUS = ("h200", "a100-80gb", "mi300x")   # the page's default choice
 EXAMPLE_KEYS = {"softmax": "yk_ex_softmax", "vector_add": "yk_ex_vector_add", "layer_norm": "yk_ex_layer_norm",
@@ -93,14 +89,6 @@ def click(page, key: str) -> None:
     page.locator(f'[data-testid="stMain"] .st-key-{key} button').click()
 
 
-def screenshot(page, path: Path) -> None:
-    height = min(max(page.evaluate(kit.MAIN_HEIGHT_JS), PROJECTOR["height"]), 9000)
-    page.set_viewport_size({"width": PROJECTOR["width"], "height": height})
-    page.wait_for_timeout(300)
-    page.screenshot(path=str(path))
-    page.set_viewport_size(PROJECTOR)
-
-
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_four_examples_compile_and_fit_a_projector(browser, server, lang):
     context = browser.new_context(viewport=PROJECTOR, locale="zh-CN" if lang == "zh" else "en-US")
@@ -136,7 +124,7 @@ def test_the_four_examples_compile_and_fit_a_projector(browser, server, lang):
             codes = page.evaluate(CODE_JS)
             assert codes and all(c["ws"] in ("pre", "pre-wrap", "break-spaces") for c in codes), codes
             assert any(c["indented"] for c in codes), f"{name}: no code panel shows an indented line"
-            screenshot(page, ARTIFACTS / f"your_kernel_{name}_{lang}.png")
+            support.full_screenshot(page, ARTIFACTS / f"your_kernel_{name}_{lang}.png", PROJECTOR)
         if not torch.cuda.is_available():        # the teacher allowed running: the matmul in the interpreter
             click(page, "yk_interpret_small")
             page.wait_for_function(SOURCE_IS_JS, arg=examples.EXAMPLES["matmul"], timeout=COMPILE_TIMEOUT_MS)
@@ -149,7 +137,7 @@ def test_the_four_examples_compile_and_fit_a_projector(browser, server, lang):
             value = page.locator('[data-testid="stMain"] [data-testid="stMetricValue"]').first.inner_text()
             assert value.endswith("ms"), value
             assert page.evaluate(CUT_JS) == [], "interpreter run: cut text (text, scrollWidth, clientWidth)"
-            screenshot(page, ARTIFACTS / f"your_kernel_interpreter_{lang}.png")
+            support.full_screenshot(page, ARTIFACTS / f"your_kernel_interpreter_{lang}.png", PROJECTOR)
         assert watch.problems() == [], "\n".join(watch.problems())
     finally:
         context.close()
