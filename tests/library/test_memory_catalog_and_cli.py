@@ -6,6 +6,7 @@ import pytest
 import torch
 
 import softmax_core as sc
+from softmax_core import __main__ as cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -50,17 +51,22 @@ def run_cli(*args):
                           text=True, timeout=300)
 
 
-def test_cli_runs_the_chapters_unit_test_and_the_tuned_check():
-    result = run_cli()
-    assert result.returncode == 0, result.stderr
-    assert "the chapter's unit test, tutorial kernel, 1823x781" in result.stdout
-    assert "the tuned softmax, same input: matches" in result.stdout and "PASSED" in result.stdout
+def test_cli_runs_the_chapters_unit_test_and_the_tuned_check(capsys):
+    """`python -m softmax_core` (its main, in this process; test_cli_plan_prints_real_resources starts the
+    module itself): the chapter's unit test on the tutorial kernel, then the same 1823 x 781 input, seed and
+    tolerances through the tuned softmax. This is where the tuned softmax meets the chapter's unit test on
+    the CPU; on a GPU, tests/library/test_tutorial_kernel.py does it again on CUDA."""
+    code = cli.main([])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "the chapter's unit test, tutorial kernel, 1823x781 float32: matches" in out, out
+    assert "the tuned softmax, same input: matches" in out and "PASSED" in out, out
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="on a GPU --benchmark really runs")
-def test_cli_benchmark_without_gpu_says_so():
-    result = run_cli("--benchmark")
-    assert result.returncode == 2 and "needs a GPU" in result.stdout
+def test_cli_benchmark_without_gpu_says_so(capsys):
+    code = cli.main(["--benchmark"])
+    assert code == 2 and "needs a GPU" in capsys.readouterr().out
 
 
 def test_cli_plan_prints_real_resources():
