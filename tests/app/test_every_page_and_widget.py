@@ -454,6 +454,7 @@ def forget_compiles() -> None:
     st.cache_data.clear()
 
 
+@pytest.mark.slow                           # a crawl over every page
 def test_prewarm_compiles_what_the_pages_ask_for(tmp_path, monkeypatch):
     """The pre-warm's child fills an empty disk cache; then every page at its defaults (and the GPU page's
     BLOCK_SIZE sweep and compiled code) finds every plan there: no compile."""
@@ -472,6 +473,7 @@ def test_prewarm_compiles_what_the_pages_ask_for(tmp_path, monkeypatch):
     assert not compiles(asked), describe_compiles(asked)
 
 
+@pytest.mark.slow                           # a crawl over every page
 def test_prewarm_on_a_machine_with_a_gpu_compiles_what_the_pages_ask_for(tmp_path, monkeypatch):
     """The same promise where the app finds a GPU (a teacher's H200): the pages then default to the live GPU
     (plans compiled and loaded on it, on_device=True), and some still compile offline for its architecture
