@@ -1,5 +1,5 @@
 """Shared by every test folder (library/, ui/, app/, browser/): the environment the app runs in under test,
-the `slow` and `gpu` markers, and the fixtures. Helpers a test imports live in tests/support/."""
+skipping `gpu` tests without a GPU, and the fixtures (markers: pyproject.toml). Helpers a test imports live in tests/support/."""
 import os
 
 import pytest
@@ -15,11 +15,6 @@ from tests.support.records import write_record
 os.environ.setdefault("SOFTMAX_EXPLORER_PREWARM", "0")
 # A text key that does not exist raises (explorer_ui/i18n.py), here and in the servers the browser tests start.
 os.environ.setdefault("SOFTMAX_EXPLORER_STRICT_TEXT", "1")
-
-
-def pytest_configure(config):
-    config.addinivalue_line("markers", "slow: a real-browser test, an AppTest crawl over all pages, or a "
-                                       "gradgradcheck; left out of the fast subset (`pytest -m \"not slow\"`)")
 
 
 @pytest.fixture
