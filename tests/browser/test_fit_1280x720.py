@@ -6,7 +6,10 @@ Measured in the page, not judged from a picture:
 - no table cell is cut (st.table's cells wrap; a grid cell never holds a sentence: tests/app/test_pages_registry.py),
 - code keeps its indentation: no code block wraps a line (it scrolls sideways instead),
 - no chart draws outside its box, and none is squeezed below a readable plot,
-- the page ends with a link to the next page of the story (explorer_ui/pages_registry.py).
+- the page ends with a link to the next page of the story (explorer_ui/pages_registry.py);
+- and it renders as a classroom needs: no exception box, no JavaScript or console error, nothing asked of
+  another host; it has a Play button exactly when tests.support.browser.ANIMATED lists it (those pages'
+  animations are played by tests/browser/test_pages_in_chromium.py).
 In presentation mode, where Streamlit's header and the sidebar are hidden, the bar beside the title goes to the
 next page, switches the language and leaves the mode. Screenshots land in test-artifacts/browser/fit_*.png.
 """
@@ -17,8 +20,9 @@ import pytest
 from explorer_ui import pages_registry
 from explorer_ui.i18n import TEXT
 
+from classroom_tools import browser_kit as kit
 from tests.support import browser as support
-from tests.support.browser import ARTIFACTS
+from tests.support.browser import ANIMATED, ARTIFACTS
 
 pytestmark = pytest.mark.slow
 
@@ -97,6 +101,9 @@ def test_page_fits_1280x720_with_the_sidebar_open(browser, server, page_key, lan
             assert last_href.rstrip("/").rsplit("/", 1)[-1] == after.url_path, last_href
         else:
             assert last_text == label("nav_back_home", lang, page=TEXT[pages_registry.home().label_key][lang])
+        assert tab.get_by_test_id("stException").all_inner_texts() == []
+        # the pages with an animation are the ones tests/browser/ plays (tests.support.browser.ANIMATED)
+        assert bool(tab.evaluate(kit.PLAY_KEYS_JS)) == (pages_registry.page(page_key).url_path in ANIMATED)
         assert not watch.problems()
     finally:
         tab.context.close()

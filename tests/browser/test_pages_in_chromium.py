@@ -1,12 +1,14 @@
 """The app in a real browser: Debian's Chromium driven by Playwright against `streamlit run app.py` on 127.0.0.1.
 
-For Home and every page found in pages/ (under the URL path Streamlit gives it):
+For every page with an animation (tests.support.browser.ANIMATED; every page's render in both languages is
+tests/browser/test_fit_1280x720.py's, which also holds the pages to that list):
 - it renders with no exception box, no JavaScript error and no console error;
 - it asks nothing of any host but the server (an offline classroom works);
 - every animation ("<page>_play" button) plays: the step slider advances, and Pause stops it;
-- a screenshot lands in test-artifacts/browser/ (git-ignored), beside the server's log.
-Then four students at once (two in English, two in Chinese) go through every page in shuffled orders, by
-the sidebar's links.
+- a screenshot of the whole page lands in test-artifacts/browser/ (git-ignored), beside the server's log.
+Then two students at once (one in English, one in Chinese) each go through every page in one session, in
+shuffled orders, by the sidebar's links. Many students at once are tests/serve/: sixteen on a fresh server
+(test_concurrent_imports.py) and five through the class proxy (test_proxy.py), every page by the sidebar.
 
 These tests do not skip: without Playwright or /usr/bin/chromium they fail and say what to install
 (CI's .ci/run installs both). Timings are measured by classroom_tools/measure_speed.py, not asserted here.
@@ -21,16 +23,19 @@ import pytest
 
 from classroom_tools import browser_kit as kit
 from tests.support import browser as support
-from tests.support.browser import ARTIFACTS
+from tests.support.browser import ANIMATED, ARTIFACTS
 
 pytestmark = pytest.mark.slow                # a real browser against a real server
 
 SEED = 0
 PAGES = kit.app_pages()
+# Every page's render (no exception box, no browser error, nothing asked of another host) is checked in both
+# languages by tests/browser/test_fit_1280x720.py; here the pages with an animation are opened again to play it.
+ANIMATED_PAGES = [p for p in PAGES if p.url_path in ANIMATED]
 VIEWPORT = {"width": 1400, "height": 1000}
 RENDER_TIMEOUT_MS = 90_000      # a page's first run on a cold server computes traces in Triton's interpreter
 ADVANCE_TIMEOUT_MS = 20_000
-STUDENTS = 4
+STUDENTS = 2
 
 
 def wait_rendered(page, what: str) -> None:
@@ -88,7 +93,7 @@ def test_pages_discovered():
     assert len(set(paths)) == len(paths), paths
 
 
-@pytest.mark.parametrize("app_page", PAGES, ids=[p.label for p in PAGES])
+@pytest.mark.parametrize("app_page", ANIMATED_PAGES, ids=[p.label for p in ANIMATED_PAGES])
 def test_page_renders_offline_and_animations_play(browser, server, app_page):
     context = browser.new_context(viewport=VIEWPORT, locale="en-US")
     page = context.new_page()
@@ -100,6 +105,7 @@ def test_page_renders_offline_and_animations_play(browser, server, app_page):
         support.full_screenshot(page, ARTIFACTS / f"{PAGES.index(app_page):02d}_{app_page.label}.png", VIEWPORT)
 
         played = [play_and_pause(page, key) for key in page.evaluate(kit.PLAY_KEYS_JS)]
+        assert played, f"{app_page.script}: no Play button"
         print(f"{app_page.script}: {len(played)} animation(s)", *played, sep="\n  ")
         assert exception_texts(page) == [], f"{app_page.script} shows an exception after playing"
         assert watch.requests > 0

@@ -14,14 +14,11 @@ import pytest
 
 from classroom_tools import browser_kit as kit
 from tests.support import browser as support
-from tests.support.browser import ARTIFACTS, PROJECTOR
+from tests.support.browser import ANIMATED, ARTIFACTS, PROJECTOR
 
 pytestmark = pytest.mark.slow                # a real browser against a real server
 
 RENDER_TIMEOUT_MS = 90_000
-# The pages with an animation (a "<prefix>_play" button), by URL path, and the player's prefix.
-ANIMATED = {"memory_traffic": "memory", "padding_chain": "padding", "row_schedule": "schedule",
-            "long_rows": "longrows", "sharing_a_row": "sharing"}
 # Pages whose animation is their second section: the teacher scrolls to it once; from there the controls and
 # the picture must still be on one screen together.
 SECOND_SECTION = {"long_rows"}
