@@ -2,13 +2,13 @@
 refused file exits 2 with its code; --measure without a GPU says so; on a GPU (the device run) it measures."""
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import torch
 
 import softmax_core as sc
+from softmax_core import __main__ as cli
 from softmax_core.authoring import examples
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -17,15 +17,19 @@ FIELDS = {"gpu", "registers", "spills", "shared_bytes", "num_warps", "programs_p
 ADD_SIZES = ["--size", "x_ptr=1048576", "--size", "y_ptr=1048576", "--size", "out_ptr=1048576", "--grid", "1024"]
 
 
-def inspect(tmp_path, source, *args):
+def inspect(capsys, tmp_path, source, *args) -> subprocess.CompletedProcess:
+    """`python -m softmax_core inspect FILE ARGS`, by the module's main in this process (the compile still runs
+    in its sandboxed child; tests/library/test_memory_catalog_and_cli.py starts the module itself)."""
     path = tmp_path / "kernel.py"
     path.write_text(source)
-    return subprocess.run([sys.executable, "-m", "softmax_core", "inspect", str(path), *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=300)
+    capsys.readouterr()
+    code = cli.main(["inspect", str(path), *args])
+    out = capsys.readouterr()
+    return subprocess.CompletedProcess(args, code, out.out, out.err)
 
 
-def test_json_holds_one_object_per_gpu(tmp_path):
-    done = inspect(tmp_path, examples.VECTOR_ADD, "--gpu", "a100-80gb,mi300x", "--arg", "BLOCK=2048",
+def test_json_holds_one_object_per_gpu(capsys, tmp_path):
+    done = inspect(capsys, tmp_path, examples.VECTOR_ADD, "--gpu", "a100-80gb,mi300x", "--arg", "BLOCK=2048",
                    "--num-warps", "8", "--json", *ADD_SIZES)
     assert done.returncode == 0, done.stderr
     rows = json.loads(done.stdout)
@@ -39,8 +43,8 @@ def test_json_holds_one_object_per_gpu(tmp_path):
     assert rows[0]["memory_floor_s"] == pytest.approx(3 * 1048576 * 4 / (sc.catalog_gpu("a100-80gb").memory_bandwidth_gbps * 1e9))
 
 
-def test_a_refused_file_exits_2_with_its_code_and_line(tmp_path):
-    done = inspect(tmp_path, "import os\nos.system('touch pwned')\n", "--json")
+def test_a_refused_file_exits_2_with_its_code_and_line(capsys, tmp_path):
+    done = inspect(capsys, tmp_path, "import os\nos.system('touch pwned')\n", "--json")
     assert done.returncode == 2
     assert json.loads(done.stdout) == {"error": "import_not_allowed", "line": 1, "detail": "os", "value": None,
                                        "limit": None}
@@ -48,14 +52,14 @@ def test_a_refused_file_exits_2_with_its_code_and_line(tmp_path):
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message a machine without a GPU gives")
-def test_measure_without_a_gpu_says_so(tmp_path):
-    done = inspect(tmp_path, examples.VECTOR_ADD, "--measure", "--json", *ADD_SIZES)
+def test_measure_without_a_gpu_says_so(capsys, tmp_path):
+    done = inspect(capsys, tmp_path, examples.VECTOR_ADD, "--measure", "--json", *ADD_SIZES)
     assert done.returncode == 2 and json.loads(done.stdout)["error"] == "no_gpu"
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
-def test_measure_on_a_gpu_reports_bandwidth_with_spread(tmp_path):
-    done = inspect(tmp_path, examples.VECTOR_ADD, "--gpu", "h200", "--arg", "BLOCK=1024", "--arg",
+def test_measure_on_a_gpu_reports_bandwidth_with_spread(capsys, tmp_path):
+    done = inspect(capsys, tmp_path, examples.VECTOR_ADD, "--gpu", "h200", "--arg", "BLOCK=1024", "--arg",
                    "n_elements=i32:1048576", "--measure", "--json", *ADD_SIZES)
     assert done.returncode == 0, done.stderr
     m = json.loads(done.stdout)["measurement"]
@@ -65,11 +69,11 @@ def test_measure_on_a_gpu_reports_bandwidth_with_spread(tmp_path):
 
 
 @pytest.mark.slow
-def test_interpret_runs_it_once_on_the_cpu_and_checks_an_example(tmp_path):
+def test_interpret_runs_it_once_on_the_cpu_and_checks_an_example(capsys, tmp_path):
     small = examples.SMALL["vector_add"]
     sizes = [f"--size={n}={'x'.join(map(str, s))}" for n, s in small["sizes"].items()]
     args = [f"--arg={a}" for a in small["args"]]
-    done = inspect(tmp_path, examples.VECTOR_ADD, "--gpu", "a100-80gb", "--grid", "4", "--interpret", "--json",
+    done = inspect(capsys, tmp_path, examples.VECTOR_ADD, "--gpu", "a100-80gb", "--grid", "4", "--interpret", "--json",
                    *args, *sizes)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
