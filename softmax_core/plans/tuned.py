@@ -114,6 +114,8 @@ class SoftmaxPlan:
                                     # edges (kernels/any_width.py): widths Triton cannot prove vector-aligned
     tiny: bool = False              # rows, forward: packed power-of-two rows of at most TINY_MAX_ROW_BYTES,
                                     # loaded with no column mask (plans/any_width.py)
+    vec: int = 1                    # rows: values per 16-byte vector when the width is a multiple of it but
+                                    # not of 16 (the kernel then checks the strides and loads vectors), else 1
 
     @property
     def grid(self) -> tuple[int]:
@@ -152,6 +154,13 @@ def rows_config(n_cols: int, element_bytes: int, gpu: GpuSpec, n_rows: int,
     warps = _pow2_clamp(program_bytes // (warp_size * BYTES_PER_THREAD), MIN_WARPS, MAX_WARPS)
     warps = min(warps, max(1, rows * block_n // warp_size))   # never more threads than values
     return rows, block_n, warps
+
+
+def row_vector(n_cols: int, dtype: torch.dtype) -> int:
+    """The rows kernels' VEC: values in one 16-byte vector where `n_cols` is a multiple of that but not of 16
+    (Triton's JIT vectorises multiples of 16 by itself); 1 otherwise, and for float64."""
+    vec = 16 // dtypes.element_size(dtype)
+    return vec if dtype != torch.float64 and n_cols % 16 != 0 and n_cols % vec == 0 else 1
 
 
 def values_per_thread(rows: int, block_n: int, warps: int, warp_size: int = 32) -> int:
@@ -244,6 +253,7 @@ def plan_rows_tiled_split(n_rows: int, n_cols: int, dtype: torch.dtype = torch.f
 
     row_bytes = n_cols * elt
     float32_forward = direction == "forward" and dtype == torch.float32
+    vec = row_vector(n_cols, dtype)
     rows, block_n, warps = rows_config(n_cols, elt, gpu, n_rows, direction)
     per_thread = values_per_thread(rows, block_n, warps, gpu.warp_size)
     why: dict = {"why": ReasonCode.FORCED}
@@ -258,7 +268,8 @@ def plan_rows_tiled_split(n_rows: int, n_cols: int, dtype: torch.dtype = torch.f
         # Compile the whole-row kernel; if it does not fit or spills, try fewer rows per program first.
         while True:
             res = kernel_resources(compile_job(ROWS_KERNEL[direction], dtype,
-                                        {"ROWS": rows, "BLOCK_N": block_n, **flags}, warps, gpu, n_cols, aligned))
+                                               {"ROWS": rows, "BLOCK_N": block_n, **flags, "VEC": vec}, warps, gpu,
+                                               n_cols, aligned))
             n_blocks = triton.cdiv(n_rows, rows)
             occ = occupancy(gpu, res.n_regs, res.shared_bytes, warps, n_blocks)
             if (occ.programs_per_sm > 0 and res.n_spills == 0) or rows == 1:
@@ -270,7 +281,7 @@ def plan_rows_tiled_split(n_rows: int, n_cols: int, dtype: torch.dtype = torch.f
                                    rows=rows, block_n=block_n, block_bytes=block_n * elt, n_regs=res.n_regs,
                                    n_spills=res.n_spills, programs_per_sm=occ.programs_per_sm)
             return SoftmaxPlan(gpu, direction, n_rows, n_cols, dtypes.name(dtype), "rows", rows, block_n, warps,
-                               n_blocks, res, occ, reason)
+                               n_blocks, res, occ, reason, vec=vec)
         if path == "rows":
             raise ValueError(f"path='rows': not even one program holding a {block_n:,}-value row fits on an SM")
         if occ.by_shared == 0:
