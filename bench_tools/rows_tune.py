@@ -8,6 +8,7 @@ to tell kernel time from per-call cost.
     python -m bench_tools.rows_tune --warm K N     # compile every N-th variant from the K-th (Triton's disk cache)
     python -m bench_tools.rows_tune OUT_STEM [--rep-ms 25] [--cases gpt2,odd-3000]
     python -m bench_tools.rows_tune OUT_STEM --dense   # the library's plan only, at DENSE's widths
+    python -m bench_tools.rows_tune OUT_STEM --second  # SECOND's cases: the prefetching edge kernel, mid widths
 
 writes OUT_STEM.csv (the harness's columns, plus case and variant settings) and OUT_STEM.json (provenance).
 Running a few --warm processes first compiles the variants in parallel; the timed run then finds them compiled.
@@ -141,6 +142,44 @@ def variants(name: str, M: int, N: int, dt: torch.dtype, dense: bool = False) ->
     return out
 
 
+# --second: the prefetching edge kernel on unaligned vocabularies, and 2-byte widths of 1000-11008 values on the
+# rows kernel (its vector hint) against tiles
+SECOND = (("gpt2", 8192, 50257, BF16), ("vocab-100277", 4096, 100277, BF16), ("odd-5000", 8192, 5000, FP16),
+          ("odd-3000-bf16", 10000, 3000, BF16), ("mlp-11008", 8192, 11008, BF16), ("head-1000", 16384, 1000, BF16),
+          ("vocab-65536", 4096, 65536, BF16))
+
+
+def second_variants(name: str, M: int, N: int, dt: torch.dtype) -> list[Variant]:
+    gpu, out = default_gpu(), []
+    for d in ("forward", "backward"):
+        out.append(Variant(f"default-{d}", d, plan_softmax(M, N, dt, gpu, d)))
+    edges = N % 16 != 0
+    if N >= 32768:
+        for tile, warps in ((4096, 4), (8192, 4), (8192, 8), (16384, 8), (16384, 16)):
+            for per_sm in (None, 2, 3):
+                if edges:
+                    p = replace(_tiled(M, N, dt, "forward", tile, warps, 1, False, per_sm), prefetch=True)
+                    out.append(Variant(f"prefetch-t{tile}-w{warps}-g{per_sm or 'all'}", "forward", edge_plan(p, dt)))
+                elif warps == 8:
+                    out.append(Variant(f"tiled-t{tile}-w{warps}-g{per_sm or 'all'}", "forward",
+                                       _tiled(M, N, dt, "forward", tile, warps, 1, False, per_sm)))
+        return out
+    block = triton.next_power_of_2(N)
+    for tile, warps in ((4096, 4), (4096, 8), (8192, 4), (8192, 8), (16384, 8)):
+        if tile <= block:
+            out.append(Variant(f"tiled-t{tile}-w{warps}{'-edges' if edges else ''}", "forward",
+                               _tiled(M, N, dt, "forward", tile, warps, 1, edges)))
+    for d in ("forward", "backward"):
+        base = plan_softmax(M, N, dt, gpu, d, path="rows", edges=False)
+        for rows, warps in ((1, 1), (1, 2), (1, 4), (1, 8), (2, 2), (2, 4), (4, 4), (8, 4), (8, 8), (16, 4)):
+            if rows * block * dt.itemsize <= 32 * 1024 and rows * block // (32 * warps) <= 128:
+                p = replace(base, rows_per_program=rows, num_warps=warps, num_programs=triton.cdiv(M, rows))
+                out.append(Variant(f"rows-r{rows}-w{warps}-vec{p.vec}", d, p))
+        if edges:
+            out.append(Variant("edges", d, plan_softmax(M, N, dt, gpu, d, edges=True)))
+    return out
+
+
 def provider_of(v: Variant) -> bench.Provider:
     if v.plan is None:
         return bench.Provider(v.name, lambda x: None, v.call)
@@ -153,16 +192,20 @@ def provider_of(v: Variant) -> bench.Provider:
                           backward if v.direction == "backward" else None)
 
 
-def selected(names: str | None, dense: bool):
+def selected(names: str | None, dense: bool, second: bool = False):
     wanted = set(names.split(",")) if names else None
-    return [c for c in (DENSE if dense else CASES) if wanted is None or c[0] in wanted]
+    return [c for c in (DENSE if dense else SECOND if second else CASES) if wanted is None or c[0] in wanted]
 
 
-def warm(k: int, n: int, cases, dense: bool) -> None:
+def case_variants(case, dense: bool, second: bool) -> list[Variant]:
+    return second_variants(*case) if second else variants(*case, dense)
+
+
+def warm(k: int, n: int, cases, dense: bool, second: bool) -> None:
     """Plan and compile every n-th case from the k-th: one launch of each variant on 16 rows of the case's
     width (the same specialisation: 16 rows divide by 16 as every case's M does)."""
     for name, M, N, dt in cases[k::n]:
-        for v in variants(name, M, N, dt, dense):
+        for v in case_variants((name, M, N, dt), dense, second):
             if v.plan is None:
                 continue
             x = torch.randn(16, N, device="cuda").to(dt)
@@ -183,10 +226,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", default=None)
     parser.add_argument("--rep-ms", type=int, default=25)
     parser.add_argument("--dense", action="store_true")
+    parser.add_argument("--second", action="store_true")
     args = parser.parse_args(argv)
-    cases = selected(args.cases, args.dense)
+    cases = selected(args.cases, args.dense, args.second)
     if args.warm:
-        warm(*args.warm, cases, args.dense)
+        warm(*args.warm, cases, args.dense, args.second)
         return 0
     if not args.stem:
         parser.error("name the output (STEM), or --warm K N")
@@ -198,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
             for d in ("forward", "backward"):
                 for b in ("copy", "torch"):
                     rows.append({**bench.measure(bench.get_provider(b), d, inputs, timer), "case": name})
-            for v in variants(name, M, N, dt, args.dense):
+            for v in case_variants((name, M, N, dt), args.dense, args.second):
                 r = bench.measure(provider_of(v), v.direction, inputs, timer)
                 rows.append({**r, "case": name, "settings": describe(v.plan) if v.plan else "whole call"})
                 print(name, v.direction, v.name, r["status"], f"{r['ms_median']:.4f}", flush=True)

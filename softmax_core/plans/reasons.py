@@ -42,7 +42,7 @@ Why codes (the value of ``why``):
 - ``row_spills``: the compiler spilled registers of the whole-row kernel. Figures: ``block_n``,
   ``row_n_spills``.
 - ``row_past_l2``: rows this long (float32 forward, and 2-byte rows in both directions) no longer stay in L2
-  between the tiled path's two passes, with a row per program in flight on every SM. Figures: ``row_bytes``.
+  between the tiled path's two passes, with two rows in flight on every SM. Figures: ``row_bytes``.
 - ``forced``: the caller chose the path (`plan_softmax(..., path=...)`). No figures.
 """
 from __future__ import annotations

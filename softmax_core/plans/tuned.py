@@ -55,6 +55,11 @@ MIN_WARPS, MAX_WARPS = 4, 16
 # two tensors: from TILED_WIDE_FROM_BYTES of them per row it takes TILED_WIDE_WARPS (more loads in flight).
 TILE_VALUES = 16384
 TILED_WARPS = 16
+# 2-byte forward tiles take TILED_L2_FIT_WARPS warps (64 values a thread, more programs per SM, so more bytes in
+# flight) where the rows then in flight still fit in TILED_SHARED_L2_FRACTION of the L2, for pass 2 to find
+# them there: 8192 x 32000 bf16 ran 0.98x copy with 8 warps against 0.84 with 16 (396 rows of 64 KB in flight,
+# 26 MB); at 65536 and 128256 values 8 warps were slower (tuning/h200-rows-tune-20261201-1.csv).
+TILED_L2_FIT_WARPS = 8
 TILED_WIDE_FROM_BYTES = 256 * 1024
 TILED_WIDE_WARPS = 32
 # A program has at most 1024 threads (CUDA's and HIP's block limit): 32 warps of 32, or 16 wavefronts of 64.
@@ -81,6 +86,10 @@ MAX_TILED_SPLIT = 16
 # as soon as whole rows no longer fit.
 TILED_FROM_ROW_BYTES = 16 * 1024
 SPLIT_FROM_ROW_BYTES = 256 * 1024
+# 2-byte rows take the split path sooner where the L2 is smaller than SPLIT_L2_ROWS_PER_SM rows of that length on
+# every SM (the H200's 60 MiB / (2 x 132 SMs) = 238,313 B): 4096 x 128256 bf16 (256,512 B rows) ran 0.80x copy
+# shared against the tiled path's 0.75, and its backward 0.87 against 0.73 (tuning/h200-rows-tune-20261201-1.csv).
+SPLIT_L2_ROWS_PER_SM = 2
 SPLIT_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
 # Split path shape: chunks of at least this many values, at most this many programs per row (more of them
 # meet more often), and up to 64 values a thread.
@@ -114,6 +123,8 @@ class SoftmaxPlan:
                                     # edges (kernels/any_width.py): widths Triton cannot prove vector-aligned
     tiny: bool = False              # rows, forward: packed power-of-two rows of at most TINY_MAX_ROW_BYTES,
                                     # loaded with no column mask (plans/any_width.py)
+    prefetch: bool = False          # tiled on the edge kernel, forward: each pass loads its next tile before it
+                                    # works on the current one (kernels/any_width.py, PREFETCH)
     vec: int = 1                    # rows: values per 16-byte vector when the width is a multiple of it but
                                     # not of 16 (the kernel then checks the strides and loads vectors), else 1
 
@@ -195,6 +206,13 @@ def split_config(n_cols: int, gpu: GpuSpec, direction: str = "forward",
         return split, chunk, SPLIT_WARPS_2_BYTE
     warps = _pow2_clamp(chunk // (gpu.warp_size * SPLIT_VALUES_PER_THREAD), MIN_WARPS, MAX_WARPS)
     return split, chunk, warps
+
+
+def split_from_row_bytes(element_bytes: int, gpu: GpuSpec) -> int:
+    """Row bytes from which a row is shared by programs that run at once (where the dtype allows it)."""
+    if element_bytes == 2 and gpu.l2_mib:
+        return min(SPLIT_FROM_ROW_BYTES, int(gpu.l2_mib * 2**20) // (SPLIT_L2_ROWS_PER_SM * gpu.multiprocessor_count))
+    return SPLIT_FROM_ROW_BYTES
 
 
 def resident_programs_per_sm(gpu: GpuSpec, res: KernelResources, num_warps: int) -> int:
@@ -292,8 +310,14 @@ def plan_rows_tiled_split(n_rows: int, n_cols: int, dtype: torch.dtype = torch.f
                    "threads": warps * gpu.warp_size, "max_num_regs": gpu.max_num_regs}
         else:
             why = {"why": ReasonCode.ROW_SPILLS, "block_n": block_n, "row_n_spills": res.n_spills}
-    wants_split = dtype in SPLIT_DTYPES and ((direction == "backward" and elt == 4)
-                                             or row_bytes >= SPLIT_FROM_ROW_BYTES)
+    # A backward row of a width Triton cannot prove vector-aligned takes tiles, which plans/any_width.py then
+    # reads as an aligned body between masked edges: 4096 x 50257 float32 ran 0.79x copy so against the split
+    # path's 0.73 (which loads it value by value), 4096 x 100277 bf16 0.58 against the shared tiles' 0.50
+    # (tuning/h200-rows-tune-20261201-1.csv).
+    edge_backward = (direction == "backward" and path is None and n_cols % 16 != 0 and aligned and not fp64
+                     and gpu.vendor == "nvidia")
+    wants_split = dtype in SPLIT_DTYPES and not edge_backward and (
+        (direction == "backward" and elt == 4) or row_bytes >= split_from_row_bytes(elt, gpu))
     split_declined = False
     if path == "split" or (path is None and gpu.vendor == "nvidia" and wants_split):
         if path is None and (float32_forward or elt == 2):
@@ -305,7 +329,8 @@ def plan_rows_tiled_split(n_rows: int, n_cols: int, dtype: torch.dtype = torch.f
             raise ValueError("path='split': the row's programs would spill registers, or more of them would "
                              "have to run at once than fit on this GPU")
         split_declined = True
-    return plan_tiled(n_rows, n_cols, dtype, gpu, direction, flags, why, split_declined, aligned=aligned)
+    shape = {"tile": TILE_VALUES, "num_warps": TILED_WARPS, "split": 1} if edge_backward else {}
+    return plan_tiled(n_rows, n_cols, dtype, gpu, direction, flags, why, split_declined, aligned=aligned, **shape)
 
 
 def plan_tiled(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec, direction: str, flags: dict,
@@ -314,9 +339,13 @@ def plan_tiled(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec, direc
     """The tiled path: two passes over TILE-wide tiles, one program per row or (split > 1) a row's tiles
     shared by `split` programs that run at once. `tile`, `num_warps` and `split` override tiled_config's
     shape for the tuning sweep (scripts/h200_tiled_tune.py)."""
-    default_tile, default_warps, default_split = tiled_config(n_cols, dtypes.element_size(dtype), direction, gpu)
+    elt = dtypes.element_size(dtype)
+    default_tile, default_warps, default_split = tiled_config(n_cols, elt, direction, gpu)
     if split is None and tile is None and num_warps is None:
         tile, num_warps, split = default_tile, default_warps, default_split
+        if direction == "forward" and elt == 2 and gpu.l2_mib:
+            num_warps = _l2_fit_warps(n_rows, n_cols, dtype, gpu, flags, min(tile, triton.next_power_of_2(n_cols)),
+                                      aligned) or num_warps
     tile = min(tile or default_tile, triton.next_power_of_2(n_cols))
     warps = num_warps or default_warps
     split = 1 if split is None else split
@@ -333,6 +362,17 @@ def plan_tiled(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec, direc
                            shared_by=1)
     return SoftmaxPlan(gpu, direction, n_rows, n_cols, dtypes.name(dtype), "tiled", 1, tile, warps,
                        n_rows, res, occ, reason)
+
+
+def _l2_fit_warps(n_rows, n_cols, dtype, gpu, flags, tile, aligned) -> int | None:
+    """TILED_L2_FIT_WARPS where, with as many programs of it as fit on every SM, the rows in flight take at most
+    TILED_SHARED_L2_FRACTION of the L2; else None."""
+    res = kernel_resources(compile_job(TILED_KERNEL["forward"], dtype, {"TILE": tile, **flags}, TILED_L2_FIT_WARPS,
+                                       gpu, n_cols, aligned))
+    per_sm = occupancy(gpu, res.n_regs, res.shared_bytes, TILED_L2_FIT_WARPS, n_rows).programs_per_sm
+    in_flight = min(n_rows, per_sm * gpu.multiprocessor_count)
+    fits = in_flight * n_cols * dtypes.element_size(dtype) <= TILED_SHARED_L2_FRACTION * gpu.l2_mib * 2**20
+    return TILED_L2_FIT_WARPS if per_sm > 0 and res.n_spills == 0 and fits else None
 
 
 def _plan_shared_tiles(n_rows, n_cols, dtype, gpu, direction, flags, why, split_declined, tile, warps,
