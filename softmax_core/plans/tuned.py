@@ -15,21 +15,12 @@ import triton
 
 from softmax_core.hardware import dtypes
 from softmax_core.kernels.shared_rows import SPIN_LIMIT
-from softmax_core.hardware.compile import CompileJob, KernelResources, kernel_resources
+from softmax_core.hardware.compile import KernelResources, kernel_resources
 from softmax_core.hardware.gpu import GpuSpec, default_gpu
-from softmax_core.hardware.signatures import kernel_signature
+from softmax_core.plans.kernel_jobs import (ROWS_KERNEL, SPLIT_KERNEL, TILED_KERNEL, TILED_SPLIT_KERNEL,  # noqa: F401
+                                            SHARED_ROW_KERNELS, compile_job, launch_divisible)
 from softmax_core.plans.reasons import PlanReason, ReasonCode
 from softmax_core.hardware.occupancy import Occupancy, occupancy
-
-ROWS_KERNEL = {"forward": "softmax_core.kernels.tuned:softmax_rows_kernel",
-               "backward": "softmax_core.kernels.tuned:softmax_backward_rows_kernel"}
-TILED_KERNEL = {"forward": "softmax_core.kernels.tuned:softmax_tiled_kernel",
-                "backward": "softmax_core.kernels.tuned:softmax_backward_tiled_kernel"}
-SPLIT_KERNEL = {"forward": "softmax_core.kernels.shared_rows:softmax_split_kernel",
-                "backward": "softmax_core.kernels.shared_rows:softmax_backward_split_kernel"}
-# Shared tiled rows: the backward only (the forward's long 2-byte rows take the split path).
-TILED_SPLIT_KERNEL = {"backward": "softmax_core.kernels.shared_rows:softmax_backward_tiled_split_kernel"}
-SHARED_ROW_KERNELS = (*SPLIT_KERNEL.values(), *TILED_SPLIT_KERNEL.values())   # they take a slots_ptr
 
 # Every constant below was chosen by measurement on the H200; docs/performance.md, "The plan's constants",
 # gives the figures and the sweeps they come from.
@@ -219,38 +210,6 @@ def resident_programs_per_sm(gpu: GpuSpec, res: KernelResources, num_warps: int)
     """Programs of this kernel that run on one SM at once, by the hardware's rules (softmax_core.hardware.occupancy):
     the split path's programs wait for each other, so its grid must never be larger than this x SMs."""
     return occupancy(gpu, res.n_regs, res.shared_bytes, num_warps, 1).programs_per_sm
-
-
-def compile_job(kernel: str, dtype: torch.dtype, constexprs: dict, num_warps: int, gpu: GpuSpec, n_cols: int,
-         aligned: bool, stride: str = "i32") -> CompileJob:
-    # Strides as the JIT types them: i32 for any row stride below 2**31 elements (every row that fits in memory
-    # with room to spare); kernels whose programs wait for each other also compile the i64 form (_co_resident).
-    signature, values = kernel_signature(kernel, dtypes.of(dtype).triton_pointer, stride, constexprs,
-                                         pointers={"slots_ptr": "*i64"} if kernel in SHARED_ROW_KERNELS else None)
-    return CompileJob(kernel, signature, values, num_warps, 1, gpu.compile_target, on_device=gpu.live,
-                      divisible=launch_divisible(signature, n_cols, aligned))
-
-
-# The tensors a kernel reads (their alignment depends on the caller); what it writes, and the slots, are fresh
-# allocations, so always aligned.
-INPUT_POINTERS = {"forward": ("x_ptr",), "backward": ("y_ptr", "dy_ptr")}
-
-
-def launch_divisible(signature: tuple, n_cols: int, aligned: bool) -> tuple[str, ...]:
-    """The parameters Triton's JIT will specialise as multiples of 16 when it launches on rows of `n_cols`
-    values stored contiguously (row stride = n_cols): every pointer, except the inputs when not `aligned`
-    (PyTorch's allocations are aligned; a view that starts mid-allocation may not be), and the width and
-    strides when n_cols is a multiple of 16. Compiling the same specialisation gives the registers of the
-    kernel that will run."""
-    names = [name for name, _ in signature]
-    inputs = INPUT_POINTERS["forward" if "x_ptr" in names else "backward"]
-    found = []
-    for name, kind in signature:
-        if kind.startswith("*") and (aligned or name not in inputs):
-            found.append(name)
-        elif n_cols % 16 == 0 and (name == "n_cols" or name.endswith("_stride")):
-            found.append(name)
-    return tuple(found)
 
 
 PATHS = ("rows", "tiled", "split")
