@@ -8,7 +8,7 @@ to tell kernel time from per-call cost.
     python -m bench_tools.rows_tune --warm K N     # compile every N-th variant from the K-th (Triton's disk cache)
     python -m bench_tools.rows_tune OUT_STEM [--rep-ms 25] [--cases gpt2,odd-3000]
     python -m bench_tools.rows_tune OUT_STEM --dense   # the library's plan only, at DENSE's widths
-    python -m bench_tools.rows_tune OUT_STEM --second  # SECOND's cases: the prefetching edge kernel, mid widths
+    python -m bench_tools.rows_tune OUT_STEM --second  # SECOND's cases: edge tiles and grids, mid widths
 
 writes OUT_STEM.csv (the harness's columns, plus case and variant settings) and OUT_STEM.json (provenance).
 Running a few --warm processes first compiles the variants in parallel; the timed run then finds them compiled.
@@ -46,7 +46,9 @@ ROUTERS = ("router-8", "router-64")
 # so that a jump in ratio between neighbouring N shows where the plan's choice is not continuous.
 VOCABULARIES = (32000, 50257, 65536, 100277, 128256, 151936, 256000)
 ODD_WIDTHS = (1000, 3000, 5000, 11008)
+POWERS = (4096, 8192, 16384)
 DENSE = (tuple((f"dense-{n}-bf16", 2048, n, BF16) for n in VOCABULARIES)
+         + tuple((f"dense-{n}-bf16", 8192, n, BF16) for n in POWERS)
          + tuple((f"dense-{n}-fp32", 1024, n, FP32) for n in VOCABULARIES[:5])
          + tuple((f"dense-{n}-{str(dt)[6:]}", 8192, n, dt) for n in ODD_WIDTHS for dt in (BF16, FP16, FP32)))
 
@@ -108,7 +110,10 @@ def variants(name: str, M: int, N: int, dt: torch.dtype, dense: bool = False) ->
 
     for d in ("forward", "backward"):
         add(f"default-{d}", d, lambda d=d: plan_softmax(M, N, dt, gpu, d))
-    if dense:
+    if dense:   # beside the plan: whole rows as the rows path held them before (where they fit)
+        for d in ("forward", "backward"):
+            if dt.itemsize == 2 and 1024 < N <= 16384:
+                add(f"rows-whole-{d}", d, lambda d=d: plan_softmax(M, N, dt, gpu, d, path="rows", edges=False))
         return out
     if name in ROUTERS:
         out.append(Variant("autograd-tuned", "backward", None, _autograd_call(lambda t: softmax(t, -1))))
@@ -142,8 +147,9 @@ def variants(name: str, M: int, N: int, dt: torch.dtype, dense: bool = False) ->
     return out
 
 
-# --second: the prefetching edge kernel on unaligned vocabularies, and 2-byte widths of 1000-11008 values on the
-# rows kernel (its vector hint) against tiles
+# --second: the edge kernel's tiles and grids on unaligned vocabularies, and 2-byte widths of 1000-11008 values on
+# the rows kernel (its vector hint) against tiles. (Run h200-rows-tune-20261201-2 timed these tiles with the edge
+# kernel prefetching its next tile, commit a79d444 of branch rows: no faster than without, so it was taken out.)
 SECOND = (("gpt2", 8192, 50257, BF16), ("vocab-100277", 4096, 100277, BF16), ("odd-5000", 8192, 5000, FP16),
           ("odd-3000-bf16", 10000, 3000, BF16), ("mlp-11008", 8192, 11008, BF16), ("head-1000", 16384, 1000, BF16),
           ("vocab-65536", 4096, 65536, BF16))
@@ -158,8 +164,8 @@ def second_variants(name: str, M: int, N: int, dt: torch.dtype) -> list[Variant]
         for tile, warps in ((4096, 4), (8192, 4), (8192, 8), (16384, 8), (16384, 16)):
             for per_sm in (None, 2, 3):
                 if edges:
-                    p = replace(_tiled(M, N, dt, "forward", tile, warps, 1, False, per_sm), prefetch=True)
-                    out.append(Variant(f"prefetch-t{tile}-w{warps}-g{per_sm or 'all'}", "forward", edge_plan(p, dt)))
+                    out.append(Variant(f"edges-t{tile}-w{warps}-g{per_sm or 'all'}", "forward",
+                                       _tiled(M, N, dt, "forward", tile, warps, 1, True, per_sm)))
                 elif warps == 8:
                     out.append(Variant(f"tiled-t{tile}-w{warps}-g{per_sm or 'all'}", "forward",
                                        _tiled(M, N, dt, "forward", tile, warps, 1, False, per_sm)))

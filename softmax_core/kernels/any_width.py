@@ -46,10 +46,7 @@ def softmax_any_width_kernel(
     x_row_stride, y_row_stride,
     n_rows, n_cols,
     TILE: tl.constexpr, VEC: tl.constexpr, ONE_TILE: tl.constexpr, SAFE: tl.constexpr,
-    PREFETCH: tl.constexpr = False,
 ):
-    # PREFETCH (long rows): each pass asks for its next tile before it works on the current one, so a program
-    # keeps two tiles' loads in flight (the next one still in the input's dtype until its turn).
     offs = tl.arange(0, TILE)
     edge = tl.arange(0, VEC)
     same_spacing = x_row_stride == y_row_stride
@@ -73,18 +70,10 @@ def softmax_any_width_kernel(
             run_max = edge_max
             shift = tl.where(run_max == float("-inf"), 0.0, run_max)
             run_sum = tl.sum(fast_exp(x_head - shift, False), axis=0) + tl.sum(fast_exp(x_tail - shift, False), axis=0)
-            if PREFETCH:
-                x_next = tl.load(x_ptr + b + offs, mask=offs < body, other=float("-inf"), eviction_policy="evict_last")
             for t in range(0, tl.cdiv(body, TILE)):
-                if PREFETCH:
-                    x = x_next.to(tl.float32)
-                    cols = (t + 1) * TILE + offs
-                    x_next = tl.load(x_ptr + b + cols, mask=cols < body, other=float("-inf"),
-                                     eviction_policy="evict_last")
-                else:
-                    cols = t * TILE + offs
-                    x = tl.load(x_ptr + b + cols, mask=cols < body, other=float("-inf"),
-                                eviction_policy="evict_last").to(tl.float32)
+                cols = t * TILE + offs
+                x = tl.load(x_ptr + b + cols, mask=cols < body, other=float("-inf"),
+                            eviction_policy="evict_last").to(tl.float32)
                 new_max = tl.maximum(run_max, tl.max(x, axis=0))
                 # While every value so far is -inf, shift by 0: -inf - (-inf) would be NaN.
                 shift = tl.where(new_max == float("-inf"), 0.0, new_max)
@@ -104,20 +93,11 @@ def softmax_any_width_kernel(
                 tl.store(y_ptr + y_s + head + offs, numerator * inv_sum, mask=offs < body)
         else:
             n_tiles = tl.cdiv(body, TILE)
-            if PREFETCH:
-                last = (n_tiles - 1) * TILE + offs
-                x_next = tl.load(x_ptr + b + last, mask=last < body, other=float("-inf"), eviction_policy="evict_first")
             for t in range(0, n_tiles):   # last tile first: it is the likeliest still in L2
                 cols = (n_tiles - 1 - t) * TILE + offs
                 mask = cols < body
-                if PREFETCH:
-                    x = x_next.to(tl.float32)
-                    ahead = cols - TILE            # negative past the first tile: masked off
-                    x_next = tl.load(x_ptr + b + ahead, mask=(ahead >= 0) & (ahead < body), other=float("-inf"),
-                                     eviction_policy="evict_first")
-                else:
-                    x = tl.load(x_ptr + b + cols, mask=mask, other=float("-inf"),
-                                eviction_policy="evict_first").to(tl.float32)
+                x = tl.load(x_ptr + b + cols, mask=mask, other=float("-inf"),
+                            eviction_policy="evict_first").to(tl.float32)
                 out = fast_exp(x - row_max, False) * inv_sum
                 if same_spacing:
                     tl.store(y_ptr + b + cols, out, mask=mask, eviction_policy="evict_first")
@@ -191,12 +171,11 @@ def vector_values(element_bytes: int) -> int:
     return 16 // element_bytes
 
 
-def any_width_calls(direction: str, tile: int, element_bytes: int, one_tile: bool, safe: bool = False,
-                    prefetch: bool = False):
+def any_width_calls(direction: str, tile: int, element_bytes: int, one_tile: bool, safe: bool = False):
     """[(kernel, constexprs)] for one launch of the any-width kernel, as launch/api.py's kernel_calls give them."""
     if direction == "forward":
         return [(softmax_any_width_kernel, (("TILE", tile), ("VEC", vector_values(element_bytes)),
-                                            ("ONE_TILE", one_tile), ("SAFE", safe), ("PREFETCH", prefetch)))]
+                                            ("ONE_TILE", one_tile), ("SAFE", safe)))]
     return [(softmax_backward_any_width_kernel, (("TILE", tile), ("VEC", vector_values(element_bytes)),
                                                  ("ONE_TILE", one_tile)))]
 

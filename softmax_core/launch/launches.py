@@ -87,8 +87,7 @@ def plan_steps(plan: SoftmaxPlan, safe: bool = False) -> tuple[Step, ...]:
         return tuple(Step(k, c) for k, c in tiny_rows_calls(plan.rows_per_program, plan.block_n, safe))
     if plan.edges:          # an aligned body between masked edges (plans/any_width.py)
         return tuple(Step(k, c) for k, c in any_width_calls(plan.direction, plan.block_n,
-                                                            dtypes.element_size(plan.dtype), plan.path == "rows", safe,
-                                                            plan.prefetch))
+                                                            dtypes.element_size(plan.dtype), plan.path == "rows", safe))
     if plan.path == "split":
         kernel = softmax_split_kernel if forward else softmax_backward_split_kernel
         head = (("SPLIT", plan.split), ("PEERS", plan.peers), ("CHUNK", plan.block_n))

@@ -36,11 +36,13 @@ EDGE_TILED_SHAPE = {2: (8192, 4), 4: (16384, 8)}
 TINY_MAX_ROW_BYTES = 64
 TINY_PROGRAM_BYTES = 4 * 1024
 TINY_WARP_BYTES = 2 * 1024
-# Whole 2-byte rows whose width is a whole number of 16-byte vectors but not a multiple of 16 (3000, 5000 values),
-# padded to at least VECTOR_ROWS_FROM_BYTES: the rows kernel with its vector hint (plan.vec), programs of about
-# VECTOR_PROGRAM_BYTES of padded rows on VECTOR_ROWS_WARPS warps, instead of the edge kernel's one row a program.
-# On the H200 10000 x 3000 fp16 ran 0.94x copy so (two rows, 4 warps) against the edge kernel's 0.77, backward 0.99
-# against 0.86; 8192 x 5000 fp16 0.52 / 0.97 (one row) against 0.48 / 0.65 (tuning/h200-rows-tune-20261201-1.csv).
+# Whole 2-byte rows, where a row is a whole number of 16-byte vectors (a multiple of 16 values, or of 8 with the
+# rows kernel's vector hint, plan.vec): programs of about VECTOR_PROGRAM_BYTES of padded rows on VECTOR_ROWS_WARPS
+# warps, instead of the edge kernel's one row a program or the rows plan's wider programs. Backward from
+# EDGES_FROM_BYTES of padded row, forward from VECTOR_ROWS_FROM_BYTES (longer forward rows take tiles, plans/tuned.py).
+# On the H200 backward: 16384 x 1000 bf16 0.97x copy against the edge kernel's 0.77, 10000 x 3000 fp16 0.99 against
+# 0.86, 8192 x 5000 fp16 0.97 against 0.65, 8192 x 11008 bf16 0.95 against 0.78 on 16 warps; forward 10000 x 3000
+# fp16 0.94 against 0.77 (tuning/h200-rows-tune-20261201-1.csv and -2.csv).
 VECTOR_ROWS_FROM_BYTES = 8 * 1024
 VECTOR_PROGRAM_BYTES = 16 * 1024
 VECTOR_ROWS_WARPS = 4
@@ -60,8 +62,10 @@ def refine(plan: SoftmaxPlan, dtype: torch.dtype, *, path: str | None = None, al
             and plan.path == "rows"):
         return tiny_plan(plan, dtype)
     padded_bytes = triton.next_power_of_2(n_cols) * elt
-    if (plan.path == "rows" and plan.vec > 1 and elt == 2 and padded_bytes >= VECTOR_ROWS_FROM_BYTES and aligned
-            and path is None and edges is None):
+    vectors = plan.vec > 1 or n_cols % 16 == 0
+    if (plan.path == "rows" and vectors and elt == 2 and aligned and path is None and edges is None
+            and padded_bytes >= (EDGES_FROM_BYTES if direction == "backward" else VECTOR_ROWS_FROM_BYTES)
+            and (direction == "backward" or plan.vec > 1)):
         hinted = vector_rows_plan(plan, dtype)
         if hinted is not None:
             return hinted
@@ -82,23 +86,24 @@ def refine(plan: SoftmaxPlan, dtype: torch.dtype, *, path: str | None = None, al
 
 
 def vector_rows_plan(plan: SoftmaxPlan, dtype: torch.dtype) -> SoftmaxPlan | None:
-    """`plan` (rows, with a vector hint) reshaped to VECTOR_PROGRAM_BYTES programs of VECTOR_ROWS_WARPS warps,
-    with that kernel's resources; None where it would spill or not fit."""
+    """`plan` (rows of whole vectors) reshaped to VECTOR_PROGRAM_BYTES programs of VECTOR_ROWS_WARPS warps (twice
+    that where those would spill), with that kernel's resources; None where neither fits without spilling."""
     padded_bytes = plan.block_n * dtypes.element_size(dtype)
     fill = max(1, plan.n_rows // (PROGRAMS_PER_SM_TO_FILL * plan.gpu.multiprocessor_count))
     rows = max(1, min(VECTOR_PROGRAM_BYTES // padded_bytes, 1 << (fill.bit_length() - 1)))
     flags = {"SAFE": False, "FP64": False} if plan.direction == "forward" else {"FP64": False}
-    res = kernel_resources(compile_job(ROWS_KERNEL[plan.direction], dtype,
-                                       {"ROWS": rows, "BLOCK_N": plan.block_n, **flags, "VEC": plan.vec},
-                                       VECTOR_ROWS_WARPS, plan.gpu, plan.n_cols, True))
     n_blocks = triton.cdiv(plan.n_rows, rows)
-    occ = occupancy(plan.gpu, res.n_regs, res.shared_bytes, VECTOR_ROWS_WARPS, n_blocks)
-    if occ.programs_per_sm == 0 or res.n_spills > 0:
-        return None
-    figures = {**plan.reason.values, "rows": rows, "n_regs": res.n_regs, "n_spills": res.n_spills,
-               "programs_per_sm": occ.programs_per_sm}
-    return replace(plan, rows_per_program=rows, num_warps=VECTOR_ROWS_WARPS, num_programs=n_blocks, resources=res,
-                   occupancy=occ, reason=PlanReason.of(plan.reason.code, **figures))
+    for warps in (VECTOR_ROWS_WARPS, 2 * VECTOR_ROWS_WARPS):
+        res = kernel_resources(compile_job(ROWS_KERNEL[plan.direction], dtype,
+                                           {"ROWS": rows, "BLOCK_N": plan.block_n, **flags, "VEC": plan.vec},
+                                           warps, plan.gpu, plan.n_cols, True))
+        occ = occupancy(plan.gpu, res.n_regs, res.shared_bytes, warps, n_blocks)
+        if occ.programs_per_sm > 0 and res.n_spills == 0:
+            figures = {**plan.reason.values, "rows": rows, "n_regs": res.n_regs, "n_spills": res.n_spills,
+                       "programs_per_sm": occ.programs_per_sm}
+            return replace(plan, rows_per_program=rows, num_warps=warps, num_programs=n_blocks, resources=res,
+                           occupancy=occ, reason=PlanReason.of(plan.reason.code, **figures))
+    return None
 
 
 def tiny_plan(plan: SoftmaxPlan, dtype: torch.dtype, rows: int | None = None,
@@ -121,7 +126,7 @@ def tiny_plan(plan: SoftmaxPlan, dtype: torch.dtype, rows: int | None = None,
 
 def edge_plan(plan: SoftmaxPlan, dtype: torch.dtype) -> SoftmaxPlan:
     """`plan` (rows or tiled, one row per program) on the any-width kernel, with that kernel's resources."""
-    flags = {"SAFE": False, "PREFETCH": plan.prefetch} if plan.direction == "forward" else {}
+    flags = {"SAFE": False} if plan.direction == "forward" else {}
     constexprs = {"TILE": plan.block_n, "VEC": 16 // dtypes.element_size(dtype), "ONE_TILE": plan.path == "rows",
                   **flags}
     res = kernel_resources(compile_job(EDGE_KERNEL[plan.direction], dtype, constexprs, plan.num_warps, plan.gpu,

@@ -76,6 +76,11 @@ MAX_TILED_SPLIT = 16
 # tuning/h200-split-tune-20261130-6-bfloat16-specialised.csv). The float32 backward (two tensors in) takes it
 # as soon as whole rows no longer fit.
 TILED_FROM_ROW_BYTES = 16 * 1024
+# 2-byte forward rows padded to 16-32 KB, which would fit whole, also run faster read twice, in MID_TILE-wide tiles
+# on MID_TILE_WARPS warps: 8192 x 11008 bf16 0.95x copy against 0.75 held whole on 16 warps, 8192 x 5000 fp16
+# 0.73 (edge tiles) against 0.54 (tuning/h200-rows-tune-20261201-2.csv).
+TILED_FROM_PADDED_BYTES_2_BYTE = 16 * 1024
+MID_TILE, MID_TILE_WARPS = 4096, 4
 SPLIT_FROM_ROW_BYTES = 256 * 1024
 # 2-byte rows take the split path sooner where the L2 is smaller than SPLIT_L2_ROWS_PER_SM rows of that length on
 # every SM (the H200's 60 MiB / (2 x 132 SMs) = 238,313 B): 4096 x 128256 bf16 (256,512 B rows) ran 0.80x copy
@@ -114,8 +119,6 @@ class SoftmaxPlan:
                                     # edges (kernels/any_width.py): widths Triton cannot prove vector-aligned
     tiny: bool = False              # rows, forward: packed power-of-two rows of at most TINY_MAX_ROW_BYTES,
                                     # loaded with no column mask (plans/any_width.py)
-    prefetch: bool = False          # tiled on the edge kernel, forward: each pass loads its next tile before it
-                                    # works on the current one (kernels/any_width.py, PREFETCH)
     vec: int = 1                    # rows: values per 16-byte vector when the width is a multiple of it but
                                     # not of 16 (the kernel then checks the strides and loads vectors), else 1
 
@@ -238,6 +241,9 @@ def plan_rows_tiled_split(n_rows: int, n_cols: int, dtype: torch.dtype = torch.f
         pass
     elif path is None and float32_forward and row_bytes >= TILED_FROM_ROW_BYTES:
         why = {"why": ReasonCode.READ_TWICE_FASTER, "row_bytes": row_bytes}
+    elif (path is None and direction == "forward" and elt == 2 and block_n * elt >= TILED_FROM_PADDED_BYTES_2_BYTE
+          and per_thread <= MAX_VALUES_PER_THREAD):
+        why = {"why": ReasonCode.READ_TWICE_FASTER, "row_bytes": row_bytes}
     elif path is None and per_thread > MAX_VALUES_PER_THREAD:
         why = {"why": ReasonCode.TOO_MANY_VALUES_PER_THREAD, "threads": warps * gpu.warp_size,
                "values_per_thread": per_thread, "block_n": block_n, "max_values_per_thread": MAX_VALUES_PER_THREAD}
@@ -289,6 +295,8 @@ def plan_rows_tiled_split(n_rows: int, n_cols: int, dtype: torch.dtype = torch.f
                              "have to run at once than fit on this GPU")
         split_declined = True
     shape = {"tile": TILE_VALUES, "num_warps": TILED_WARPS, "split": 1} if edge_backward else {}
+    if elt == 2 and why.get("why") == ReasonCode.READ_TWICE_FASTER:
+        shape = {"tile": MID_TILE, "num_warps": MID_TILE_WARPS, "split": 1}
     return plan_tiled(n_rows, n_cols, dtype, gpu, direction, flags, why, split_declined, aligned=aligned, **shape)
 
 

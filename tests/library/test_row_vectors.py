@@ -72,3 +72,22 @@ def test_hinted_rows_on_gpu(M, N, dtype):
     (dx_ref,) = torch.autograd.grad(torch.softmax(xr, -1), xr, dy.double())
     torch.testing.assert_close(dx[keep].double(), dx_ref[keep], atol=2e-2 if dtype != torch.float32 else 1e-5,
                                rtol=1e-2)
+
+
+def test_plans_for_real_2_byte_widths():
+    """The plan's choices for the widths real models use (their measurements: plans/tuned.py, plans/any_width.py)."""
+    from softmax_core.plans import tuned as tp
+    mlp = plan_softmax(8192, 11008, torch.bfloat16, H200)                     # 32 KB padded: tiles, read twice
+    assert (mlp.path, mlp.block_n, mlp.num_warps) == ("tiled", tp.MID_TILE, tp.MID_TILE_WARPS)
+    assert mlp.reason.values["why"] == "read_twice_faster"
+    assert plan_softmax(8192, 5000, torch.float16, H200).edges                # the same, on edge tiles
+    head = plan_softmax(16384, 1000, torch.bfloat16, H200, "backward")        # whole vectors: hinted rows
+    assert (head.path, head.edges, head.vec, head.num_warps) == ("rows", False, 8, 4)
+    assert plan_softmax(16384, 1000, torch.bfloat16, H200).edges              # its forward keeps the edge kernel
+    for direction in ("forward", "backward"):                                 # 256,512 B rows: past 2 a SM in L2
+        assert plan_softmax(4096, 128256, torch.bfloat16, H200, direction).path == "split"
+    assert tp.split_from_row_bytes(2, H200) == int(H200.l2_mib * 2**20) // (2 * H200.multiprocessor_count)
+    assert tp.split_from_row_bytes(4, H200) == tp.SPLIT_FROM_ROW_BYTES
+    llama2 = plan_softmax(8192, 32000, torch.bfloat16, H200)                  # 64 KB rows in flight fit the L2
+    assert (llama2.path, llama2.num_warps) == ("tiled", tp.TILED_L2_FIT_WARPS)
+    assert plan_softmax(4096, 65536, torch.bfloat16, H200).num_warps == tp.TILED_WARPS   # 128 KB rows do not
