@@ -275,12 +275,12 @@ def plan_rows_tiled_split(n_rows: int, n_cols: int, dtype: torch.dtype = torch.f
                    "threads": warps * gpu.warp_size, "max_num_regs": gpu.max_num_regs}
         else:
             why = {"why": ReasonCode.ROW_SPILLS, "block_n": block_n, "row_n_spills": res.n_spills}
-    # A backward row of a width Triton cannot prove vector-aligned takes tiles, which plans/any_width.py then
-    # reads as an aligned body between masked edges: 4096 x 50257 float32 ran 0.79x copy so against the split
-    # path's 0.73 (which loads it value by value), 4096 x 100277 bf16 0.58 against the shared tiles' 0.50
-    # (tuning/h200-rows-tune-20261201-1.csv).
+    # A backward row of a width Triton cannot prove vector-aligned, shorter than split_from_row_bytes, takes tiles,
+    # which plans/any_width.py then reads as an aligned body between masked edges: 4096 x 50257 float32 ran 0.79x
+    # copy so against the split path's 0.73 (which loads it value by value), 4096 x 100277 bf16 0.58 against the
+    # shared tiles' 0.50 (tuning/h200-rows-tune-20261201-1.csv); 1024 x 100277 float32, past it, 0.64 against 0.73.
     edge_backward = (direction == "backward" and path is None and n_cols % 16 != 0 and aligned and not fp64
-                     and gpu.vendor == "nvidia")
+                     and gpu.vendor == "nvidia" and row_bytes < split_from_row_bytes(elt, gpu))
     wants_split = dtype in SPLIT_DTYPES and not edge_backward and (
         (direction == "backward" and elt == 4) or row_bytes >= split_from_row_bytes(elt, gpu))
     split_declined = False
