@@ -217,6 +217,18 @@ def test_tutorial_kernel_is_not_the_palest_and_naive_and_liger_differ():
     assert charts.PROVIDER_COLORS["naive"] != charts.PROVIDER_COLORS["liger"]
 
 
+def test_chapter_sweep_draws_copy_black_and_dashed_apart_from_every_kernel():
+    keys = ["copy", "tuned", "tutorial", "torch"]
+    df = pd.DataFrame({"N": [256] * 4, "gbps": [1, 2, 3, 4], "ms": [1] * 4, "copy_ratio": [1] * 4,
+                       "provider": [k.upper() for k in keys], "provider_key": keys})
+    enc = charts.sweep_lines(df, x_title="x", y_title="y", color_title="c", title="t").chart.to_dict()["encoding"]
+    colours = dict(zip(enc["color"]["scale"]["domain"], enc["color"]["scale"]["range"]))
+    dashes = dict(zip(enc["strokeDash"]["scale"]["domain"], enc["strokeDash"]["scale"]["range"]))
+    assert colours["COPY"] == charts.PROVIDER_COLORS["copy"]
+    assert len(set(colours.values())) == len(keys)
+    assert dashes["COPY"] != [1, 0] and all(dashes[k.upper()] == [1, 0] for k in keys[1:])
+
+
 # -- benchmark figures ---------------------------------------------------------------------------------------------
 
 
