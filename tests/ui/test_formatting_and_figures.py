@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from explorer_ui import charts, code, fmt, l2_model
+from explorer_ui import cache_model, charts, code, fmt
 from softmax_core.bench import trust
 from explorer_ui.i18n import format_text, text_in
 
@@ -102,12 +102,12 @@ def test_l2_prediction_counts_x_once_and_every_write_once():
 
     traffic = sc.memory_traffic(4096, 781)
     MN, M = 4096 * 781, 4096
-    assert l2_model.naive_bytes_with_l2(traffic) == 4 * (MN + (M + MN + MN + M + MN))
-    assert 1.9 < l2_model.predicted_speedup_with_l2(traffic) < 2.1 < traffic.predicted_speedup
+    assert cache_model.naive_bytes_with_cache(traffic) == 4 * (MN + (M + MN + MN + M + MN))
+    assert 1.9 < cache_model.predicted_speedup_with_cache(traffic) < 2.1 < traffic.predicted_speedup
     h200 = sc.catalog_gpu("h200")
-    assert l2_model.fits_in_l2(4096, 781, 4, h200)
-    assert not l2_model.fits_in_l2(4096, 8192, 4, h200)
-    assert l2_model.l2_crossing_n(4096, 4, h200) == pytest.approx(h200.l2_mib * 2**20 / (4096 * 4))
+    assert cache_model.fits_in_cache(4096, 781, 4, h200)
+    assert not cache_model.fits_in_cache(4096, 8192, 4, h200)
+    assert cache_model.cache_crossing_n(4096, 4, h200) == pytest.approx(h200.l2_mib * 2**20 / (4096 * 4))
 
 
 # -- padding chain ---------------------------------------------------------------------------------------------
