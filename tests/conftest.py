@@ -1,5 +1,6 @@
-"""Shared by every test folder (library/, ui/, app/, browser/): the environment the app runs in under test,
-skipping `gpu` tests without a GPU, and the fixtures (markers: pyproject.toml). Helpers a test imports live in tests/support/."""
+"""Shared by every test folder (library/, ui/, app/, browser/, serve/): the environment the app runs in under
+test, skipping `gpu` tests without a GPU, and the fixtures (the markers are in pyproject.toml). Helpers a test
+imports live in tests/support/."""
 import os
 
 import pytest
