@@ -72,13 +72,10 @@ def test_startup_imports_serialise_a_class_arriving_at_once():
         for copy in range(2):
             blocks[f"{script.name}#{copy}"] = _import_block(script)
     env = dict(os.environ, SOFTMAX_EXPLORER_PREWARM="0", PYTHONPATH=str(ROOT))
-    # The interpreters run at the same time: each is a race of its own, and the others' load only widens
-    # the windows in which a thread can be caught halfway through an import.
-    attempts = [subprocess.Popen([sys.executable, "-c", RACE.format(blocks=blocks)], cwd=ROOT, env=env,
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(REPEATS)]
-    for attempt, proc in enumerate(attempts):
-        stdout, stderr = proc.communicate(timeout=300)
-        assert proc.returncode == 0, f"attempt {attempt}:\n{stdout}\n{stderr[-3000:]}"
+    for attempt in range(REPEATS):
+        done = subprocess.run([sys.executable, "-c", RACE.format(blocks=blocks)], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, f"attempt {attempt}:\n{done.stdout}\n{done.stderr[-3000:]}"
 
 
 # Every page opened at once, most of them twice: without explorer_ui.startup this failed at 16 students (at 8
