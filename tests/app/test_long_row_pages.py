@@ -36,6 +36,7 @@ def widget(at: AppTest, key: str):
     return shared_widget(at, key, KINDS)
 
 
+@pytest.mark.slow                 # a crawl over every widget of the page, as test_every_widget_at_min_middle_and_max
 @pytest.mark.parametrize("page", list(SWEEPS))
 def test_every_widget_of_the_page_in_both_languages(page):
     at = app_on(page)
