@@ -65,6 +65,7 @@ def test_compile_errors_name_the_students_line_and_a_hint(body, args, hint, line
     assert failure.message
 
 
+@pytest.mark.slow       # waits out the compile's time limit, like the interpreter's endless-kernel test
 def test_endless_unrolling_hits_the_time_limit_and_the_next_compile_works():
     text = HEAD + "@triton.jit\ndef k(x_ptr):\n    for i in tl.static_range(1000000000):\n        tl.store(x_ptr + i, 1.0)\n"
     before = leftovers()

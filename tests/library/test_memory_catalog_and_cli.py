@@ -51,6 +51,7 @@ def run_cli(*args):
                           text=True, timeout=300)
 
 
+@pytest.mark.slow       # 1823 x 781 through both kernels in the interpreter: ~10 s (the page's button runs the chapter's half fast)
 def test_cli_runs_the_chapters_unit_test_and_the_tuned_check(capsys):
     """`python -m softmax_core` (its main, in this process; test_cli_plan_prints_real_resources starts the
     module itself): the chapter's unit test on the tutorial kernel, then the same 1823 x 781 input, seed and

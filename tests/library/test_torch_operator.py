@@ -56,6 +56,7 @@ def _compiled_matches(device, **compile_kwargs):
         torch.testing.assert_close(grad, expected_grad, atol=1e-5, rtol=1e-4)
 
 
+@pytest.mark.slow       # inductor compiles forward and backward: ~10 s of the fast subset's budget
 def test_torch_compile_fullgraph_forward_and_backward(device):
     torch._dynamo.reset()
     _compiled_matches(device)
@@ -189,6 +190,7 @@ def _split_plan(n_rows, n_cols, direction):
     return plan
 
 
+@pytest.mark.slow       # every program polls, then reads 70,000 columns itself, in the interpreter: ~10 s
 def test_split_one_launch_finishes_when_peers_never_run_at_once(device):
     """The one-launch split form, whose programs wait for each other, in a place where they cannot all run at
     once (the interpreter runs programs one after another; on a GPU: see test_split_never_hangs_...). Each

@@ -65,14 +65,17 @@ def test_every_entry_script_imports_startup_first(script):
     assert _first_import(script) == FIRST_IMPORT
 
 
-def test_startup_imports_serialise_a_class_arriving_at_once():
-    """Two threads per entry script (a class on every page at once), in a fresh interpreter, repeated."""
+@pytest.mark.parametrize("attempts", [1, pytest.param(REPEATS - 1, marks=pytest.mark.slow)],
+                         ids=["first", "again"])
+def test_startup_imports_serialise_a_class_arriving_at_once(attempts):
+    """Two threads per entry script (a class on every page at once), in a fresh interpreter; REPEATS fresh
+    interpreters in all, one in the fast subset and the others with the slow tests."""
     blocks = {}
     for script in ENTRY_SCRIPTS:
         for copy in range(2):
             blocks[f"{script.name}#{copy}"] = _import_block(script)
     env = dict(os.environ, SOFTMAX_EXPLORER_PREWARM="0", PYTHONPATH=str(ROOT))
-    for attempt in range(REPEATS):
+    for attempt in range(attempts):
         done = subprocess.run([sys.executable, "-c", RACE.format(blocks=blocks)], cwd=ROOT, env=env,
                               capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, f"attempt {attempt}:\n{done.stdout}\n{done.stderr[-3000:]}"
