@@ -6,7 +6,8 @@ import torch
 import softmax_core as sc
 from tests.support.reference import TOLERANCE, reference_softmax
 from softmax_core.launch import any_dim
-from softmax_core.plans.any_dim import ReductionLayout, plan_any_dim, reduction_layout
+from softmax_core.plans.any_dim import (ReductionLayout, contiguous_strides, dim_groups, layout_in, plan_any_dim,
+                                        reduction_layout)
 from softmax_core.hardware.gpu import catalog_gpu
 
 
@@ -16,10 +17,30 @@ def test_layout_of_dim_1_and_of_a_transposed_last_dim():
     assert reduction_layout((32, 2048, 2048), (2048 * 2048, 1, 2048), 2) == ReductionLayout(32, 2048, 2048,
                                                                                            2048 * 2048, 2048)
     assert reduction_layout((5, 7), (7, 1), 1).n_inner == 1                      # the row kernels' case
-    assert reduction_layout((4, 1, 6), (6, 99, 1), 0) == ReductionLayout(1, 4, 6, 24, 6)   # size-1 dims: any stride
-    assert reduction_layout((4, 6), (12, 2), 0) is None                           # gaps: not dense
+    assert reduction_layout((4, 1, 6), (6, 99, 1), 0) == ReductionLayout(1, 4, 6, 0, 6)    # size-1 dims: any stride
+    # gaps: the columns step 2 in x (the contiguous output's stores still coalesce)
+    assert reduction_layout((4, 6), (12, 2), 0) == ReductionLayout(1, 4, 6, 0, 12, inner_stride=2)
+    # channels-last, softmax over C: unit-stride in x, but torch's output is contiguous NCHW, so the kernel reads
+    # down C and writes across H * W (the inner axis: stride C in x)
     nchw_last = torch.empty(2, 3, 4, 5).to(memory_format=torch.channels_last)
-    assert reduction_layout(tuple(nchw_last.shape), nchw_last.stride(), 1) == ReductionLayout(40, 3, 1, 3, 1)
+    assert reduction_layout(tuple(nchw_last.shape), nchw_last.stride(), 1) == ReductionLayout(2, 3, 20, 60, 1, 3)
+    # channels-last over H: outer folds into two groups (N, and W) that step differently in x and y
+    assert reduction_layout(tuple(nchw_last.shape), nchw_last.stride(), 2) == ReductionLayout(
+        10, 4, 3, 60, 15, 1, n_outer2=5, outer2_stride=3)
+
+
+def test_dims_that_fold_in_one_tensor_but_not_the_other_are_kept_apart():
+    shape, x_strides = (5, 3, 6, 4), (6, 120, 1, 30)            # a permuted view
+    groups = dim_groups(shape, 1, x_strides, contiguous_strides(shape))
+    assert groups.inner == (2,) and len(groups.outer) == 2
+    # outer groups in x's order (dim 3, stride 30, then dim 0): in y they step 1 and 72
+    assert layout_in(groups, shape, contiguous_strides(shape)) == ReductionLayout(20, 3, 6, 1, 24, 4, 5, 72)
+    # five dims, the last two swapped, softmax over dim 1: three outer groups, so x is copied first
+    shape, x_strides = (2, 3, 4, 6, 5), (360, 120, 30, 1, 6)
+    groups = dim_groups(shape, 1, x_strides, contiguous_strides(shape))
+    assert len(groups.outer) == 3 and layout_in(groups, shape, x_strides) is None
+    x = torch.randn(2, 3, 4, 5, 6).transpose(-1, -2)
+    torch.testing.assert_close(sc.softmax(x, 1), reference_softmax(x, 1), **TOLERANCE[torch.float32])
 
 
 def test_plan_narrows_the_inner_tile_to_fill_the_gpu_and_walks_long_axes_twice():
@@ -43,7 +64,7 @@ def test_matches_float64(shape, dim, layout, device):
     assert any_dim.any_dim_layout(x, dim % x.ndim) is not None            # the any-dim kernel is the one that runs
     y = sc.softmax(x, dim)
     torch.testing.assert_close(y, reference_softmax(x, dim), **TOLERANCE[torch.float32])
-    assert y.stride() == x.stride()                                         # x's layout, so writes coalesce
+    assert y.is_contiguous() and y.stride() == torch.softmax(x, dim).stride()      # torch's strides
 
 
 def test_two_passes_are_taken_for_a_long_axis():
