@@ -7,7 +7,7 @@ import softmax_core as sc
 from tests.support.reference import TOLERANCE, reference_softmax
 from softmax_core.launch import any_dim
 from softmax_core.plans.any_dim import (ReductionLayout, contiguous_strides, dim_groups, layout_in, plan_any_dim,
-                                        reduction_layout)
+                                        reduction_layout, takes_any_dim)
 from softmax_core.hardware.gpu import catalog_gpu
 
 
@@ -152,3 +152,95 @@ def test_second_call_is_replayed_with_its_own_data(device):
     torch.testing.assert_close(sc.softmax(second, 1), reference_softmax(second, 1), **TOLERANCE[torch.float32])
     torch.testing.assert_close(sc.softmax(first, 1, safe=True), reference_softmax(first, 1),
                                **TOLERANCE[torch.float32])
+
+
+def _layouts(rank: int, device):
+    """(name, x) for fresh random tensors of this rank in several layouts, odd sizes."""
+    sizes = (5, 3, 7, 4)[:rank]
+    base = torch.randn(*sizes, device=device) * 3
+    out = [("contiguous", base)]
+    if rank >= 2:
+        out.append(("transposed", torch.randn(*sizes[:-2], sizes[-1], sizes[-2], device=device).transpose(-1, -2)))
+        out.append(("reversed", torch.randn(*reversed(sizes), device=device).permute(*reversed(range(rank)))))
+        out.append(("sliced", torch.randn(*sizes[:-1], 2 * sizes[-1], device=device)[..., ::2]))
+    if rank == 4:
+        out.append(("channels_last", base.to(memory_format=torch.channels_last)))
+    return out
+
+
+@pytest.mark.parametrize("rank", [1, 2, 3, 4])
+def test_every_dim_of_every_layout_matches_float64_with_torchs_strides(rank, device):
+    for name, x in _layouts(rank, device):
+        for dim in range(rank):
+            y = sc.softmax(x, dim)
+            torch.testing.assert_close(y, reference_softmax(x, dim), **TOLERANCE[torch.float32], msg=name)
+            assert y.stride() == torch.softmax(x, dim).stride(), (name, dim)
+            groups = any_dim.forward_groups(tuple(x.shape), tuple(x.stride()), dim)
+            assert takes_any_dim(x.shape, x.stride(), dim) == (rank >= 2 and groups is not None), (name, dim)
+
+
+@pytest.mark.parametrize("n_reduce", [30, 2100])          # one pass, two passes
+def test_minus_inf_and_nan_down_a_transposed_view(n_reduce, device):
+    x = torch.randn(2, 8, n_reduce, device=device)
+    x[0, 1, :] = float("-inf")
+    x[1, 2, : n_reduce // 2] = float("-inf")
+    x[1, 5, 3] = float("nan")
+    view = x.transpose(1, 2)                                   # (2, n_reduce, 8): softmax over dim 1 is unit-stride
+    for safe in (False, True):
+        y = sc.softmax(view, 1, safe=safe)
+        expected = torch.softmax(view.double(), 1).float()
+        if safe:
+            expected[0, :, 1] = 0.0
+        torch.testing.assert_close(y, expected, equal_nan=True, **TOLERANCE[torch.float32])
+        assert y.is_contiguous() and torch.isnan(y[1, :, 5]).all()
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_precision_views_and_a_float32_output(dtype, device):
+    x = (torch.randn(3, 6, 40, device=device) * 3).to(dtype).transpose(-1, -2)
+    cl = (torch.randn(2, 12, 3, 5, device=device) * 3).to(dtype).to(memory_format=torch.channels_last)
+    for t, dim in ((x, -1), (x, 1), (cl, 1), (cl, 2)):
+        torch.testing.assert_close(sc.softmax(t, dim), reference_softmax(t, dim), **TOLERANCE[dtype])
+        wide = sc.softmax(t, dim, dtype=torch.float32)
+        assert wide.dtype == torch.float32 and wide.is_contiguous()
+        torch.testing.assert_close(wide, torch.softmax(t.double(), dim).float(), **TOLERANCE[torch.float32])
+
+
+def test_gradcheck_of_views(device):
+    t = torch.randn(2, 4, 3, device=device, dtype=torch.float64).transpose(-1, -2).requires_grad_()
+    assert any_dim.rows_backward((2, 3, 4), 2) and not any_dim.rows_backward((2, 3, 4), 1)
+    for dim in (-1, 1):        # the transposed view's last dim (rows backward), its unit-stride dim (any-dim)
+        assert torch.autograd.gradcheck(lambda v: sc.softmax(v, dim), (t,))
+    cl = torch.randn(2, 3, 2, 2, device=device, dtype=torch.float64).to(memory_format=torch.channels_last)
+    assert torch.autograd.gradcheck(lambda v: sc.softmax(v, 1), (cl.requires_grad_(),))
+
+
+def test_backward_of_views_with_dy_in_other_layouts(device):
+    x = torch.randn(3, 9, 20, device=device).transpose(-1, -2).requires_grad_()       # (3, 20, 9)
+    for dim in (-1, 1, 0):
+        y = sc.softmax(x, dim)
+        xr = x.detach().double().requires_grad_()
+        expected_y = torch.softmax(xr, dim)
+        for dy in (torch.randn(3, 20, 9, device=device), torch.randn(3, 9, 20, device=device).transpose(-1, -2),
+                   torch.randn(3, 20, 18, device=device)[..., ::2]):
+            (grad,) = torch.autograd.grad(y, x, dy, retain_graph=True)
+            (expected,) = torch.autograd.grad(expected_y, xr, dy.double(), retain_graph=True)
+            torch.testing.assert_close(grad.double(), expected, atol=1e-6, rtol=1e-5)
+            assert grad.is_contiguous()
+
+
+def test_torch_compile_fullgraph_reads_views_in_place(device):
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda t, d: sc.softmax(t, d), fullgraph=True, dynamic=False)
+    views = (torch.randn(3, 9, 20, device=device).transpose(-1, -2),
+             torch.randn(2, 6, 3, 5, device=device).to(memory_format=torch.channels_last))
+    for x, dim in ((views[0], -1), (views[0], 1), (views[1], 1)):
+        x = x.detach().requires_grad_()
+        y = compiled(x, dim)
+        torch.testing.assert_close(y, reference_softmax(x.detach(), dim), **TOLERANCE[torch.float32])
+        assert y.stride() == torch.softmax(x, dim).stride()
+        dy = torch.randn_like(y)
+        (grad,) = torch.autograd.grad(y, x, dy)
+        xr = x.detach().double().requires_grad_()
+        (expected,) = torch.autograd.grad(torch.softmax(xr, dim), xr, dy.double())
+        torch.testing.assert_close(grad.double(), expected, atol=1e-6, rtol=1e-5)
