@@ -5,7 +5,9 @@ transposed views and a channels-last tensor, beside copy, torch and the fitted p
 Every output is torch's layout (contiguous); each variant's output is checked against torch's in float32
 before it is timed. Timer: triton.testing.do_bench (L2 flushed before every call), median ms.
 
-    python -m bench_tools.record.any_dim_tune OUT.csv [--quick]
+    python -m bench_tools.record.any_dim_tune OUT.csv [--quick | --defaults]
+
+--quick times the first few variants only; --defaults only copy, torch and the fitted plan.
 """
 from __future__ import annotations
 
@@ -48,6 +50,7 @@ def make(shape, dtype, layout) -> torch.Tensor:
 def main(argv: list[str]) -> int:
     out = argv[0]
     quick = "--quick" in argv
+    defaults_only = "--defaults" in argv
     gpu = default_gpu()
     rows: list[tuple] = []
 
@@ -73,7 +76,7 @@ def main(argv: list[str]) -> int:
         record(name, "forward", "torch", nbytes, lambda: torch.softmax(x, dim))
         record(name, "forward", "default", nbytes, lambda: any_dim.any_dim_forward(x, dim, False, x.dtype), ref)
         x_layout = any_dim.any_dim_layout(x, dim)
-        variants = FORWARD_VARIANTS[:4] if quick else FORWARD_VARIANTS
+        variants = () if defaults_only else FORWARD_VARIANTS[:4] if quick else FORWARD_VARIANTS
         for block_i, block_r, warps in variants:
             plan = plan_any_dim(x_layout, x.element_size(), str(dtype), gpu, block_i=block_i,
                                 block_r=block_r or 1 << 30, num_warps=warps)

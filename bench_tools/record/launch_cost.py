@@ -22,7 +22,8 @@ its tensors' addresses, so what is timed is our Python around the launch, the al
 bookkeeping; torch.empty_like beside it is the allocation alone. Timed as the best of REPEATS short runs
 (perf_counter_ns), which a loaded machine disturbs least. The GPU's C launch itself is not in it.
 
-    python -m bench_tools.record.launch_cost [OUT.csv] [--profile OUT.txt]      # on a GPU, ~30-60 s
+    python -m bench_tools.record.launch_cost [OUT.csv] [--profile OUT.txt] [--quick]   # on a GPU, ~30-60 s
+(--quick: the cases in QUICK_CASES only)
     python -m bench_tools.record.launch_cost --stub [OUT.csv]                     # any machine, ~30 s
 
 Earlier records of this measurement are in assets/benchmarks/tuning/h200-launch-overhead-*.csv.
@@ -52,6 +53,7 @@ CASES = (("4096x256", (4096, 256), torch.float32, -1), ("4096x1024", (4096, 1024
          ("4096x512", (4096, 512), torch.bfloat16, -1), ("64x1000x49 dim=1", (64, 1000, 49), torch.float32, 1),
          ("65536x8", (65536, 8), torch.bfloat16, -1), ("65536x64", (65536, 64), torch.float32, -1),
          ("4096x2048", (4096, 2048), torch.bfloat16, -1))
+QUICK_CASES = ("4096x256", "4096x512", "64x1000x49 dim=1", "65536x8")
 # (label, shape of the buffer, dtype, dim): the last two dims of the buffer swapped, softmax over `dim`
 TRANSPOSED_CASES = (("(8x256x256)T dim=-1", (8, 256, 256), torch.float32, -1),)
 
@@ -218,9 +220,11 @@ def profile_text(fn, calls: int = CALLS) -> str:
     return out.getvalue()
 
 
-def measure() -> list[dict]:
+def measure(quick: bool = False) -> list[dict]:
     rows = []
     for label, shape, dtype, dim in CASES:
+        if quick and (label not in QUICK_CASES or (label == "4096x256" and dtype != torch.float32)):
+            continue
         x = torch.randn(shape, device="cuda", dtype=dtype)
         providers = call_rows(x, dim)
         if dim == -1 and len(shape) == 2:
@@ -322,7 +326,7 @@ def main(argv: list[str]) -> int:
         print("needs a GPU: what is measured is the host's cost of launching GPU work (--stub runs anywhere)")
         return 2
     print(f"torch {torch.__version__}, triton {triton.__version__}, {torch.cuda.get_device_name()}")
-    rows = measure()
+    rows = measure("--quick" in argv)
     x = torch.randn(4096, 256, device="cuda")
     text = profile_text(lambda: sc.softmax(x))
     text += "\n-- backward --\n" + profile_text(backward_of(lambda t: sc.softmax(t), x))

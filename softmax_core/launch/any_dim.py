@@ -15,6 +15,7 @@ import torch
 from softmax_core.hardware import dtypes, runtime
 from softmax_core.hardware.gpu import default_gpu
 from softmax_core.kernels.any_dim import softmax_any_dim_kernel, softmax_backward_any_dim_kernel
+from softmax_core.launch.autograd import call_backward_directly
 from softmax_core.launch.fast import KeptLaunch, trailing_values
 from softmax_core.launch.launches import backward_launch, cached_plan, launch_aligned, launch_now, rows_unit_stride
 from softmax_core.plans.any_dim import (AnyDimPlan, DimGroups, ReductionLayout, contiguous_strides, dim_groups,
@@ -164,31 +165,41 @@ class BackwardLaunch:
 
 
 def backward_step(y: torch.Tensor, dy: torch.Tensor, dim: int, grad_dtype: torch.dtype):
-    """`step(y, dy) -> dx` for a contiguous y of this shape and a dy of this layout and dtype: the row kernels'
-    backward when dim is y's last, else the any-dim kernel's, launched through the JIT the first time and
-    through the kept launcher after."""
+    """`step(y, dy) -> dx` for a contiguous y of this shape and a dy of this layout, dtype and alignment: the
+    row kernels' backward when dim is y's last, else the any-dim kernel's. The first step launches through
+    the JIT; later ones call the kept launcher with the tensors' addresses (the kernels take the layout from
+    their integer arguments, so y, dy and dx go in as they are)."""
     shape = tuple(y.shape)
+    same_dtype = grad_dtype == y.dtype
+    kept: list = []
     if rows_backward(shape, dim):
         n_cols = shape[dim]
         n_rows = y.numel() // n_cols
+        dy_as_is = dy.is_contiguous() and dy.dtype == y.dtype
 
         def rows(y, dy):
+            dx = _empty_like(y) if same_dtype else _empty(shape, dtype=grad_dtype, device=y.device)
+            if not dy_as_is:
+                dy = rows_unit_stride(dy.reshape(n_rows, n_cols).to(y.dtype))
+            if kept:
+                kept[0](y, dy, dx)
+                return dx
             y2 = y.view(n_rows, n_cols)
-            dy2 = rows_unit_stride(dy.reshape(n_rows, n_cols).to(y.dtype))
-            dx = _empty(shape, dtype=grad_dtype, device=y.device)
+            dy2 = dy.view(n_rows, n_cols) if dy_as_is else dy
             plan = cached_plan(n_rows, n_cols, y.dtype, "backward", False, y.get_device(),
                                launch_aligned(y2) and launch_aligned(dy2))
-            launch_now(backward_launch(plan, n_cols, dy2.stride(0), (y.dtype, y.dtype, grad_dtype)),
-                       (y2, dy2, dx.view(n_rows, n_cols)), (y2, dy2))
+            launch = backward_launch(plan, n_cols, dy2.stride(0), (y.dtype, y.dtype, grad_dtype))
+            key = (y.get_device(), True, dy2.data_ptr() % 16 == 0)
+            kept.append(launch.launch_and_keep((y2, dy2, dx.view(n_rows, n_cols)), key))
             return dx
         return rows
     made = BackwardLaunch(y, dy, dim)
-    kept = []
+    converted = made.converted
 
     def step(y, dy):
-        if made.converted:
+        if converted:
             dy = made.dy_for(y, dy)
-        dx = _empty(shape, dtype=grad_dtype, device=y.device)
+        dx = _empty_like(y) if same_dtype else _empty(shape, dtype=grad_dtype, device=y.device)
         if kept:
             kept[0](y, dy, dx)
             return dx
@@ -223,6 +234,7 @@ class AnyDimSoftmax(torch.autograd.Function):
 # Function.apply's Python costs more than the rest of a small call; with no functorch transform active it
 # ends in this C function, called directly (as autograd.py does for the row kernels).
 any_dim_apply = super(torch.autograd.Function, AnyDimSoftmax).apply
+call_backward_directly(AnyDimSoftmax)
 functorch_active = torch._C._are_functorch_transforms_active
 _grad_enabled = torch.is_grad_enabled
 _empty_like, _empty = torch.empty_like, torch.empty

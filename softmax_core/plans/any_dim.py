@@ -20,21 +20,27 @@ import triton
 
 from softmax_core.hardware.gpu import GpuSpec
 
-# Every constant below was measured on the H200 (tuning/h200-shapes-tune-20261201-1.csv; docs/performance.md, "Real
-# shapes"). A program's loads cover BLOCK_I contiguous inner columns per step down the reduced axis.
-# One pass when the whole [reduce, BLOCK_I] slab at the narrowest tile (INNER_MIN_BYTES: two 32-byte sectors)
-# is at most ONE_PASS_VALUES values, on ONE_PASS_WARPS warps: (64, 1000, 49) and (256, 1000, 196) float32,
-# dim=1, ran 0.68 / 0.60x copy so, against 0.63 / 0.55 for 128-byte tiles walked twice.
+# Every constant below was measured on the H200 (tuning/h200-any-dim-tune-20261201-1.csv, each output torch's
+# contiguous layout). A program's tile covers BLOCK_I neighbouring inner columns per step down the reduced axis.
+# Forward, one pass when the whole [reduce, BLOCK_I] slab at the narrowest tile (INNER_MIN_BYTES: two 32-byte
+# sectors) is at most ONE_PASS_VALUES values, on ONE_PASS_WARPS warps: (256, 1000, 196) float32, dim=1, ran
+# 0.60x copy so (0.45 walked twice in 64-byte tiles).
 INNER_MIN_BYTES = 64
 ONE_PASS_VALUES = 16384
 ONE_PASS_WARPS = 8
-# Two passes: INNER_TILE_BYTES of columns (narrowed down to INNER_MIN_BYTES until the grid has
-# FILL_PROGRAMS_PER_SM programs per SM), chunks of CHUNK_VALUES on CHUNK_WARPS warps: the transposed
-# (32, 2048, 2048) bf16 view ran 0.45x copy so, 0.42-0.44 with 16-64 columns or 8 warps.
-INNER_TILE_BYTES = 256
+# Forward, two passes: INNER_TILE_BYTES of columns, chunks of CHUNK_VALUES on CHUNK_WARPS warps: the transposed
+# (32, 2048, 2048) bf16 view ran 0.58x copy so, 0.42 with 256-byte tiles (the tiles of a GPU's programs in
+# flight no longer fit in L2 between the two passes), 0.56 with 32-byte ones.
+INNER_TILE_BYTES = 64
 FILL_PROGRAMS_PER_SM = 2
 CHUNK_VALUES = 8192
 CHUNK_WARPS = 4
+# Backward, y and dy both held: at most 32 values of each per thread. One pass up to BACKWARD_ONE_PASS_VALUES
+# on BACKWARD_WARPS warps, else two passes of CHUNK_VALUES chunks on BACKWARD_WARPS warps: (64, 1000, 49) and
+# (256, 1000, 196) float32 ran 0.27 / 0.55x copy so, against 0.10 / 0.08 with the forward's 16384 values on 8
+# warps (spilled) and 0.25 / 0.23 with 4 warps.
+BACKWARD_ONE_PASS_VALUES = 8192
+BACKWARD_WARPS = 8
 # Where the stores (or loads) step down the reduced axis, a chunk spans at least this many bytes of it.
 REDUCE_MIN_BYTES = 128
 
@@ -192,7 +198,8 @@ def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
     inner_pow2 = triton.next_power_of_2(layout.n_inner)
     reduce_pow2 = triton.next_power_of_2(layout.n_reduce)
     narrowest = min(inner_pow2, max(1, INNER_MIN_BYTES // element_bytes))
-    fits_once = reduce_pow2 * narrowest <= ONE_PASS_VALUES
+    once = ONE_PASS_VALUES if direction == "forward" else BACKWARD_ONE_PASS_VALUES
+    fits_once = reduce_pow2 * narrowest <= once
     if block_i is None:
         block_i = narrowest
         if not fits_once:
@@ -201,12 +208,12 @@ def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
             while block_i > narrowest and layout.n_outer * triton.cdiv(layout.n_inner, block_i) < wanted:
                 block_i //= 2
     if block_r is None:
-        block_r = reduce_pow2 if reduce_pow2 * block_i <= ONE_PASS_VALUES else max(1, CHUNK_VALUES // block_i)
+        block_r = reduce_pow2 if reduce_pow2 * block_i <= once else max(1, CHUNK_VALUES // block_i)
         if transposing:
             block_r = max(block_r, REDUCE_MIN_BYTES // element_bytes)
     block_r = min(block_r, reduce_pow2)
     one_pass = block_r >= reduce_pow2
     if num_warps is None:
-        num_warps = ONE_PASS_WARPS if one_pass else CHUNK_WARPS
+        num_warps = BACKWARD_WARPS if direction == "backward" else ONE_PASS_WARPS if one_pass else CHUNK_WARPS
     programs = layout.n_outer * triton.cdiv(layout.n_inner, block_i)
     return AnyDimPlan(gpu, direction, layout, dtype_name, block_i, block_r, one_pass, num_warps, programs)

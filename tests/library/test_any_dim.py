@@ -48,8 +48,11 @@ def test_plan_narrows_the_inner_tile_to_fill_the_gpu_and_walks_long_axes_twice()
     channel = plan_any_dim(ReductionLayout(64, 1000, 49, 49000, 49), 4, "float32", h200)
     assert channel.one_pass and channel.block_i == 16 and channel.num_programs == 64 * 4
     transposed = plan_any_dim(ReductionLayout(32, 2048, 2048, 2048 * 2048, 2048), 2, "bfloat16", h200)
-    assert not transposed.one_pass and transposed.block_i == 128 and transposed.n_chunks == 2048 // transposed.block_r
-    assert (channel.num_warps, transposed.num_warps, transposed.block_r) == (8, 4, 64)
+    assert not transposed.one_pass and transposed.block_i == 32 and transposed.n_chunks == 2048 // transposed.block_r
+    assert (channel.num_warps, transposed.num_warps, transposed.block_r) == (8, 4, 256)
+    # the backward holds y and dy: at most 32 values of each per thread, so the channel case walks twice
+    backward = plan_any_dim(ReductionLayout(64, 1000, 49, 49000, 49), 4, "float32", h200, "backward")
+    assert not backward.one_pass and backward.block_r * backward.block_i <= 32 * 32 * backward.num_warps
 
 
 @pytest.mark.parametrize("shape, dim, layout", [
