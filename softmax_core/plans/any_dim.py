@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import triton
 
 from softmax_core.hardware.gpu import GpuSpec
+from softmax_core.plans.reasons import PlanReason, ReasonCode
 
 # Every constant below was measured on the H200 (tuning/h200-any-dim-tune-20261201-1.csv, each output torch's
 # contiguous layout). A program's tile covers BLOCK_I neighbouring inner columns per step down the reduced axis.
@@ -178,6 +179,7 @@ class AnyDimPlan:
     one_pass: bool
     num_warps: int
     num_programs: int
+    reason: PlanReason
 
     @property
     def grid(self) -> tuple[int]:
@@ -195,6 +197,7 @@ def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
     reduced axis with unit stride (a transposed view in, a contiguous output), so a chunk spans at least
     REDUCE_MIN_BYTES of it. `block_i`, `block_r` and `num_warps` override the fitted shape (tuning sweeps); a
     `block_r` below the padded reduced axis means two passes."""
+    forced = block_i is not None or block_r is not None or num_warps is not None
     inner_pow2 = triton.next_power_of_2(layout.n_inner)
     reduce_pow2 = triton.next_power_of_2(layout.n_reduce)
     narrowest = min(inner_pow2, max(1, INNER_MIN_BYTES // element_bytes))
@@ -216,4 +219,12 @@ def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
     if num_warps is None:
         num_warps = BACKWARD_WARPS if direction == "backward" else ONE_PASS_WARPS if one_pass else CHUNK_WARPS
     programs = layout.n_outer * triton.cdiv(layout.n_inner, block_i)
-    return AnyDimPlan(gpu, direction, layout, dtype_name, block_i, block_r, one_pass, num_warps, programs)
+    n_chunks = 1 if one_pass else triton.cdiv(layout.n_reduce, block_r)
+    if forced:
+        why = dict(why=ReasonCode.FORCED)
+    else:
+        why = dict(why=ReasonCode.SLAB_FITS if one_pass else ReasonCode.SLAB_OVER_LIMIT,
+                   slab_values=reduce_pow2 * narrowest, max_values=once)
+    reason = PlanReason.of(ReasonCode.ANY_DIM, block_i=block_i, block_r=block_r, n_chunks=n_chunks,
+                           num_warps=num_warps, num_programs=programs, **why)
+    return AnyDimPlan(gpu, direction, layout, dtype_name, block_i, block_r, one_pass, num_warps, programs, reason)

@@ -29,7 +29,7 @@ def test_layout_of_dim_1_and_of_a_transposed_last_dim():
         10, 4, 3, 60, 15, 1, n_outer2=5, outer2_stride=3)
 
 
-def test_dims_that_fold_in_one_tensor_but_not_the_other_are_kept_apart():
+def test_dims_that_fold_in_one_tensor_but_not_the_other_are_kept_apart(device):
     shape, x_strides = (5, 3, 6, 4), (6, 120, 1, 30)            # a permuted view
     groups = dim_groups(shape, 1, x_strides, contiguous_strides(shape))
     assert groups.inner == (2,) and len(groups.outer) == 2
@@ -39,7 +39,7 @@ def test_dims_that_fold_in_one_tensor_but_not_the_other_are_kept_apart():
     shape, x_strides = (2, 3, 4, 6, 5), (360, 120, 30, 1, 6)
     groups = dim_groups(shape, 1, x_strides, contiguous_strides(shape))
     assert len(groups.outer) == 3 and layout_in(groups, shape, x_strides) is None
-    x = torch.randn(2, 3, 4, 5, 6).transpose(-1, -2)
+    x = torch.randn(2, 3, 4, 5, 6, device=device).transpose(-1, -2)
     torch.testing.assert_close(sc.softmax(x, 1), reference_softmax(x, 1), **TOLERANCE[torch.float32])
 
 
