@@ -79,8 +79,9 @@ class ReadyAnyDim:
     grad_direct = False
 
     def __init__(self, x: torch.Tensor, dim: int, safe: bool, out_dtype: torch.dtype):
-        shape = tuple(x.shape)
-        groups, x_layout, y_layout = forward_groups(shape, tuple(x.stride()), dim)
+        # int(): under a tracer with dynamic shapes the sizes are symbols; the launch is planned for these values
+        shape = tuple(int(d) for d in x.shape)
+        groups, x_layout, y_layout = forward_groups(shape, tuple(int(s) for s in x.stride()), dim)
         self.copy_x = x_layout is None
         if self.copy_x:
             x_layout = y_layout
@@ -142,10 +143,11 @@ class BackwardLaunch:
 
     def __init__(self, y: torch.Tensor, dy: torch.Tensor, dim: int, plan: AnyDimPlan | None = None):
         """`plan` overrides the fitted one (tuning sweeps; it must be for y's layout)."""
-        shape = tuple(y.shape)
-        groups = dim_groups(shape, dim, tuple(y.stride()), tuple(y.stride()))
-        y_layout = layout_in(groups, shape, tuple(y.stride()))
-        dy_layout = layout_in(groups, shape, tuple(dy.stride()))
+        shape = tuple(int(d) for d in y.shape)
+        y_strides, dy_strides = tuple(int(s) for s in y.stride()), tuple(int(s) for s in dy.stride())
+        groups = dim_groups(shape, dim, y_strides, y_strides)
+        y_layout = layout_in(groups, shape, y_strides)
+        dy_layout = layout_in(groups, shape, dy_strides)
         self.converted = dy_layout is None or dy.dtype != y.dtype
         if self.converted:
             dy_layout = y_layout

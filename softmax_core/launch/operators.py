@@ -172,7 +172,7 @@ def _setup_any_dim_context(ctx, inputs, output):
 def _any_dim_backward(ctx, dy):
     (y,) = ctx.saved_tensors
     dim = ctx.dim
-    if any_dim.rows_backward(tuple(y.shape), dim):        # y's softmax dim is its last: the rows' operator
+    if any_dim.rows_backward(tuple(int(d) for d in y.shape), dim):        # y's softmax dim is its last: the rows' operator
         n_cols = int(y.shape[dim])
         dx = torch.ops.softmax_core.softmax_backward(y.reshape(-1, n_cols),
                                                      rows_unit_stride(dy.reshape(-1, n_cols)), ctx.grad_dtype)

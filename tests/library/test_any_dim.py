@@ -247,3 +247,12 @@ def test_torch_compile_fullgraph_reads_views_in_place(device):
         xr = x.detach().double().requires_grad_()
         (expected,) = torch.autograd.grad(torch.softmax(xr, dim), xr, dy.double())
         torch.testing.assert_close(grad.double(), expected, atol=1e-6, rtol=1e-5)
+
+
+@pytest.mark.slow
+def test_the_any_dim_operator_has_first_and_second_derivatives(device):
+    from softmax_core.launch import operators
+    x = torch.randn(2, 2, 3, device=device, dtype=torch.float64).transpose(1, 2).requires_grad_()
+    for dim in (1, 2):         # the any-dim backward operator, and the rows' one for the view's last dim
+        assert torch.autograd.gradcheck(lambda t: operators.softmax_any_dim(t, dim, False, torch.float64), (x,))
+        assert torch.autograd.gradgradcheck(lambda t: operators.softmax_any_dim(t, dim, False, torch.float64), (x,))

@@ -139,3 +139,15 @@ def test_an_unknown_launcher_goes_through_the_jit():
     compiled.run = object()
     kept = fast.KeptLaunch(compiled, (1,), 0)
     assert kept.form == "unknown" and kept.bind(2, (), (), None, print) is None
+
+
+def test_autograd_calls_our_backward_functions_directly(device):
+    from softmax_core.launch.any_dim import AnyDimSoftmax
+    from softmax_core.launch.autograd import SoftmaxFunction
+    for function in (SoftmaxFunction, AnyDimSoftmax):
+        assert function._backward_cls.apply is function.backward      # no BackwardCFunction.apply in between
+    x = torch.randn(6, 10, device=device, requires_grad=True)
+    (grad,) = torch.autograd.grad(sc.softmax(x, 0), x, torch.arange(60.0, device=device).view(6, 10))
+    xr = x.detach().double().requires_grad_()
+    (expected,) = torch.autograd.grad(torch.softmax(xr, 0), xr, torch.arange(60.0, device=device).view(6, 10).double())
+    torch.testing.assert_close(grad.double(), expected, atol=1e-6, rtol=1e-5)
