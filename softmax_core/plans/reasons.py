@@ -31,8 +31,8 @@ value of another code) why that path was taken, and the figures of that second c
 Why codes (the value of ``why``):
 
 - ``fits_in_registers``: a whole row fits, nothing spilled. No figures.
-- ``read_twice_faster``: float32 rows this long run faster read twice (the second time from L2) than held
-  in registers (measured, docs/performance.md). Figures: ``row_bytes``.
+- ``read_twice_faster``: rows this long (float32 from 16 KB, 2-byte types padded to 16-32 KB) run faster read
+  twice (the second time from L2) than held in registers (measured, docs/performance.md). Figures: ``row_bytes``.
 - ``too_many_values_per_thread``: even the widest program would hold too many values per thread.
   Figures: ``threads``, ``values_per_thread``, ``block_n``, ``max_values_per_thread``.
 - ``row_over_shared_memory``: the whole-row kernel needs more shared memory than an SM has. Figures:
@@ -42,7 +42,7 @@ Why codes (the value of ``why``):
 - ``row_spills``: the compiler spilled registers of the whole-row kernel. Figures: ``block_n``,
   ``row_n_spills``.
 - ``row_past_l2``: rows this long (float32 forward, and 2-byte rows in both directions) no longer stay in L2
-  between the tiled path's two passes, with a row per program in flight on every SM. Figures: ``row_bytes``.
+  between the tiled path's two passes, with two rows in flight on every SM. Figures: ``row_bytes``.
 - ``forced``: the caller chose the path (`plan_softmax(..., path=...)`). No figures.
 
 Any-dim plan (`plans.any_dim.AnyDimPlan.reason`):
