@@ -17,9 +17,9 @@ from softmax_core.hardware.gpu import default_gpu
 from softmax_core.kernels.any_dim import softmax_any_dim_kernel, softmax_backward_any_dim_kernel
 from softmax_core.launch.autograd import call_backward_directly
 from softmax_core.launch.fast import KeptLaunch, trailing_values
-from softmax_core.launch.launches import backward_launch, cached_plan, launch_aligned, launch_now, rows_unit_stride
-from softmax_core.plans.any_dim import (AnyDimPlan, DimGroups, ReductionLayout, contiguous_strides, dim_groups,
-                                        layout_in, plan_any_dim)
+from softmax_core.launch.launches import backward_launch, cached_plan, launch_aligned, rows_unit_stride
+from softmax_core.plans.any_dim import (AnyDimPlan, ReductionLayout, contiguous_strides, dim_groups, forward_groups,
+                                        layout_in, plan_any_dim, transposes)
 
 
 def launch(kernel, grid: tuple, args: tuple, constexprs: tuple, num_warps: int):
@@ -34,28 +34,6 @@ def cached_any_dim_plan(layout: ReductionLayout, dtype: torch.dtype, direction: 
                         transposing: bool = False) -> AnyDimPlan:
     return plan_any_dim(layout, dtypes.element_size(dtype), dtypes.name(dtype), default_gpu(max(device_index, 0)),
                         direction, transposing=transposing)
-
-
-def transposes(*layouts: ReductionLayout) -> bool:
-    """Whether a tensor of the call steps down the reduced axis with unit stride (so a chunk must span it)."""
-    return any(l.reduce_stride == 1 and l.n_reduce > 1 for l in layouts)
-
-
-@lru_cache(maxsize=4096)
-def forward_groups(shape: tuple, strides: tuple, dim: int) -> tuple[DimGroups, ReductionLayout | None,
-                                                                    ReductionLayout] | None:
-    """(the index space, x's layout in it or None when x must be copied to fold, the contiguous y's layout) for a
-    softmax over `dim` of a tensor with this shape and these strides; None for the row kernels' case."""
-    out = contiguous_strides(shape)
-    groups = dim_groups(shape, dim, strides, out)
-    if groups is None:
-        return None
-    x_layout = layout_in(groups, shape, strides)
-    if x_layout is None:                       # x's dims do not fold: it is read from a contiguous copy
-        groups = dim_groups(shape, dim, out, out)
-        if groups is None:
-            return None
-    return groups, x_layout, layout_in(groups, shape, out)
 
 
 def any_dim_layout(x: torch.Tensor, dim: int) -> ReductionLayout | None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import triton
 
@@ -166,6 +167,28 @@ def reduction_layout(shape: tuple[int, ...], strides: tuple[int, ...], dim: int)
         return ReductionLayout(math.prod(shape) // max(n_reduce, 1) if n_reduce else 0, n_reduce, 1,
                                n_reduce, strides[dim] if shape else 1)
     return layout_in(groups, shape, strides)
+
+
+def transposes(*layouts: ReductionLayout) -> bool:
+    """Whether a tensor of the call steps down the reduced axis with unit stride (so a chunk must span it)."""
+    return any(l.reduce_stride == 1 and l.n_reduce > 1 for l in layouts)
+
+
+@lru_cache(maxsize=4096)
+def forward_groups(shape: tuple, strides: tuple, dim: int) -> tuple[DimGroups, ReductionLayout | None,
+                                                                    ReductionLayout] | None:
+    """(the index space, x's layout in it or None when x must be copied to fold, the contiguous y's layout) for a
+    softmax over `dim` of a tensor with this shape and these strides; None for the row kernels' case."""
+    out = contiguous_strides(shape)
+    groups = dim_groups(shape, dim, strides, out)
+    if groups is None:
+        return None
+    x_layout = layout_in(groups, shape, strides)
+    if x_layout is None:                       # x's dims do not fold: it is read from a contiguous copy
+        groups = dim_groups(shape, dim, out, out)
+        if groups is None:
+            return None
+    return groups, x_layout, layout_in(groups, shape, out)
 
 
 @dataclass(frozen=True)
