@@ -13,14 +13,25 @@ The work runs in a process of its own (`python -m explorer_ui.prewarm`), at the 
   page being rendered;
 - it exits when done: a few seconds of imports when the disk cache is already warm.
 
-SOFTMAX_EXPLORER_PREWARM=0 turns it off (the test suite does, see tests/conftest.py). This module imports
+Before that child starts, the server copies into the disk cache the compile results shipped with the app
+(assets/compile_seed/, written by `python -m explorer_ui.prewarm --write-seed` with its provenance beside
+them): on a fresh clone the story pages' first visits then find their plans at once instead of waiting for the
+child (a page that needs a plan before the child has made it starts a compiler of its own: 8-12 s on a loaded
+2-core laptop). A shipped result is only ever read under its own cache key, which holds the triton and ptxas
+versions and the kernel's source: a different toolchain or an edited kernel simply misses it and compiles.
+
+SOFTMAX_EXPLORER_PREWARM=0 turns both off (the test suite does, see tests/conftest.py). This module imports
 nothing heavy at the top: the server imports it on every page, the child imports it before anything else.
 """
 from __future__ import annotations
 
 import argparse
 import atexit
+import datetime as dt
+import json
 import os
+import platform
+import shutil
 import subprocess
 import sys
 import threading
@@ -32,6 +43,8 @@ from . import defaults
 ENV = "SOFTMAX_EXPLORER_PREWARM"
 ROOT = Path(__file__).resolve().parent.parent
 LOG_NAME = "prewarm.log"
+SEED_NAME = "compile_seed"         # under the assets folder (softmax_core.data.assets_dir)
+PROVENANCE_NAME = "provenance.json"
 
 _lock = threading.Lock()
 _started = False
@@ -52,10 +65,38 @@ def start_once() -> subprocess.Popen | None:
         if not _started:
             _started = True
             try:
+                plant_seed()
                 _process = launch()
             except OSError:      # no pre-warm is only slower, never broken
                 _process = None
     return _process
+
+
+def seed_dir() -> Path:
+    from softmax_core.data import assets_dir
+
+    return assets_dir() / SEED_NAME
+
+
+def plant_seed(source: Path | None = None, cache: Path | None = None) -> int:
+    """Copy the shipped compile results (`source`, default seed_dir()) that the disk cache (`cache`, default
+    the compile cache) lacks into it; returns how many. A file already there is never replaced."""
+    from softmax_core.hardware.compile import cache_dir
+
+    source = source or seed_dir()
+    if not source.is_dir():
+        return 0
+    cache = cache or cache_dir()
+    planted = 0
+    for path in sorted(source.glob("*.json")):
+        target = cache / path.name
+        if path.name == PROVENANCE_NAME or target.exists():
+            continue
+        tmp = target.with_name(f"{target.name}.{os.getpid()}.seed.tmp")
+        shutil.copyfile(path, tmp)
+        tmp.replace(target)           # whole or absent: a page reading it meanwhile sees no torn file
+        planted += 1
+    return planted
 
 
 def forget_start() -> None:
@@ -180,27 +221,82 @@ def work_items(defaults_only: bool = False) -> list[tuple[str, object]]:
     return items
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description="Compile what the explorer's pages ask for into the disk cache.")
-    ap.add_argument("--defaults-only", action="store_true", help="only each page's defaults, not every GPU")
-    args = ap.parse_args(argv)
-    try:
-        os.nice(19)               # first, before the imports: they are most of a warm run's work
-    except (AttributeError, OSError):
-        pass
-    started = time.perf_counter()
-    items = work_items(args.defaults_only)
-    failed = 0
+def run_items(items: list[tuple[str, object]]) -> list[tuple[str, float, str]]:
+    """Run each item, printing one line per item; returns (what, seconds, status) for each."""
+    done = []
     for what, call in items:
         t0 = time.perf_counter()
         try:
             call()
             status = "ok"
         except Exception as exc:   # a plan that cannot compile here is its page's to explain, not ours
-            failed += 1
             status = f"failed: {type(exc).__name__}: {exc}"
-        print(f"{time.perf_counter() - t0:6.2f} s  {what}: {status}", flush=True)
-    print(f"{len(items) - failed} of {len(items)} done in {time.perf_counter() - started:.1f} s", flush=True)
+        done.append((what, time.perf_counter() - t0, status))
+        print(f"{done[-1][1]:6.2f} s  {what}: {status}", flush=True)
+    return done
+
+
+def write_seed(dest: Path | None = None) -> Path:
+    """Compile every work item into an empty cache of its own, then ship its results (without the PTX/SASS
+    texts) in `dest` (default seed_dir()), replacing the old ones, with provenance.json: the command, the
+    versions, the machine and each item's outcome and time."""
+    import tempfile
+
+    import torch
+    import triton
+
+    import softmax_core as sc
+    from softmax_core.hardware.compile import cache_dir, toolchain
+
+    if sc.current_gpu(0) is not None:
+        raise SystemExit("a GPU is here: its pages compile on it (on_device), which a seed for laptops must not hold")
+    dest = dest or seed_dir()
+    with tempfile.TemporaryDirectory(prefix="compile-seed-") as tmp:
+        os.environ["SOFTMAX_EXPLORER_CACHE"] = tmp
+        started = time.perf_counter()
+        done = run_items(work_items())
+        results = sorted(p for p in cache_dir().glob("*.json") if not p.name.endswith("-asm.json"))
+        dest.mkdir(parents=True, exist_ok=True)
+        for old in dest.glob("*.json"):
+            old.unlink()
+        for path in results:
+            shutil.copyfile(path, dest / path.name)
+        home = sc.default_gpu()
+        provenance = {
+            "what": "compile results (registers, spills, shared memory) of explorer_ui.prewarm.work_items(), "
+                    "copied into an empty compile cache by explorer_ui.prewarm.plant_seed at a server's start",
+            "command": "python -m explorer_ui.prewarm --write-seed",
+            "written_utc": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "versions": {"python": platform.python_version(), "torch": torch.__version__,
+                         "triton": triton.__version__},
+            "toolchain_of_default_gpu": toolchain(tuple(home.compile_target)),
+            "machine": f"{os.cpu_count()} CPU cores, no GPU, {platform.system()} {platform.machine()}",
+            "files": len(results),
+            "seconds": round(time.perf_counter() - started, 1),
+            "items": [{"what": what, "seconds": round(seconds, 2), "status": status} for what, seconds, status in done],
+        }
+        (dest / PROVENANCE_NAME).write_text(json.dumps(provenance, indent=1) + "\n")
+    print(f"wrote {len(results)} compile results and {PROVENANCE_NAME} to {dest}", flush=True)
+    return dest
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="Compile what the explorer's pages ask for into the disk cache.")
+    ap.add_argument("--defaults-only", action="store_true", help="only each page's defaults, not every GPU")
+    ap.add_argument("--write-seed", action="store_true",
+                    help=f"compile everything into an empty cache and ship the results in assets/{SEED_NAME}/")
+    args = ap.parse_args(argv)
+    try:
+        os.nice(19)               # first, before the imports: they are most of a warm run's work
+    except (AttributeError, OSError):
+        pass
+    if args.write_seed:
+        write_seed()
+        return 0
+    started = time.perf_counter()
+    done = run_items(work_items(args.defaults_only))
+    failed = sum(1 for _, _, status in done if status != "ok")
+    print(f"{len(done) - failed} of {len(done)} done in {time.perf_counter() - started:.1f} s", flush=True)
     return 0
 
 
