@@ -72,6 +72,74 @@ def start_once() -> subprocess.Popen | None:
     return _process
 
 
+# -- the server's side, after its first page: what the next pages import, and the first chart ----------------
+_imports_started = False
+
+
+def import_pages_soon() -> threading.Thread | None:
+    """After the server's first page has been drawn, once per process: a background thread runs every page's
+    top-level import statements, in the story's order, then builds one chart and one code panel, so that the
+    first visit of a page with charts does not pay altair's import and its schema validator's first build
+    (1 s and more on 2 cores), nor Pygments' first highlight; then compiles the default plan's PTX/SASS. It imports exactly what the pages themselves
+    import, in their own words, as one more student opening them would (tests/serve/test_concurrent_imports.py
+    races them); a page opened meanwhile simply waits for a module being imported, as it would for another
+    session. Off with the pre-warm (SOFTMAX_EXPLORER_PREWARM=0)."""
+    global _imports_started
+    if _imports_started or not enabled():
+        return None
+    with _lock:
+        if _imports_started:
+            return None
+        _imports_started = True
+    thread = threading.Thread(target=import_pages, name="prewarm-imports", daemon=True)
+    thread.start()
+    return thread
+
+
+def page_import_blocks() -> list[tuple[str, str]]:
+    """(script, its top-level import statements) for every page of the registry, in the story's order."""
+    import ast
+
+    from . import pages_registry
+
+    blocks = []
+    for page in pages_registry.PAGES:
+        if not page.exists():
+            continue
+        tree = ast.parse((pages_registry.APP_DIR / page.script).read_text())
+        imports = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
+        blocks.append((page.script, "\n".join(ast.unparse(node) for node in imports)))
+    return blocks
+
+
+def import_pages() -> None:
+    """What import_pages_soon's thread runs (in this thread when called directly)."""
+    for script, block in page_import_blocks():
+        try:
+            exec(compile(block, f"<imports of {script}>", "exec"), {"__name__": "prewarm_imports"})
+        except Exception:      # the page itself will say what is wrong; a warm-up never breaks anything
+            pass
+    try:
+        import altair as alt
+        import pandas as pd
+
+        from .code import code_html
+
+        alt.Chart(pd.DataFrame({"x": [0, 1]})).mark_bar().encode(x="x:Q", y="x:Q", color="x:N").to_dict()
+        code_html(("x = 1",), (1,), None, None, None)
+    except Exception:
+        pass
+    try:
+        # The one compile the story pages need at their defaults that the shipped seed leaves out (see
+        # write_seed); under the interpreter it also starts the server's compiler process, so a student's
+        # first compile of something new (another GPU, another N) does not wait for its start (~3 s) too.
+        import softmax_core as sc
+
+        plan_asm(sc.default_gpu())
+    except Exception:
+        pass
+
+
 def seed_dir() -> Path:
     from softmax_core.data import assets_dir
 
@@ -100,10 +168,10 @@ def plant_seed(source: Path | None = None, cache: Path | None = None) -> int:
 
 
 def forget_start() -> None:
-    """Forget that this server process started its pre-warm, as a fresh process would (for tests)."""
-    global _started, _process
+    """Forget that this server process started its pre-warm and its imports, as a fresh process would (tests)."""
+    global _started, _process, _imports_started
     with _lock:
-        _started, _process = False, None
+        _started, _process, _imports_started = False, None, False
 
 
 def log_path() -> Path:
@@ -137,6 +205,20 @@ def _stop(proc: subprocess.Popen) -> None:
 # -- the child's side ------------------------------------------------------------------------------------
 
 
+def plan_asm(gpu) -> dict:
+    """The PTX/SASS (or AMDGCN) of the chapter's M x N plan on `gpu`: the GPU page shows it after a click, the
+    chapter notes read the exponential's instructions out of it at their defaults."""
+    import softmax_core as sc
+    from softmax_core.hardware import dtypes
+    from softmax_core.hardware.compile import kernel_resources
+    from softmax_core.plans.tutorial import tutorial_compile_job
+
+    dtype = dtypes.torch_dtype(defaults.DTYPE)
+    p = sc.plan_launch(defaults.CHAPTER_M, defaults.CHAPTER_N, dtype, gpu)
+    job = tutorial_compile_job(p.block_size, p.num_warps, p.num_stages, dtype, gpu)
+    return kernel_resources(job, want_asm=True).asm
+
+
 def work_items(defaults_only: bool = False) -> list[tuple[str, object]]:
     """(what, call) in the order a class needs them: each story page's defaults first, in the story's order,
     then what those pages compute after a click (the compiled code, the GPU page's longest row), then the same for every GPU of the catalog, so that switching the GPU is quick too.
@@ -164,12 +246,6 @@ def work_items(defaults_only: bool = False) -> list[tuple[str, object]]:
         return lambda: sc.plan_softmax(M, n_cols, dtype, gpu)
 
     top = defaults.GPU_PAGE_MAX_N     # the GPU page's longest row: the slowest first compile of all
-
-    def asm(gpu):
-        def compile_with_asm():
-            p = sc.plan_launch(M, N, dtype, gpu)
-            kernel_resources(tutorial_compile_job(p.block_size, p.num_warps, p.num_stages, dtype, gpu), want_asm=True)
-        return compile_with_asm
 
     # First what each story page computes at its defaults, in the story's order (a class opens them in that
     # order, so each first visit finds its plans ready); then what a page needs only after a click (the
@@ -202,7 +278,7 @@ def work_items(defaults_only: bool = False) -> list[tuple[str, object]]:
               (f"num_warps table, offline compiles for {home.key} (chapter notes)",
                lambda: sc_chapter.num_warps_cost(defaults.BLOCK_SWEEP, dtype, home))]
     # after a click
-    items.append((f"PTX/SASS of the {M}x{N} plan on {home.key} (GPU page)", asm(home)))
+    items.append((f"PTX/SASS of the {M}x{N} plan on {home.key} (GPU page, chapter notes)", lambda: plan_asm(home)))
     # the padding chain's shortest rows (N < 32) have block sizes below the sweep's
     items += [(f"plan {M}x{b} on {home.key} (padding chain, short rows)", plan(b, home))
               for b in defaults.SHORT_BLOCKS]
@@ -237,9 +313,10 @@ def run_items(items: list[tuple[str, object]]) -> list[tuple[str, float, str]]:
 
 
 def write_seed(dest: Path | None = None) -> Path:
-    """Compile every work item into an empty cache of its own, then ship its results (without the PTX/SASS
-    texts) in `dest` (default seed_dir()), replacing the old ones, with provenance.json: the command, the
-    versions, the machine and each item's outcome and time."""
+    """Compile every work item into an empty cache of its own, then ship its results in `dest` (default
+    seed_dir()), replacing the old ones, with provenance.json: the command, the versions, the machine and each
+    item's outcome and time. PTX/SASS texts stay out: they name the source file by the path it had where it
+    was compiled, and a class's copy shows its own (the pre-warm makes them there, right after the defaults)."""
     import tempfile
 
     import torch

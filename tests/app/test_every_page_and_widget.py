@@ -472,6 +472,40 @@ def test_prewarm_compiles_what_the_pages_ask_for(tmp_path, monkeypatch):
     assert not compiles(asked), describe_compiles(asked)
 
 
+def test_the_pages_imports_are_warmed_once_after_the_first_page_and_not_when_switched_off(monkeypatch):
+    import threading
+
+    from explorer_ui import prewarm
+
+    ran = []
+    prewarm.forget_start()
+    monkeypatch.setattr(prewarm, "import_pages", lambda: ran.append(1))
+    monkeypatch.setattr(prewarm, "launch", lambda defaults_only=False: None)
+    try:
+        monkeypatch.setenv(prewarm.ENV, "0")
+        app_on("app.py")
+        assert prewarm.import_pages_soon() is None and ran == []
+        monkeypatch.setenv(prewarm.ENV, "1")
+        app_on("app.py")                            # its page_end starts the thread
+        threads = [t for t in threading.enumerate() if t.name == "prewarm-imports"]
+        for thread in threads:
+            thread.join(timeout=30)
+        assert ran == [1]
+        app_on(script("memory"))                     # a second session: nothing new starts
+        assert prewarm.import_pages_soon() is None and ran == [1]
+    finally:
+        prewarm.forget_start()
+
+
+def test_the_warmed_imports_are_every_page_s_own():
+    from explorer_ui import pages_registry, prewarm
+
+    blocks = dict(prewarm.page_import_blocks())
+    assert list(blocks) == [p.script for p in pages_registry.PAGES]
+    assert all(block.startswith("import explorer_ui.startup") for block in blocks.values())
+    assert "from explorer_ui import charts" in " ".join(blocks.values())
+
+
 def test_planting_the_compile_seed_fills_only_what_the_cache_lacks(tmp_path):
     from explorer_ui import prewarm
 
@@ -511,7 +545,7 @@ def test_the_shipped_compile_seed_answers_every_page_at_its_defaults(tmp_path, m
     forget_compiles()
     asked = record_compiles(monkeypatch)
     open_pages_at_their_defaults(asked)
-    # the compiled code is the one thing the seed leaves out (its PTX/SASS texts are the pre-warm's to make)
+    # PTX/SASS texts are the pre-warm's to make (see prewarm.write_seed): every other compile must be in the seed
     missing = [(job, want_asm) for job, want_asm in compiles(asked) if not want_asm]
     assert not missing, describe_compiles(asked)
 
