@@ -156,6 +156,8 @@ def figure_values(gpu: sc.GpuSpec, plan: sc.LaunchPlan | None, M: int, N: int) -
     }
     if gpu.l2_mib:
         values["l2"] = {"l2": _num(gpu.l2_mib, 0 if gpu.l2_mib == int(gpu.l2_mib) else 1)}
+        if gpu.infinity_cache_mib:      # AMD: each XCD's L2 serves its own CUs; the Infinity Cache serves them all
+            values["l2"]["ic"] = _num(gpu.infinity_cache_mib)
     if gpu.memory_gb:
         values["dram"] = {"mem": _num(gpu.memory_gb, 0 if gpu.memory_gb == int(gpu.memory_gb) else 1)}
     if gpu.memory_bandwidth_gbps:
@@ -188,5 +190,7 @@ def figure_text(term: str, values: dict[str, dict]) -> str | None:
         return t("gloss_interpreter_figure_cpu") if runtime.INTERPRETED else t("gloss_interpreter_figure_gpu")
     if term not in values or not has(f"gloss_{term}_figure"):
         return None
+    if term == "l2" and "ic" in values[term]:
+        return t("gloss_l2_figure_infinity", **values[term])
     return t(f"gloss_{term}_figure", **values[term])
 

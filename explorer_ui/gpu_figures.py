@@ -14,15 +14,18 @@ LIMITERS = (Limiter.REGISTERS, Limiter.SHARED_MEMORY, Limiter.ROWS)
 TUNED_PATHS = tuple(code.value for code in WHY_CODES)
 # The GpuSpec fields the figures table lists, in order (each with its source).
 GPU_FIGURES = ("name", "arch", "multiprocessor_count", "max_num_regs", "max_shared_mem", "warp_size",
-               "memory_bandwidth_gbps", "memory_gb", "l2_mib", "max_warps_per_sm", "max_blocks_per_sm",
-               "shared_mem_per_sm", "reserved_shared_per_block", "register_alloc_unit")
+               "memory_bandwidth_gbps", "memory_gb", "l2_mib", "infinity_cache_mib", "max_warps_per_sm",
+               "max_blocks_per_sm", "shared_mem_per_sm", "reserved_shared_per_block", "register_alloc_unit")
+# Figures only some vendors have (AMD's Infinity Cache): listed only for a GPU that has them.
+VENDOR_FIGURES = ("infinity_cache_mib",)
 # What the occupancy calculator varies: registers per thread, or BLOCK_SIZE (each a real compile).
 VARY = ("regs", "block")
 
 
 def gpu_figures(gpu: GpuSpec, cc_label: str) -> list[tuple[str, str]]:
     """(field, shown value) for each of GPU_FIGURES; `cc_label` names "compute capability" in the page's
-    language. A figure the catalog does not know shows as "—"."""
+    language. A figure the catalog does not know shows as "—"; a vendor's own figure (VENDOR_FIGURES) is left
+    out for a GPU that has none."""
     major, minor = gpu.compute_capability
     shown = {"name": gpu.name, "arch": f"{gpu.arch} ({cc_label} {major}.{minor})",
              "multiprocessor_count": f"{gpu.multiprocessor_count:,}", "max_num_regs": f"{gpu.max_num_regs:,}",
@@ -30,12 +33,13 @@ def gpu_figures(gpu: GpuSpec, cc_label: str) -> list[tuple[str, str]]:
              "memory_bandwidth_gbps": f"{gpu.memory_bandwidth_gbps:,.0f} GB/s" if gpu.memory_bandwidth_gbps else "—",
              "memory_gb": f"{gpu.memory_gb:,.0f} GB" if gpu.memory_gb else "—",
              "l2_mib": f"{gpu.l2_mib:,.4g} MiB" if gpu.l2_mib else "—",
+             "infinity_cache_mib": f"{gpu.infinity_cache_mib:,.4g} MiB" if gpu.infinity_cache_mib else None,
              "max_warps_per_sm": f"{gpu.max_warps_per_sm}" if gpu.max_warps_per_sm else "—",
              "max_blocks_per_sm": f"{gpu.max_blocks_per_sm}" if gpu.max_blocks_per_sm else "—",
              "shared_mem_per_sm": f"{gpu.shared_mem_per_sm:,} B" if gpu.shared_mem_per_sm else "—",
              "reserved_shared_per_block": f"{gpu.reserved_shared_per_block:,} B",
              "register_alloc_unit": f"{gpu.register_alloc_unit}" if gpu.register_alloc_unit else "—"}
-    return [(field, shown[field]) for field in GPU_FIGURES]
+    return [(field, shown[field]) for field in GPU_FIGURES if shown[field] is not None]
 
 
 def register_curve(gpu: GpuSpec, shared_bytes: int, num_warps: int, regs: range) -> list[dict]:

@@ -242,22 +242,22 @@ def working(kind: str, what: str):
     record_wait(kind, time.perf_counter() - start)
 
 
-def gpu_choice(state: urlstate.PageState, where, label: str, *, l2_model: bool = False) -> tuple[str, sc.GpuSpec]:
+def gpu_choice(state: urlstate.PageState, where, label: str, *, cache_model: bool = False) -> tuple[str, sc.GpuSpec]:
     """The page's GPU: a catalog (or live) GPU chosen in `where`, kept in the URL as `gpu`, labelled by
     name, with vendor_notes under it. Returns the key (what the cached plans take) and its GpuSpec.
-    `l2_model`: the page predicts from the L2 size (say what that leaves out)."""
+    `cache_model`: the page predicts from the size of the last cache before DRAM (say which cache that is)."""
     key = state.choice_key("gpu", data.default_gpu_key(), data.gpu_keys(), label=data.gpu_labeler())
     gpu_key = where.selectbox(label, data.gpu_keys(), key=key, format_func=data.gpu_labeler())
     gpu = data.gpu_by_key(gpu_key)
-    vendor_notes(gpu, where, l2_model=l2_model)
+    vendor_notes(gpu, where, cache_model=cache_model)
     return gpu_key, gpu
 
 
-def vendor_notes(gpu: sc.GpuSpec, where=st, *, l2_model: bool = False) -> None:
+def vendor_notes(gpu: sc.GpuSpec, where=st, *, cache_model: bool = False) -> None:
     """Where an AMD GPU is chosen: the pages' NVIDIA words (SM, warp) stand for AMD's CU and wavefront; and,
-    on a page that predicts from L2, that AMD's Infinity Cache behind L2 is not modelled."""
+    on a page that predicts from the cache, that it counts the Infinity Cache, not the per-XCD L2."""
     if gpu.vendor != "amd":
         return
     where.caption(t("amd_terms", warp=gpu.warp_size))
-    if l2_model:
-        where.caption(t("amd_infinity_cache", gpu=gpu.name))
+    if cache_model and gpu.infinity_cache_mib:
+        where.caption(t("amd_infinity_cache", gpu=gpu.name, l2=f"{gpu.l2_mib:,g}", ic=f"{gpu.infinity_cache_mib:,g}"))

@@ -245,13 +245,13 @@ ONLINE_ANCHORS = {"pass1": ("new_max = tl.maximum", "rescale = fast_exp(", "tile
 def l2_table(traffics) -> pd.DataFrame:
     return pd.DataFrame([{"N": t.n_cols, "row_bytes": t.row_bytes, "rows_in_flight": t.rows_in_flight,
                           "per_sm": t.programs_per_sm, "in_flight_mb": t.bytes_in_flight / 1e6,
-                          "l2_mb": t.l2_bytes / 1e6 if t.l2_bytes else np.nan,
-                          "fits": t.fits_l2, "nominal_mb": t.nominal_bytes / 1e6,
-                          "dram_mb": t.dram_bytes_if_l2_hits / 1e6} for t in traffics])
+                          "l2_mb": t.cache_bytes / 1e6 if t.cache_bytes else np.nan,
+                          "fits": t.fits_cache, "nominal_mb": t.nominal_bytes / 1e6,
+                          "dram_mb": t.dram_bytes_if_cache_hits / 1e6} for t in traffics])
 
 
 def l2_crossing(table: pd.DataFrame) -> int | None:
-    """The first N whose rows in flight no longer fit in L2, or None."""
+    """The first N whose rows in flight no longer fit in the last cache before DRAM, or None."""
     over = table[table["fits"] == False]  # noqa: E712  (None: no L2 figure)
     return int(over["N"].iloc[0]) if not over.empty else None
 

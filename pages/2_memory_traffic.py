@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 import softmax_core as sc
-from explorer_ui import charts, code, data, defaults, fmt, l2_model, layout, quiz, slides
+from explorer_ui import cache_model, charts, code, data, defaults, fmt, layout, quiz, slides
 from explorer_ui.i18n import sentences, t
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState
@@ -24,7 +24,7 @@ c1, c2, c3, c4 = st.columns([1, 1, 1, 2])
 M = c1.number_input(t("rows_M"), 1, 1_048_576, step=1, key=kM)
 N = c2.number_input(t("cols_N"), 1, 1_048_576, step=1, key=kN)
 dtype = c3.selectbox(t("dtype"), data.DTYPE_NAMES, key=kdtype)
-gpu_key, gpu = layout.gpu_choice(state, c4, t("acc_l2_gpu"), l2_model=True)
+gpu_key, gpu = layout.gpu_choice(state, c4, t("acc_l2_gpu"), cache_model=True)
 
 traffic = sc.memory_traffic(int(M), int(N), dtypes.torch_dtype(dtype))
 steps = list(traffic.naive_steps)
@@ -103,48 +103,50 @@ with right:
         b.metric(t("memory_measured"), "—")
         st.caption(t("memory_no_measured"))
 
-# -- the L2 cache: why the measured gain can fall short of the DRAM count ------------------------------------
-l2 = l2_model.l2_bytes(gpu)
-st.subheader(t("acc_l2_title"))
+# -- the last cache before DRAM: why the measured gain can fall short of the DRAM count ----------------------
+l2 = cache_model.cache_bytes(gpu)
+cache = cache_model.cache_words(gpu)
+st.subheader(t("acc_l2_title", **cache))
 if l2 is None:
     st.markdown(t("acc_l2_unknown", gpu=gpu.name))
 else:
     tensor = int(M) * int(N) * traffic.element_size
-    st.markdown(t("acc_l2_text", gpu=gpu.name, l2=f"{gpu.l2_mib:,g} MiB ({fmt.fmt_bytes(l2)})", M=int(M), N=int(N), dtype=dtype,
-                  tensor=fmt.fmt_bytes(tensor),
-                  fits=t("acc_l2_fits") if tensor <= l2 else t("acc_l2_does_not_fit"),
+    st.markdown(t("acc_l2_text", gpu=gpu.name, l2=f"{cache_model.cache_size(gpu)} ({fmt.fmt_bytes(l2)})", M=int(M),
+                  N=int(N), dtype=dtype, tensor=fmt.fmt_bytes(tensor),
+                  fits=t("acc_l2_fits", **cache) if tensor <= l2 else t("acc_l2_does_not_fit", **cache),
                   naive=fmt.fmt_bytes(traffic.naive_bytes),
-                  naive_l2=fmt.fmt_bytes(l2_model.naive_bytes_with_l2(traffic)),
-                  pred=traffic.predicted_speedup, pred_l2=l2_model.predicted_speedup_with_l2(traffic),
-                  cross=l2_model.l2_crossing_n(int(M), traffic.element_size, gpu)))
+                  naive_l2=fmt.fmt_bytes(cache_model.naive_bytes_with_cache(traffic)),
+                  pred=traffic.predicted_speedup, pred_l2=cache_model.predicted_speedup_with_cache(traffic),
+                  cross=cache_model.cache_crossing_n(int(M), traffic.element_size, gpu), **cache))
     run_gpu = data.gpu_for_name(measured_here["gpu"]) if measured_here else None
     if measured_here and measured_here["exact"] and run_gpu is not None and run_gpu.key == gpu.key:
         # which prediction the measurement is nearer: the data says, not the sentence
-        pred, pred_l2, got = traffic.predicted_speedup, l2_model.predicted_speedup_with_l2(traffic), measured_here["speedup"]
+        pred, pred_l2, got = traffic.predicted_speedup, cache_model.predicted_speedup_with_cache(traffic), measured_here["speedup"]
         dram_nearer = abs(got - pred) <= abs(got - pred_l2)
-        which, other = (t("acc_l2_which_dram"), t("acc_l2_which_l2")) if dram_nearer else \
-            (t("acc_l2_which_l2"), t("acc_l2_which_dram"))
+        which, other = (t("acc_l2_which_dram"), t("acc_l2_which_l2", **cache)) if dram_nearer else \
+            (t("acc_l2_which_l2", **cache), t("acc_l2_which_dram"))
         st.markdown(t("acc_l2_nearer", gpu=gpu.name, measured=got, which=which, other=other,
                       near=pred if dram_nearer else pred_l2, far=pred_l2 if dram_nearer else pred))
         if dram_nearer and tensor <= l2 and measured_here.get("naive_eff", 2.0) <= 1.0:
-            st.markdown(t("acc_l2_no_saving", **measured_here))
+            st.markdown(t("acc_l2_no_saving", **measured_here, **cache))
 
 table = data.speedup_table(dtype)
 if table is not None:
-    kinds = [t("acc_kind_dram"), t("acc_kind_l2"), t("memory_measured")]
+    run_M = int(table["M"].iloc[0])
+    run_gpu = data.gpu_for_name(str(table["gpu"].iloc[0])) or gpu
+    run_cache = cache_model.cache_words(run_gpu)
+    kinds = [t("acc_kind_dram"), t("acc_kind_l2", **run_cache), t("memory_measured")]
     curve = table.melt(id_vars=["N"], value_vars=["predicted", "predicted_l2", "measured"], var_name="kind",
                        value_name="speedup")
     curve["kind"] = curve["kind"].map(dict(zip(["predicted", "predicted_l2", "measured"], kinds)))
     verdicts = [t(f"acc_verdict_short_{v}") for v in trust.VERDICTS]
     spread = table[["N", "lo", "hi"]].assign(speedup=table["measured"],
                                               verdict=[t(f"acc_verdict_short_{v}") for v in table["verdict"]])
-    run_M = int(table["M"].iloc[0])
-    run_gpu = data.gpu_for_name(str(table["gpu"].iloc[0])) or gpu
-    cross_n = l2_model.l2_crossing_n(run_M, traffic.element_size, run_gpu)
+    cross_n = cache_model.cache_crossing_n(run_M, traffic.element_size, run_gpu)
     crossing = None
     if cross_n is not None:
-        crossing = pd.DataFrame([{"N": cross_n, "label": t("acc_crossing_label",
-                                                         l2=f"{run_gpu.l2_mib:,g} MiB")}])
+        crossing = pd.DataFrame([{"N": cross_n, "label": t("acc_crossing_label", l2=cache_model.cache_size(run_gpu),
+                                                         **run_cache)}])
     st.subheader(t("memory_curve_title"))
     y_top = charts.speedup_y_top(curve["speedup"])
     left, right = st.columns([3, 2])
@@ -158,8 +160,8 @@ if table is not None:
             st.caption(t("acc_speedup_axis_cut", top=y_top))
     with right:
         if cross_n is not None:
-            st.markdown(t("acc_crossing_text", M=run_M, gpu=run_gpu.name, l2=f"{run_gpu.l2_mib:,g} MiB",
-                          cross=cross_n))
+            st.markdown(t("acc_crossing_text", M=run_M, gpu=run_gpu.name, l2=cache_model.cache_size(run_gpu),
+                          cross=cross_n, **run_cache))
     shown = table[["N", "M", "predicted", "predicted_l2", "measured", "lo", "hi"]].copy()
     shown["verdict"] = spread["verdict"]
     st.dataframe(fmt.table(shown).rename(columns={

@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 import softmax_core as sc
-from explorer_ui import (charts, code, data, defaults, fmt, heavy_work, l2_model, layout, quiz, recorded_text,
+from explorer_ui import (charts, code, data, defaults, fmt, cache_model, heavy_work, layout, quiz, recorded_text,
                          your_shape)
 from explorer_ui.i18n import bound, sentences, t
 from explorer_ui.urlstate import PageState
@@ -81,7 +81,7 @@ def ceiling_sentence(run, direction: str) -> str:
               for r in part[part["provider"] == "copy"].to_dict("records")]
     if gpu is None or not copies:
         return t("bench_ceiling_unknown")
-    ceiling = bench_reading.copy_ceiling(copies, l2_model.l2_bytes(gpu), gpu.memory_bandwidth_gbps)
+    ceiling = bench_reading.copy_ceiling(copies, cache_model.cache_bytes(gpu), gpu.memory_bandwidth_gbps)
     copy_at = {n: g for n, _, g in copies}
     passed = [(data.provider_label(r["provider"]), int(r["N"]), float(r["gbps"]) / copy_at[int(r["N"])])
               for r in part[part["provider"] != "copy"].to_dict("records")
@@ -90,10 +90,10 @@ def ceiling_sentence(run, direction: str) -> str:
               if passed else t("bench_ceiling_not_passed"))
     if ceiling.far_gbps is None:
         return sentences(t("bench_ceiling_no_far", gpu=gpu.name, spec=f"{ceiling.spec_gbps or 0:,.0f}",
-                           factor=bench_reading.FAR_BEYOND_L2), beaten)
+                           factor=bench_reading.FAR_BEYOND_L2, **cache_model.cache_words(gpu)), beaten)
     return sentences(t("bench_ceiling", gpu=gpu.name, spec=f"{ceiling.spec_gbps or 0:,.0f}", far=f"{ceiling.far_gbps:,.0f}",
              n=f"{ceiling.far_n:,}", size=fmt.fmt_bytes(ceiling.far_bytes), l2=fmt.fmt_bytes(ceiling.l2_bytes),
-             factor=bench_reading.FAR_BEYOND_L2, of_spec=ceiling.of_spec or 0.0), beaten)
+             factor=bench_reading.FAR_BEYOND_L2, of_spec=ceiling.of_spec or 0.0, **cache_model.cache_words(gpu)), beaten)
 
 
 def show_run(run, prefix: str, eager_run=None) -> None:

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explorer_ui import charts, code, data, defaults, fmt, layout, quiz, slides
+from explorer_ui import cache_model, charts, code, data, defaults, fmt, layout, quiz, slides
 from explorer_ui import long_row_frames as lr
 from explorer_ui.i18n import bound, say, sentences, t
 from explorer_ui.player import player
@@ -21,7 +21,7 @@ state.show_notes()
 
 kdtype = state.choice_key("dtype", defaults.DTYPE, data.DTYPE_NAMES)
 c1, c2 = st.columns([2, 1])
-gpu_key, gpu = layout.gpu_choice(state, c1, t("gpu_choice"), l2_model=True)
+gpu_key, gpu = layout.gpu_choice(state, c1, t("gpu_choice"), cache_model=True)
 dtype = c2.selectbox(t("dtype"), data.DTYPE_NAMES, key=kdtype)
 
 # -- 1. the cliff ---------------------------------------------------------------------------------------------
@@ -187,8 +187,9 @@ if trace is not None:
         st.caption(t("longrows_table_caption"))
 
 # -- 3. traffic and L2 ----------------------------------------------------------------------------------------
-st.header(t("longrows_l2_title"))
-st.markdown(t("longrows_l2_intro"))
+cache = cache_model.cache_words(gpu)
+st.header(t("longrows_l2_title", **cache))
+st.markdown(t("longrows_l2_intro", **cache))
 try:
     with st.spinner(t("computing")):
         flight = data.traffic_table(gpu_key, dtype)
@@ -199,23 +200,23 @@ if flight is not None:
     crossing = lr.l2_crossing(flight)
     left, right = st.columns(2)
     with left:
-        charts.show(charts.l2_chart(flight, x_title="N", y_title=t("longrows_in_flight_axis"), l2_label="L2 (MB)",
-                                title=t("longrows_l2_chart", gpu=gpu.name, dtype=dtype)), key="longrows_l2")
+        charts.show(charts.l2_chart(flight, x_title="N", y_title=t("longrows_in_flight_axis"), l2_label=f"{cache['cache']} (MB)",
+                                title=t("longrows_l2_chart", gpu=gpu.name, dtype=dtype, **cache)), key="longrows_l2")
         first = flight.iloc[0]
-        if gpu.l2_mib is None:
+        if cache_model.cache(gpu) is None:
             st.info(t("longrows_l2_unknown", gpu=gpu.name))
         elif crossing is None:
-            st.info(t("longrows_l2_never", gpu=gpu.name, top=f"{int(flight['N'].iloc[-1]):,}"))
+            st.info(t("longrows_l2_never", gpu=gpu.name, top=f"{int(flight['N'].iloc[-1]):,}", **cache))
         else:
             hit = flight[flight["N"] == crossing].iloc[0]
             st.markdown(t("longrows_l2_cross", gpu=gpu.name, N=f"{crossing:,}", rows=int(hit["rows_in_flight"]),
                           per_sm=int(hit["per_sm"]), row=fmt.fmt_bytes(hit["row_bytes"]),
                           flight=fmt.fmt_bytes(hit["in_flight_mb"] * 1e6), l2=fmt.fmt_bytes(hit["l2_mb"] * 1e6),
-                          l2_mib=f"{gpu.l2_mib:,g}"))
+                          l2_mib=f"{cache_model.cache(gpu).mib:,g}", **cache))
         shown_n = flight[flight["N"] == crossing].iloc[0] if crossing else first
         st.markdown(t("longrows_l2_bytes", M=f"{lr.MAP_ROWS:,}", N=f"{int(shown_n['N']):,}",
                       nominal=fmt.fmt_bytes(shown_n["nominal_mb"] * 1e6),
-                      dram=fmt.fmt_bytes(shown_n["dram_mb"] * 1e6)))
+                      dram=fmt.fmt_bytes(shown_n["dram_mb"] * 1e6), **cache))
     with right:
         rec = data.recorded_paths_cached()
         rec = rec[rec["dtype"] == dtype]

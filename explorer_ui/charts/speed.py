@@ -78,9 +78,11 @@ def speedup_y_top(values, floor: float = 1.0) -> float:
 
 # Benchmark providers' colours, by provider key: the tutorial's kernel (the chapter's subject) and the tuned one in
 # the strongest colours; naive and Liger far apart (vermillion and sky blue); QuACK dark grey (the palette's
-# yellow is too pale for a line on white); the copy roofline is black and dashed.
+# yellow is too pale for a line on white); the copy — the roofline every other line is read against — is black,
+# and dashed wherever it is drawn as a line.
 PROVIDER_COLORS = {"tutorial": SAFE[0], "tuned": SAFE[1], "naive": SAFE[5], "liger": SAFE[4], "torch": SAFE[2],
-                   "torch_compile": SAFE[3], "quack": SAFE[7]}
+                   "torch_compile": SAFE[3], "quack": SAFE[7], "copy": "#000000"}
+COPY_DASH = [6, 4]
 
 
 def provider_scale(keys: list[str], labels: list[str]) -> alt.Scale:
@@ -110,7 +112,7 @@ def gbps_chart(df: pd.DataFrame, roofline: pd.DataFrame | None, *, x_title: str,
     datasets = {"gbps": df}
     if roofline is not None and not roofline.empty:
         datasets["roofline"] = roofline
-        chart = chart + alt.Chart(named("roofline")).mark_line(strokeDash=[6, 4], color="black").encode(
+        chart = chart + alt.Chart(named("roofline")).mark_line(strokeDash=COPY_DASH, color=PROVIDER_COLORS["copy"]).encode(
             x=x, y="gbps:Q", tooltip=[alt.Tooltip("N:Q", format=","), alt.Tooltip("gbps:Q", format=",.0f")])
     return Figure(chart, datasets)
 
@@ -120,10 +122,13 @@ def sweep_lines(df: pd.DataFrame, *, x_title: str, y_title: str, color_title: st
     ms, copy_ratio, provider (its label), provider_key."""
     pairs = list(dict.fromkeys(zip(df["provider_key"], df["provider"])))
     scale = provider_scale([k for k, _ in pairs], [label for _, label in pairs])
+    dashes = alt.Scale(domain=[label for _, label in pairs],
+                       range=[COPY_DASH if key == "copy" else [1, 0] for key, _ in pairs])
     chart = alt.Chart(named("sweep"), title=title).mark_line(strokeWidth=2).encode(
         x=alt.X("N:Q", title=x_title), y=alt.Y("gbps:Q", title=y_title),
         color=alt.Color("provider:N", title=color_title, scale=scale,
                         legend=alt.Legend(orient="bottom", columns=2, labelLimit=360)),
+        strokeDash=alt.StrokeDash("provider:N", scale=dashes, legend=None),
         tooltip=[alt.Tooltip("provider:N", title=color_title), alt.Tooltip("N:Q", format=","),
                  alt.Tooltip("gbps:Q", format=",.0f", title=y_title), alt.Tooltip("ms:Q", format=".4f"),
                  alt.Tooltip("copy_ratio:Q", format=".2f")],

@@ -12,7 +12,7 @@ import softmax_core as sc
 from softmax_core import bench
 from softmax_core.hardware import dtypes
 
-from explorer_ui import l2_model, long_row_frames as frames, recorded_text
+from explorer_ui import cache_model, long_row_frames as frames, recorded_text
 from softmax_core.bench import trust
 
 # The benchmark page reads recorded runs from here; tests point it at a temporary folder.
@@ -177,7 +177,7 @@ def _speedup_table(runs, dtype: str):
         for r in both.sort_values("N").to_dict("records"):
             traffic = sc.memory_traffic(int(r["M"]), int(r["N"]), dtypes.torch_dtype(dtype))
             rows.append({"N": int(r["N"]), "M": int(r["M"]), "predicted": traffic.predicted_speedup,
-                         "predicted_l2": l2_model.predicted_speedup_with_l2(traffic), "measured": 0.0,
+                         "predicted_l2": cache_model.predicted_speedup_with_cache(traffic), "measured": 0.0,
                          **_speedup_figures(r), "gpu": str(run.provenance.get("gpu", "?")), "date": run_day(run)})
             rows[-1]["measured"] = rows[-1].pop("speedup")
         return pd.DataFrame(rows)

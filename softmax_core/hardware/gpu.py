@@ -30,6 +30,7 @@ class GpuSpec:
     memory_bandwidth_gbps: float | None = None   # GB/s (decimal, as vendors quote it)
     memory_gb: float | None = None               # GB (decimal: the H200 has 141 GB = 131 GiB)
     l2_mib: float | None = None                  # MiB (binary: what the driver reports, in bytes / 2**20)
+    infinity_cache_mib: float | None = None      # AMD: the Infinity Cache behind the XCDs' L2s, shared by every CU
     peak_fp32_tflops: float | None = None        # non-tensor FP32 rate, 10^12 flop/s (the vendor's figure)
     peak_bf16_tflops: float | None = None        # dense BF16 tensor-core (matrix-core) rate, 10^12 flop/s
     # What the occupancy rules need (softmax_core/hardware/occupancy.py), per architecture in softmax_core/data/gpus.json:
@@ -55,6 +56,31 @@ class GpuSpec:
     @property
     def label(self) -> str:
         return f"{self.name} ({'this machine' if self.live else 'catalog'})"
+
+
+CACHE_KINDS = ("l2", "infinity_cache")       # what LastCache.kind can be
+
+
+@dataclass(frozen=True)
+class LastCache:
+    """The cache every SM (CU) shares in front of DRAM: what a re-read can hit instead of memory. On NVIDIA
+    that is the L2. On AMD CDNA each XCD has its own small L2, shared only by that XCD's CUs, and the Infinity
+    Cache behind them is the one all CUs share."""
+
+    kind: str                         # "l2" or "infinity_cache"
+    mib: float                        # as the vendor quotes it (their cache "MB" are MiB)
+
+    @property
+    def bytes(self) -> int:
+        return int(self.mib * 2**20)
+
+
+def last_cache(gpu: GpuSpec) -> LastCache | None:
+    """The last cache before DRAM on `gpu` (the Infinity Cache where the catalog knows one, else the L2), or
+    None when the catalog gives neither."""
+    if gpu.infinity_cache_mib:
+        return LastCache("infinity_cache", float(gpu.infinity_cache_mib))
+    return LastCache("l2", float(gpu.l2_mib)) if gpu.l2_mib else None
 
 
 @lru_cache(maxsize=1)
@@ -140,6 +166,11 @@ def current_gpu(index: int = 0) -> GpuSpec | None:
     if smem and not is_amd:
         limits["shared_mem_per_sm"] = int(smem)
         limit_sources["shared_mem_per_sm"] = f"{torch_source} (shared_memory_per_multiprocessor)"
+    # No driver query reports AMD's Infinity Cache: take it from a catalog GPU of the same architecture.
+    same_arch = [g for g in gpu_catalog() if is_amd and g.arch == arch and g.infinity_cache_mib]
+    if same_arch:
+        limits["infinity_cache_mib"] = same_arch[0].infinity_cache_mib
+        limit_sources["infinity_cache_mib"] = f"{same_arch[0].source['infinity_cache_mib']} (catalog, same architecture)"
     return GpuSpec(
         key=f"live-{index}",
         name=torch_props.name,

@@ -23,6 +23,7 @@ import torch
 import triton
 
 from softmax_core.hardware import dtypes, runtime
+from softmax_core.hardware.gpu import last_cache
 from softmax_core.teaching.memory import bytes_moved
 from softmax_core.plans.choose import plan_softmax
 from softmax_core.kernels.shared_rows import NOT_PUBLISHED, SPIN_LIMIT, read_published, softmax_split_kernel
@@ -296,7 +297,8 @@ def attention_walk(trace: OnlineTrace, row: int, values) -> tuple[AttentionStep,
 
 @dataclass(frozen=True)
 class TiledTraffic:
-    """What the tiled path moves for an M x N softmax, and whether its second pass can find rows in L2."""
+    """What the tiled path moves for an M x N softmax, and whether its second pass can find rows in the last
+    cache before DRAM (the L2; on AMD the Infinity Cache)."""
 
     n_rows: int
     n_cols: int
@@ -306,7 +308,7 @@ class TiledTraffic:
     n_regs: int                   # the tiled kernel compiled for the GPU
     programs_per_sm: int
     rows_in_flight: int           # SMs x programs per SM, at most n_rows: rows being walked at once
-    l2_bytes: int | None
+    cache_bytes: int | None       # softmax_core.hardware.gpu.last_cache(gpu).bytes
 
     @property
     def row_bytes(self) -> int:
@@ -322,13 +324,13 @@ class TiledTraffic:
         return bytes_moved(self.n_rows, self.n_cols, self.element_bytes) + self.n_rows * self.n_cols * self.element_bytes
 
     @property
-    def dram_bytes_if_l2_hits(self) -> int:
-        """If pass 2 finds the row in L2, DRAM sees only x once and y once: 2MN, like a row held whole."""
+    def dram_bytes_if_cache_hits(self) -> int:
+        """If pass 2 finds the row in the cache, DRAM sees only x once and y once: 2MN, like a row held whole."""
         return bytes_moved(self.n_rows, self.n_cols, self.element_bytes)
 
     @property
-    def fits_l2(self) -> bool | None:
-        return None if self.l2_bytes is None else self.bytes_in_flight <= self.l2_bytes
+    def fits_cache(self) -> bool | None:
+        return None if self.cache_bytes is None else self.bytes_in_flight <= self.cache_bytes
 
 
 def tiled_traffic(n_rows: int, n_cols: int, dtype: torch.dtype, gpu) -> TiledTraffic:
@@ -338,6 +340,7 @@ def tiled_traffic(n_rows: int, n_cols: int, dtype: torch.dtype, gpu) -> TiledTra
         raise ValueError(f"need a positive shape, got {n_rows} x {n_cols}")
     plan = plan_softmax(n_rows, n_cols, dtype, gpu, path="tiled")
     per_sm = plan.occupancy.programs_per_sm
-    l2 = int(gpu.l2_mib * 2**20) if gpu.l2_mib else None
+    cache = last_cache(gpu)
     return TiledTraffic(n_rows, n_cols, dtypes.element_size(dtype), plan.block_n, plan.num_warps,
-                        plan.resources.n_regs, per_sm, min(n_rows, per_sm * gpu.multiprocessor_count), l2)
+                        plan.resources.n_regs, per_sm, min(n_rows, per_sm * gpu.multiprocessor_count),
+                        cache.bytes if cache else None)

@@ -35,7 +35,7 @@ _SEP = r"[ \t\n,;:!?'\"()\[\]–—-]+"
 PROSE_RUN = 5          # words in a row that make an English sentence in prose
 LABEL_RUN = 2          # ... in a short label (legend entry, column header, axis title, option)
 # English that is a name, not prose: product and project names, shown as they are in both languages
-NAMES = ("Liger-Kernel", "Streamlit", "Triton", "PyTorch", "Tensor Core", "Instinct", "Tesla", "Radeon",
+NAMES = ("Liger-Kernel", "Streamlit", "Triton", "PyTorch", "Tensor Core", "Infinity Cache", "Instinct", "Tesla", "Radeon",
          "Hopper", "Ampere", "Turing", "Volta", "Blackwell", "CDNA", "GeForce", "RTX", "Playwright", "Chromium",
          "Pygments", "Altair", "Pillow", "Vega-Lite", "vl-convert", "Google Colab", "Colab", "Python")
 

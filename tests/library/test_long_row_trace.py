@@ -181,7 +181,19 @@ def test_attention_walk_ends_at_softmax_times_v():
 def test_tiled_traffic_counts_three_reads_nominal_and_rows_in_flight():
     gpu = sc.catalog_gpu("h200")
     t = lrt.tiled_traffic(4096, 65536, torch.float32, gpu)
-    assert t.nominal_bytes == 3 * 4096 * 65536 * 4 and t.dram_bytes_if_l2_hits == sc.bytes_moved(4096, 65536, 4)
+    assert t.nominal_bytes == 3 * 4096 * 65536 * 4 and t.dram_bytes_if_cache_hits == sc.bytes_moved(4096, 65536, 4)
     assert t.rows_in_flight == t.programs_per_sm * gpu.multiprocessor_count
-    assert t.fits_l2 == (t.rows_in_flight * 65536 * 4 <= gpu.l2_mib * 2**20)
+    assert t.fits_cache == (t.rows_in_flight * 65536 * 4 <= gpu.l2_mib * 2**20)
     assert lrt.tiled_traffic(4, 65536, torch.float32, gpu).rows_in_flight == 4
+
+
+def test_on_amd_pass_two_is_served_by_the_infinity_cache_all_cus_share():
+    # MI300X: 4 MiB of L2 per XCD (its CUs only) but 256 MiB of Infinity Cache in front of HBM for all 304 CUs
+    from softmax_core.hardware.gpu import last_cache
+    gpu = sc.catalog_gpu("mi300x")
+    cache = last_cache(gpu)
+    assert cache.kind == "infinity_cache" and cache.bytes == gpu.infinity_cache_mib * 2**20 > 50 * gpu.l2_mib * 2**20
+    t = lrt.tiled_traffic(4096, 16384, torch.float32, gpu)
+    assert t.cache_bytes == cache.bytes
+    assert t.fits_cache == (t.bytes_in_flight <= cache.bytes) and t.bytes_in_flight > gpu.l2_mib * 2**20
+    assert last_cache(sc.catalog_gpu("h200")).kind == "l2"

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from explorer_ui import charts, code, fmt, l2_model
+from explorer_ui import cache_model, charts, code, fmt
 from softmax_core.bench import trust
 from explorer_ui.i18n import format_text, text_in
 
@@ -102,12 +102,12 @@ def test_l2_prediction_counts_x_once_and_every_write_once():
 
     traffic = sc.memory_traffic(4096, 781)
     MN, M = 4096 * 781, 4096
-    assert l2_model.naive_bytes_with_l2(traffic) == 4 * (MN + (M + MN + MN + M + MN))
-    assert 1.9 < l2_model.predicted_speedup_with_l2(traffic) < 2.1 < traffic.predicted_speedup
+    assert cache_model.naive_bytes_with_cache(traffic) == 4 * (MN + (M + MN + MN + M + MN))
+    assert 1.9 < cache_model.predicted_speedup_with_cache(traffic) < 2.1 < traffic.predicted_speedup
     h200 = sc.catalog_gpu("h200")
-    assert l2_model.fits_in_l2(4096, 781, 4, h200)
-    assert not l2_model.fits_in_l2(4096, 8192, 4, h200)
-    assert l2_model.l2_crossing_n(4096, 4, h200) == pytest.approx(h200.l2_mib * 2**20 / (4096 * 4))
+    assert cache_model.fits_in_cache(4096, 781, 4, h200)
+    assert not cache_model.fits_in_cache(4096, 8192, 4, h200)
+    assert cache_model.cache_crossing_n(4096, 4, h200) == pytest.approx(h200.l2_mib * 2**20 / (4096 * 4))
 
 
 # -- padding chain ---------------------------------------------------------------------------------------------
@@ -215,6 +215,18 @@ def test_tutorial_kernel_is_not_the_palest_and_naive_and_liger_differ():
     light = {"#F0E442", "#56B4E9", "#666666"}
     assert charts.PROVIDER_COLORS["tutorial"] not in light
     assert charts.PROVIDER_COLORS["naive"] != charts.PROVIDER_COLORS["liger"]
+
+
+def test_chapter_sweep_draws_copy_black_and_dashed_apart_from_every_kernel():
+    keys = ["copy", "tuned", "tutorial", "torch"]
+    df = pd.DataFrame({"N": [256] * 4, "gbps": [1, 2, 3, 4], "ms": [1] * 4, "copy_ratio": [1] * 4,
+                       "provider": [k.upper() for k in keys], "provider_key": keys})
+    enc = charts.sweep_lines(df, x_title="x", y_title="y", color_title="c", title="t").chart.to_dict()["encoding"]
+    colours = dict(zip(enc["color"]["scale"]["domain"], enc["color"]["scale"]["range"]))
+    dashes = dict(zip(enc["strokeDash"]["scale"]["domain"], enc["strokeDash"]["scale"]["range"]))
+    assert colours["COPY"] == charts.PROVIDER_COLORS["copy"]
+    assert len(set(colours.values())) == len(keys)
+    assert dashes["COPY"] != [1, 0] and all(dashes[k.upper()] == [1, 0] for k in keys[1:])
 
 
 # -- benchmark figures ---------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from softmax_core import bench
 from softmax_core.bench import trust
 from explorer_ui import (glossary, gpu_figures, i18n, layout, long_row_frames, padding, pages_registry, quiz,
                          recorded_text, row_schedule)
+from softmax_core.hardware.gpu import CACHE_KINDS
 from softmax_core.teaching.chapter_notes import STRIDE_VIEWS
 from softmax_core.teaching.bench_reading import IMPOSSIBLE
 from softmax_core.teaching.memory import PASS_TENSORS
@@ -68,6 +69,8 @@ def families() -> dict[str, tuple[set[str], bool]]:
         "predict_lane_*": ({f"predict_lane_{k}" for k in quiz.LANE_KINDS}, True),
         "bench_status_*": ({f"bench_status_{s}" for s in recorded_text.STATUSES}, True),
         "bench_timing_*": ({f"bench_timing_{v}" for v in bench.TIMING_VIEWS}, True),
+        "cache_name_*": ({f"cache_name_{k}" for k in CACHE_KINDS}, True),
+        "cache_full_*": ({f"cache_full_{k}" for k in CACHE_KINDS}, True),
     }
 
 
