@@ -27,10 +27,7 @@ from softmax_core.hardware import runtime  # noqa: F401  (must come first: it pi
 import triton
 import triton.language as tl
 
-
-@triton.jit
-def _exp2e(x):
-    return tl.exp2(x * 1.4426950408889634)
+from softmax_core.kernels.tuned import fast_exp
 
 
 @triton.jit
@@ -66,13 +63,13 @@ def softmax_any_width_kernel(
             row_max = tl.maximum(tl.max(x, axis=0), edge_max)
             if SAFE:
                 row_max = tl.where(row_max == float("-inf"), 0.0, row_max)
-            numerator = _exp2e(x - row_max)
-            row_sum = (tl.sum(numerator, axis=0) + tl.sum(_exp2e(x_head - row_max), axis=0)
-                       + tl.sum(_exp2e(x_tail - row_max), axis=0))
+            numerator = fast_exp(x - row_max, False)
+            row_sum = (tl.sum(numerator, axis=0) + tl.sum(fast_exp(x_head - row_max, False), axis=0)
+                       + tl.sum(fast_exp(x_tail - row_max, False), axis=0))
         else:
             run_max = edge_max
             shift = tl.where(run_max == float("-inf"), 0.0, run_max)
-            run_sum = tl.sum(_exp2e(x_head - shift), axis=0) + tl.sum(_exp2e(x_tail - shift), axis=0)
+            run_sum = tl.sum(fast_exp(x_head - shift, False), axis=0) + tl.sum(fast_exp(x_tail - shift, False), axis=0)
             for t in range(0, tl.cdiv(body, TILE)):
                 cols = t * TILE + offs
                 x = tl.load(x_ptr + b + cols, mask=cols < body, other=float("-inf"),
@@ -80,7 +77,7 @@ def softmax_any_width_kernel(
                 new_max = tl.maximum(run_max, tl.max(x, axis=0))
                 # While every value so far is -inf, shift by 0: -inf - (-inf) would be NaN.
                 shift = tl.where(new_max == float("-inf"), 0.0, new_max)
-                run_sum = run_sum * _exp2e(run_max - shift) + tl.sum(_exp2e(x - shift), axis=0)
+                run_sum = run_sum * fast_exp(run_max - shift, False) + tl.sum(fast_exp(x - shift, False), axis=0)
                 run_max = new_max
             row_max = run_max
             row_sum = run_sum
@@ -101,13 +98,13 @@ def softmax_any_width_kernel(
                 mask = cols < body
                 x = tl.load(x_ptr + b + cols, mask=mask, other=float("-inf"),
                             eviction_policy="evict_first").to(tl.float32)
-                out = _exp2e(x - row_max) * inv_sum
+                out = fast_exp(x - row_max, False) * inv_sum
                 if same_spacing:
                     tl.store(y_ptr + b + cols, out, mask=mask, eviction_policy="evict_first")
                 else:
                     tl.store(y_ptr + y_s + head + cols, out, mask=mask, eviction_policy="evict_first")
-        tl.store(y_ptr + y_s + edge, _exp2e(x_head - row_max) * inv_sum, mask=edge < head)
-        tl.store(y_ptr + y_s + head + body + edge, _exp2e(x_tail - row_max) * inv_sum, mask=edge < tail)
+        tl.store(y_ptr + y_s + edge, fast_exp(x_head - row_max, False) * inv_sum, mask=edge < head)
+        tl.store(y_ptr + y_s + head + body + edge, fast_exp(x_tail - row_max, False) * inv_sum, mask=edge < tail)
 
 
 @triton.jit
@@ -212,7 +209,7 @@ def softmax_tiny_rows_kernel(
         row_max = tl.max(x, axis=1)
         if SAFE:
             row_max = tl.where(row_max == float("-inf"), 0.0, row_max)
-        numerator = _exp2e(x - row_max[:, None])
+        numerator = fast_exp(x - row_max[:, None], False)
         row_sum = tl.sum(numerator, axis=1)
         inv_sum = 1.0 / row_sum
         if SAFE:

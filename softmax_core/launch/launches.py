@@ -96,7 +96,8 @@ def plan_steps(plan: SoftmaxPlan, safe: bool = False) -> tuple[Step, ...]:
     if plan.path == "rows":
         kernel = softmax_rows_kernel if forward else softmax_backward_rows_kernel
         flags = (("SAFE", safe), ("FP64", fp64)) if forward else (("FP64", fp64),)
-        return (Step(kernel, (("ROWS", plan.rows_per_program), ("BLOCK_N", plan.block_n)) + flags),)
+        return (Step(kernel, (("ROWS", plan.rows_per_program), ("BLOCK_N", plan.block_n)) + flags
+                     + (("VEC", plan.vec),)),)
     if plan.shares_rows:      # a tiled backward row shared by programs that run at once
         return tuple(Step(softmax_backward_tiled_split_kernel,
                           (("TILE", plan.block_n), ("SPLIT", plan.split), ("PEERS", plan.peers), ("PHASE", phase),

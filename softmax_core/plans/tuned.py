@@ -8,28 +8,18 @@ one place the hardware's rules live.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import torch
 import triton
 
 from softmax_core.hardware import dtypes
 from softmax_core.kernels.shared_rows import SPIN_LIMIT
-from softmax_core.hardware.compile import CompileJob, KernelResources, kernel_resources
+from softmax_core.hardware.compile import KernelResources, kernel_resources
 from softmax_core.hardware.gpu import GpuSpec, default_gpu
-from softmax_core.hardware.signatures import kernel_signature
+from softmax_core.plans.kernel_jobs import (ROWS_KERNEL, SPLIT_KERNEL, TILED_KERNEL, TILED_SPLIT_KERNEL,  # noqa: F401
+                                            SHARED_ROW_KERNELS, compile_job, launch_divisible)
+from softmax_core.plans.plan import SoftmaxPlan
 from softmax_core.plans.reasons import PlanReason, ReasonCode
 from softmax_core.hardware.occupancy import Occupancy, occupancy
-
-ROWS_KERNEL = {"forward": "softmax_core.kernels.tuned:softmax_rows_kernel",
-               "backward": "softmax_core.kernels.tuned:softmax_backward_rows_kernel"}
-TILED_KERNEL = {"forward": "softmax_core.kernels.tuned:softmax_tiled_kernel",
-                "backward": "softmax_core.kernels.tuned:softmax_backward_tiled_kernel"}
-SPLIT_KERNEL = {"forward": "softmax_core.kernels.shared_rows:softmax_split_kernel",
-                "backward": "softmax_core.kernels.shared_rows:softmax_backward_split_kernel"}
-# Shared tiled rows: the backward only (the forward's long 2-byte rows take the split path).
-TILED_SPLIT_KERNEL = {"backward": "softmax_core.kernels.shared_rows:softmax_backward_tiled_split_kernel"}
-SHARED_ROW_KERNELS = (*SPLIT_KERNEL.values(), *TILED_SPLIT_KERNEL.values())   # they take a slots_ptr
 
 # Every constant below was chosen by measurement on the H200; docs/performance.md, "The plan's constants",
 # gives the figures and the sweeps they come from.
@@ -55,6 +45,11 @@ MIN_WARPS, MAX_WARPS = 4, 16
 # two tensors: from TILED_WIDE_FROM_BYTES of them per row it takes TILED_WIDE_WARPS (more loads in flight).
 TILE_VALUES = 16384
 TILED_WARPS = 16
+# 2-byte forward tiles take TILED_L2_FIT_WARPS warps (64 values a thread, more programs per SM, so more bytes in
+# flight) where the rows then in flight still fit in TILED_SHARED_L2_FRACTION of the L2, for pass 2 to find
+# them there: 8192 x 32000 bf16 ran 0.98x copy with 8 warps against 0.84 with 16 (396 rows of 64 KB in flight,
+# 26 MB); at 65536 and 128256 values 8 warps were slower (tuning/h200-rows-tune-20261201-1.csv).
+TILED_L2_FIT_WARPS = 8
 TILED_WIDE_FROM_BYTES = 256 * 1024
 TILED_WIDE_WARPS = 32
 # A program has at most 1024 threads (CUDA's and HIP's block limit): 32 warps of 32, or 16 wavefronts of 64.
@@ -80,7 +75,16 @@ MAX_TILED_SPLIT = 16
 # tuning/h200-split-tune-20261130-6-bfloat16-specialised.csv). The float32 backward (two tensors in) takes it
 # as soon as whole rows no longer fit.
 TILED_FROM_ROW_BYTES = 16 * 1024
+# 2-byte forward rows padded to 16-32 KB, which would fit whole, also run faster read twice, in MID_TILE-wide tiles
+# on MID_TILE_WARPS warps: 8192 x 11008 bf16 0.95x copy against 0.75 held whole on 16 warps, 8192 x 5000 fp16
+# 0.73 (edge tiles) against 0.54 (tuning/h200-rows-tune-20261201-2.csv).
+TILED_FROM_PADDED_BYTES_2_BYTE = 16 * 1024
+MID_TILE, MID_TILE_WARPS = 4096, 4
 SPLIT_FROM_ROW_BYTES = 256 * 1024
+# 2-byte rows take the split path sooner where the L2 is smaller than SPLIT_L2_ROWS_PER_SM rows of that length on
+# every SM (the H200's 60 MiB / (2 x 132 SMs) = 238,313 B): 4096 x 128256 bf16 (256,512 B rows) ran 0.80x copy
+# shared against the tiled path's 0.75, and its backward 0.87 against 0.73 (tuning/h200-rows-tune-20261201-1.csv).
+SPLIT_L2_ROWS_PER_SM = 2
 SPLIT_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
 # Split path shape: chunks of at least this many values, at most this many programs per row (more of them
 # meet more often), and up to 64 values a thread.
@@ -90,44 +94,6 @@ SPLIT_VALUES_PER_THREAD = 64
 # 2-byte types: programs of 2 warps, 64-128 values a thread (the best or within 1% of it at every bf16 size
 # and direction measured; 4 warps: 0.73-0.86, 8 warps lower still).
 SPLIT_WARPS_2_BYTE = 2
-
-
-@dataclass(frozen=True)
-class SoftmaxPlan:
-    gpu: GpuSpec
-    direction: str                  # "forward" | "backward"
-    n_rows: int
-    n_cols: int
-    dtype: str
-    path: str                       # "rows": whole rows in registers | "split": a row shared by `split`
-                                    # programs that run at once | "tiled": two passes over tiles
-    rows_per_program: int           # rows path: rows one block holds
-    block_n: int                    # rows path: padded row width | split: chunk width | tiled: tile width
-    num_warps: int
-    num_programs: int               # a grid smaller than the number of blocks makes the programs loop
-    resources: KernelResources
-    occupancy: Occupancy
-    reason: PlanReason              # why this path: a code and its figures (reasons.py)
-    split: int = 1                  # split path, or a shared tiled row: programs per row (num_programs is a
-                                    # multiple of it; they run at once and meet through published slots)
-    edges: bool = False             # rows / tiled, one row per program, read as an aligned body between masked
-                                    # edges (kernels/any_width.py): widths Triton cannot prove vector-aligned
-    tiny: bool = False              # rows, forward: packed power-of-two rows of at most TINY_MAX_ROW_BYTES,
-                                    # loaded with no column mask (plans/any_width.py)
-
-    @property
-    def grid(self) -> tuple[int]:
-        return (self.num_programs,)
-
-    @property
-    def shares_rows(self) -> bool:
-        """Several programs per row, meeting through slots (the split path, or a tiled row shared)."""
-        return self.split > 1
-
-    @property
-    def peers(self) -> int:
-        """Split path: programs per row rounded up to a power of two (the kernel's tl.arange needs one)."""
-        return triton.next_power_of_2(self.split)
 
 
 def _pow2_clamp(value: int, low: int, high: int) -> int:
@@ -152,6 +118,13 @@ def rows_config(n_cols: int, element_bytes: int, gpu: GpuSpec, n_rows: int,
     warps = _pow2_clamp(program_bytes // (warp_size * BYTES_PER_THREAD), MIN_WARPS, MAX_WARPS)
     warps = min(warps, max(1, rows * block_n // warp_size))   # never more threads than values
     return rows, block_n, warps
+
+
+def row_vector(n_cols: int, dtype: torch.dtype) -> int:
+    """The rows kernels' VEC: values in one 16-byte vector where `n_cols` is a multiple of that but not of 16
+    (Triton's JIT vectorises multiples of 16 by itself); 1 otherwise, and for float64."""
+    vec = 16 // dtypes.element_size(dtype)
+    return vec if dtype != torch.float64 and n_cols % 16 != 0 and n_cols % vec == 0 else 1
 
 
 def values_per_thread(rows: int, block_n: int, warps: int, warp_size: int = 32) -> int:
@@ -188,42 +161,17 @@ def split_config(n_cols: int, gpu: GpuSpec, direction: str = "forward",
     return split, chunk, warps
 
 
+def split_from_row_bytes(element_bytes: int, gpu: GpuSpec) -> int:
+    """Row bytes from which a row is shared by programs that run at once (where the dtype allows it)."""
+    if element_bytes == 2 and gpu.l2_mib:
+        return min(SPLIT_FROM_ROW_BYTES, int(gpu.l2_mib * 2**20) // (SPLIT_L2_ROWS_PER_SM * gpu.multiprocessor_count))
+    return SPLIT_FROM_ROW_BYTES
+
+
 def resident_programs_per_sm(gpu: GpuSpec, res: KernelResources, num_warps: int) -> int:
     """Programs of this kernel that run on one SM at once, by the hardware's rules (softmax_core.hardware.occupancy):
     the split path's programs wait for each other, so its grid must never be larger than this x SMs."""
     return occupancy(gpu, res.n_regs, res.shared_bytes, num_warps, 1).programs_per_sm
-
-
-def compile_job(kernel: str, dtype: torch.dtype, constexprs: dict, num_warps: int, gpu: GpuSpec, n_cols: int,
-         aligned: bool, stride: str = "i32") -> CompileJob:
-    # Strides as the JIT types them: i32 for any row stride below 2**31 elements (every row that fits in memory
-    # with room to spare); kernels whose programs wait for each other also compile the i64 form (_co_resident).
-    signature, values = kernel_signature(kernel, dtypes.of(dtype).triton_pointer, stride, constexprs,
-                                         pointers={"slots_ptr": "*i64"} if kernel in SHARED_ROW_KERNELS else None)
-    return CompileJob(kernel, signature, values, num_warps, 1, gpu.compile_target, on_device=gpu.live,
-                      divisible=launch_divisible(signature, n_cols, aligned))
-
-
-# The tensors a kernel reads (their alignment depends on the caller); what it writes, and the slots, are fresh
-# allocations, so always aligned.
-INPUT_POINTERS = {"forward": ("x_ptr",), "backward": ("y_ptr", "dy_ptr")}
-
-
-def launch_divisible(signature: tuple, n_cols: int, aligned: bool) -> tuple[str, ...]:
-    """The parameters Triton's JIT will specialise as multiples of 16 when it launches on rows of `n_cols`
-    values stored contiguously (row stride = n_cols): every pointer, except the inputs when not `aligned`
-    (PyTorch's allocations are aligned; a view that starts mid-allocation may not be), and the width and
-    strides when n_cols is a multiple of 16. Compiling the same specialisation gives the registers of the
-    kernel that will run."""
-    names = [name for name, _ in signature]
-    inputs = INPUT_POINTERS["forward" if "x_ptr" in names else "backward"]
-    found = []
-    for name, kind in signature:
-        if kind.startswith("*") and (aligned or name not in inputs):
-            found.append(name)
-        elif n_cols % 16 == 0 and (name == "n_cols" or name.endswith("_stride")):
-            found.append(name)
-    return tuple(found)
 
 
 PATHS = ("rows", "tiled", "split")
@@ -244,12 +192,16 @@ def plan_rows_tiled_split(n_rows: int, n_cols: int, dtype: torch.dtype = torch.f
 
     row_bytes = n_cols * elt
     float32_forward = direction == "forward" and dtype == torch.float32
+    vec = row_vector(n_cols, dtype)
     rows, block_n, warps = rows_config(n_cols, elt, gpu, n_rows, direction)
     per_thread = values_per_thread(rows, block_n, warps, gpu.warp_size)
     why: dict = {"why": ReasonCode.FORCED}
     if path in ("tiled", "split"):
         pass
     elif path is None and float32_forward and row_bytes >= TILED_FROM_ROW_BYTES:
+        why = {"why": ReasonCode.READ_TWICE_FASTER, "row_bytes": row_bytes}
+    elif (path is None and direction == "forward" and elt == 2 and block_n * elt >= TILED_FROM_PADDED_BYTES_2_BYTE
+          and per_thread <= MAX_VALUES_PER_THREAD):
         why = {"why": ReasonCode.READ_TWICE_FASTER, "row_bytes": row_bytes}
     elif path is None and per_thread > MAX_VALUES_PER_THREAD:
         why = {"why": ReasonCode.TOO_MANY_VALUES_PER_THREAD, "threads": warps * gpu.warp_size,
@@ -258,7 +210,8 @@ def plan_rows_tiled_split(n_rows: int, n_cols: int, dtype: torch.dtype = torch.f
         # Compile the whole-row kernel; if it does not fit or spills, try fewer rows per program first.
         while True:
             res = kernel_resources(compile_job(ROWS_KERNEL[direction], dtype,
-                                        {"ROWS": rows, "BLOCK_N": block_n, **flags}, warps, gpu, n_cols, aligned))
+                                               {"ROWS": rows, "BLOCK_N": block_n, **flags, "VEC": vec}, warps, gpu,
+                                               n_cols, aligned))
             n_blocks = triton.cdiv(n_rows, rows)
             occ = occupancy(gpu, res.n_regs, res.shared_bytes, warps, n_blocks)
             if (occ.programs_per_sm > 0 and res.n_spills == 0) or rows == 1:
@@ -270,7 +223,7 @@ def plan_rows_tiled_split(n_rows: int, n_cols: int, dtype: torch.dtype = torch.f
                                    rows=rows, block_n=block_n, block_bytes=block_n * elt, n_regs=res.n_regs,
                                    n_spills=res.n_spills, programs_per_sm=occ.programs_per_sm)
             return SoftmaxPlan(gpu, direction, n_rows, n_cols, dtypes.name(dtype), "rows", rows, block_n, warps,
-                               n_blocks, res, occ, reason)
+                               n_blocks, res, occ, reason, vec=vec)
         if path == "rows":
             raise ValueError(f"path='rows': not even one program holding a {block_n:,}-value row fits on an SM")
         if occ.by_shared == 0:
@@ -281,8 +234,14 @@ def plan_rows_tiled_split(n_rows: int, n_cols: int, dtype: torch.dtype = torch.f
                    "threads": warps * gpu.warp_size, "max_num_regs": gpu.max_num_regs}
         else:
             why = {"why": ReasonCode.ROW_SPILLS, "block_n": block_n, "row_n_spills": res.n_spills}
-    wants_split = dtype in SPLIT_DTYPES and ((direction == "backward" and elt == 4)
-                                             or row_bytes >= SPLIT_FROM_ROW_BYTES)
+    # A backward row of a width Triton cannot prove vector-aligned, shorter than split_from_row_bytes, takes tiles,
+    # which plans/any_width.py then reads as an aligned body between masked edges: 4096 x 50257 float32 ran 0.79x
+    # copy so against the split path's 0.73 (which loads it value by value), 4096 x 100277 bf16 0.58 against the
+    # shared tiles' 0.50 (tuning/h200-rows-tune-20261201-1.csv); 1024 x 100277 float32, past it, 0.64 against 0.73.
+    edge_backward = (direction == "backward" and path is None and n_cols % 16 != 0 and aligned and not fp64
+                     and gpu.vendor == "nvidia" and row_bytes < split_from_row_bytes(elt, gpu))
+    wants_split = dtype in SPLIT_DTYPES and not edge_backward and (
+        (direction == "backward" and elt == 4) or row_bytes >= split_from_row_bytes(elt, gpu))
     split_declined = False
     if path == "split" or (path is None and gpu.vendor == "nvidia" and wants_split):
         if path is None and (float32_forward or elt == 2):
@@ -294,7 +253,10 @@ def plan_rows_tiled_split(n_rows: int, n_cols: int, dtype: torch.dtype = torch.f
             raise ValueError("path='split': the row's programs would spill registers, or more of them would "
                              "have to run at once than fit on this GPU")
         split_declined = True
-    return plan_tiled(n_rows, n_cols, dtype, gpu, direction, flags, why, split_declined, aligned=aligned)
+    shape = {"tile": TILE_VALUES, "num_warps": TILED_WARPS, "split": 1} if edge_backward else {}
+    if elt == 2 and why.get("why") == ReasonCode.READ_TWICE_FASTER:
+        shape = {"tile": MID_TILE, "num_warps": MID_TILE_WARPS, "split": 1}
+    return plan_tiled(n_rows, n_cols, dtype, gpu, direction, flags, why, split_declined, aligned=aligned, **shape)
 
 
 def plan_tiled(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec, direction: str, flags: dict,
@@ -303,9 +265,13 @@ def plan_tiled(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec, direc
     """The tiled path: two passes over TILE-wide tiles, one program per row or (split > 1) a row's tiles
     shared by `split` programs that run at once. `tile`, `num_warps` and `split` override tiled_config's
     shape for the tuning sweep (scripts/h200_tiled_tune.py)."""
-    default_tile, default_warps, default_split = tiled_config(n_cols, dtypes.element_size(dtype), direction, gpu)
+    elt = dtypes.element_size(dtype)
+    default_tile, default_warps, default_split = tiled_config(n_cols, elt, direction, gpu)
     if split is None and tile is None and num_warps is None:
         tile, num_warps, split = default_tile, default_warps, default_split
+        if direction == "forward" and elt == 2 and gpu.l2_mib:
+            num_warps = _l2_fit_warps(n_rows, n_cols, dtype, gpu, flags, min(tile, triton.next_power_of_2(n_cols)),
+                                      aligned) or num_warps
     tile = min(tile or default_tile, triton.next_power_of_2(n_cols))
     warps = num_warps or default_warps
     split = 1 if split is None else split
@@ -322,6 +288,17 @@ def plan_tiled(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec, direc
                            shared_by=1)
     return SoftmaxPlan(gpu, direction, n_rows, n_cols, dtypes.name(dtype), "tiled", 1, tile, warps,
                        n_rows, res, occ, reason)
+
+
+def _l2_fit_warps(n_rows, n_cols, dtype, gpu, flags, tile, aligned) -> int | None:
+    """TILED_L2_FIT_WARPS where, with as many programs of it as fit on every SM, the rows in flight take at most
+    TILED_SHARED_L2_FRACTION of the L2; else None."""
+    res = kernel_resources(compile_job(TILED_KERNEL["forward"], dtype, {"TILE": tile, **flags}, TILED_L2_FIT_WARPS,
+                                       gpu, n_cols, aligned))
+    per_sm = occupancy(gpu, res.n_regs, res.shared_bytes, TILED_L2_FIT_WARPS, n_rows).programs_per_sm
+    in_flight = min(n_rows, per_sm * gpu.multiprocessor_count)
+    fits = in_flight * n_cols * dtypes.element_size(dtype) <= TILED_SHARED_L2_FRACTION * gpu.l2_mib * 2**20
+    return TILED_L2_FIT_WARPS if per_sm > 0 and res.n_spills == 0 and fits else None
 
 
 def _plan_shared_tiles(n_rows, n_cols, dtype, gpu, direction, flags, why, split_declined, tile, warps,

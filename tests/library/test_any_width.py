@@ -14,8 +14,11 @@ H200 = catalog_gpu("h200")
 def test_plans_take_the_edge_kernel_where_widths_are_not_multiples_of_16():
     assert plan_softmax(8192, 50257, torch.bfloat16, H200).edges                     # GPT-2's vocabulary
     assert plan_softmax(8192, 50257, torch.bfloat16, H200, "backward").edges
-    odd = plan_softmax(10000, 3000, torch.float16, H200)
-    assert odd.edges and odd.rows_per_program == 1 and odd.reason.values["rows"] == 1
+    odd = plan_softmax(10000, 3000, torch.float16, H200)          # 375 whole vectors a row: the hinted rows kernel
+    assert not odd.edges and odd.vec == 8 and odd.rows_per_program == 2 and odd.reason.values["rows"] == 2
+    assert plan_softmax(10000, 3000, torch.float16, H200, "backward").vec == 8
+    assert plan_softmax(10000, 3001, torch.float16, H200).edges                      # not whole vectors
+    assert plan_softmax(8192, 50257, torch.float32, H200, "backward").edges          # long: tiles, not split
     assert not plan_softmax(8192, 32000, torch.bfloat16, H200).edges                 # a multiple of 16
     gpt2 = plan_softmax(8192, 50257, torch.bfloat16, H200)
     assert (gpt2.path, gpt2.block_n, gpt2.num_warps, gpt2.reason.values["n_tiles"]) == ("tiled", 8192, 4, 7)
@@ -34,7 +37,7 @@ def test_tiny_rows_plan():
     assert not plan_softmax(65536, 8, torch.bfloat16, H200, "backward").tiny
 
 
-@pytest.mark.parametrize("M, N, dtype", [(5, 1300, torch.float32), (3, 3000, torch.float16),
+@pytest.mark.parametrize("M, N, dtype", [(5, 1300, torch.float32), (3, 3001, torch.float16),
                                          (2, 20011, torch.bfloat16), (4, 1037, torch.bfloat16)])
 def test_forward_and_backward_match_float64(M, N, dtype, device):
     x = (torch.randn(M, N, device=device) * 3).to(dtype)

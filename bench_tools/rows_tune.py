@@ -1,0 +1,276 @@
+"""Tuning sweep for rows over a contiguous last dim at the widths real models use (issue 21 items 1, 3): for each
+case, forward and backward, the library's plan beside launch shapes that are not its plan (other tiles, warps,
+grids, chunks, programs per row, the rows kernel's vector hint), each checked against torch's float32 answer and
+timed by the benchmark harness (softmax_core.bench.harness.measure) beside copy and torch in the same run.
+Routers also time the whole eager backward (autograd.grad) beside the backward kernel alone, ours and torch's,
+to tell kernel time from per-call cost.
+
+    python -m bench_tools.rows_tune --warm K N     # compile every N-th variant from the K-th (Triton's disk cache)
+    python -m bench_tools.rows_tune OUT_STEM [--rep-ms 25] [--cases gpt2,odd-3000]
+    python -m bench_tools.rows_tune OUT_STEM --dense   # the library's plan only, at DENSE's widths
+    python -m bench_tools.rows_tune OUT_STEM --second  # SECOND's cases: edge tiles and grids, mid widths
+
+writes OUT_STEM.csv (the harness's columns, plus case and variant settings) and OUT_STEM.json (provenance).
+Running a few --warm processes first compiles the variants in parallel; the timed run then finds them compiled.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+import torch
+import triton
+
+from softmax_core import bench
+from softmax_core.hardware import dtypes
+from softmax_core.hardware.gpu import default_gpu
+from softmax_core.launch.api import softmax, softmax_backward, softmax_forward
+from softmax_core.plans.any_width import edge_plan
+from softmax_core.plans.choose import plan_softmax
+from softmax_core.plans.tuned import SoftmaxPlan, plan_split, plan_tiled
+
+BF16, FP16, FP32 = torch.bfloat16, torch.float16, torch.float32
+# (name, M, N, dtype): vocabulary logits, an odd width, decode rows, routers
+CASES = (("gpt2", 8192, 50257, BF16), ("llama2", 8192, 32000, BF16), ("llama3", 4096, 128256, BF16),
+         ("qwen2", 2048, 151936, BF16), ("decode-batch", 64, 151936, BF16), ("odd-3000", 10000, 3000, FP16),
+         ("odd-5000", 8192, 5000, FP16), ("vocab-100277", 4096, 100277, BF16), ("fp32-50257", 4096, 50257, FP32),
+         ("router-8", 65536, 8, BF16), ("router-64", 65536, 64, FP32))
+ROUTERS = ("router-8", "router-64")
+# --dense: the library's own plan only, over a dense range of widths (vocabularies and odd widths, three dtypes),
+# so that a jump in ratio between neighbouring N shows where the plan's choice is not continuous.
+VOCABULARIES = (32000, 50257, 65536, 100277, 128256, 151936, 256000)
+ODD_WIDTHS = (1000, 3000, 5000, 11008)
+POWERS = (4096, 8192, 16384)
+DENSE = (tuple((f"dense-{n}-bf16", 2048, n, BF16) for n in VOCABULARIES)
+         + tuple((f"dense-{n}-bf16", 8192, n, BF16) for n in POWERS)
+         + tuple((f"dense-{n}-fp32", 1024, n, FP32) for n in VOCABULARIES[:5])
+         + tuple((f"dense-{n}-{str(dt)[6:]}", 8192, n, dt) for n in ODD_WIDTHS for dt in (BF16, FP16, FP32)))
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    direction: str
+    plan: SoftmaxPlan | None      # None: a whole-call variant (routers)
+    call: Callable | None = None  # whole-call variants: (x, dy) -> the call to time
+
+
+def describe(plan: SoftmaxPlan) -> str:
+    return (f"{plan.path} block={plan.block_n} warps={plan.num_warps} rows={plan.rows_per_program} "
+            f"grid={plan.num_programs} split={plan.split} edges={plan.edges} tiny={plan.tiny} vec={plan.vec} "
+            f"regs={plan.resources.n_regs} spills={plan.resources.n_spills}")
+
+
+def _tiled(M, N, dt, direction, tile, warps, split=None, edges=False, per_sm=None):
+    flags = {"SAFE": False, "FP64": False} if direction == "forward" else {"FP64": False}
+    p = plan_tiled(M, N, dt, default_gpu(), direction, flags, tile=tile, num_warps=warps, split=split)
+    if edges:
+        p = edge_plan(p, dt)
+    if per_sm:
+        p = replace(p, num_programs=min(M, per_sm * default_gpu().multiprocessor_count))
+    return p
+
+
+def _split(M, N, dt, direction, chunk, warps):
+    flags = {"SAFE": False, "FP64": False} if direction == "forward" else {"FP64": False}
+    return plan_split(M, N, dt, default_gpu(), direction, flags, chunk=chunk, num_warps=warps)
+
+
+def _autograd_call(fn):
+    def prepare(x, dy):
+        leaf = x.detach().requires_grad_()
+        y = fn(leaf)
+        return lambda: torch.autograd.grad(y, leaf, dy, retain_graph=True)[0]
+    return prepare
+
+
+def _torch_kernel_call(x, dy):
+    y = torch.softmax(x, -1)
+    return lambda: torch._softmax_backward_data(dy, y, -1, x.dtype)
+
+
+def variants(name: str, M: int, N: int, dt: torch.dtype, dense: bool = False) -> list[Variant]:
+    """Every variant of one case, in a fixed order; `dense`: the library's plans only."""
+    gpu, out = default_gpu(), []
+
+    def add(tag, direction, make):
+        try:
+            plan = make()
+        except (ValueError, RuntimeError) as err:
+            print(f"{name} {tag}: not planned ({str(err).splitlines()[0][:80]})", flush=True)
+            return
+        if plan is not None:
+            out.append(Variant(tag, direction, plan))
+
+    for d in ("forward", "backward"):
+        add(f"default-{d}", d, lambda d=d: plan_softmax(M, N, dt, gpu, d))
+    if dense:   # beside the plan: whole rows as the rows path held them before (where they fit)
+        for d in ("forward", "backward"):
+            if dt.itemsize == 2 and 1024 < N <= 16384:
+                add(f"rows-whole-{d}", d, lambda d=d: plan_softmax(M, N, dt, gpu, d, path="rows", edges=False))
+        return out
+    if name in ROUTERS:
+        out.append(Variant("autograd-tuned", "backward", None, _autograd_call(lambda t: softmax(t, -1))))
+        out.append(Variant("autograd-torch", "backward", None, _autograd_call(lambda t: torch.softmax(t, -1))))
+        out.append(Variant("kernel-torch", "backward", None, _torch_kernel_call))
+        return out
+    elt = dtypes.element_size(dt)
+    if N * elt <= 16 * 1024:     # whole rows: the vector hint and rows per program
+        for d in ("forward", "backward"):
+            base = plan_softmax(M, N, dt, gpu, d, path="rows", edges=False)
+            for rows in (1, 2, 4):
+                for warps in (4, 8):
+                    p = replace(base, rows_per_program=rows, num_warps=warps, num_programs=triton.cdiv(M, rows))
+                    out.append(Variant(f"rows-r{rows}-w{warps}-vec{p.vec}", d, p))
+            out.append(Variant("rows-r2-w8-vec1", d, replace(base, rows_per_program=2, num_warps=8, vec=1,
+                                                               num_programs=triton.cdiv(M, 2))))
+        return out
+    edges = N % 16 != 0
+    for tile, warps in ((8192, 4), (8192, 8), (16384, 8), (16384, 16)):
+        for per_sm in (None, 2, 1):
+            add(f"tiled-t{tile}-w{warps}-g{per_sm or 'all'}{'-edges' if edges else ''}", "forward",
+                lambda: _tiled(M, N, dt, "forward", tile, warps, 1, edges, per_sm))
+    for chunk, warps in ((4096, 2), (8192, 2), (16384, 4), (8192, 4), (4096, 4)):
+        add(f"split-c{chunk}-w{warps}", "forward", lambda: _split(M, N, dt, "forward", chunk, warps))
+        add(f"split-c{chunk}-w{warps}", "backward", lambda: _split(M, N, dt, "backward", chunk, warps))
+    for tile, warps, split in ((16384, 16, 1), (8192, 8, 1), (8192, 8, 4), (8192, 8, 8), (8192, 8, 16), (4096, 4, 8)):
+        add(f"tiled-t{tile}-w{warps}-s{split}", "backward", lambda: _tiled(M, N, dt, "backward", tile, warps, split))
+    if edges:
+        add("tiled-t8192-w8-edges", "backward", lambda: _tiled(M, N, dt, "backward", 8192, 8, 1, True))
+        add("tiled-t16384-w16-edges", "backward", lambda: _tiled(M, N, dt, "backward", 16384, 16, 1, True))
+    return out
+
+
+# --second: the edge kernel's tiles and grids on unaligned vocabularies, and 2-byte widths of 1000-11008 values on
+# the rows kernel (its vector hint) against tiles. (Run h200-rows-tune-20261201-2 timed these tiles with the edge
+# kernel prefetching its next tile, commit a79d444 of branch rows: no faster than without, so it was taken out.)
+SECOND = (("gpt2", 8192, 50257, BF16), ("vocab-100277", 4096, 100277, BF16), ("odd-5000", 8192, 5000, FP16),
+          ("odd-3000-bf16", 10000, 3000, BF16), ("mlp-11008", 8192, 11008, BF16), ("head-1000", 16384, 1000, BF16),
+          ("vocab-65536", 4096, 65536, BF16))
+
+
+def second_variants(name: str, M: int, N: int, dt: torch.dtype) -> list[Variant]:
+    gpu, out = default_gpu(), []
+    for d in ("forward", "backward"):
+        out.append(Variant(f"default-{d}", d, plan_softmax(M, N, dt, gpu, d)))
+    edges = N % 16 != 0
+    if N >= 32768:
+        for tile, warps in ((4096, 4), (8192, 4), (8192, 8), (16384, 8), (16384, 16)):
+            for per_sm in (None, 2, 3):
+                if edges:
+                    out.append(Variant(f"edges-t{tile}-w{warps}-g{per_sm or 'all'}", "forward",
+                                       _tiled(M, N, dt, "forward", tile, warps, 1, True, per_sm)))
+                elif warps == 8:
+                    out.append(Variant(f"tiled-t{tile}-w{warps}-g{per_sm or 'all'}", "forward",
+                                       _tiled(M, N, dt, "forward", tile, warps, 1, False, per_sm)))
+        return out
+    block = triton.next_power_of_2(N)
+    for tile, warps in ((4096, 4), (4096, 8), (8192, 4), (8192, 8), (16384, 8)):
+        if tile <= block:
+            out.append(Variant(f"tiled-t{tile}-w{warps}{'-edges' if edges else ''}", "forward",
+                               _tiled(M, N, dt, "forward", tile, warps, 1, edges)))
+    for d in ("forward", "backward"):
+        base = plan_softmax(M, N, dt, gpu, d, path="rows", edges=False)
+        for rows, warps in ((1, 1), (1, 2), (1, 4), (1, 8), (2, 2), (2, 4), (4, 4), (8, 4), (8, 8), (16, 4)):
+            if rows * block * dt.itemsize <= 32 * 1024 and rows * block // (32 * warps) <= 128:
+                p = replace(base, rows_per_program=rows, num_warps=warps, num_programs=triton.cdiv(M, rows))
+                out.append(Variant(f"rows-r{rows}-w{warps}-vec{p.vec}", d, p))
+        if edges:
+            out.append(Variant("edges", d, plan_softmax(M, N, dt, gpu, d, edges=True)))
+    return out
+
+
+def provider_of(v: Variant) -> bench.Provider:
+    if v.plan is None:
+        return bench.Provider(v.name, lambda x: None, v.call)
+    fwd_plan = v.plan if v.direction == "forward" else None
+
+    def backward(x, dy):
+        y = torch.softmax(x.float(), -1).to(x.dtype)
+        return lambda: softmax_backward(y, dy, v.plan)
+    return bench.Provider(v.name, (lambda x: softmax_forward(x, fwd_plan)) if fwd_plan else (lambda x: None),
+                          backward if v.direction == "backward" else None)
+
+
+def selected(names: str | None, dense: bool, second: bool = False):
+    wanted = set(names.split(",")) if names else None
+    return [c for c in (DENSE if dense else SECOND if second else CASES) if wanted is None or c[0] in wanted]
+
+
+def case_variants(case, dense: bool, second: bool) -> list[Variant]:
+    return second_variants(*case) if second else variants(*case, dense)
+
+
+def warm(k: int, n: int, cases, dense: bool, second: bool) -> None:
+    """Plan and compile every n-th case from the k-th: one launch of each variant on 16 rows of the case's
+    width (the same specialisation: 16 rows divide by 16 as every case's M does)."""
+    for name, M, N, dt in cases[k::n]:
+        for v in case_variants((name, M, N, dt), dense, second):
+            if v.plan is None:
+                continue
+            x = torch.randn(16, N, device="cuda").to(dt)
+            try:
+                if v.direction == "forward":
+                    softmax_forward(x, v.plan)
+                else:
+                    softmax_backward(torch.softmax(x.float(), -1).to(dt), torch.randn_like(x), v.plan)
+            except Exception as err:  # noqa: BLE001  (the timed run records it)
+                print(f"warm {name} {v.name}: {type(err).__name__}", flush=True)
+    torch.cuda.synchronize()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench_tools.rows_tune", description=__doc__.splitlines()[0])
+    parser.add_argument("stem", nargs="?")
+    parser.add_argument("--warm", nargs=2, type=int, metavar=("K", "N"))
+    parser.add_argument("--cases", default=None)
+    parser.add_argument("--rep-ms", type=int, default=25)
+    parser.add_argument("--dense", action="store_true")
+    parser.add_argument("--second", action="store_true")
+    args = parser.parse_args(argv)
+    cases = selected(args.cases, args.dense, args.second)
+    if args.warm:
+        warm(*args.warm, cases, args.dense, args.second)
+        return 0
+    if not args.stem:
+        parser.error("name the output (STEM), or --warm K N")
+    timer = bench.TIMERS[bench.EAGER](args.rep_ms)
+    rows = []
+    with bench.exclusive_gpu():
+        for name, M, N, dt in cases:
+            inputs = bench.make_inputs(M, N, dt, True, 0)
+            for d in ("forward", "backward"):
+                for b in ("copy", "torch"):
+                    rows.append({**bench.measure(bench.get_provider(b), d, inputs, timer), "case": name})
+            for v in case_variants((name, M, N, dt), args.dense, args.second):
+                r = bench.measure(provider_of(v), v.direction, inputs, timer)
+                rows.append({**r, "case": name, "settings": describe(v.plan) if v.plan else "whole call"})
+                print(name, v.direction, v.name, r["status"], f"{r['ms_median']:.4f}", flush=True)
+            del inputs
+            torch.cuda.empty_cache()
+    frame = pd.DataFrame(rows)
+    copy = {(r.case, r.direction): r.gbps for r in frame.itertuples() if r.provider == "copy" and r.status == "ok"}
+    frame["copy_ratio"] = [r.gbps / copy[(r.case, r.direction)] if (r.case, r.direction) in copy else float("nan")
+                           for r in frame.itertuples()]
+    stem = Path(args.stem)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    bench.csv_frame(frame).to_csv(stem.with_suffix(".csv"), index=False)
+    command = shlex.join(["python", "-m", "bench_tools.rows_tune", *(argv if argv is not None else sys.argv[1:])])
+    info = bench.provenance(0, sorted({int(n) for n in frame.N}), ",".join(sorted(set(frame.dtype))),
+                            ["copy", "torch"], ["forward", "backward"], bench.timer_kind(timer),
+                            bench.timer_figures(timer), command, 0)
+    info.update(csv=stem.with_suffix(".csv").name, cases=[[c[0], c[1], c[2], dtypes.name(c[3])] for c in cases])
+    stem.with_suffix(".json").write_text(json.dumps(info, indent=2) + "\n")
+    ok = frame[frame.status == "ok"]
+    print(ok[["case", "direction", "provider", "ms_median", "copy_ratio"]].to_string(index=False))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
