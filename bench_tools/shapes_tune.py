@@ -58,9 +58,9 @@ def main(out: str) -> None:
         record(name, "torch", nbytes, lambda: torch.softmax(x, dim))
         record(name, "old:contiguous-rows", nbytes,
                lambda: sc.softmax(x.movedim(dim, -1).contiguous(), -1).movedim(-1, dim))
-        y = any_dim.any_dim_forward(x, layout, False, x.dtype)
+        y = any_dim.any_dim_forward(x, dim, False, x.dtype)
         record(name, "bwd:copy", 1.5 * nbytes, lambda: torch.add(x, dy))
-        record(name, "bwd:default", 1.5 * nbytes, lambda: any_dim.any_dim_backward(y, dy, layout, x.dtype))
+        record(name, "bwd:default", 1.5 * nbytes, lambda: any_dim.any_dim_backward(y, dy, dim, x.dtype))
         for block_i in (16, 32, 64, 128):
             for block_r, warps in ((None, None), (None, 8), (None, 16), (32, 8), (64, 8), (64, 4)):
                 if True:
@@ -72,7 +72,7 @@ def main(out: str) -> None:
                     if plan.block_r * plan.block_i > 65536 or (block_r is not None and plan.one_pass):
                         continue
                     tag = f"bi{plan.block_i}-br{plan.block_r}-w{plan.num_warps}-{'one' if plan.one_pass else 'two'}"
-                    record(name, tag, nbytes, lambda p=plan: any_dim.any_dim_forward(x, layout, False, x.dtype, p),
+                    record(name, tag, nbytes, lambda p=plan: any_dim.any_dim_forward(x, dim, False, x.dtype, p),
                            ref if block_r is None and warps is None else None)
         del x, base, dy, y
         torch.cuda.empty_cache()

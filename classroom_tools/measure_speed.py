@@ -15,13 +15,16 @@
    and runs with `--server.fileWatcherType none` on its command line, so that files edited by others
    meanwhile don't trigger module reloads; start-up uses the plain command.
 
-Targets (issue "Classroom-ready"): first page < 6 s, every interaction < 1 s. Prints a table; with
+Targets (issues "Classroom-ready" and "A class can trust it"): first page < 6 s, every story page's first
+visit < 3 s, every interaction < 1 s. Each start-up and the interactions' start and end carry the machine's
+1-minute load average: on a shared 2-core machine the times mean little without it. Prints a table; with
 --write-docs also replaces the measurements section of docs/classroom.md. Not a test: CI times nothing.
 """
 from __future__ import annotations
 
 import argparse
 import datetime as dt
+import os
 import statistics
 import sys
 import tempfile
@@ -32,6 +35,8 @@ from classroom_tools import browser_kit as kit
 
 STARTUP_TARGET_S = 6.0
 INTERACTION_TARGET_MS = 1000.0
+FIRST_VISIT_TARGET_MS = 3000.0
+FIRST_VISIT = "open from the sidebar (first visit)"
 VIEWPORT = {"width": 1400, "height": 1000}
 DOCS = kit.ROOT / "docs" / "classroom.md"
 BEGIN, END = "<!-- measure_speed:begin -->", "<!-- measure_speed:end -->"
@@ -86,12 +91,13 @@ def measure_startup(browser, reps: int, cache_root: Path) -> list[dict]:
             page.wait_for_function(kit.RENDERED_JS, timeout=120_000)
             rendered = time.perf_counter() - server.started_at
             rows.append({"rep": rep + 1, "caches": "empty" if rep == 0 else "warm", "health_s": healthy,
-                         "first_page_s": rendered, "problems": watch.problems()
+                         "first_page_s": rendered, "load": os.getloadavg()[0], "problems": watch.problems()
                          + [f"exception: {t[:200]}" for t in page.get_by_test_id("stException").all_inner_texts()]})
         finally:
             context.close()
             server.stop()
-        print(f"  start-up {rep + 1}: health {healthy:.2f} s, Home rendered {rendered:.2f} s", flush=True)
+        print(f"  start-up {rep + 1}: health {healthy:.2f} s, Home rendered {rendered:.2f} s, "
+              f"load {rows[-1]['load']:.1f}", flush=True)
     return rows
 
 
@@ -141,6 +147,7 @@ def measure_interactions(browser, reps: int, cache_root: Path) -> list[dict]:
     moving each of its widgets `reps` times; then every page once more through the sidebar. The compile
     caches start empty, as on a fresh clone (the start-up servers' pre-warms may have filled the others)."""
     rows = []
+    loads = {"start": os.getloadavg()[0]}
     fresh = cache_root / "interactions"
     env_cache = {"SOFTMAX_EXPLORER_CACHE": str(fresh / "explorer"), "TRITON_CACHE_DIR": str(fresh / "triton")}
     pages = kit.app_pages()
@@ -162,7 +169,7 @@ def measure_interactions(browser, reps: int, cache_root: Path) -> list[dict]:
 
         for app_page in pages[1:] + pages[:1]:
             t = open_page(page, app_page)
-            record(app_page.label, "open from the sidebar (first visit)", [t] if t is not None else [],
+            record(app_page.label, FIRST_VISIT, [t] if t is not None else [],
                    "" if t is not None else "did not render within 60 s")
             widgets = page.evaluate(WIDGETS_JS)
             for kind, key, index in widgets:
@@ -182,6 +189,9 @@ def measure_interactions(browser, reps: int, cache_root: Path) -> list[dict]:
                    "" if t is not None else "did not render within 60 s")
         problems = watch.problems()
         context.close()
+    loads["end"] = os.getloadavg()[0]
+    rows.append({"page": "(machine)", "widget": "load average", "times_ms": [], "loads": loads,
+                 "notes": f"1-minute load average {loads['start']:.1f} at the start, {loads['end']:.1f} at the end"})
     if problems:
         rows.append({"page": "(browser)", "widget": "errors", "times_ms": [], "notes": "; ".join(problems)})
     return rows
@@ -199,20 +209,28 @@ def prewarm_summary(cache_root: Path) -> str:
     return f"Its background pre-warm (explorer_ui/prewarm.py) had done {len(done)} items when the server stopped."
 
 
+def target_ms(row: dict) -> float:
+    """A page's first visit (it may import and compute what its defaults need) has its own target."""
+    return FIRST_VISIT_TARGET_MS if row["widget"] == FIRST_VISIT else INTERACTION_TARGET_MS
+
+
 def report(startup: list[dict], interactions: list[dict], reps: int, info: dict, prewarm: str = "") -> str:
     lines = [BEGIN, "", f"Measured {info['date']} with `{info['command']}`.", "",
              f"Machine: {info['machine']}. Versions: "
              + ", ".join(f"{k} {v}" for k, v in info["versions"].items()) + ".", "",
              f"### Start-up: `streamlit run app.py` to Home rendered (target < {STARTUP_TARGET_S:.0f} s)", "",
-             "| run | compile caches | server healthy | Home rendered | |", "|---|---|---|---|---|"]
+             "| run | compile caches | server healthy | Home rendered | load average (1 min) | |",
+             "|---|---|---|---|---|---|"]
     for r in startup:
         ok = "ok" if r["first_page_s"] < STARTUP_TARGET_S and not r["problems"] else "**missed**"
-        lines.append(f"| {r['rep']} | {r['caches']} | {r['health_s']:.2f} s | {r['first_page_s']:.2f} s | {ok} |")
+        lines.append(f"| {r['rep']} | {r['caches']} | {r['health_s']:.2f} s | {r['first_page_s']:.2f} s | "
+                     f"{r['load']:.1f} | {ok} |")
     problems = [p for r in startup for p in r["problems"]]
     if problems:
         lines += ["", "Problems during start-up: " + "; ".join(sorted(set(problems)))]
     lines += ["", f"### Interactions: one step of a widget to the end of its re-run (target < "
-              f"{INTERACTION_TARGET_MS:.0f} ms; {reps} moves each, every value new)", "",
+              f"{INTERACTION_TARGET_MS:.0f} ms; {reps} moves each, every value new; a page's first visit "
+              f"< {FIRST_VISIT_TARGET_MS:.0f} ms)", "",
               "A fresh server with empty compile caches. " + prewarm if prewarm else
               "A fresh server with empty compile caches.", "",
               "| page | widget | median | max | |", "|---|---|---|---|---|"]
@@ -221,7 +239,7 @@ def report(startup: list[dict], interactions: list[dict], reps: int, info: dict,
         if not t:
             lines.append(f"| {r['page']} | {r['widget']} | | | {r['notes']} |")
             continue
-        ok = "ok" if max(t) < INTERACTION_TARGET_MS and not r["notes"] else "**missed**"
+        ok = "ok" if max(t) < target_ms(r) and not r["notes"] else "**missed**"
         lines.append(f"| {r['page']} | {r['widget']} | {statistics.median(t):.0f} ms | {max(t):.0f} ms | "
                      f"{ok}{' ' + r['notes'] if r['notes'] else ''} |")
     lines += ["", END]
@@ -251,7 +269,7 @@ def main() -> int:
         kit.replace_docs_section(DOCS, BEGIN, END, section)
         print(f"wrote {DOCS}")
     missed = [r for r in startup if r["first_page_s"] >= STARTUP_TARGET_S]
-    missed += [r for r in interactions if r["times_ms"] and max(r["times_ms"]) >= INTERACTION_TARGET_MS]
+    missed += [r for r in interactions if r["times_ms"] and max(r["times_ms"]) >= target_ms(r)]
     return 1 if missed else 0
 
 

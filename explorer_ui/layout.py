@@ -68,6 +68,7 @@ def page_end() -> None:
     else:
         home = pages_registry.home()
         st.page_link(home.script, label=t("nav_back_home", page=home.label()), icon=home.icon)
+    prewarm.import_pages_soon()     # the server's first page is drawn: import what the next ones need
 
 
 def stop_page() -> None:

@@ -13,14 +13,25 @@ The work runs in a process of its own (`python -m explorer_ui.prewarm`), at the 
   page being rendered;
 - it exits when done: a few seconds of imports when the disk cache is already warm.
 
-SOFTMAX_EXPLORER_PREWARM=0 turns it off (the test suite does, see tests/conftest.py). This module imports
+Before that child starts, the server copies into the disk cache the compile results shipped with the app
+(assets/compile_seed/, written by `python -m explorer_ui.prewarm --write-seed` with its provenance beside
+them): on a fresh clone the story pages' first visits then find their plans at once instead of waiting for the
+child (a page that needs a plan before the child has made it starts a compiler of its own: 8-12 s on a loaded
+2-core laptop). A shipped result is only ever read under its own cache key, which holds the triton and ptxas
+versions and the kernel's source: a different toolchain or an edited kernel simply misses it and compiles.
+
+SOFTMAX_EXPLORER_PREWARM=0 turns both off (the test suite does, see tests/conftest.py). This module imports
 nothing heavy at the top: the server imports it on every page, the child imports it before anything else.
 """
 from __future__ import annotations
 
 import argparse
 import atexit
+import datetime as dt
+import json
 import os
+import platform
+import shutil
 import subprocess
 import sys
 import threading
@@ -32,6 +43,8 @@ from . import defaults
 ENV = "SOFTMAX_EXPLORER_PREWARM"
 ROOT = Path(__file__).resolve().parent.parent
 LOG_NAME = "prewarm.log"
+SEED_NAME = "compile_seed"         # under the assets folder (softmax_core.data.assets_dir)
+PROVENANCE_NAME = "provenance.json"
 
 _lock = threading.Lock()
 _started = False
@@ -52,17 +65,113 @@ def start_once() -> subprocess.Popen | None:
         if not _started:
             _started = True
             try:
+                plant_seed()
                 _process = launch()
             except OSError:      # no pre-warm is only slower, never broken
                 _process = None
     return _process
 
 
-def forget_start() -> None:
-    """Forget that this server process started its pre-warm, as a fresh process would (for tests)."""
-    global _started, _process
+# -- the server's side, after its first page: what the next pages import, and the first chart ----------------
+_imports_started = False
+
+
+def import_pages_soon() -> threading.Thread | None:
+    """After the server's first page has been drawn, once per process: a background thread runs every page's
+    top-level import statements, in the story's order, then builds one chart and one code panel, so that the
+    first visit of a page with charts does not pay altair's import and its schema validator's first build
+    (1 s and more on 2 cores), nor Pygments' first highlight; then compiles the default plan's PTX/SASS. It imports exactly what the pages themselves
+    import, in their own words, as one more student opening them would (tests/serve/test_concurrent_imports.py
+    races them); a page opened meanwhile simply waits for a module being imported, as it would for another
+    session. Off with the pre-warm (SOFTMAX_EXPLORER_PREWARM=0)."""
+    global _imports_started
+    if _imports_started or not enabled():
+        return None
     with _lock:
-        _started, _process = False, None
+        if _imports_started:
+            return None
+        _imports_started = True
+    thread = threading.Thread(target=import_pages, name="prewarm-imports", daemon=True)
+    thread.start()
+    return thread
+
+
+def page_import_blocks() -> list[tuple[str, str]]:
+    """(script, its top-level import statements) for every page of the registry, in the story's order."""
+    import ast
+
+    from . import pages_registry
+
+    blocks = []
+    for page in pages_registry.PAGES:
+        if not page.exists():
+            continue
+        tree = ast.parse((pages_registry.APP_DIR / page.script).read_text())
+        imports = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
+        blocks.append((page.script, "\n".join(ast.unparse(node) for node in imports)))
+    return blocks
+
+
+def import_pages() -> None:
+    """What import_pages_soon's thread runs (in this thread when called directly)."""
+    for script, block in page_import_blocks():
+        try:
+            exec(compile(block, f"<imports of {script}>", "exec"), {"__name__": "prewarm_imports"})
+        except Exception:      # the page itself will say what is wrong; a warm-up never breaks anything
+            pass
+    try:
+        import altair as alt
+        import pandas as pd
+
+        from .code import code_html
+
+        alt.Chart(pd.DataFrame({"x": [0, 1]})).mark_bar().encode(x="x:Q", y="x:Q", color="x:N").to_dict()
+        code_html(("x = 1",), (1,), None, None, None)
+    except Exception:
+        pass
+    try:
+        # The one compile the story pages need at their defaults that the shipped seed leaves out (see
+        # write_seed); under the interpreter it also starts the server's compiler process, so a student's
+        # first compile of something new (another GPU, another N) does not wait for its start (~3 s) too.
+        import softmax_core as sc
+
+        plan_asm(sc.default_gpu())
+    except Exception:
+        pass
+
+
+def seed_dir() -> Path:
+    from softmax_core.data import assets_dir
+
+    return assets_dir() / SEED_NAME
+
+
+def plant_seed(source: Path | None = None, cache: Path | None = None) -> int:
+    """Copy the shipped compile results (`source`, default seed_dir()) that the disk cache (`cache`, default
+    the compile cache) lacks into it; returns how many. A file already there is never replaced."""
+    from softmax_core.hardware.compile import cache_dir
+
+    source = source or seed_dir()
+    if not source.is_dir():
+        return 0
+    cache = cache or cache_dir()
+    planted = 0
+    for path in sorted(source.glob("*.json")):
+        target = cache / path.name
+        if path.name == PROVENANCE_NAME or target.exists():
+            continue
+        tmp = target.with_name(f"{target.name}.{os.getpid()}.seed.tmp")
+        shutil.copyfile(path, tmp)
+        tmp.replace(target)           # whole or absent: a page reading it meanwhile sees no torn file
+        planted += 1
+    return planted
+
+
+def forget_start() -> None:
+    """Forget that this server process started its pre-warm and its imports, as a fresh process would (tests)."""
+    global _started, _process, _imports_started
+    with _lock:
+        _started, _process, _imports_started = False, None, False
 
 
 def log_path() -> Path:
@@ -96,6 +205,20 @@ def _stop(proc: subprocess.Popen) -> None:
 # -- the child's side ------------------------------------------------------------------------------------
 
 
+def plan_asm(gpu) -> dict:
+    """The PTX/SASS (or AMDGCN) of the chapter's M x N plan on `gpu`: the GPU page shows it after a click, the
+    chapter notes read the exponential's instructions out of it at their defaults."""
+    import softmax_core as sc
+    from softmax_core.hardware import dtypes
+    from softmax_core.hardware.compile import kernel_resources
+    from softmax_core.plans.tutorial import tutorial_compile_job
+
+    dtype = dtypes.torch_dtype(defaults.DTYPE)
+    p = sc.plan_launch(defaults.CHAPTER_M, defaults.CHAPTER_N, dtype, gpu)
+    job = tutorial_compile_job(p.block_size, p.num_warps, p.num_stages, dtype, gpu)
+    return kernel_resources(job, want_asm=True).asm
+
+
 def work_items(defaults_only: bool = False) -> list[tuple[str, object]]:
     """(what, call) in the order a class needs them: each story page's defaults first, in the story's order,
     then what those pages compute after a click (the compiled code, the GPU page's longest row), then the same for every GPU of the catalog, so that switching the GPU is quick too.
@@ -123,12 +246,6 @@ def work_items(defaults_only: bool = False) -> list[tuple[str, object]]:
         return lambda: sc.plan_softmax(M, n_cols, dtype, gpu)
 
     top = defaults.GPU_PAGE_MAX_N     # the GPU page's longest row: the slowest first compile of all
-
-    def asm(gpu):
-        def compile_with_asm():
-            p = sc.plan_launch(M, N, dtype, gpu)
-            kernel_resources(tutorial_compile_job(p.block_size, p.num_warps, p.num_stages, dtype, gpu), want_asm=True)
-        return compile_with_asm
 
     # First what each story page computes at its defaults, in the story's order (a class opens them in that
     # order, so each first visit finds its plans ready); then what a page needs only after a click (the
@@ -161,7 +278,7 @@ def work_items(defaults_only: bool = False) -> list[tuple[str, object]]:
               (f"num_warps table, offline compiles for {home.key} (chapter notes)",
                lambda: sc_chapter.num_warps_cost(defaults.BLOCK_SWEEP, dtype, home))]
     # after a click
-    items.append((f"PTX/SASS of the {M}x{N} plan on {home.key} (GPU page)", asm(home)))
+    items.append((f"PTX/SASS of the {M}x{N} plan on {home.key} (GPU page, chapter notes)", lambda: plan_asm(home)))
     # the padding chain's shortest rows (N < 32) have block sizes below the sweep's
     items += [(f"plan {M}x{b} on {home.key} (padding chain, short rows)", plan(b, home))
               for b in defaults.SHORT_BLOCKS]
@@ -180,27 +297,83 @@ def work_items(defaults_only: bool = False) -> list[tuple[str, object]]:
     return items
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description="Compile what the explorer's pages ask for into the disk cache.")
-    ap.add_argument("--defaults-only", action="store_true", help="only each page's defaults, not every GPU")
-    args = ap.parse_args(argv)
-    try:
-        os.nice(19)               # first, before the imports: they are most of a warm run's work
-    except (AttributeError, OSError):
-        pass
-    started = time.perf_counter()
-    items = work_items(args.defaults_only)
-    failed = 0
+def run_items(items: list[tuple[str, object]]) -> list[tuple[str, float, str]]:
+    """Run each item, printing one line per item; returns (what, seconds, status) for each."""
+    done = []
     for what, call in items:
         t0 = time.perf_counter()
         try:
             call()
             status = "ok"
         except Exception as exc:   # a plan that cannot compile here is its page's to explain, not ours
-            failed += 1
             status = f"failed: {type(exc).__name__}: {exc}"
-        print(f"{time.perf_counter() - t0:6.2f} s  {what}: {status}", flush=True)
-    print(f"{len(items) - failed} of {len(items)} done in {time.perf_counter() - started:.1f} s", flush=True)
+        done.append((what, time.perf_counter() - t0, status))
+        print(f"{done[-1][1]:6.2f} s  {what}: {status}", flush=True)
+    return done
+
+
+def write_seed(dest: Path | None = None) -> Path:
+    """Compile every work item into an empty cache of its own, then ship its results in `dest` (default
+    seed_dir()), replacing the old ones, with provenance.json: the command, the versions, the machine and each
+    item's outcome and time. PTX/SASS texts stay out: they name the source file by the path it had where it
+    was compiled, and a class's copy shows its own (the pre-warm makes them there, right after the defaults)."""
+    import tempfile
+
+    import torch
+    import triton
+
+    import softmax_core as sc
+    from softmax_core.hardware.compile import cache_dir, toolchain
+
+    if sc.current_gpu(0) is not None:
+        raise SystemExit("a GPU is here: its pages compile on it (on_device), which a seed for laptops must not hold")
+    dest = dest or seed_dir()
+    with tempfile.TemporaryDirectory(prefix="compile-seed-") as tmp:
+        os.environ["SOFTMAX_EXPLORER_CACHE"] = tmp
+        started = time.perf_counter()
+        done = run_items(work_items())
+        results = sorted(p for p in cache_dir().glob("*.json") if not p.name.endswith("-asm.json"))
+        dest.mkdir(parents=True, exist_ok=True)
+        for old in dest.glob("*.json"):
+            old.unlink()
+        for path in results:
+            shutil.copyfile(path, dest / path.name)
+        home = sc.default_gpu()
+        provenance = {
+            "what": "compile results (registers, spills, shared memory) of explorer_ui.prewarm.work_items(), "
+                    "copied into an empty compile cache by explorer_ui.prewarm.plant_seed at a server's start",
+            "command": "python -m explorer_ui.prewarm --write-seed",
+            "written_utc": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "versions": {"python": platform.python_version(), "torch": torch.__version__,
+                         "triton": triton.__version__},
+            "toolchain_of_default_gpu": toolchain(tuple(home.compile_target)),
+            "machine": f"{os.cpu_count()} CPU cores, no GPU, {platform.system()} {platform.machine()}",
+            "files": len(results),
+            "seconds": round(time.perf_counter() - started, 1),
+            "items": [{"what": what, "seconds": round(seconds, 2), "status": status} for what, seconds, status in done],
+        }
+        (dest / PROVENANCE_NAME).write_text(json.dumps(provenance, indent=1) + "\n")
+    print(f"wrote {len(results)} compile results and {PROVENANCE_NAME} to {dest}", flush=True)
+    return dest
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="Compile what the explorer's pages ask for into the disk cache.")
+    ap.add_argument("--defaults-only", action="store_true", help="only each page's defaults, not every GPU")
+    ap.add_argument("--write-seed", action="store_true",
+                    help=f"compile everything into an empty cache and ship the results in assets/{SEED_NAME}/")
+    args = ap.parse_args(argv)
+    try:
+        os.nice(19)               # first, before the imports: they are most of a warm run's work
+    except (AttributeError, OSError):
+        pass
+    if args.write_seed:
+        write_seed()
+        return 0
+    started = time.perf_counter()
+    done = run_items(work_items(args.defaults_only))
+    failed = sum(1 for _, _, status in done if status != "ok")
+    print(f"{len(done) - failed} of {len(done)} done in {time.perf_counter() - started:.1f} s", flush=True)
     return 0
 
 

@@ -190,13 +190,14 @@ if compare_on:
     catalog = [g.key for g in sc.gpu_catalog()]
     rows, failed = [], []
     bar = st.progress(0.0)
-    for i, key in enumerate(catalog):
-        bar.progress(i / len(catalog), text=t("compare_progress", gpu=data.gpu_by_key(key).name, i=i + 1,
-                                                n=len(catalog)))
-        try:
-            rows.append(data.gpu_comparison(kernel, M, N, dtype, key))
-        except Exception as err:        # one GPU that cannot compile this is named, the others still shown
-            failed.append(f"{data.gpu_by_key(key).name}: {err}")
+    with layout.working(f"compare_{kernel}", t("compare_wait", kernel=t(f"compare_kernel_{kernel}"), n=len(catalog))):
+        for i, key in enumerate(catalog):
+            bar.progress(i / len(catalog), text=t("compare_progress", gpu=data.gpu_by_key(key).name, i=i + 1,
+                                                    n=len(catalog)))
+            try:
+                rows.append(data.gpu_comparison(kernel, M, N, dtype, key))
+            except Exception as err:        # one GPU that cannot compile this is named, the others still shown
+                failed.append(f"{data.gpu_by_key(key).name}: {err}")
     bar.empty()
     if rows:
         table = pd.DataFrame([{

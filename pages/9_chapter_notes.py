@@ -203,7 +203,8 @@ st.markdown(t("chapter_exp_text", n=f"{err.n:,}", lo=err.lo, hi=err.hi, worst=f"
               where=t("chapter_exp_where_cpu") if runtime.INTERPRETED else t("chapter_exp_where_gpu")))
 if plan is not None and gpu.vendor == "nvidia":
     try:
-        ex2 = data.exp_ptx(plan.block_size, plan.num_warps, plan.num_stages, dtype, gpu_key)
+        with layout.working("asm", t("acc_wait_asm", gpu=gpu.name)):
+            ex2 = data.exp_ptx(plan.block_size, plan.num_warps, plan.num_stages, dtype, gpu_key)
     except Exception as err_ptx:
         ex2 = None
         st.caption(t("error_generic", error=err_ptx))

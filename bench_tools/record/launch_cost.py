@@ -22,7 +22,8 @@ its tensors' addresses, so what is timed is our Python around the launch, the al
 bookkeeping; torch.empty_like beside it is the allocation alone. Timed as the best of REPEATS short runs
 (perf_counter_ns), which a loaded machine disturbs least. The GPU's C launch itself is not in it.
 
-    python -m bench_tools.record.launch_cost [OUT.csv] [--profile OUT.txt]      # on a GPU, ~30-60 s
+    python -m bench_tools.record.launch_cost [OUT.csv] [--profile OUT.txt] [--quick]   # on a GPU, ~30-60 s
+(--quick: the cases in QUICK_CASES only)
     python -m bench_tools.record.launch_cost --stub [OUT.csv]                     # any machine, ~30 s
 
 Earlier records of this measurement are in assets/benchmarks/tuning/h200-launch-overhead-*.csv.
@@ -49,7 +50,12 @@ CALLS = 2000
 # (label, shape, dtype, dim): the record sweep's short rows, and the shapes issue 21 measured CPU cost at
 CASES = (("4096x256", (4096, 256), torch.float32, -1), ("4096x1024", (4096, 1024), torch.float32, -1),
          ("4096x256", (4096, 256), torch.bfloat16, -1), ("16384x64", (16384, 64), torch.float32, -1),
-         ("4096x512", (4096, 512), torch.bfloat16, -1), ("64x1000x49 dim=1", (64, 1000, 49), torch.float32, 1))
+         ("4096x512", (4096, 512), torch.bfloat16, -1), ("64x1000x49 dim=1", (64, 1000, 49), torch.float32, 1),
+         ("65536x8", (65536, 8), torch.bfloat16, -1), ("65536x64", (65536, 64), torch.float32, -1),
+         ("4096x2048", (4096, 2048), torch.bfloat16, -1))
+QUICK_CASES = ("4096x256", "4096x512", "64x1000x49 dim=1", "65536x8")
+# (label, shape of the buffer, dtype, dim): the last two dims of the buffer swapped, softmax over `dim`
+TRANSPOSED_CASES = (("(8x256x256)T dim=-1", (8, 256, 256), torch.float32, -1),)
 
 
 def sync() -> None:
@@ -101,6 +107,83 @@ def call_rows(x: torch.Tensor, dim: int) -> list[tuple[str, object]]:
             ("ours backward", backward_of(ours, x))]
 
 
+class EmptyBackward(torch.autograd.Function):
+    """A Python autograd node whose backward only allocates: what autograd's engine and a Python node cost."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return torch.empty_like(x)
+
+    @staticmethod
+    def backward(ctx, dy):
+        return torch.empty_like(dy)
+
+
+def backward_parts(x: torch.Tensor) -> list[tuple[str, object]]:
+    """Where an eager backward's time goes: autograd.grad through a C++ node that launches nothing (the engine
+    alone), through a Python node that only allocates (the engine and a Python node), torch's backward kernel
+    called alone, and ours called alone (the kept backward, no autograd)."""
+    leaf = x.detach().requires_grad_()
+    through_clone = leaf.clone()          # CloneBackward0 hands dy on: no kernel
+    through_python = EmptyBackward.apply(leaf)
+    dy = torch.randn_like(x)
+    y = torch.softmax(x, -1)
+    sc.softmax(leaf)
+    ours = ready.ready_call(leaf)
+    ours_y = sc.softmax(x)
+    ours.backward(ours_y, dy)
+    return [("engine, C++ node, no kernel", lambda: torch.autograd.grad(through_clone, leaf, dy, retain_graph=True)),
+            ("engine, Python node, one allocation",
+             lambda: torch.autograd.grad(through_python, leaf, dy, retain_graph=True)),
+            ("torch backward kernel alone", lambda: torch._softmax_backward_data(dy, y, -1, x.dtype)),
+            ("ours backward call alone", lambda: ours.backward(ours_y, dy))]
+
+
+def torch_static_launch(x: torch.Tensor):
+    """An experiment: our compiled forward kernel launched through torch's C++ launcher for Triton kernels
+    (torch._C._StaticCudaLauncher, what Inductor uses), with the compiled kernel's own function handle, y
+    allocated once. None where this torch has no such launcher."""
+    launcher = getattr(torch._C, "_StaticCudaLauncher", None)
+    if launcher is None:
+        return None
+    sc.softmax(x)
+    call = ready.ready_call(x)
+    launch = call.launch
+    kernel = launch.run(x, torch.empty_like(x))          # the compiled kernel the JIT launched
+    signature = kernel.src.signature
+    names = kernel.src.fn.arg_names
+    constants = set(getattr(kernel.src, "constants", {}) or {})
+    types = {"i1": "i", "i32": "i", "i64": "l", "u32": "I", "u64": "K", "fp32": "f", "fp16": "f", "bf16": "f",
+             "fp64": "d"}
+    arg_tys, picks = "", []
+    for i, name in enumerate(names):
+        ty = signature.get(name, signature.get(i))
+        if ty == "constexpr" or name in constants or (i,) in constants or i in constants:
+            continue
+        arg_tys += "O" if str(ty).startswith("*") else types[str(ty)]
+        picks.append(i)
+    extra = 0
+    for scratch in ("global_scratch_size", "profile_scratch_size"):
+        if hasattr(kernel.metadata, scratch):
+            extra += 1
+    arg_tys += "O" * extra
+    y = torch.empty_like(x)
+    values = (x.data_ptr(), y.data_ptr()) + launch.scalars
+    args = tuple(values[i] for i in picks) + (None,) * extra
+    function = kernel.function
+    g = launch.plan.grid
+    grid = (tuple(g) + (1, 1))[:3]
+    warps, shared = kernel.metadata.num_warps, kernel.metadata.shared
+    stream = torch.cuda.current_stream().cuda_stream
+    c_launch = launcher._launch_kernel
+    c_launch(function, *grid, warps, shared, arg_tys, args, stream)
+    torch.cuda.synchronize()
+    ok = torch.allclose(y, torch.softmax(x, -1), atol=1e-3, rtol=1e-2)
+    print(f"torch static launcher: {arg_tys} -> {'same output' if ok else 'DIFFERENT OUTPUT'}", flush=True)
+    rest = args[2:]
+    return lambda: c_launch(function, *grid, warps, shared, arg_tys, (x.data_ptr(), y.data_ptr()) + rest, stream)
+
+
 def jit_launch(x: torch.Tensor):
     """Our forward kernel launched bare through Triton's JIT: the launch without our wrapper's Python."""
     sc.softmax(x)
@@ -137,9 +220,11 @@ def profile_text(fn, calls: int = CALLS) -> str:
     return out.getvalue()
 
 
-def measure() -> list[dict]:
+def measure(quick: bool = False) -> list[dict]:
     rows = []
     for label, shape, dtype, dim in CASES:
+        if quick and (label not in QUICK_CASES or (label == "4096x256" and dtype != torch.float32)):
+            continue
         x = torch.randn(shape, device="cuda", dtype=dtype)
         providers = call_rows(x, dim)
         if dim == -1 and len(shape) == 2:
@@ -147,7 +232,22 @@ def measure() -> list[dict]:
                           ("kept launch alone", kept_alone(x)),
                           ("cuda graph replay", graph_replay(x)),
                           ("tutorial", lambda: sc.tutorial_softmax(x))]
+            if label in ("4096x256", "4096x512"):
+                providers += backward_parts(x)
+                try:
+                    static = torch_static_launch(x)
+                except Exception as e:  # noqa: BLE001  (an experiment: say why it did not run)
+                    print(f"torch static launcher: {type(e).__name__}: {e}", flush=True)
+                    static = None
+                if static is not None:
+                    providers.append(("torch static launcher alone", static))
         for name, fn in providers:
+            us = per_call_us(fn)
+            rows.append(dict(case=label, dtype=dtypes.name(dtype), provider=name, us_per_call=round(us, 2)))
+            print(f"{label:18s} {dtypes.name(dtype):9s} {name:22s} {us:6.2f} us/call", flush=True)
+    for label, shape, dtype, dim in TRANSPOSED_CASES:
+        x = torch.randn(shape, device="cuda", dtype=dtype).transpose(-1, -2)
+        for name, fn in call_rows(x, dim):
             us = per_call_us(fn)
             rows.append(dict(case=label, dtype=dtypes.name(dtype), provider=name, us_per_call=round(us, 2)))
             print(f"{label:18s} {dtypes.name(dtype):9s} {name:22s} {us:6.2f} us/call", flush=True)
@@ -226,7 +326,7 @@ def main(argv: list[str]) -> int:
         print("needs a GPU: what is measured is the host's cost of launching GPU work (--stub runs anywhere)")
         return 2
     print(f"torch {torch.__version__}, triton {triton.__version__}, {torch.cuda.get_device_name()}")
-    rows = measure()
+    rows = measure("--quick" in argv)
     x = torch.randn(4096, 256, device="cuda")
     text = profile_text(lambda: sc.softmax(x))
     text += "\n-- backward --\n" + profile_text(backward_of(lambda t: sc.softmax(t), x))

@@ -1,9 +1,12 @@
 """Softmax over an axis that is not the contiguous one: a channel dim, or a transposed view's last dim.
 
-Any dense tensor, seen in memory order, is (outer, reduce, inner): `reduce` is the axis the softmax runs
-over, `inner` the elements between two neighbours along it (stride 1 among themselves), `outer` everything
-before. For dim=1 of a contiguous (64, 1000, 49) tensor that is (64, 1000, 49); for the last dim of a
-transposed (32, 2048, 2048) view it is (32, 2048, 2048) too, with the reduced axis of stride 2048.
+The kernels see a tensor as (outer, outer2, reduce, inner), one stride each (plans/any_dim.py folds the
+dims): `reduce` is the axis the softmax runs over, `inner` the axis a program's tile spans. x and y have
+strides of their own: for dim=1 of a contiguous (64, 1000, 49) tensor both are (49000, 0, 49, 1); for the last
+dim of a transposed (32, 2048, 2048) view x is (2048 * 2048, 0, 2048, 1) and the contiguous y
+(2048 * 2048, 0, 1, 2048): loads coalesce across inner columns, stores down the reduced axis, and Triton
+moves each tile between the two orders through shared memory. (A stride of 1 is specialised by Triton's JIT,
+so each side's unit-stride axis is known when the kernel is compiled.)
 
 Reading one softmax "row" at a time would step `inner` elements between neighbours: every load a separate
 memory transaction. Here a program owns a tile of BLOCK_I neighbouring inner columns of one outer index and
@@ -30,31 +33,33 @@ from softmax_core.kernels.tuned import fast_exp, upcast
 
 
 @triton.jit
-def _tile_origin(n_inner, outer_stride_x, outer_stride_y, BLOCK_I: tl.constexpr):
-    """This program's outer index (as int64 offsets into x and y) and its inner columns with their mask."""
+def _tile(n_outer2, n_inner, BLOCK_I: tl.constexpr):
+    """This program's (outer, outer2) index as int64 and its inner columns (int64) with their mask."""
     n_inner_blocks = tl.cdiv(n_inner, BLOCK_I)
     pid = tl.program_id(0)
-    outer = (pid // n_inner_blocks).to(tl.int64)
+    outer = pid // n_inner_blocks
+    o1 = (outer // n_outer2).to(tl.int64)
+    o2 = (outer % n_outer2).to(tl.int64)
     cols = (pid % n_inner_blocks) * BLOCK_I + tl.arange(0, BLOCK_I)
-    return outer * outer_stride_x, outer * outer_stride_y, cols, cols < n_inner
+    return o1, o2, cols.to(tl.int64), cols < n_inner
 
 
 @triton.jit
 def softmax_any_dim_kernel(
     x_ptr, y_ptr,
-    x_outer_stride, x_reduce_stride, y_outer_stride, y_reduce_stride,
-    n_reduce, n_inner,
+    x_outer, x_outer2, x_reduce, x_inner, y_outer, y_outer2, y_reduce, y_inner,
+    n_outer2, n_reduce, n_inner,
     BLOCK_R: tl.constexpr, BLOCK_I: tl.constexpr, ONE_PASS: tl.constexpr,
     SAFE: tl.constexpr, FP64: tl.constexpr,
 ):
-    x_base, y_base, cols, col_ok = _tile_origin(n_inner, x_outer_stride, y_outer_stride, BLOCK_I)
-    x_tile = x_ptr + x_base + cols[None, :]
-    y_tile = y_ptr + y_base + cols[None, :]
+    o1, o2, cols, col_ok = _tile(n_outer2, n_inner, BLOCK_I)
+    x_tile = x_ptr + (o1 * x_outer + o2 * x_outer2) + (cols * x_inner)[None, :]
+    y_tile = y_ptr + (o1 * y_outer + o2 * y_outer2) + (cols * y_inner)[None, :]
     steps = tl.arange(0, BLOCK_R)
     if ONE_PASS:
         mask = (steps < n_reduce)[:, None] & col_ok[None, :]
         r64 = steps.to(tl.int64)[:, None]
-        x = upcast(tl.load(x_tile + r64 * x_reduce_stride, mask=mask, other=float("-inf"),
+        x = upcast(tl.load(x_tile + r64 * x_reduce, mask=mask, other=float("-inf"),
                          eviction_policy="evict_first"), FP64)
         col_max = tl.max(x, axis=0)
         if SAFE:  # a column of only -inf gives zeros instead of NaN
@@ -64,7 +69,7 @@ def softmax_any_dim_kernel(
         inv_sum = 1.0 / col_sum
         if SAFE:
             inv_sum = tl.where(col_sum == 0.0, 0.0, inv_sum)
-        tl.store(y_tile + r64 * y_reduce_stride, numerator * inv_sum[None, :], mask=mask)
+        tl.store(y_tile + r64 * y_reduce, numerator * inv_sum[None, :], mask=mask)
     else:
         run_max = upcast(tl.full((BLOCK_I,), float("-inf"), tl.float32), FP64)
         run_sum = upcast(tl.zeros((BLOCK_I,), tl.float32), FP64)
@@ -72,7 +77,7 @@ def softmax_any_dim_kernel(
         for c in range(0, n_chunks):
             r = c * BLOCK_R + steps
             mask = (r < n_reduce)[:, None] & col_ok[None, :]
-            x = upcast(tl.load(x_tile + r.to(tl.int64)[:, None] * x_reduce_stride, mask=mask, other=float("-inf"),
+            x = upcast(tl.load(x_tile + r.to(tl.int64)[:, None] * x_reduce, mask=mask, other=float("-inf"),
                              eviction_policy="evict_last"), FP64)
             new_max = tl.maximum(run_max, tl.max(x, axis=0))
             # While a column has seen only -inf, shift by 0: -inf - (-inf) would be NaN.
@@ -85,47 +90,50 @@ def softmax_any_dim_kernel(
         else:
             inv_sum = 1.0 / run_sum
         for c in range(0, n_chunks):   # last chunk first: it is the likeliest still in L2
-            r = (n_chunks - 1 - c) * BLOCK_R + steps
+            r = ((n_chunks - 1 - c) * BLOCK_R + steps)
             mask = (r < n_reduce)[:, None] & col_ok[None, :]
             r64 = r.to(tl.int64)[:, None]
-            x = upcast(tl.load(x_tile + r64 * x_reduce_stride, mask=mask, other=float("-inf"),
+            x = upcast(tl.load(x_tile + r64 * x_reduce, mask=mask, other=float("-inf"),
                              eviction_policy="evict_first"), FP64)
-            tl.store(y_tile + r64 * y_reduce_stride, fast_exp(x - run_max[None, :], FP64) * inv_sum[None, :], mask=mask,
+            tl.store(y_tile + r64 * y_reduce, fast_exp(x - run_max[None, :], FP64) * inv_sum[None, :], mask=mask,
                      eviction_policy="evict_first")
 
 
 @triton.jit
 def softmax_backward_any_dim_kernel(
     y_ptr, dy_ptr, dx_ptr,
-    outer_stride, reduce_stride,
-    n_reduce, n_inner,
+    y_outer, y_outer2, y_reduce, y_inner, dy_outer, dy_outer2, dy_reduce, dy_inner,
+    n_outer2, n_reduce, n_inner,
     BLOCK_R: tl.constexpr, BLOCK_I: tl.constexpr, ONE_PASS: tl.constexpr, FP64: tl.constexpr,
 ):
-    # y, dy and dx share one layout (the launcher makes it so), hence one pair of strides.
-    base, _, cols, col_ok = _tile_origin(n_inner, outer_stride, outer_stride, BLOCK_I)
-    offsets = base + cols[None, :]
+    # dx has y's strides (both are allocated by the launcher); dy has its own.
+    o1, o2, cols, col_ok = _tile(n_outer2, n_inner, BLOCK_I)
+    y_at = (o1 * y_outer + o2 * y_outer2) + (cols * y_inner)[None, :]
+    dy_at = (o1 * dy_outer + o2 * dy_outer2) + (cols * dy_inner)[None, :]
     steps = tl.arange(0, BLOCK_R)
     if ONE_PASS:
         mask = (steps < n_reduce)[:, None] & col_ok[None, :]
-        at = offsets + steps.to(tl.int64)[:, None] * reduce_stride
-        y = upcast(tl.load(y_ptr + at, mask=mask, other=0.0), FP64)
-        dy = upcast(tl.load(dy_ptr + at, mask=mask, other=0.0), FP64)
+        r64 = steps.to(tl.int64)[:, None]
+        y = upcast(tl.load(y_ptr + y_at + r64 * y_reduce, mask=mask, other=0.0), FP64)
+        dy = upcast(tl.load(dy_ptr + dy_at + r64 * dy_reduce, mask=mask, other=0.0), FP64)
         dot = tl.sum(y * dy, axis=0)
-        tl.store(dx_ptr + at, y * (dy - dot[None, :]), mask=mask)
+        tl.store(dx_ptr + y_at + r64 * y_reduce, y * (dy - dot[None, :]), mask=mask)
     else:
         dot = upcast(tl.zeros((BLOCK_I,), tl.float32), FP64)
         n_chunks = tl.cdiv(n_reduce, BLOCK_R)
         for c in range(0, n_chunks):
-            r = c * BLOCK_R + steps
-            mask = (r < n_reduce)[:, None] & col_ok[None, :]
-            at = offsets + r.to(tl.int64)[:, None] * reduce_stride
-            y = upcast(tl.load(y_ptr + at, mask=mask, other=0.0, eviction_policy="evict_last"), FP64)
-            dy = upcast(tl.load(dy_ptr + at, mask=mask, other=0.0, eviction_policy="evict_last"), FP64)
+            r64 = (c * BLOCK_R + steps).to(tl.int64)[:, None]
+            mask = (r64 < n_reduce) & col_ok[None, :]
+            y = upcast(tl.load(y_ptr + y_at + r64 * y_reduce, mask=mask, other=0.0, eviction_policy="evict_last"),
+                       FP64)
+            dy = upcast(tl.load(dy_ptr + dy_at + r64 * dy_reduce, mask=mask, other=0.0,
+                                eviction_policy="evict_last"), FP64)
             dot += tl.sum(y * dy, axis=0)
         for c in range(0, n_chunks):
-            r = (n_chunks - 1 - c) * BLOCK_R + steps
-            mask = (r < n_reduce)[:, None] & col_ok[None, :]
-            at = offsets + r.to(tl.int64)[:, None] * reduce_stride
-            y = upcast(tl.load(y_ptr + at, mask=mask, other=0.0, eviction_policy="evict_first"), FP64)
-            dy = upcast(tl.load(dy_ptr + at, mask=mask, other=0.0, eviction_policy="evict_first"), FP64)
-            tl.store(dx_ptr + at, y * (dy - dot[None, :]), mask=mask, eviction_policy="evict_first")
+            r64 = ((n_chunks - 1 - c) * BLOCK_R + steps).to(tl.int64)[:, None]
+            mask = (r64 < n_reduce) & col_ok[None, :]
+            y = upcast(tl.load(y_ptr + y_at + r64 * y_reduce, mask=mask, other=0.0, eviction_policy="evict_first"),
+                       FP64)
+            dy = upcast(tl.load(dy_ptr + dy_at + r64 * dy_reduce, mask=mask, other=0.0,
+                                eviction_policy="evict_first"), FP64)
+            tl.store(dx_ptr + y_at + r64 * y_reduce, y * (dy - dot[None, :]), mask=mask, eviction_policy="evict_first")

@@ -1,9 +1,10 @@
-"""Eager softmax over a non-contiguous axis: the layout, the launch and its autograd (kernels/any_dim.py).
+"""Eager softmax over a non-contiguous axis: the layout, the launches and their autograd (kernels/any_dim.py).
 
-`softmax_any_dim` answers for a call whose reduced axis is not the contiguous one (dim=1 of an NCHW-like
-tensor, the last dim of a transposed view), or returns None so the row kernels take it. The output keeps
-x's layout (memory order), so writes are as coalesced as reads; torch.softmax returns a contiguous tensor,
-which for such an x means writes strided by the reduced axis.
+`softmax_any_dim` answers for a call whose softmax dim is not unit-stride in x or not the output's last
+(dim=1 of an NCHW tensor, the last dim of a transposed view, a channels-last tensor), or returns None so the
+row kernels take it. Like torch.softmax, the output is contiguous whatever x's layout: y = torch.empty(shape).
+The backward of such a y over its last dim is the row kernels' (ready.py's); over another dim it is the
+any-dim backward kernel, kept like the forward.
 """
 from __future__ import annotations
 
@@ -11,12 +12,14 @@ from functools import lru_cache
 
 import torch
 
-from softmax_core.hardware import dtypes
+from softmax_core.hardware import dtypes, runtime
 from softmax_core.hardware.gpu import default_gpu
 from softmax_core.kernels.any_dim import softmax_any_dim_kernel, softmax_backward_any_dim_kernel
-from softmax_core.hardware import runtime
+from softmax_core.launch.autograd import call_backward_directly
 from softmax_core.launch.fast import KeptLaunch, trailing_values
-from softmax_core.plans.any_dim import AnyDimPlan, ReductionLayout, plan_any_dim, reduction_layout
+from softmax_core.launch.launches import backward_launch, cached_plan, launch_aligned, rows_unit_stride
+from softmax_core.plans.any_dim import (AnyDimPlan, ReductionLayout, contiguous_strides, dim_groups, forward_groups,
+                                        layout_in, plan_any_dim, transposes)
 
 
 def launch(kernel, grid: tuple, args: tuple, constexprs: tuple, num_warps: int):
@@ -27,93 +30,60 @@ def launch(kernel, grid: tuple, args: tuple, constexprs: tuple, num_warps: int):
 
 
 @lru_cache(maxsize=4096)
-def cached_any_dim_plan(layout: ReductionLayout, dtype: torch.dtype, direction: str,
-                        device_index: int) -> AnyDimPlan:
+def cached_any_dim_plan(layout: ReductionLayout, dtype: torch.dtype, direction: str, device_index: int,
+                        transposing: bool = False) -> AnyDimPlan:
     return plan_any_dim(layout, dtypes.element_size(dtype), dtypes.name(dtype), default_gpu(max(device_index, 0)),
-                        direction)
+                        direction, transposing=transposing)
 
 
 def any_dim_layout(x: torch.Tensor, dim: int) -> ReductionLayout | None:
-    """x's (outer, reduce, inner) layout when the any-dim kernel is the one to run: x dense, the reduced axis
-    not unit-stride (inner > 1). None otherwise (the row kernels' case, or x needs a copy first)."""
-    layout = reduction_layout(tuple(x.shape), tuple(x.stride()), dim)
-    return layout if layout is not None and layout.n_inner > 1 else None
-
-
-def any_dim_forward(x: torch.Tensor, layout: ReductionLayout, safe: bool, out_dtype: torch.dtype,
-                    plan: AnyDimPlan | None = None) -> torch.Tensor:
-    """y in x's layout, by `plan` (default: the fitted one)."""
-    plan = plan or cached_any_dim_plan(layout, x.dtype, "forward", x.get_device())
-    y = torch.empty_like(x, dtype=out_dtype)          # x is dense: y gets x's strides
-    args = (x, y, layout.outer_stride, layout.reduce_stride, layout.outer_stride, layout.reduce_stride,
-            layout.n_reduce, layout.n_inner)
-    launch(softmax_any_dim_kernel, plan.grid, args,
-           (("BLOCK_R", plan.block_r), ("BLOCK_I", plan.block_i), ("ONE_PASS", plan.one_pass), ("SAFE", safe),
-            ("FP64", x.dtype == torch.float64)), plan.num_warps)
-    return y
-
-
-def any_dim_backward(y: torch.Tensor, dy: torch.Tensor, layout: ReductionLayout,
-                     grad_dtype: torch.dtype, plan: AnyDimPlan | None = None) -> torch.Tensor:
-    """dx in y's layout; dy is brought to that layout first when it has another."""
-    if dy.stride() != y.stride() or dy.dtype != y.dtype:
-        dy = torch.empty_like(y).copy_(dy)
-    plan = plan or cached_any_dim_plan(layout, y.dtype, "backward", y.get_device())
-    dx = torch.empty_like(y, dtype=grad_dtype)
-    args = (y, dy, dx, layout.outer_stride, layout.reduce_stride, layout.n_reduce, layout.n_inner)
-    launch(softmax_backward_any_dim_kernel, plan.grid, args,
-           (("BLOCK_R", plan.block_r), ("BLOCK_I", plan.block_i), ("ONE_PASS", plan.one_pass),
-            ("FP64", y.dtype == torch.float64)), plan.num_warps)
-    return dx
-
-
-class AnyDimSoftmax(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x: torch.Tensor, ready: "ReadyAnyDim") -> torch.Tensor:
-        y = ready(x)                     # the ready call's launch: kept after the first
-        ctx.save_for_backward(y)
-        ctx.dim, ctx.layout, ctx.grad_dtype = ready.dim, ready.layout, x.dtype
-        return y
-
-    @staticmethod
-    def backward(ctx, dy: torch.Tensor):
-        (y,) = ctx.saved_tensors
-        if torch.is_grad_enabled():
-            # create_graph=True: the same formula in torch ops, which autograd can differentiate again.
-            dx = (y * (dy - (y * dy).sum(ctx.dim, keepdim=True))).to(ctx.grad_dtype)
-        else:
-            dx = any_dim_backward(y, dy, ctx.layout, ctx.grad_dtype)
-        return dx, None
+    """x's layout in the any-dim kernel's index space when that kernel is the one to run (None: the row
+    kernels', or x needs a copy before it folds)."""
+    found = forward_groups(tuple(x.shape), tuple(x.stride()), dim)
+    return None if found is None else found[1]
 
 
 class ReadyAnyDim:
     """One eager call over a non-contiguous axis, ready to replay from launch/api.py's dictionary of ready
-    calls: the layout and plan are decided; a call allocates y and launches, through the kept launcher
+    calls: the layouts and plan are decided; a call allocates y and launches, through the kept launcher
     (fast.py) once the first launch through the JIT has compiled the kernel. With grad, the call is recorded
-    by AnyDimSoftmax. (`go` is None and `plain` False: api.softmax's shortcut is the row kernels'.)"""
+    by AnyDimSoftmax, whose backward is kept here too, per layout of dy. (`go` is None and `plain` False:
+    api.softmax's shortcut is the row kernels'.)"""
 
-    __slots__ = ("args", "constexprs", "grid", "num_warps", "dtype", "dim", "layout", "kept")
+    __slots__ = ("args", "constexprs", "grid", "num_warps", "dtype", "in_dtype", "dim", "shape", "copy_x",
+                 "like_x", "kept", "backward_kept")
     go = None
     plain = False
     grad_direct = False
 
-    def __init__(self, plan: AnyDimPlan, layout: ReductionLayout, safe: bool, out_dtype: torch.dtype, fp64: bool,
-                 dim: int):
-        self.args = (layout.outer_stride, layout.reduce_stride, layout.outer_stride, layout.reduce_stride,
-                     layout.n_reduce, layout.n_inner)
+    def __init__(self, x: torch.Tensor, dim: int, safe: bool, out_dtype: torch.dtype):
+        # int(): under a tracer with dynamic shapes the sizes are symbols; the launch is planned for these values
+        shape = tuple(int(d) for d in x.shape)
+        groups, x_layout, y_layout = forward_groups(shape, tuple(int(s) for s in x.stride()), dim)
+        self.copy_x = x_layout is None
+        if self.copy_x:
+            x_layout = y_layout
+        plan = cached_any_dim_plan(x_layout, x.dtype, "forward", x.get_device(), transposes(x_layout, y_layout))
+        self.args = x_layout.strides + y_layout.strides + (x_layout.n_outer2, x_layout.n_reduce, x_layout.n_inner)
         self.constexprs = (("BLOCK_R", plan.block_r), ("BLOCK_I", plan.block_i), ("ONE_PASS", plan.one_pass),
-                           ("SAFE", safe), ("FP64", fp64))
-        self.grid, self.num_warps, self.dtype = plan.grid, plan.num_warps, out_dtype
-        self.dim, self.layout = dim, layout
+                           ("SAFE", safe), ("FP64", x.dtype == torch.float64))
+        self.grid, self.num_warps, self.dtype, self.in_dtype = plan.grid, plan.num_warps, out_dtype, x.dtype
+        self.dim, self.shape = dim, shape
+        # a contiguous x of the output's dtype: y = empty_like(x), half the price of torch.empty(shape)
+        self.like_x = x.is_contiguous() and out_dtype == x.dtype
         self.kept = None
+        self.backward_kept: dict = {}
 
     def run(self, x: torch.Tensor, y: torch.Tensor):
         return launch(softmax_any_dim_kernel, self.grid, (x, y) + self.args, self.constexprs, self.num_warps)
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
-        y = torch.empty_like(x, dtype=self.dtype)
-        if self.kept is not None:
-            self.kept(x, y)
+        y = _empty_like(x) if self.like_x else _empty(self.shape, dtype=self.dtype, device=x.device)
+        if self.copy_x:
+            x = x.contiguous()
+        kept = self.kept
+        if kept is not None:
+            kept(x, y)
             return y
         compiled = self.run(x, y)
         if compiled is not None:
@@ -123,22 +93,167 @@ class ReadyAnyDim:
         return y
 
     def with_grad(self, x: torch.Tensor) -> torch.Tensor:
-        return AnyDimSoftmax.apply(x, self)
+        if functorch_active():
+            return AnyDimSoftmax.apply(x, self)
+        return any_dim_apply(x, self)
+
+    def backward(self, y: torch.Tensor, dy: torch.Tensor) -> torch.Tensor:
+        """dx (contiguous, in the forward input's dtype) for this call's y (contiguous) and any dy."""
+        key = (dy.stride(), dy.dtype, dy.data_ptr() % 16)
+        go = self.backward_kept.get(key)
+        if go is not None:
+            return go(y, dy)
+        go = self.backward_kept[key] = backward_step(y, dy, self.dim, self.in_dtype)
+        return go(y, dy)
+
+
+def rows_backward(shape: tuple, dim: int) -> bool:
+    """Whether the backward of a contiguous y of this shape over `dim` is the row kernels' (dim is its last
+    dim of size above 1, or the only one)."""
+    return dim_groups(tuple(shape), dim, contiguous_strides(tuple(shape)), contiguous_strides(tuple(shape))) is None
+
+
+class BackwardLaunch:
+    """The any-dim backward for a contiguous y of one shape and a dy of one layout and dtype: the kernel's
+    integer arguments and constexprs; `dy_for` brings a dy that does not fold as y does into y's layout."""
+
+    __slots__ = ("grid", "num_warps", "args", "constexprs", "converted")
+
+    def __init__(self, y: torch.Tensor, dy: torch.Tensor, dim: int, plan: AnyDimPlan | None = None):
+        """`plan` overrides the fitted one (tuning sweeps; it must be for y's layout)."""
+        shape = tuple(int(d) for d in y.shape)
+        y_strides, dy_strides = tuple(int(s) for s in y.stride()), tuple(int(s) for s in dy.stride())
+        groups = dim_groups(shape, dim, y_strides, y_strides)
+        y_layout = layout_in(groups, shape, y_strides)
+        dy_layout = layout_in(groups, shape, dy_strides)
+        self.converted = dy_layout is None or dy.dtype != y.dtype
+        if self.converted:
+            dy_layout = y_layout
+        plan = plan or cached_any_dim_plan(y_layout, y.dtype, "backward", y.get_device(),
+                                           transposes(y_layout, dy_layout))
+        self.args = y_layout.strides + dy_layout.strides + (y_layout.n_outer2, y_layout.n_reduce, y_layout.n_inner)
+        self.constexprs = (("BLOCK_R", plan.block_r), ("BLOCK_I", plan.block_i), ("ONE_PASS", plan.one_pass),
+                           ("FP64", y.dtype == torch.float64))
+        self.grid, self.num_warps = plan.grid, plan.num_warps
+
+    def dy_for(self, y: torch.Tensor, dy: torch.Tensor) -> torch.Tensor:
+        return torch.empty_like(y).copy_(dy) if self.converted else dy
+
+    def run(self, y, dy, dx):
+        return launch(softmax_backward_any_dim_kernel, self.grid, (y, dy, dx) + self.args, self.constexprs,
+                      self.num_warps)
+
+
+def backward_step(y: torch.Tensor, dy: torch.Tensor, dim: int, grad_dtype: torch.dtype):
+    """`step(y, dy) -> dx` for a contiguous y of this shape and a dy of this layout, dtype and alignment: the
+    row kernels' backward when dim is y's last, else the any-dim kernel's. The first step launches through
+    the JIT; later ones call the kept launcher with the tensors' addresses (the kernels take the layout from
+    their integer arguments, so y, dy and dx go in as they are)."""
+    shape = tuple(y.shape)
+    same_dtype = grad_dtype == y.dtype
+    kept: list = []
+    if rows_backward(shape, dim):
+        n_cols = shape[dim]
+        n_rows = y.numel() // n_cols
+        dy_as_is = dy.is_contiguous() and dy.dtype == y.dtype
+
+        def rows(y, dy):
+            dx = _empty_like(y) if same_dtype else _empty(shape, dtype=grad_dtype, device=y.device)
+            if not dy_as_is:
+                dy = rows_unit_stride(dy.reshape(n_rows, n_cols).to(y.dtype))
+            if kept:
+                kept[0](y, dy, dx)
+                return dx
+            y2 = y.view(n_rows, n_cols)
+            dy2 = dy.view(n_rows, n_cols) if dy_as_is else dy
+            plan = cached_plan(n_rows, n_cols, y.dtype, "backward", False, y.get_device(),
+                               launch_aligned(y2) and launch_aligned(dy2))
+            launch = backward_launch(plan, n_cols, dy2.stride(0), (y.dtype, y.dtype, grad_dtype))
+            key = (y.get_device(), True, dy2.data_ptr() % 16 == 0)
+            kept.append(launch.launch_and_keep((y2, dy2, dx.view(n_rows, n_cols)), key))
+            return dx
+        return rows
+    made = BackwardLaunch(y, dy, dim)
+    converted = made.converted
+
+    def step(y, dy):
+        if converted:
+            dy = made.dy_for(y, dy)
+        dx = _empty_like(y) if same_dtype else _empty(shape, dtype=grad_dtype, device=y.device)
+        if kept:
+            kept[0](y, dy, dx)
+            return dx
+        compiled = made.run(y, dy, dx)
+        if compiled is not None:
+            tail = trailing_values(softmax_backward_any_dim_kernel, 3 + len(made.args), made.constexprs)
+            kept.append(KeptLaunch(compiled, made.grid, y.get_device()).bind(3, made.args, tail, None, made.run)
+                        or made.run)
+        return dx
+    return step
+
+
+class AnyDimSoftmax(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x: torch.Tensor, ready: ReadyAnyDim) -> torch.Tensor:
+        y = ready(x)                     # the ready call's launch: kept after the first
+        ctx.save_for_backward(y)
+        ctx.ready = ready
+        return y
+
+    @staticmethod
+    def backward(ctx, dy: torch.Tensor):
+        (y,) = ctx.saved_tensors
+        ready = ctx.ready
+        if _grad_enabled():
+            # create_graph=True: the same formula in torch ops, which autograd can differentiate again.
+            dim = ready.dim
+            return (y * (dy - (y * dy).sum(dim, keepdim=True))).to(ready.in_dtype), None
+        return ready.backward(y, dy), None
+
+
+# Function.apply's Python costs more than the rest of a small call; with no functorch transform active it
+# ends in this C function, called directly (as autograd.py does for the row kernels).
+any_dim_apply = super(torch.autograd.Function, AnyDimSoftmax).apply
+call_backward_directly(AnyDimSoftmax)
+functorch_active = torch._C._are_functorch_transforms_active
+_grad_enabled = torch.is_grad_enabled
+_empty_like, _empty = torch.empty_like, torch.empty
+
+
+def any_dim_forward(x: torch.Tensor, dim: int, safe: bool, out_dtype: torch.dtype,
+                    plan: AnyDimPlan | None = None) -> torch.Tensor:
+    """Contiguous y for x's softmax over `dim` by the any-dim kernel, by `plan` (default: the fitted one; one
+    given must be for x's layout, `any_dim_layout(x, dim)`). For tuning sweeps and tests."""
+    ready = ReadyAnyDim(x, dim, safe, out_dtype)
+    if plan is not None:
+        ready.grid, ready.num_warps = plan.grid, plan.num_warps
+        ready.constexprs = (("BLOCK_R", plan.block_r), ("BLOCK_I", plan.block_i), ("ONE_PASS", plan.one_pass),
+                            ("SAFE", safe), ("FP64", x.dtype == torch.float64))
+    return ready(x)
+
+
+def any_dim_backward(y: torch.Tensor, dy: torch.Tensor, dim: int, grad_dtype: torch.dtype,
+                     plan: AnyDimPlan | None = None) -> torch.Tensor:
+    """dx (contiguous) for a contiguous y and any dy, softmax over `dim`, by `plan` (default:
+    the fitted one), through the JIT. For tuning sweeps and tests; with no plan, dim may be y's last (the
+    row kernels' backward)."""
+    if plan is None:
+        return backward_step(y, dy, dim, grad_dtype)(y, dy)
+    made = BackwardLaunch(y, dy, dim, plan)
+    dy = made.dy_for(y, dy)
+    dx = _empty(tuple(y.shape), dtype=grad_dtype, device=y.device)
+    made.run(y, dy, dx)
+    return dx
 
 
 def softmax_any_dim(x: torch.Tensor, dim: int, safe: bool,
                     out_dtype: torch.dtype) -> tuple[torch.Tensor, ReadyAnyDim | None] | None:
-    """(softmax of x over `dim` by the any-dim kernel, the call made ready to replay or None with autograd
-    recording), for x a checked, non-empty tensor of the dtype to read and `dim` non-negative. None where the
-    row kernels are the right ones: the reduced axis is unit-stride, or x is not dense (a copy makes it
-    dense: the rows path already does that)."""
-    if x.ndim < 2:
+    """(softmax of x over `dim` by the any-dim kernel, the call made ready to replay), for x a checked,
+    non-empty tensor of the dtype to read and `dim` non-negative. None where the row kernels are the right
+    ones: the softmax dim is unit-stride in x and is the output's last."""
+    if x.ndim < 2 or forward_groups(tuple(x.shape), tuple(x.stride()), dim) is None:
         return None
-    layout = any_dim_layout(x, dim)
-    if layout is None:
-        return None
-    plan = cached_any_dim_plan(layout, x.dtype, "forward", x.get_device())
-    ready = ReadyAnyDim(plan, layout, safe, out_dtype, x.dtype == torch.float64, dim)
+    ready = ReadyAnyDim(x, dim, safe, out_dtype)
     if x.requires_grad and torch.is_grad_enabled():
         return ready.with_grad(x), ready
     return ready(x), ready

@@ -20,6 +20,7 @@ from softmax_core.launch.ready import READY, ReadyCall, call_key, remember
 from softmax_core.words import describe
 from softmax_core.plans.tutorial import LaunchPlan, plan_launch
 from softmax_core.plans.tuned import SoftmaxPlan
+from softmax_core.plans.any_dim import takes_any_dim
 
 SUPPORTED_DTYPES = tuple(dtypes.torch_dtype(name) for name in dtypes.TUTORIAL_DTYPES)    # the tutorial's kernel
 SOFTMAX_DTYPES = tuple(dtypes.torch_dtype(name) for name in dtypes.TUNED_DTYPES)        # the tuned kernels
@@ -182,7 +183,9 @@ def _softmax_via_op(x, dim, dtype, safe: bool) -> torch.Tensor:
     if x.ndim == 0:
         return operators.softmax_matrix(x.reshape(1, 1), safe, out_dtype).reshape(())
     if x.numel() == 0:
-        return torch.empty_like(x, dtype=out_dtype)
+        return torch.empty(x.shape, dtype=out_dtype, device=x.device)
+    if takes_any_dim(x.shape, x.stride(), dim):
+        return operators.softmax_any_dim(x, dim, safe, out_dtype)      # read in x's layout, y contiguous
     moved = x.movedim(dim, -1)
     matrix = rows_unit_stride(moved.reshape(-1, moved.shape[-1]))
     return operators.softmax_matrix(matrix, safe, out_dtype).reshape(moved.shape).movedim(-1, dim)
@@ -200,7 +203,7 @@ def _softmax_slow(x, dim, dtype, safe: bool) -> torch.Tensor:
     if x.ndim == 0:
         return softmax(x.to(in_dtype).reshape(1), 0, safe=safe).reshape(()).to(out_dtype)
     if x.numel() == 0:
-        return torch.empty_like(x, dtype=out_dtype)
+        return torch.empty(x.shape, dtype=out_dtype, device=x.device)
     key = call_key(x, given_dim, dtype, safe)
     cast = x.dtype != in_dtype
     x = x.to(in_dtype)              # x itself when no cast is asked for; the ready call's cast is then a no-op

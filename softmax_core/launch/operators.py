@@ -2,6 +2,8 @@
 
     torch.ops.softmax_core.softmax_forward(x, safe, out_dtype) -> y        x: a matrix, rows unit-stride
     torch.ops.softmax_core.softmax_backward(y, dy, grad_dtype) -> dx
+    torch.ops.softmax_core.softmax_any_dim_forward(x, dim, safe, out_dtype) -> y       any layout, any dim
+    torch.ops.softmax_core.softmax_any_dim_backward(y, dy, dim, grad_dtype) -> dx     y contiguous
 
 The forward carries its backward (`register_autograd`), and each has a fake implementation that only says
 what comes out (shape, dtype, device), so a tracer never needs to run a kernel. `softmax_matrix` below is
@@ -22,6 +24,8 @@ import torch
 from softmax_core.hardware import runtime
 from softmax_core.launch.autograd import softmax_double_backward
 from softmax_core.launch.launches import backward_launch, cached_plan, forward_launch, launch_aligned, rows_unit_stride
+from softmax_core.launch import any_dim
+from softmax_core.kernels.any_dim import softmax_any_dim_kernel, softmax_backward_any_dim_kernel
 
 NAMESPACE = "softmax_core"
 
@@ -50,6 +54,29 @@ def _backward_body(y: torch.Tensor, dy: torch.Tensor, grad_dtype: torch.dtype, w
     return dx
 
 
+def _any_dim_forward_body(x: torch.Tensor, dim: int, safe: bool, out_dtype: torch.dtype, wrap) -> torch.Tensor:
+    # The eager call's layouts and plan (launch/any_dim.py), launched through `wrap`; the output is contiguous.
+    ready = any_dim.ReadyAnyDim(x, dim, safe, out_dtype)
+    y = torch.empty(tuple(x.shape), dtype=out_dtype, device=x.device)
+    if ready.copy_x:
+        x = x.contiguous()
+    with runtime.one_launch_at_a_time():
+        wrap(softmax_any_dim_kernel)[ready.grid](x, y, *ready.args, **dict(ready.constexprs),
+                                                 num_warps=ready.num_warps, num_stages=1)
+    return y
+
+
+def _any_dim_backward_body(y: torch.Tensor, dy: torch.Tensor, dim: int, grad_dtype: torch.dtype,
+                           wrap) -> torch.Tensor:
+    step = any_dim.BackwardLaunch(y, dy, dim)
+    dy = step.dy_for(y, dy)
+    dx = torch.empty(tuple(y.shape), dtype=grad_dtype, device=y.device)
+    with runtime.one_launch_at_a_time():
+        wrap(softmax_backward_any_dim_kernel)[step.grid](y, dy, dx, *step.args, **dict(step.constexprs),
+                                                         num_warps=step.num_warps, num_stages=1)
+    return dx
+
+
 if runtime.INTERPRETED:
     def _as_is(kernel):
         return kernel
@@ -66,6 +93,23 @@ if runtime.INTERPRETED:
     def _(x, safe, out_dtype):
         return x.new_empty(x.shape, dtype=out_dtype)
 
+    @torch.library.custom_op(f"{NAMESPACE}::softmax_any_dim_forward", mutates_args=(), device_types="cpu")
+    def softmax_any_dim_forward_op(x: torch.Tensor, dim: int, safe: bool, out_dtype: torch.dtype) -> torch.Tensor:
+        return _any_dim_forward_body(x, dim, safe, out_dtype, _as_is)
+
+    @torch.library.custom_op(f"{NAMESPACE}::softmax_any_dim_backward", mutates_args=(), device_types="cpu")
+    def softmax_any_dim_backward_op(y: torch.Tensor, dy: torch.Tensor, dim: int,
+                                    grad_dtype: torch.dtype) -> torch.Tensor:
+        return _any_dim_backward_body(y, dy, dim, grad_dtype, _as_is)
+
+    @softmax_any_dim_forward_op.register_fake
+    def _(x, dim, safe, out_dtype):
+        return torch.empty(x.shape, dtype=out_dtype, device=x.device)
+
+    @softmax_any_dim_backward_op.register_fake
+    def _(y, dy, dim, grad_dtype):
+        return torch.empty(y.shape, dtype=grad_dtype, device=y.device)
+
     @softmax_backward_op.register_fake
     def _(y, dy, grad_dtype):
         return y.new_empty(y.shape, dtype=grad_dtype)
@@ -80,6 +124,15 @@ else:
     @triton_op(f"{NAMESPACE}::softmax_backward", mutates_args=())
     def softmax_backward_op(y: torch.Tensor, dy: torch.Tensor, grad_dtype: torch.dtype) -> torch.Tensor:
         return _backward_body(y, dy, grad_dtype, wrap_triton)
+
+    @triton_op(f"{NAMESPACE}::softmax_any_dim_forward", mutates_args=())
+    def softmax_any_dim_forward_op(x: torch.Tensor, dim: int, safe: bool, out_dtype: torch.dtype) -> torch.Tensor:
+        return _any_dim_forward_body(x, dim, safe, out_dtype, wrap_triton)
+
+    @triton_op(f"{NAMESPACE}::softmax_any_dim_backward", mutates_args=())
+    def softmax_any_dim_backward_op(y: torch.Tensor, dy: torch.Tensor, dim: int,
+                                    grad_dtype: torch.dtype) -> torch.Tensor:
+        return _any_dim_backward_body(y, dy, dim, grad_dtype, wrap_triton)
 
 
 def _setup_context(ctx, inputs, output):
@@ -108,6 +161,48 @@ def _double_backward(ctx, g):
 
 
 softmax_backward_op.register_autograd(_double_backward, setup_context=_setup_backward_context)
+
+
+def _setup_any_dim_context(ctx, inputs, output):
+    x, dim, _safe, _out_dtype = inputs
+    ctx.save_for_backward(output)
+    ctx.dim, ctx.grad_dtype = dim, x.dtype
+
+
+def _any_dim_backward(ctx, dy):
+    (y,) = ctx.saved_tensors
+    dim = ctx.dim
+    if any_dim.rows_backward(tuple(int(d) for d in y.shape), dim):        # y's softmax dim is its last: the rows' operator
+        n_cols = int(y.shape[dim])
+        dx = torch.ops.softmax_core.softmax_backward(y.reshape(-1, n_cols),
+                                                     rows_unit_stride(dy.reshape(-1, n_cols)), ctx.grad_dtype)
+        return dx.reshape(y.shape), None, None, None
+    return torch.ops.softmax_core.softmax_any_dim_backward(y, dy, dim, ctx.grad_dtype), None, None, None
+
+
+softmax_any_dim_forward_op.register_autograd(_any_dim_backward, setup_context=_setup_any_dim_context)
+
+
+def _setup_any_dim_backward_context(ctx, inputs, output):
+    y, dy, dim, _grad_dtype = inputs
+    ctx.save_for_backward(y, dy)
+    ctx.dim = dim
+
+
+def _any_dim_double_backward(ctx, g):
+    y, dy = ctx.saved_tensors
+    dim = ctx.dim
+    g = g.to(y.dtype)
+    gy = (g * y).sum(dim, keepdim=True)
+    return g * (dy - (y * dy).sum(dim, keepdim=True)) - gy * dy, y * (g - gy), None, None
+
+
+softmax_any_dim_backward_op.register_autograd(_any_dim_double_backward, setup_context=_setup_any_dim_backward_context)
+
+
+def softmax_any_dim(x: torch.Tensor, dim: int, safe: bool, out_dtype: torch.dtype) -> torch.Tensor:
+    """softmax over `dim` of x in any layout, through the registered operator; the output is contiguous."""
+    return torch.ops.softmax_core.softmax_any_dim_forward(x, dim, safe, out_dtype)
 
 
 def softmax_matrix(x: torch.Tensor, safe: bool, out_dtype: torch.dtype) -> torch.Tensor:

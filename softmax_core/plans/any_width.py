@@ -42,7 +42,11 @@ TINY_WARP_BYTES = 2 * 1024
 # EDGES_FROM_BYTES of padded row, forward from VECTOR_ROWS_FROM_BYTES (longer forward rows take tiles, plans/tuned.py).
 # On the H200 backward: 16384 x 1000 bf16 0.97x copy against the edge kernel's 0.77, 10000 x 3000 fp16 0.99 against
 # 0.86, 8192 x 5000 fp16 0.97 against 0.65, 8192 x 11008 bf16 0.95 against 0.78 on 16 warps; forward 10000 x 3000
-# fp16 0.94 against 0.77 (tuning/h200-rows-tune-20261201-1.csv and -2.csv).
+# fp16 0.94 against 0.77 (tuning/h200-rows-tune-20261201-1.csv and -2.csv). Widths that are multiples of 16 load
+# whole vectors in the rows plan already: their backward takes these programs only from VECTOR_ROWS_FROM_BYTES of
+# padded row (8192 x 4096 bf16 0.98x copy against 0.97, tuning/h200-rows-dense-20261201-3.csv); below it the rows
+# plan's 8 warps hold (524288 x 1024 fp16 1.01x copy, models/history/nvidia-h200-models-mixed-20261201T0946.csv,
+# against 0.87-0.90 on 4 warps at 174 registers, models/nvidia-h200-models-mixed-20261201T1328.csv and T1331).
 VECTOR_ROWS_FROM_BYTES = 8 * 1024
 VECTOR_PROGRAM_BYTES = 16 * 1024
 VECTOR_ROWS_WARPS = 4
@@ -64,7 +68,7 @@ def refine(plan: SoftmaxPlan, dtype: torch.dtype, *, path: str | None = None, al
     padded_bytes = triton.next_power_of_2(n_cols) * elt
     vectors = plan.vec > 1 or n_cols % 16 == 0
     if (plan.path == "rows" and vectors and elt == 2 and aligned and path is None and edges is None
-            and padded_bytes >= (EDGES_FROM_BYTES if direction == "backward" else VECTOR_ROWS_FROM_BYTES)
+            and padded_bytes >= (EDGES_FROM_BYTES if direction == "backward" and plan.vec > 1 else VECTOR_ROWS_FROM_BYTES)
             and (direction == "backward" or plan.vec > 1)):
         hinted = vector_rows_plan(plan, dtype)
         if hinted is not None:

@@ -44,6 +44,16 @@ Why codes (the value of ``why``):
 - ``row_past_l2``: rows this long (float32 forward, and 2-byte rows in both directions) no longer stay in L2
   between the tiled path's two passes, with two rows in flight on every SM. Figures: ``row_bytes``.
 - ``forced``: the caller chose the path (`plan_softmax(..., path=...)`). No figures.
+
+Any-dim plan (`plans.any_dim.AnyDimPlan.reason`):
+
+- ``any_dim``: each program owns neighbouring inner columns and walks the softmax dim down them. Figures:
+  ``why``, ``block_i`` (columns per program), ``block_r`` (values down the softmax dim per step), ``n_chunks``
+  (steps), ``num_warps``, ``num_programs``.
+- ``slab_fits`` (a why): the whole [softmax dim, columns] slab fits in one program: one read, one write.
+  Figures: ``slab_values``, ``max_values``.
+- ``slab_over_limit`` (a why): the slab is more than one program holds: two passes. Figures: ``slab_values``,
+  ``max_values``.
 """
 from __future__ import annotations
 
@@ -67,6 +77,9 @@ class ReasonCode(Code):
     ROW_SPILLS = "row_spills"
     ROW_PAST_L2 = "row_past_l2"
     FORCED = "forced"
+    ANY_DIM = "any_dim"
+    SLAB_FITS = "slab_fits"
+    SLAB_OVER_LIMIT = "slab_over_limit"
 
 
 FIGURES: dict[ReasonCode, tuple[str, ...]] = {
@@ -86,6 +99,9 @@ FIGURES: dict[ReasonCode, tuple[str, ...]] = {
     ReasonCode.ROW_SPILLS: ("block_n", "row_n_spills"),
     ReasonCode.ROW_PAST_L2: ("row_bytes",),
     ReasonCode.FORCED: (),
+    ReasonCode.ANY_DIM: ("why", "block_i", "block_r", "n_chunks", "num_warps", "num_programs"),
+    ReasonCode.SLAB_FITS: ("slab_values", "max_values"),
+    ReasonCode.SLAB_OVER_LIMIT: ("slab_values", "max_values"),
 }
 
 # Which `why` each path can carry.
@@ -97,6 +113,7 @@ WHY_CODES: dict[ReasonCode, tuple[ReasonCode, ...]] = {
     ReasonCode.SPLIT: (ReasonCode.TOO_MANY_VALUES_PER_THREAD, ReasonCode.ROW_OVER_SHARED_MEMORY,
                        ReasonCode.ROW_OVER_REGISTERS, ReasonCode.ROW_SPILLS, ReasonCode.ROW_PAST_L2,
                        ReasonCode.FORCED),
+    ReasonCode.ANY_DIM: (ReasonCode.SLAB_FITS, ReasonCode.SLAB_OVER_LIMIT, ReasonCode.FORCED),
 }
 
 

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 from softmax_core.hardware import dtypes
 from softmax_core.hardware.gpu import GpuSpec
-from softmax_core.plans.any_dim import AnyDimPlan, ReductionLayout, plan_any_dim, reduction_layout
+from softmax_core.plans.any_dim import (AnyDimPlan, ReductionLayout, contiguous_strides, forward_groups, plan_any_dim,
+                                        reduction_layout, transposes)
 from softmax_core.plans.tuned import SoftmaxPlan
 from softmax_core.plans.choose import plan_softmax
 
@@ -53,14 +54,6 @@ def parse_shape(text: str) -> tuple[int, ...]:
         raise ShapeError("too_many_dims", f"at most {MAX_DIMS} dims, got {len(shape)}", n=len(shape),
                          limit=MAX_DIMS)
     return shape
-
-
-def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
-    strides, step = [], 1
-    for n in reversed(shape):
-        strides.append(step)
-        step *= n
-    return tuple(reversed(strides))
 
 
 def view_strides(shape: tuple[int, ...], transposed: bool) -> tuple[int, ...]:
@@ -110,13 +103,20 @@ def plan_shape(shape: tuple[int, ...], dtype: str, dim: int, gpu: GpuSpec, *, tr
     if transposed and len(shape) < 2:
         raise ShapeError("transposed_needs_two_dims", "a transposed view needs at least two dims")
     dim %= len(shape)
-    layout = reduction_layout(shape, view_strides(shape, transposed), dim)
+    # The forward reads x where it lies. The backward reads y, which is contiguous whatever x's layout (as
+    # torch's is), and dy taken in y's layout: so a transposed view's backward over its last dim is the row
+    # kernels' again. The same layouts and plan as the launch (softmax_core.launch.any_dim).
+    strides = view_strides(shape, transposed) if direction == "forward" else contiguous_strides(shape)
     elt = dtypes.element_size(dtype)
     nbytes = TENSORS_MOVED[direction] * math.prod(shape) * elt
     common = dict(shape=shape, dtype=dtype, dim=dim, transposed=transposed, direction=direction, gpu=gpu,
-                  layout=layout, bytes_moved=nbytes)
-    if layout.n_inner > 1:
-        plan = plan_any_dim(layout, elt, dtype, gpu, direction)
-        return ShapePlan(route="any_dim", rows_plan=None, any_dim_plan=plan, **common)
+                  bytes_moved=nbytes)
+    found = forward_groups(shape, strides, dim)
+    if found is not None:
+        _, read, written = found
+        layout = read or written                  # x that does not fold is read from a contiguous copy
+        plan = plan_any_dim(layout, elt, dtype, gpu, direction, transposing=transposes(layout, written))
+        return ShapePlan(route="any_dim", layout=layout, rows_plan=None, any_dim_plan=plan, **common)
+    layout = reduction_layout(shape, strides, dim)
     rows = plan_softmax(layout.n_outer, layout.n_reduce, dtypes.torch_dtype(dtype), gpu, direction)
-    return ShapePlan(route=rows.path, rows_plan=rows, any_dim_plan=None, **common)
+    return ShapePlan(route=rows.path, layout=layout, rows_plan=rows, any_dim_plan=None, **common)

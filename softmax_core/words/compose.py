@@ -20,13 +20,15 @@ def plan_reason(code, v: dict, lang: str) -> dict:
                 else piece("plan_pieces", "sram_allows", lang, **v))
         limiter = str(v["limiter"]).replace(" ", "_")
         return {"sram": sram, "limiter_why": piece("plan_pieces", f"limiter_{limiter}", lang)}
-    if value not in ("rows", "tiled", "split"):
+    if value not in ("rows", "tiled", "split", "any_dim"):
         return {}
     why = describe(type(code)(v["why"]), v, lang)
     extra: dict = {}
     if value == "rows":
         extra["spilled"] = (piece("plan_pieces", "rows_no_spill", lang) if v["n_spills"] == 0
                             else piece("plan_pieces", "rows_spilled", lang, **v))
+    elif value == "any_dim":
+        pass
     elif value == "tiled":
         if v["split_declined"]:
             why += piece("plan_pieces", "tiled_split_declined", lang)

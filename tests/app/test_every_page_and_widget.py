@@ -473,6 +473,84 @@ def test_prewarm_compiles_what_the_pages_ask_for(tmp_path, monkeypatch):
     assert not compiles(asked), describe_compiles(asked)
 
 
+def test_the_pages_imports_are_warmed_once_after_the_first_page_and_not_when_switched_off(monkeypatch):
+    import threading
+
+    from explorer_ui import prewarm
+
+    ran = []
+    prewarm.forget_start()
+    monkeypatch.setattr(prewarm, "import_pages", lambda: ran.append(1))
+    monkeypatch.setattr(prewarm, "launch", lambda defaults_only=False: None)
+    try:
+        monkeypatch.setenv(prewarm.ENV, "0")
+        app_on("app.py")
+        assert prewarm.import_pages_soon() is None and ran == []
+        monkeypatch.setenv(prewarm.ENV, "1")
+        app_on("app.py")                            # its page_end starts the thread
+        threads = [t for t in threading.enumerate() if t.name == "prewarm-imports"]
+        for thread in threads:
+            thread.join(timeout=30)
+        assert ran == [1]
+        app_on(script("memory"))                     # a second session: nothing new starts
+        assert prewarm.import_pages_soon() is None and ran == [1]
+    finally:
+        prewarm.forget_start()
+
+
+def test_the_warmed_imports_are_every_page_s_own():
+    from explorer_ui import pages_registry, prewarm
+
+    blocks = dict(prewarm.page_import_blocks())
+    assert list(blocks) == [p.script for p in pages_registry.PAGES]
+    assert all(block.startswith("import explorer_ui.startup") for block in blocks.values())
+    assert "from explorer_ui import charts" in " ".join(blocks.values())
+
+
+def test_planting_the_compile_seed_fills_only_what_the_cache_lacks(tmp_path):
+    from explorer_ui import prewarm
+
+    seed, cache = tmp_path / "seed", tmp_path / "cache"
+    seed.mkdir()
+    cache.mkdir()
+    (seed / "aaa.json").write_text('{"n_regs": 1}')
+    (seed / "bbb.json").write_text('{"n_regs": 2}')
+    (seed / prewarm.PROVENANCE_NAME).write_text("{}")
+    (cache / "bbb.json").write_text('{"n_regs": 99}')          # already compiled here: it stays
+    assert prewarm.plant_seed(seed, cache) == 1
+    assert sorted(p.name for p in cache.iterdir()) == ["aaa.json", "bbb.json"]
+    assert (cache / "bbb.json").read_text() == '{"n_regs": 99}'
+    assert prewarm.plant_seed(seed, cache) == 0
+    assert prewarm.plant_seed(tmp_path / "absent", cache) == 0
+
+
+@pytest.mark.slow                           # a crawl over every page
+def test_the_shipped_compile_seed_answers_every_page_at_its_defaults(tmp_path, monkeypatch):
+    """assets/compile_seed/ planted in an empty cache, as a fresh clone's server does: every page at its defaults
+    (and the GPU page's BLOCK_SIZE sweep) finds its plans there, no compile. Fails when a kernel, a default or
+    the pre-warm's list changed after the seed was written: `python -m explorer_ui.prewarm --write-seed`."""
+    import json
+
+    import triton
+
+    from explorer_ui import prewarm
+
+    provenance = json.loads((prewarm.seed_dir() / prewarm.PROVENANCE_NAME).read_text())
+    if provenance["versions"]["triton"] != triton.__version__:
+        pytest.skip(f"the seed was compiled by triton {provenance['versions']['triton']}: its keys name that "
+                    f"toolchain, so here (triton {triton.__version__}) it can only miss")
+    if torch.cuda.is_available():
+        pytest.skip("a real GPU is here: the pages compile on it, which no shipped seed holds")
+    monkeypatch.setenv("SOFTMAX_EXPLORER_CACHE", str(tmp_path))
+    assert prewarm.plant_seed() == provenance["files"]
+    forget_compiles()
+    asked = record_compiles(monkeypatch)
+    open_pages_at_their_defaults(asked)
+    # PTX/SASS texts are the pre-warm's to make (see prewarm.write_seed): every other compile must be in the seed
+    missing = [(job, want_asm) for job, want_asm in compiles(asked) if not want_asm]
+    assert not missing, describe_compiles(asked)
+
+
 @pytest.mark.slow                           # a crawl over every page
 def test_prewarm_on_a_machine_with_a_gpu_compiles_what_the_pages_ask_for(tmp_path, monkeypatch):
     """The same promise where the app finds a GPU (a teacher's H200): the pages then default to the live GPU

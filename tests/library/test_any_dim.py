@@ -6,7 +6,8 @@ import torch
 import softmax_core as sc
 from tests.support.reference import TOLERANCE, reference_softmax
 from softmax_core.launch import any_dim
-from softmax_core.plans.any_dim import ReductionLayout, plan_any_dim, reduction_layout
+from softmax_core.plans.any_dim import (ReductionLayout, contiguous_strides, dim_groups, layout_in, plan_any_dim,
+                                        reduction_layout, takes_any_dim)
 from softmax_core.hardware.gpu import catalog_gpu
 
 
@@ -16,10 +17,30 @@ def test_layout_of_dim_1_and_of_a_transposed_last_dim():
     assert reduction_layout((32, 2048, 2048), (2048 * 2048, 1, 2048), 2) == ReductionLayout(32, 2048, 2048,
                                                                                            2048 * 2048, 2048)
     assert reduction_layout((5, 7), (7, 1), 1).n_inner == 1                      # the row kernels' case
-    assert reduction_layout((4, 1, 6), (6, 99, 1), 0) == ReductionLayout(1, 4, 6, 24, 6)   # size-1 dims: any stride
-    assert reduction_layout((4, 6), (12, 2), 0) is None                           # gaps: not dense
+    assert reduction_layout((4, 1, 6), (6, 99, 1), 0) == ReductionLayout(1, 4, 6, 0, 6)    # size-1 dims: any stride
+    # gaps: the columns step 2 in x (the contiguous output's stores still coalesce)
+    assert reduction_layout((4, 6), (12, 2), 0) == ReductionLayout(1, 4, 6, 0, 12, inner_stride=2)
+    # channels-last, softmax over C: unit-stride in x, but torch's output is contiguous NCHW, so the kernel reads
+    # down C and writes across H * W (the inner axis: stride C in x)
     nchw_last = torch.empty(2, 3, 4, 5).to(memory_format=torch.channels_last)
-    assert reduction_layout(tuple(nchw_last.shape), nchw_last.stride(), 1) == ReductionLayout(40, 3, 1, 3, 1)
+    assert reduction_layout(tuple(nchw_last.shape), nchw_last.stride(), 1) == ReductionLayout(2, 3, 20, 60, 1, 3)
+    # channels-last over H: outer folds into two groups (N, and W) that step differently in x and y
+    assert reduction_layout(tuple(nchw_last.shape), nchw_last.stride(), 2) == ReductionLayout(
+        10, 4, 3, 60, 15, 1, n_outer2=5, outer2_stride=3)
+
+
+def test_dims_that_fold_in_one_tensor_but_not_the_other_are_kept_apart(device):
+    shape, x_strides = (5, 3, 6, 4), (6, 120, 1, 30)            # a permuted view
+    groups = dim_groups(shape, 1, x_strides, contiguous_strides(shape))
+    assert groups.inner == (2,) and len(groups.outer) == 2
+    # outer groups in x's order (dim 3, stride 30, then dim 0): in y they step 1 and 72
+    assert layout_in(groups, shape, contiguous_strides(shape)) == ReductionLayout(20, 3, 6, 1, 24, 4, 5, 72)
+    # five dims, the last two swapped, softmax over dim 1: three outer groups, so x is copied first
+    shape, x_strides = (2, 3, 4, 6, 5), (360, 120, 30, 1, 6)
+    groups = dim_groups(shape, 1, x_strides, contiguous_strides(shape))
+    assert len(groups.outer) == 3 and layout_in(groups, shape, x_strides) is None
+    x = torch.randn(2, 3, 4, 5, 6, device=device).transpose(-1, -2)
+    torch.testing.assert_close(sc.softmax(x, 1), reference_softmax(x, 1), **TOLERANCE[torch.float32])
 
 
 def test_plan_narrows_the_inner_tile_to_fill_the_gpu_and_walks_long_axes_twice():
@@ -27,8 +48,11 @@ def test_plan_narrows_the_inner_tile_to_fill_the_gpu_and_walks_long_axes_twice()
     channel = plan_any_dim(ReductionLayout(64, 1000, 49, 49000, 49), 4, "float32", h200)
     assert channel.one_pass and channel.block_i == 16 and channel.num_programs == 64 * 4
     transposed = plan_any_dim(ReductionLayout(32, 2048, 2048, 2048 * 2048, 2048), 2, "bfloat16", h200)
-    assert not transposed.one_pass and transposed.block_i == 128 and transposed.n_chunks == 2048 // transposed.block_r
-    assert (channel.num_warps, transposed.num_warps, transposed.block_r) == (8, 4, 64)
+    assert not transposed.one_pass and transposed.block_i == 32 and transposed.n_chunks == 2048 // transposed.block_r
+    assert (channel.num_warps, transposed.num_warps, transposed.block_r) == (8, 4, 256)
+    # the backward holds y and dy: at most 32 values of each per thread, so the channel case walks twice
+    backward = plan_any_dim(ReductionLayout(64, 1000, 49, 49000, 49), 4, "float32", h200, "backward")
+    assert not backward.one_pass and backward.block_r * backward.block_i <= 32 * 32 * backward.num_warps
 
 
 @pytest.mark.parametrize("shape, dim, layout", [
@@ -43,7 +67,7 @@ def test_matches_float64(shape, dim, layout, device):
     assert any_dim.any_dim_layout(x, dim % x.ndim) is not None            # the any-dim kernel is the one that runs
     y = sc.softmax(x, dim)
     torch.testing.assert_close(y, reference_softmax(x, dim), **TOLERANCE[torch.float32])
-    assert y.stride() == x.stride()                                         # x's layout, so writes coalesce
+    assert y.is_contiguous() and y.stride() == torch.softmax(x, dim).stride()      # torch's strides
 
 
 def test_two_passes_are_taken_for_a_long_axis():
@@ -131,3 +155,104 @@ def test_second_call_is_replayed_with_its_own_data(device):
     torch.testing.assert_close(sc.softmax(second, 1), reference_softmax(second, 1), **TOLERANCE[torch.float32])
     torch.testing.assert_close(sc.softmax(first, 1, safe=True), reference_softmax(first, 1),
                                **TOLERANCE[torch.float32])
+
+
+def _layouts(rank: int, device):
+    """(name, x) for fresh random tensors of this rank in several layouts, odd sizes."""
+    sizes = (5, 3, 7, 4)[:rank]
+    base = torch.randn(*sizes, device=device) * 3
+    out = [("contiguous", base)]
+    if rank >= 2:
+        out.append(("transposed", torch.randn(*sizes[:-2], sizes[-1], sizes[-2], device=device).transpose(-1, -2)))
+        out.append(("reversed", torch.randn(*reversed(sizes), device=device).permute(*reversed(range(rank)))))
+        out.append(("sliced", torch.randn(*sizes[:-1], 2 * sizes[-1], device=device)[..., ::2]))
+    if rank == 4:
+        out.append(("channels_last", base.to(memory_format=torch.channels_last)))
+    return out
+
+
+@pytest.mark.parametrize("rank", [1, 2, 3, 4])
+def test_every_dim_of_every_layout_matches_float64_with_torchs_strides(rank, device):
+    for name, x in _layouts(rank, device):
+        for dim in range(rank):
+            y = sc.softmax(x, dim)
+            torch.testing.assert_close(y, reference_softmax(x, dim), **TOLERANCE[torch.float32], msg=name)
+            assert y.stride() == torch.softmax(x, dim).stride(), (name, dim)
+            groups = any_dim.forward_groups(tuple(x.shape), tuple(x.stride()), dim)
+            assert takes_any_dim(x.shape, x.stride(), dim) == (rank >= 2 and groups is not None), (name, dim)
+
+
+@pytest.mark.parametrize("n_reduce", [30, 2100])          # one pass, two passes
+def test_minus_inf_and_nan_down_a_transposed_view(n_reduce, device):
+    x = torch.randn(2, 8, n_reduce, device=device)
+    x[0, 1, :] = float("-inf")
+    x[1, 2, : n_reduce // 2] = float("-inf")
+    x[1, 5, 3] = float("nan")
+    view = x.transpose(1, 2)                                   # (2, n_reduce, 8): softmax over dim 1 is unit-stride
+    for safe in (False, True):
+        y = sc.softmax(view, 1, safe=safe)
+        expected = torch.softmax(view.double(), 1).float()
+        if safe:
+            expected[0, :, 1] = 0.0
+        torch.testing.assert_close(y, expected, equal_nan=True, **TOLERANCE[torch.float32])
+        assert y.is_contiguous() and torch.isnan(y[1, :, 5]).all()
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_precision_views_and_a_float32_output(dtype, device):
+    x = (torch.randn(3, 6, 40, device=device) * 3).to(dtype).transpose(-1, -2)
+    cl = (torch.randn(2, 12, 3, 5, device=device) * 3).to(dtype).to(memory_format=torch.channels_last)
+    for t, dim in ((x, -1), (x, 1), (cl, 1), (cl, 2)):
+        torch.testing.assert_close(sc.softmax(t, dim), reference_softmax(t, dim), **TOLERANCE[dtype])
+        wide = sc.softmax(t, dim, dtype=torch.float32)
+        assert wide.dtype == torch.float32 and wide.is_contiguous()
+        torch.testing.assert_close(wide, torch.softmax(t.double(), dim).float(), **TOLERANCE[torch.float32])
+
+
+def test_gradcheck_of_views(device):
+    t = torch.randn(2, 4, 3, device=device, dtype=torch.float64).transpose(-1, -2).requires_grad_()
+    assert any_dim.rows_backward((2, 3, 4), 2) and not any_dim.rows_backward((2, 3, 4), 1)
+    for dim in (-1, 1):        # the transposed view's last dim (rows backward), its unit-stride dim (any-dim)
+        assert torch.autograd.gradcheck(lambda v: sc.softmax(v, dim), (t,))
+    cl = torch.randn(2, 3, 2, 2, device=device, dtype=torch.float64).to(memory_format=torch.channels_last)
+    assert torch.autograd.gradcheck(lambda v: sc.softmax(v, 1), (cl.requires_grad_(),))
+
+
+def test_backward_of_views_with_dy_in_other_layouts(device):
+    x = torch.randn(3, 9, 20, device=device).transpose(-1, -2).requires_grad_()       # (3, 20, 9)
+    for dim in (-1, 1, 0):
+        y = sc.softmax(x, dim)
+        xr = x.detach().double().requires_grad_()
+        expected_y = torch.softmax(xr, dim)
+        for dy in (torch.randn(3, 20, 9, device=device), torch.randn(3, 9, 20, device=device).transpose(-1, -2),
+                   torch.randn(3, 20, 18, device=device)[..., ::2]):
+            (grad,) = torch.autograd.grad(y, x, dy, retain_graph=True)
+            (expected,) = torch.autograd.grad(expected_y, xr, dy.double(), retain_graph=True)
+            torch.testing.assert_close(grad.double(), expected, atol=1e-6, rtol=1e-5)
+            assert grad.is_contiguous()
+
+
+def test_torch_compile_fullgraph_reads_views_in_place(device):
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda t, d: sc.softmax(t, d), fullgraph=True, dynamic=False)
+    views = (torch.randn(3, 9, 20, device=device).transpose(-1, -2),
+             torch.randn(2, 6, 3, 5, device=device).to(memory_format=torch.channels_last))
+    for x, dim in ((views[0], -1), (views[0], 1), (views[1], 1)):
+        x = x.detach().requires_grad_()
+        y = compiled(x, dim)
+        torch.testing.assert_close(y, reference_softmax(x.detach(), dim), **TOLERANCE[torch.float32])
+        assert y.stride() == torch.softmax(x, dim).stride()
+        dy = torch.randn_like(y)
+        (grad,) = torch.autograd.grad(y, x, dy)
+        xr = x.detach().double().requires_grad_()
+        (expected,) = torch.autograd.grad(torch.softmax(xr, dim), xr, dy.double())
+        torch.testing.assert_close(grad.double(), expected, atol=1e-6, rtol=1e-5)
+
+
+@pytest.mark.slow
+def test_the_any_dim_operator_has_first_and_second_derivatives(device):
+    from softmax_core.launch import operators
+    x = torch.randn(2, 2, 3, device=device, dtype=torch.float64).transpose(1, 2).requires_grad_()
+    for dim in (1, 2):         # the any-dim backward operator, and the rows' one for the view's last dim
+        assert torch.autograd.gradcheck(lambda t: operators.softmax_any_dim(t, dim, False, torch.float64), (x,))
+        assert torch.autograd.gradgradcheck(lambda t: operators.softmax_any_dim(t, dim, False, torch.float64), (x,))

@@ -23,6 +23,8 @@ def test_every_layout_is_kept_and_repeated_with_the_same_answer(device):
         assert call is not None, (tuple(x.shape), x.stride(), dim)
         assert call.go is not None or isinstance(call, ReadyAnyDim), (tuple(x.shape), x.stride(), dim)
         again = sc.softmax(x, dim)
+        if isinstance(call, ReadyAnyDim) and not sc.runtime.INTERPRETED:
+            assert call.kept is not None              # the second call went through the kept launcher
         torch.testing.assert_close(first, torch.softmax(x, dim), **TOLERANCE[torch.float32])
         assert torch.equal(first, again) and again.shape == x.shape
 
@@ -49,8 +51,8 @@ def test_backward_is_kept_per_layout_of_dy(dim, device):
         torch.testing.assert_close(grad, expected, atol=1e-6, rtol=1e-4)
     call = ready.ready_call(x, dim)
     assert call is not None
-    if not isinstance(call, ReadyAnyDim):       # (the any-dim backward launches through the JIT)
-        assert len(call.backward_kept) >= 1
+    # any-dim: dy like y, and the transposed dy of the third step; rows: the transposed dy is copied to rows first
+    assert len(call.backward_kept) == (2 if isinstance(call, ReadyAnyDim) else 1)
 
 
 def test_a_call_kept_without_grad_records_autograd_with_it(device):
@@ -137,3 +139,15 @@ def test_an_unknown_launcher_goes_through_the_jit():
     compiled.run = object()
     kept = fast.KeptLaunch(compiled, (1,), 0)
     assert kept.form == "unknown" and kept.bind(2, (), (), None, print) is None
+
+
+def test_autograd_calls_our_backward_functions_directly(device):
+    from softmax_core.launch.any_dim import AnyDimSoftmax
+    from softmax_core.launch.autograd import SoftmaxFunction
+    for function in (SoftmaxFunction, AnyDimSoftmax):
+        assert function._backward_cls.apply is function.backward      # no BackwardCFunction.apply in between
+    x = torch.randn(6, 10, device=device, requires_grad=True)
+    (grad,) = torch.autograd.grad(sc.softmax(x, 0), x, torch.arange(60.0, device=device).view(6, 10))
+    xr = x.detach().double().requires_grad_()
+    (expected,) = torch.autograd.grad(torch.softmax(xr, 0), xr, torch.arange(60.0, device=device).view(6, 10).double())
+    torch.testing.assert_close(grad.double(), expected, atol=1e-6, rtol=1e-5)

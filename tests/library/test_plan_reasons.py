@@ -8,6 +8,7 @@ import softmax_core as sc
 from softmax_core.plans import reasons, tuned as tuned_plan
 from softmax_core.hardware.compile import KernelResources
 from softmax_core.words import describe
+from softmax_core.plans.any_dim import ReductionLayout, plan_any_dim
 from softmax_core.plans.reasons import FIGURES, WHY_CODES, PlanReason, ReasonCode
 
 H200 = sc.catalog_gpu("h200")
@@ -50,6 +51,10 @@ def tuned_reasons(monkeypatch):
     monkeypatch.setattr(tuned_plan, "kernel_resources", real)
     amd = sc.catalog_gpu("mi300x")
     found.append(sc.plan_softmax(2, 70_000, torch.float32, amd).reason)           # split wanted, not on AMD
+    channel = ReductionLayout(64, 1000, 49, 49000, 49)                              # any-dim: one pass, two, forced
+    found += [plan_any_dim(channel, 4, "float32", H200).reason,
+              plan_any_dim(channel, 4, "float32", H200, "backward").reason,
+              plan_any_dim(channel, 4, "float32", H200, block_i=8).reason]
     return found
 
 

@@ -58,3 +58,36 @@ def test_nearest_recorded_prefers_the_same_dtype_and_layout_then_the_nearest_siz
     assert near.row["case"] == "channel-dim1" and near.same_dtype and near.same_layout
     near = models.nearest_recorded(runs, "bfloat16", False, 1600.0, "forward")
     assert near.row["case"] == "gpt2-logits"
+
+
+@pytest.mark.parametrize("shape, dtype, dim, transposed", [((64, 1000, 49), "float32", 1, False),
+                                                            ((32, 2048, 2048), "bfloat16", -1, True),
+                                                            ((16, 300, 7, 5), "float16", 2, True),
+                                                            ((8, 96, 56, 56), "float32", 1, False)])
+def test_plan_is_the_one_the_launch_keeps_in_each_direction(shape, dtype, dim, transposed):
+    # The launch's own objects, on CPU tensors of the same layout (their plans are for the catalog's H200 here)
+    from softmax_core.launch.any_dim import BackwardLaunch, ReadyAnyDim, rows_backward
+    torch_dtype = getattr(torch, dtype)
+    buffer = torch.empty(shape[:-2] + (shape[-1], shape[-2]) if transposed else shape, dtype=torch_dtype)
+    x = buffer.transpose(-1, -2) if transposed else buffer
+    d = dim % len(shape)
+    forward, backward = (plan_shape(shape, dtype, dim, H200, transposed=transposed, direction=direction)
+                         for direction in ("forward", "backward"))
+    if any_dim_layout(x, d) is None:
+        assert forward.route != "any_dim"
+    else:
+        ready = ReadyAnyDim(x, d, False, torch_dtype)
+        assert forward.route == "any_dim"
+        assert (forward.any_dim_plan.grid, forward.any_dim_plan.num_warps) == (ready.grid, ready.num_warps)
+        assert dict(ready.constexprs)["BLOCK_I"] == forward.any_dim_plan.block_i
+        assert dict(ready.constexprs)["BLOCK_R"] == forward.any_dim_plan.block_r
+    y = torch.empty(shape, dtype=torch_dtype)           # y is contiguous whatever x's layout; dy in y's layout
+    if rows_backward(shape, d):
+        assert backward.route != "any_dim"
+        n_reduce = shape[d]
+        assert backward.rows_plan == sc.plan_softmax(y.numel() // n_reduce, n_reduce, torch_dtype, H200, "backward")
+    else:
+        step = BackwardLaunch(y, y, d)
+        assert backward.route == "any_dim"
+        assert (backward.any_dim_plan.grid, backward.any_dim_plan.num_warps) == (step.grid, step.num_warps)
+        assert dict(step.constexprs)["BLOCK_I"] == backward.any_dim_plan.block_i

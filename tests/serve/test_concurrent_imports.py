@@ -68,12 +68,16 @@ def test_every_entry_script_imports_startup_first(script):
 @pytest.mark.parametrize("attempts", [1, pytest.param(REPEATS - 1, marks=pytest.mark.slow)],
                          ids=["first", "again"])
 def test_startup_imports_serialise_a_class_arriving_at_once(attempts):
-    """Two threads per entry script (a class on every page at once), in a fresh interpreter; REPEATS fresh
-    interpreters in all, one in the fast subset and the others with the slow tests."""
+    """Two threads per entry script (a class on every page at once) and the warm-up of the pages' imports, in a
+    fresh interpreter; REPEATS fresh interpreters in all, one in the fast subset and the others with the slow
+    tests."""
     blocks = {}
     for script in ENTRY_SCRIPTS:
         for copy in range(2):
             blocks[f"{script.name}#{copy}"] = _import_block(script)
+    # and the server's own warm-up of every page's imports (explorer_ui.prewarm.import_pages_soon), which runs
+    # once the first page is drawn, beside the students' sessions
+    blocks["prewarm imports"] = f"import {FIRST_IMPORT}\nfrom explorer_ui import prewarm\nprewarm.import_pages()"
     env = dict(os.environ, SOFTMAX_EXPLORER_PREWARM="0", PYTHONPATH=str(ROOT))
     for attempt in range(attempts):
         done = subprocess.run([sys.executable, "-c", RACE.format(blocks=blocks)], cwd=ROOT, env=env,
