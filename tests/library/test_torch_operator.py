@@ -335,8 +335,10 @@ def test_kept_launch_takes_every_parameter_the_jit_binds():
         fast.trailing_values(kernel, 6, ())
 
 
+# gradgradcheck perturbs every element and launches the forward again each time (in Triton's interpreter on a
+# CPU): small shapes whose rows are still padded (7 -> 8, 5 -> 8) keep it to seconds.
 @pytest.mark.slow
-@pytest.mark.parametrize("shape, dim", [((4, 30), -1), ((3, 5, 6), 1)])
+@pytest.mark.parametrize("shape, dim", [((2, 7), -1), ((2, 5, 3), 1)])
 def test_second_derivatives_eager(shape, dim, device):
     x = torch.randn(shape, device=device, dtype=torch.float64, requires_grad=True)
     assert torch.autograd.gradgradcheck(lambda t: sc.softmax(t, dim), (x,))
@@ -344,7 +346,7 @@ def test_second_derivatives_eager(shape, dim, device):
 
 @pytest.mark.slow
 def test_second_derivatives_through_the_operator(device):
-    x = torch.randn(4, 30, device=device, dtype=torch.float64, requires_grad=True)
+    x = torch.randn(2, 7, device=device, dtype=torch.float64, requires_grad=True)
     assert torch.autograd.gradgradcheck(lambda t: FORWARD(t, False, torch.float64), (x,))
 
 
