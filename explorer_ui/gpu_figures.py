@@ -3,16 +3,15 @@ names of the limits a launch plan can hit. Pure functions of softmax_core's GPU 
 from __future__ import annotations
 
 from softmax_core.hardware.gpu import GpuSpec
-from softmax_core.plans.tuned import PATHS as ROW_PATHS
+# The tuned softmax's paths for a row (SoftmaxPlan.path), the ones the GPU page's plan can take (a softmax over a
+# strided dim, the any-dim path, is the Benchmark page's "Your shape").
+from softmax_core.plans.tuned import PATHS as TUNED_PATHS  # noqa: F401  (re-exported)
 from softmax_core.hardware.occupancy import LIMITERS as HARDWARE_LIMITERS, Limiter, occupancy  # noqa: F401  (re-exported)
 
 # What can cap the programs per SM by the chapter's formula (the tutorial plan's limiter and its reason);
 # the hardware's rules (softmax_core.hardware.occupancy.Occupancy.limiter) name HARDWARE_LIMITERS, slots included.
 # A limiter's words are the library's (explorer_ui.i18n.say).
 LIMITERS = (Limiter.REGISTERS, Limiter.SHARED_MEMORY, Limiter.ROWS)
-# The tuned softmax's paths for a row (softmax_core.plans.tuned.SoftmaxPlan.path), the ones the GPU page's plan
-# can take (a softmax over a strided dim, the any-dim path, is the Benchmark page's "Your shape").
-TUNED_PATHS = ROW_PATHS
 # The GpuSpec fields the figures table lists, in order (each with its source).
 GPU_FIGURES = ("name", "arch", "multiprocessor_count", "max_num_regs", "max_shared_mem", "warp_size",
                "memory_bandwidth_gbps", "memory_gb", "l2_mib", "infinity_cache_mib", "max_warps_per_sm",

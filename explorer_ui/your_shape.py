@@ -31,20 +31,8 @@ def cached_plan(shape: tuple, dtype: str, dim: int, gpu_key: str, transposed: bo
 
 
 def kind_text(kind: str, tr=t) -> str:
-    """A model case's family, in the page's language."""
-    if kind == "logits":
-        return tr("shape_kind_logits")
-    if kind == "attention":
-        return tr("shape_kind_attention")
-    if kind == "router":
-        return tr("shape_kind_router")
-    if kind == "channel":
-        return tr("shape_kind_channel")
-    if kind == "transposed":
-        return tr("shape_kind_transposed")
-    if kind == "decode":
-        return tr("shape_kind_decode")
-    return tr("shape_kind_odd")
+    """A model case's family, in the page's language (a family the sweep does not name reads as "odd")."""
+    return tr(f"shape_kind_{kind if kind in models.KINDS else 'odd'}")
 
 
 def case_label(case: models.ModelCase, tr=t) -> str:

@@ -27,10 +27,13 @@ from softmax_core.bench.records import TIME_COLUMNS, BenchmarkRun, provenance
 from softmax_core.hardware import dtypes, runtime
 
 
+KINDS = ("logits", "attention", "router", "channel", "transposed", "decode", "odd")   # a case's family
+
+
 @dataclass(frozen=True)
 class ModelCase:
     name: str                  # a key: "gpt2-logits"
-    kind: str                  # the family: logits, attention, router, channel, transposed, decode, odd
+    kind: str                  # the family, one of KINDS
     shape: tuple[int, ...]
     dtype: str
     dim: int = -1

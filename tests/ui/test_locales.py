@@ -13,7 +13,7 @@ import pytest
 
 import softmax_core as sc
 from softmax_core import bench
-from softmax_core.bench import trust
+from softmax_core.bench import models, trust
 from explorer_ui import (glossary, gpu_figures, i18n, layout, long_row_frames, padding, pages_registry, quiz,
                          recorded_text, row_schedule)
 from softmax_core.hardware.gpu import CACHE_KINDS
@@ -70,6 +70,7 @@ def families() -> dict[str, tuple[set[str], bool]]:
         "bench_status_*": ({f"bench_status_{s}" for s in recorded_text.STATUSES}, True),
         "bench_timing_*": ({f"bench_timing_{v}" for v in bench.TIMING_VIEWS}, True),
         "cache_name_*": ({f"cache_name_{k}" for k in CACHE_KINDS}, True),
+        "shape_kind_*": ({f"shape_kind_{k}" for k in models.KINDS}, True),
         "cache_full_*": ({f"cache_full_{k}" for k in CACHE_KINDS}, True),
     }
 
