@@ -23,7 +23,17 @@ def device():
     return sc.runtime.kernel_device()
 
 
+# The suite runs on two pytest-xdist workers (pyproject.toml's addopts). tests/browser/ shares one Chromium and
+# one app server across its files (tests/browser/conftest.py): its tests form one group, which the "loadgroup"
+# schedule gives to one worker, so that server is started, and each page's first run in it paid, once.
+SHARED_SERVER_FOLDER = "browser"
+
+
 def pytest_collection_modifyitems(config, items):
+    tests = os.path.dirname(__file__)
+    for item in items:
+        if os.path.relpath(str(item.path), tests).split(os.sep)[0] == SHARED_SERVER_FOLDER:
+            item.add_marker(pytest.mark.xdist_group(SHARED_SERVER_FOLDER))
     if torch.cuda.is_available():
         return
     skip = pytest.mark.skip(reason="needs a CUDA GPU; run on the device machine")

@@ -175,7 +175,7 @@ def test_padding_rows_shrinking_below_the_followed_row_is_clamped():
 # -- animation -----------------------------------------------------------------------------------------------
 # AppTest runs whole pages only, never a fragment on its own, so it cannot play an animation (each frame is a
 # fragment run, explorer_ui/player.py): it checks what a full run does. Playing, pausing and stopping at the
-# end are checked in a real browser (tests/browser/test_pages_in_chromium.py).
+# end are checked in a real browser (tests/browser/test_presentation_mode.py, test_pages_in_chromium.py).
 @pytest.mark.parametrize("page, prefix", [(script("memory"), "memory"),
                                           (script("padding"), "padding"),
                                           (script("schedule"), "schedule")])

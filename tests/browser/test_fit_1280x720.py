@@ -9,7 +9,7 @@ Measured in the page, not judged from a picture:
 - the page ends with a link to the next page of the story (explorer_ui/pages_registry.py);
 - and it renders as a classroom needs: no exception box, no JavaScript or console error, nothing asked of
   another host; it has a Play button exactly when tests.support.browser.ANIMATED lists it (those pages'
-  animations are played by tests/browser/test_pages_in_chromium.py).
+  animations are played by tests/browser/test_presentation_mode.py).
 In presentation mode, where Streamlit's header and the sidebar are hidden, the bar beside the title goes to the
 next page, switches the language and leaves the mode. Screenshots land in test-artifacts/browser/fit_*.png.
 """

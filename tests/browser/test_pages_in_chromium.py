@@ -1,11 +1,8 @@
-"""The app in a real browser: Debian's Chromium driven by Playwright against `streamlit run app.py` on 127.0.0.1.
-
-For every page with an animation (tests.support.browser.ANIMATED; every page's render in both languages is
-tests/browser/test_fit_1280x720.py's, which also holds the pages to that list):
-- it renders with no exception box, no JavaScript error and no console error;
-- it asks nothing of any host but the server (an offline classroom works);
-- every animation ("<page>_play" button) plays: the step slider advances, and Pause stops it;
-- a screenshot of the whole page lands in test-artifacts/browser/ (git-ignored), beside the server's log.
+"""The app's animations in a real browser: Debian's Chromium driven by Playwright against `streamlit run app.py`
+on 127.0.0.1. An animation plays to its last frame and stops by itself, and a setting changed while it plays
+pauses it. (Every page's render in both languages, with no exception box, no browser error and nothing asked
+of another host, is tests/browser/test_fit_1280x720.py's; every animation is played, and paused, on its page
+in presentation mode by tests/browser/test_presentation_mode.py.)
 Students at once are tests/serve/'s: sixteen opening every page on a fresh server (test_concurrent_imports.py),
 and students in English and Chinese going from page to page by the sidebar's links through the class proxy,
 every page visited (test_proxy.py).
@@ -15,21 +12,16 @@ These tests do not skip: without Playwright or /usr/bin/chromium they fail and s
 """
 from __future__ import annotations
 
-import json
 import time
 
 import pytest
 
 from classroom_tools import browser_kit as kit
-from tests.support import browser as support
-from tests.support.browser import ANIMATED, ARTIFACTS
+from tests.support.browser import exception_texts, step_values
 
 pytestmark = pytest.mark.slow                # a real browser against a real server
 
 PAGES = kit.app_pages()
-# Every page's render (no exception box, no browser error, nothing asked of another host) is checked in both
-# languages by tests/browser/test_fit_1280x720.py; here the pages with an animation are opened again to play it.
-ANIMATED_PAGES = [p for p in PAGES if p.url_path in ANIMATED]
 VIEWPORT = {"width": 1400, "height": 1000}
 RENDER_TIMEOUT_MS = 90_000      # a page's first run on a cold server computes traces in Triton's interpreter
 ADVANCE_TIMEOUT_MS = 20_000
@@ -42,73 +34,10 @@ def wait_rendered(page, what: str) -> None:
         pytest.fail(f"{what} did not finish rendering within {RENDER_TIMEOUT_MS / 1000:.0f} s: {exc}")
 
 
-def exception_texts(page) -> list[str]:
-    return [t.strip()[:2000] for t in page.get_by_test_id("stException").all_inner_texts()]
-
-
-def step_values(page, selector: str) -> list[str]:
-    return page.evaluate(kit.SLIDER_VALUES_JS, selector)
-
-
-def play_and_pause(page, key: str) -> str:
-    """Press Play, see the step slider advance, press Pause, see it stay put. Returns what happened."""
-    prefix = key[: -len("_play")]
-    button = page.locator(f'[data-testid="stMain"] .st-key-{key} button')
-    steps = f'[data-testid="stMain"] .st-key-{prefix}_step input[type=range]'
-    if page.locator(steps).count() == 0:            # no "<prefix>_step" slider: watch every slider
-        steps = '[data-testid="stMain"] input[type=range]'
-    assert page.locator(steps).count() > 0, f"{key}: no slider shows the animation's step"
-    if button.is_disabled():
-        return f"{key}: disabled (a single frame)"
-    idle_label = button.inner_text()
-    before = step_values(page, steps)
-    button.click()
-    try:
-        page.wait_for_function(
-            "([sel, before]) => JSON.stringify(Array.from(document.querySelectorAll(sel)).map(e => e.value))"
-            " !== before", arg=[steps, json.dumps(before)], timeout=ADVANCE_TIMEOUT_MS)
-    except Exception:
-        pytest.fail(f"{key}: the step did not advance within {ADVANCE_TIMEOUT_MS / 1000:.0f} s of Play "
-                    f"(still {before}); exceptions on the page: {exception_texts(page)}")
-    advanced = step_values(page, steps)
-    if button.inner_text() != idle_label:           # still playing (it may have reached its end already)
-        button.click()
-        page.wait_for_function("([sel, label]) => { const b = document.querySelector(sel);"
-                               " return b && b.innerText === label; }",
-                               arg=[f'[data-testid="stMain"] .st-key-{key} button', idle_label],
-                               timeout=ADVANCE_TIMEOUT_MS)
-    page.wait_for_function(kit.RENDERED_JS, timeout=RENDER_TIMEOUT_MS)
-    stopped_at = step_values(page, steps)
-    time.sleep(2.0)                                 # two animation ticks and more
-    assert step_values(page, steps) == stopped_at, f"{key}: the step kept moving after Pause"
-    return f"{key}: {before} -> {advanced} -> paused at {stopped_at}"
-
-
 def test_pages_discovered():
     assert PAGES[0].script == "app.py"
     paths = [p.url_path for p in PAGES]
     assert len(set(paths)) == len(paths), paths
-
-
-@pytest.mark.parametrize("app_page", ANIMATED_PAGES, ids=[p.label for p in ANIMATED_PAGES])
-def test_page_renders_offline_and_animations_play(browser, server, app_page):
-    context = browser.new_context(viewport=VIEWPORT, locale="en-US")
-    page = context.new_page()
-    watch = kit.PageWatch().attach(page)
-    try:
-        page.goto(app_page.url(server.base))
-        wait_rendered(page, app_page.script)
-        assert exception_texts(page) == [], f"{app_page.script} shows an exception"
-        support.full_screenshot(page, ARTIFACTS / f"{PAGES.index(app_page):02d}_{app_page.label}.png", VIEWPORT)
-
-        played = [play_and_pause(page, key) for key in page.evaluate(kit.PLAY_KEYS_JS)]
-        assert played, f"{app_page.script}: no Play button"
-        print(f"{app_page.script}: {len(played)} animation(s)", *played, sep="\n  ")
-        assert exception_texts(page) == [], f"{app_page.script} shows an exception after playing"
-        assert watch.requests > 0
-        assert watch.problems() == [], f"{app_page.script}: " + "\n".join(watch.problems())
-    finally:
-        context.close()
 
 
 def _open(browser, server, label: str):

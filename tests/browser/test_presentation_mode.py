@@ -1,8 +1,10 @@
 """Presentation mode in a real browser (Chromium, Playwright) at a projector's 1280 x 720, in English and 中文.
 
-On every animated page opened with ?present=1: the Play button and the chart it animates are both inside the
-window without scrolling, the sidebar is folded away, Streamlit's header (and its running indicator) is not
-shown, and Previous / Next / Reset move the step, which the URL then carries. A screenshot of each lands in
+On every animated page (tests.support.browser.ANIMATED) opened with ?present=1: the Play button and the chart it
+animates are both inside the window without scrolling, the sidebar is folded away, Streamlit's header (and its
+running indicator) is not shown, nothing is asked of any host but the server (an offline classroom works), and,
+in English, every animation on the page plays (its step advances) and Pause stops it; Previous / Next / Reset
+move the step, which the URL then carries. A screenshot of each lands in
 test-artifacts/browser/present_<page>_<lang>.png. Like tests/browser/test_pages_in_chromium.py these never skip.
 """
 from __future__ import annotations
@@ -74,6 +76,11 @@ def test_play_and_its_chart_fit_a_projector(browser, server, path, lang):
         assert geo["sidebar"] == "true", f"{path}: the sidebar is not folded away"
         assert not geo["headerShown"], f"{path}: Streamlit's header is shown"
         assert page.get_by_test_id("stException").count() == 0
+        if lang == "en":         # the player does not depend on the language: one run of each is enough
+            played = [support.play_and_pause(page, key) for key in page.evaluate(kit.PLAY_KEYS_JS)]
+            print(f"{path}: {len(played)} animation(s)", *played, sep="\n  ")
+            assert support.exception_texts(page) == [], f"{path} shows an exception after playing"
+        assert watch.requests > 0
         assert watch.problems() == [], "\n".join(watch.problems())
     finally:
         context.close()

@@ -1,19 +1,16 @@
 """A pasted kernel run once in Triton's interpreter, in the limited child: the examples' outputs checked
 against float64 references, what a kernel writes summarised (NaN counted), sizes beyond the interpreter's
 limits refused before anything runs, an endless kernel stopped at its time limit, nothing left behind."""
-import tempfile
-from pathlib import Path
-
 import pytest
 import torch
 
 from softmax_core.authoring import argspec, examples, gate, interpret, sandbox
 
+from tests.support.temp_dirs import leftovers, private_temp_dir  # noqa: F401  (the fixture)
+
+pytestmark = pytest.mark.usefixtures("private_temp_dir")   # leftovers() counts in it
+
 HEAD = "import triton\nimport triton.language as tl\n\n\n"
-
-
-def leftovers() -> set[str]:
-    return {p.name for p in Path(tempfile.gettempdir()).glob("your-kernel-*")}
 
 
 def run(source: str, args, sizes, grid, reference=None, limits=interpret.INTERPRETER_LIMITS):

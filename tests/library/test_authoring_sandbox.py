@@ -1,7 +1,6 @@
 """Your kernel, compiled in the sandboxed child: the four examples for two GPUs, autotune configs, compile
 errors on the student's own line with a hint, and hostile kernels (endless unrolling, a tensor of gigabytes,
 more shared memory than the GPU has) that end in a clear failure while the next compile still works."""
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -10,14 +9,14 @@ import softmax_core as sc
 from softmax_core.authoring import examples, inspect as ki, ptxlines, sandbox
 from softmax_core.authoring.worker import SOURCE_NAME
 
+from tests.support.temp_dirs import leftovers, private_temp_dir  # noqa: F401  (the fixture)
+
+pytestmark = pytest.mark.usefixtures("private_temp_dir")   # leftovers() counts in it
+
 HEAD = "import triton\nimport triton.language as tl\n\n\n"
 GPUS = [sc.catalog_gpu("h200"), sc.catalog_gpu("mi300x")]
 A100 = [sc.catalog_gpu("a100-80gb")]          # sm_80 compiles fastest: the tests that need one GPU use it
 SLOW_EXAMPLES = ("layer_norm", "matmul")       # 9-11 s each: in the slow suite
-
-
-def leftovers() -> set[str]:
-    return {p.name for p in Path(tempfile.gettempdir()).glob("your-kernel-*")}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_EXAMPLES else n

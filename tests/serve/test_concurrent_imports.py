@@ -88,7 +88,7 @@ def test_startup_imports_serialise_a_class_arriving_at_once(attempts):
 # Every page opened at once, most of them twice: without explorer_ui.startup this failed at 16 students (at 8
 # the race showed only sometimes). Each student opens one page: the race is in the first imports, and a later
 # page's modules are loaded by then (its own first visitors imported them); going from page to page by the
-# sidebar, several students at once, is tests/serve/test_proxy.py's and tests/browser/test_pages_in_chromium.py's.
+# sidebar, several students at once, is tests/serve/test_proxy.py's.
 STUDENTS_AT_ONCE = 16
 
 

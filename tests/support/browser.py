@@ -4,6 +4,8 @@ tests/browser/conftest.py; tests/conftest.py gives the other folders a Chromium 
 from __future__ import annotations
 
 import contextlib
+import json
+import time
 from pathlib import Path
 
 import pytest
@@ -81,3 +83,51 @@ def open_tab(browser, url: str, lang: str, timeout_ms: int, viewport: dict = PRO
     tab.goto(url)
     wait_rendered(tab, timeout_ms)
     return tab, watch
+
+
+# The animation player in a page: Play must move the step within PLAYER_ADVANCE_TIMEOUT_MS, and the page must
+# finish its run after Pause within PLAYER_RENDER_TIMEOUT_MS.
+PLAYER_ADVANCE_TIMEOUT_MS = 20_000
+PLAYER_RENDER_TIMEOUT_MS = 90_000
+
+
+def exception_texts(page) -> list[str]:
+    return [t.strip()[:2000] for t in page.get_by_test_id("stException").all_inner_texts()]
+
+
+def step_values(page, selector: str) -> list[str]:
+    return page.evaluate(kit.SLIDER_VALUES_JS, selector)
+
+
+def play_and_pause(page, key: str) -> str:
+    """Press Play, see the step slider advance, press Pause, see it stay put. Returns what happened."""
+    prefix = key[: -len("_play")]
+    button = page.locator(f'[data-testid="stMain"] .st-key-{key} button')
+    steps = f'[data-testid="stMain"] .st-key-{prefix}_step input[type=range]'
+    if page.locator(steps).count() == 0:            # no "<prefix>_step" slider: watch every slider
+        steps = '[data-testid="stMain"] input[type=range]'
+    assert page.locator(steps).count() > 0, f"{key}: no slider shows the animation's step"
+    if button.is_disabled():
+        return f"{key}: disabled (a single frame)"
+    idle_label = button.inner_text()
+    before = step_values(page, steps)
+    button.click()
+    try:
+        page.wait_for_function(
+            "([sel, before]) => JSON.stringify(Array.from(document.querySelectorAll(sel)).map(e => e.value))"
+            " !== before", arg=[steps, json.dumps(before)], timeout=PLAYER_ADVANCE_TIMEOUT_MS)
+    except Exception:
+        pytest.fail(f"{key}: the step did not advance within {PLAYER_ADVANCE_TIMEOUT_MS / 1000:.0f} s of Play "
+                    f"(still {before}); exceptions on the page: {exception_texts(page)}")
+    advanced = step_values(page, steps)
+    if button.inner_text() != idle_label:           # still playing (it may have reached its end already)
+        button.click()
+        page.wait_for_function("([sel, label]) => { const b = document.querySelector(sel);"
+                               " return b && b.innerText === label; }",
+                               arg=[f'[data-testid="stMain"] .st-key-{key} button', idle_label],
+                               timeout=PLAYER_ADVANCE_TIMEOUT_MS)
+    page.wait_for_function(kit.RENDERED_JS, timeout=PLAYER_RENDER_TIMEOUT_MS)
+    stopped_at = step_values(page, steps)
+    time.sleep(2.0)                                 # two animation ticks and more
+    assert step_values(page, steps) == stopped_at, f"{key}: the step kept moving after Pause"
+    return f"{key}: {before} -> {advanced} -> paused at {stopped_at}"
