@@ -1,5 +1,6 @@
 """Every page at 1280 x 720 with the sidebar open, in a real browser (Chromium, Playwright), English and 中文:
-nothing the page states is cut, and the way around is always on screen.
+nothing the page states is cut, and the way around is always on screen. Each language is one student's
+session: the first page opened by its URL, every other reached by the sidebar's link to it.
 
 Measured in the page, not judged from a picture:
 - no metric label or value is cut (an element wider inside than its box: scrollWidth > clientWidth),
@@ -76,6 +77,33 @@ def open_page(browser, server, page_key: str, lang: str, query: str = ""):
     return support.open_tab(browser, f"{server.base}/{path}?lang={lang}{query}", lang, RENDER_TIMEOUT_MS)
 
 
+@pytest.fixture(scope="module")
+def sessions(browser, server):
+    """One session per language, going from page to page by the sidebar's links as a student does: a page
+    switch costs a script run, not a new connection and the front end's code again. lang -> (tab, watch)."""
+    opened: dict = {}
+    yield opened
+    for tab, _ in opened.values():
+        tab.context.close()
+
+
+def visit(sessions, browser, server, page_key: str, lang: str):
+    """The language's session on `page_key`: opened there by URL the first time, then by the sidebar's link.
+    The watch holds what happened since this visit began."""
+    if lang not in sessions:
+        sessions[lang] = open_page(browser, server, page_key, lang)
+        return sessions[lang]
+    tab, watch = sessions[lang]
+    for seen in (watch.page_errors, watch.console_errors, watch.external):
+        seen.clear()
+    path = pages_registry.page(page_key).url_path
+    old_title = tab.title()
+    tab.locator(f'[data-testid="stSidebar"] a[data-testid="stPageLink-NavLink"][href="{path}"]').click()
+    tab.wait_for_function(kit.ARRIVED_JS, arg=[path, old_title], timeout=RENDER_TIMEOUT_MS)
+    support.wait_rendered(tab, RENDER_TIMEOUT_MS)
+    return tab, watch
+
+
 def label(key: str, lang: str, **values) -> str:
     return TEXT[key][lang].format(**values)
 
@@ -84,9 +112,10 @@ CASES = [(key, lang) for key in pages_registry.KEYS for lang in ("en", "zh")]
 
 
 @pytest.mark.parametrize("page_key, lang", CASES, ids=[f"{k}_page-{lang}" for k, lang in CASES])
-def test_page_fits_1280x720_with_the_sidebar_open(browser, server, page_key, lang):
-    tab, watch = open_page(browser, server, page_key, lang)
+def test_page_fits_1280x720_with_the_sidebar_open(browser, server, sessions, page_key, lang):
+    tab, watch = visit(sessions, browser, server, page_key, lang)
     try:
+        assert f"lang={lang}" in tab.url or lang == "en", tab.url     # the language stays with the session
         found = tab.evaluate(FIT_JS)
         tab.screenshot(path=str(ARTIFACTS / f"fit_{page_key}_{lang}.png"))
         assert tab.locator('[data-testid="stSidebar"]').get_attribute("aria-expanded") != "false"
@@ -105,8 +134,10 @@ def test_page_fits_1280x720_with_the_sidebar_open(browser, server, page_key, lan
         # the pages with an animation are the ones tests/browser/ plays (tests.support.browser.ANIMATED)
         assert bool(tab.evaluate(kit.PLAY_KEYS_JS)) == (pages_registry.page(page_key).url_path in ANIMATED)
         assert not watch.problems()
-    finally:
+    except Exception:
+        sessions.pop(lang, None)            # the next page in this language starts from a fresh session
         tab.context.close()
+        raise
 
 
 def test_the_checks_see_a_cut_metric_and_a_wrapped_code_line(browser, server):
