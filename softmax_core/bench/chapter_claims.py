@@ -27,7 +27,7 @@ import pandas as pd
 
 from softmax_core.bench.records import EAGER, RECORDED_DIR, BenchmarkRun, load_recorded_runs
 from softmax_core.hardware import dtypes
-from softmax_core.hardware.gpu import GpuSpec, gpu_catalog
+from softmax_core.hardware.gpu import GpuSpec, gpu_catalog, last_cache
 from softmax_core.teaching.memory import memory_traffic
 from softmax_core.words import Code
 
@@ -175,7 +175,9 @@ def fusion_explains_gap(runs: ChapterRuns) -> ClaimCheck:
 
 def bounds(runs: ChapterRuns) -> dict:
     """What bounds every figure of the sweep: the spec peak, the best copy, the copy at the smallest N (its
-    microseconds per call, and how many of them the bytes at the best copy's rate would not explain) and the largest swept N whose x and y fit in L2 together."""
+    microseconds per call, and how many of them the bytes at the best copy's rate would not explain) and the last
+    cache before DRAM (softmax_core.hardware.gpu.last_cache: its kind, MiB, and the largest swept N whose x and y
+    fit in it together)."""
     copy = _intervals(runs.main, "copy")
     gpu = catalog_gpu_named(runs.main.provenance.get("gpu"))
     M = int(runs.main.provenance["M"])
@@ -184,16 +186,18 @@ def bounds(runs: ChapterRuns) -> dict:
                copy_best_gbps=float(copy.gbps.max()), copy_best_n=int(copy.gbps.idxmax()),
                smallest_n=int(copy.index[0]), copy_smallest_gbps=float(copy.gbps.iloc[0]),
                copy_smallest_us=float(copy.ms.iloc[0] * 1e3),
-               smallest_mb=2 * M * int(copy.index[0]) * element / 1e6, l2_mib=gpu.l2_mib if gpu else None)
+               smallest_mb=2 * M * int(copy.index[0]) * element / 1e6)
+    cache = last_cache(gpu) if gpu else None
+    out.update(cache_kind=cache.kind if cache else None, cache_mib=cache.mib if cache else None)
     # the smallest call's bytes at the best copy's rate, and what is left of its time: launch and ramp-up
     out["smallest_at_best_us"] = out["smallest_mb"] * 1e6 / (out["copy_best_gbps"] * 1e9) * 1e6
     out["smallest_fixed_us"] = out["copy_smallest_us"] - out["smallest_at_best_us"]
     if gpu and gpu.memory_bandwidth_gbps:
         out["copy_best_of_peak"] = out["copy_best_gbps"] / gpu.memory_bandwidth_gbps
         out["copy_smallest_of_peak"] = out["copy_smallest_gbps"] / gpu.memory_bandwidth_gbps
-    if gpu and gpu.l2_mib:
-        fits = [int(n) for n in copy.index if 2 * M * n * element <= gpu.l2_mib * 2**20]
-        out["l2_fits_up_to_n"] = fits[-1] if fits else None
+    if cache:
+        fits = [int(n) for n in copy.index if 2 * M * n * element <= cache.bytes]
+        out["cache_fits_up_to_n"] = fits[-1] if fits else None
     return out
 
 

@@ -12,7 +12,7 @@ import math
 import pandas as pd
 
 from softmax_core.bench import chapter_claims as cc
-from softmax_core.words.core import describe, piece
+from softmax_core.words.core import describe, piece, words_for
 
 
 def _count(n) -> str:
@@ -72,7 +72,7 @@ def claims_table(runs: cc.ChapterRuns, lang: str = "en") -> pd.DataFrame:
 
 
 def bounds_text(runs: cc.ChapterRuns, lang: str = "en") -> str:
-    """Why the figures are what they are: launch cost at the smallest N, L2, the copy's ceiling."""
+    """Why the figures are what they are: launch cost at the smallest N, the last cache, the copy's ceiling."""
     b = cc.bounds(runs)
     return piece("chapter_pieces", "bounds", lang, gpu=b["gpu"], peak=_count(b["peak_gbps"] or 0),
                  best=_count(b["copy_best_gbps"]), best_n=_count(b["copy_best_n"]),
@@ -80,8 +80,9 @@ def bounds_text(runs: cc.ChapterRuns, lang: str = "en") -> str:
                  small=_count(b["copy_smallest_gbps"]),
                  small_share=_percent(b.get("copy_smallest_of_peak", float("nan"))), us=f"{b['copy_smallest_us']:.1f}",
                  ideal=f"{b['smallest_at_best_us']:.1f}", fixed=f"{b['smallest_fixed_us']:.1f}",
-                 mb=f"{b['smallest_mb']:.1f}", l2=f"{b['l2_mib']:g}" if b["l2_mib"] else "—",
-                 l2_n=_count(b["l2_fits_up_to_n"]) if b.get("l2_fits_up_to_n") else "—")
+                 mb=f"{b['smallest_mb']:.1f}", cache_mib=f"{b['cache_mib']:g}" if b["cache_mib"] else "—",
+                 cache=words_for("chapter_pieces", f"cache_{b['cache_kind'] or 'l2'}", lang),
+                 cache_n=_count(b["cache_fits_up_to_n"]) if b.get("cache_fits_up_to_n") else "—")
 
 
 def record_caption(runs: cc.ChapterRuns, lang: str = "en") -> str:

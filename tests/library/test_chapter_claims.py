@@ -98,3 +98,20 @@ def test_compile_is_compared_ratio_to_its_own_runs_copy():
     better = make_run({"copy": lambda n: 4000, "torch_compile": lambda n: 3900})
     assert verdicts(cc.ChapterRuns(main, better))[cc.COMPILE_FUSES_LESS_WELL] == cc.REFUTED
     assert verdicts(cc.ChapterRuns(main))[cc.COMPILE_FUSES_LESS_WELL] == cc.NOT_MEASURED
+
+
+def test_the_bounds_name_the_last_cache_before_dram():
+    """The L2 on the H200; on an MI300X the Infinity Cache every CU shares (softmax_core.hardware.gpu.last_cache),
+    and the widest N whose x and y fit in it follows its size."""
+    from softmax_core.words.claims import bounds_text
+
+    copy = {"copy": lambda n: 4000.0}
+    Ns = (256, 1024, 4096, 8192, 12672)
+    nvidia = cc.bounds(cc.ChapterRuns(make_run(copy, Ns=Ns)))
+    amd = cc.bounds(cc.ChapterRuns(make_run(copy, Ns=Ns, gpu="AMD Instinct MI300X")))
+    assert (nvidia["cache_kind"], nvidia["cache_mib"]) == ("l2", 60.0)
+    assert (amd["cache_kind"], amd["cache_mib"]) == ("infinity_cache", 256.0)
+    fits = lambda mib: max(n for n in Ns if 2 * 4096 * n * 4 <= mib * 2**20)
+    assert nvidia["cache_fits_up_to_n"] == fits(60) == 1024 and amd["cache_fits_up_to_n"] == fits(256) == 8192
+    text = bounds_text(cc.ChapterRuns(make_run(copy, Ns=Ns, gpu="AMD Instinct MI300X")))
+    assert "256 MiB Infinity Cache would hold x and y up to N = 8,192" in text
