@@ -234,6 +234,14 @@ class PageWatch:
         if not is_local(url):
             self.external.append(url)
 
+    def clear(self) -> None:
+        """Forget what was seen so far: the page goes on in the same tab (a student's next page by the sidebar),
+        and what counts from here is what happens next."""
+        self.page_errors.clear()
+        self.console_errors.clear()
+        self.external.clear()
+        self.requests = 0
+
     def problems(self) -> list[str]:
         out = [f"JavaScript error: {e}" for e in self.page_errors]
         out += [f"console error: {e}" for e in self.console_errors]
@@ -296,5 +304,6 @@ MAIN_HEIGHT_JS = """() => { const m = document.querySelector('[data-testid="stMa
 
 
 def nav_link_selector(app_page: AppPage) -> str:
-    """The sidebar link to a page (st.page_link renders <a data-testid=stPageLink-NavLink href="url_path">)."""
+    """The sidebar link to a page (st.page_link renders <a data-testid=stPageLink-NavLink href="url_path">); any
+    page with a url_path will do (an AppPage, or explorer_ui.pages_registry's Page)."""
     return f'[data-testid="stSidebar"] a[data-testid="stPageLink-NavLink"][href="{app_page.url_path}"]'

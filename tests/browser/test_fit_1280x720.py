@@ -94,12 +94,11 @@ def visit(sessions, browser, server, page_key: str, lang: str):
         sessions[lang] = open_page(browser, server, page_key, lang)
         return sessions[lang]
     tab, watch = sessions[lang]
-    for seen in (watch.page_errors, watch.console_errors, watch.external):
-        seen.clear()
-    path = pages_registry.page(page_key).url_path
+    watch.clear()
+    page = pages_registry.page(page_key)
     old_title = tab.title()
-    tab.locator(f'[data-testid="stSidebar"] a[data-testid="stPageLink-NavLink"][href="{path}"]').click()
-    tab.wait_for_function(kit.ARRIVED_JS, arg=[path, old_title], timeout=RENDER_TIMEOUT_MS)
+    tab.locator(kit.nav_link_selector(page)).click()
+    tab.wait_for_function(kit.ARRIVED_JS, arg=[page.url_path, old_title], timeout=RENDER_TIMEOUT_MS)
     support.wait_rendered(tab, RENDER_TIMEOUT_MS)
     return tab, watch
 

@@ -74,10 +74,6 @@ def rendered(page, timeout_ms: int = COMPILE_TIMEOUT_MS) -> None:
     page.wait_for_function(kit.RENDERED_JS, timeout=timeout_ms)
 
 
-def exceptions(page) -> list[str]:
-    return [t.strip()[:2000] for t in page.get_by_test_id("stException").all_inner_texts()]
-
-
 def pick(page, key: str, label: str) -> None:
     """Choose `label` in the selectbox with key `key`, as a student does: open it, click the option."""
     page.locator(f'[data-testid="stMain"] .st-key-{key} [role="combobox"]').click()
@@ -97,7 +93,7 @@ def test_the_four_examples_compile_and_fit_a_projector(browser, server, lang):
     try:
         page.goto(f"{server.base}/your_kernel?lang={lang}")
         rendered(page)
-        assert exceptions(page) == []
+        assert support.exception_texts(page) == []
         compiled = False
         for name, text_key in EXAMPLE_KEYS.items():
             if name != "softmax":                                  # the page opens on the softmax example
@@ -113,7 +109,7 @@ def test_the_four_examples_compile_and_fit_a_projector(browser, server, lang):
                 compiled = True
             page.wait_for_function(f"() => ({TABLE_JS})() !== null", timeout=COMPILE_TIMEOUT_MS)
             rendered(page)
-            assert exceptions(page) == [], f"{name}: {exceptions(page)}"
+            assert support.exception_texts(page) == [], f"{name}: {support.exception_texts(page)}"
             errors = page.get_by_test_id("stAlertContentError").all_inner_texts()
             assert errors == [], f"{name}: {errors}"
             table = page.evaluate(TABLE_JS)
@@ -133,7 +129,7 @@ def test_the_four_examples_compile_and_fit_a_projector(browser, server, lang):
             click(page, "yk_interpret")
             page.wait_for_selector('[data-testid="stMain"] [data-testid="stMetricValue"]', timeout=COMPILE_TIMEOUT_MS)
             rendered(page)
-            assert exceptions(page) == [] and page.get_by_test_id("stAlertContentError").all_inner_texts() == []
+            assert support.exception_texts(page) == [] and page.get_by_test_id("stAlertContentError").all_inner_texts() == []
             value = page.locator('[data-testid="stMain"] [data-testid="stMetricValue"]').first.inner_text()
             assert value.endswith("ms"), value
             assert page.evaluate(CUT_JS) == [], "interpreter run: cut text (text, scrollWidth, clientWidth)"
