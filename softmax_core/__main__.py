@@ -133,7 +133,8 @@ def run_models_benchmark(args: argparse.Namespace, argv: list[str]) -> int:
     run = models.run_models_sweep(cases, providers, timer=timer, progress=text_progress(),
                                   command=shlex.join(["python", "-m", "softmax_core", *argv]))
     print(models.ratio_table(run).to_string(float_format=lambda v: f"{v:.2f}", na_rep="–"), flush=True)
-    csv_path, json_path = bench.save_run(run, args.out, record_stem(run, "models", "mixed", args.timer))
+    stem = bench.free_stem(args.out, record_stem(run, "models", "mixed", args.timer))
+    csv_path, json_path = bench.save_run(run, args.out, stem)
     print(f"wrote {csv_path} (table) and {json_path} (provenance)", flush=True)
     return 0
 
@@ -166,8 +167,11 @@ def run_benchmark(args: argparse.Namespace, argv: list[str]) -> int:
         run = bench.run_sweep(M, sizes, dtype, providers, directions, timer=timer,
                               progress=text_progress(), command=command)
         print(format_table(run), flush=True)
-        csv_path, json_path = bench.save_run(run, args.out, record_stem(run, args.sweep, dtype, args.timer,
-                                                                        single=len(dtype_names) == 1))
+        single = len(dtype_names) == 1
+        stem = record_stem(run, args.sweep, dtype, args.timer, single=single)
+        if not (args.sweep == "tutorial" and single):    # the tutorial's own output name is rewritten, as it is there
+            stem = bench.free_stem(args.out, stem)
+        csv_path, json_path = bench.save_run(run, args.out, stem)
         print(f"wrote {csv_path} (table) and {json_path} (provenance)", flush=True)
     return 0
 

@@ -19,7 +19,7 @@ from softmax_core.bench.providers import (PEER_PACKAGES, PROVIDERS, NotDifferent
 from softmax_core.bench.records import (COLUMNS, CUDAGRAPH, DO_BENCH, DO_BENCH_CUDAGRAPH, EAGER, GRAPH_ROOFLINE_LIMIT,
                       RECORD_VERSION, RECORDED_DIR, Clock, Method,
                       RENAMED_PROVIDERS, TIME_COLUMNS, TIMING_VIEWS, WALL_CLOCK, BenchmarkRun, current_runs,
-                      csv_frame, load_recorded_runs, load_run, package_version, provenance, save_run,
+                      csv_frame, free_stem, load_recorded_runs, load_run, package_version, provenance, save_run,
                       slower_graph_roofline, source_digest, timing_view)
 
 __all__ = [
@@ -32,6 +32,6 @@ __all__ = [
     "COLUMNS", "CUDAGRAPH", "DO_BENCH", "DO_BENCH_CUDAGRAPH", "EAGER", "GRAPH_ROOFLINE_LIMIT", "RECORD_VERSION",
     "RECORDED_DIR", "Clock", "Method",
     "RENAMED_PROVIDERS", "TIME_COLUMNS", "TIMING_VIEWS", "WALL_CLOCK", "BenchmarkRun", "current_runs",
-    "csv_frame", "load_recorded_runs", "load_run", "package_version", "provenance", "save_run", "slower_graph_roofline",
+    "csv_frame", "free_stem", "load_recorded_runs", "load_run", "package_version", "provenance", "save_run", "slower_graph_roofline",
     "source_digest", "timing_view",
 ]

@@ -174,6 +174,19 @@ def csv_frame(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
+def free_stem(directory: str | Path, stem: str) -> str:
+    """`stem`, or `stem-2`, `stem-3`, ... : the first whose CSV and JSON are not in `directory` yet. Record names
+    carry the minute they were made, so two runs started in the same minute would otherwise share one name and
+    the second would write over the first."""
+    directory = Path(directory)
+    taken = lambda name: (directory / f"{name}.csv").exists() or (directory / f"{name}.json").exists()
+    candidate, n = stem, 1
+    while taken(candidate):
+        n += 1
+        candidate = f"{stem}-{n}"
+    return candidate
+
+
 def save_run(run: BenchmarkRun, directory: str | Path, stem: str) -> tuple[Path, Path]:
     """Write `<stem>.csv` (the table) and `<stem>.json` (provenance, naming the CSV). Returns both paths."""
     directory = Path(directory)

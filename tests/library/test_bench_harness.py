@@ -142,6 +142,21 @@ def test_save_and_load_round_trip(tmp_path):
     assert "M=4" in loaded[0].label
 
 
+def test_two_runs_in_one_minute_keep_both_records(tmp_path):
+    # Record names carry the minute; a second run with the same name gets -2, a third -3, and none is lost.
+    run = bench.run_sweep(4, [16], "float32", ["copy"], timer=fixed_timer((1.0, 0.5, 2.0)), command="pytest")
+    stems = []
+    for _ in range(3):
+        stem = bench.free_stem(tmp_path, "gpu-models-mixed-20261201T1629")
+        bench.save_run(run, tmp_path, stem)
+        stems.append(stem)
+    assert stems == ["gpu-models-mixed-20261201T1629", "gpu-models-mixed-20261201T1629-2",
+                     "gpu-models-mixed-20261201T1629-3"]
+    assert len(bench.load_recorded_runs(tmp_path)) == 3
+    (tmp_path / "only-json.json").write_text("{}")      # half a record still holds its name
+    assert bench.free_stem(tmp_path, "only-json") == "only-json-2"
+
+
 def test_load_recorded_runs_without_runs(tmp_path):
     assert bench.load_recorded_runs(tmp_path / "nowhere") == []
     assert bench.load_recorded_runs(tmp_path) == []
