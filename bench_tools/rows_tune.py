@@ -9,6 +9,8 @@ to tell kernel time from per-call cost.
     python -m bench_tools.rows_tune OUT_STEM [--rep-ms 25] [--cases gpt2,odd-3000]
     python -m bench_tools.rows_tune OUT_STEM --dense   # the library's plan only, at DENSE's widths
     python -m bench_tools.rows_tune OUT_STEM --second  # SECOND's cases: edge tiles and grids, mid widths
+    python -m bench_tools.rows_tune OUT_STEM --split-edges   # SPLIT_EDGES' cases: the split path reading an
+                                                             # aligned body between masked edges, beside the plan
 
 writes OUT_STEM.csv (the harness's columns, plus case and variant settings) and OUT_STEM.json (provenance).
 Running a few --warm processes first compiles the variants in parallel; the timed run then finds them compiled.
@@ -77,9 +79,9 @@ def _tiled(M, N, dt, direction, tile, warps, split=None, edges=False, per_sm=Non
     return p
 
 
-def _split(M, N, dt, direction, chunk, warps):
+def _split(M, N, dt, direction, chunk, warps, edges=False):
     flags = {"SAFE": False, "FP64": False} if direction == "forward" else {"FP64": False}
-    return plan_split(M, N, dt, default_gpu(), direction, flags, chunk=chunk, num_warps=warps)
+    return plan_split(M, N, dt, default_gpu(), direction, flags, chunk=chunk, num_warps=warps, edges=edges)
 
 
 def _autograd_call(fn):
@@ -186,6 +188,25 @@ def second_variants(name: str, M: int, N: int, dt: torch.dtype) -> list[Variant]
     return out
 
 
+# --split-edges: rows of widths Triton cannot prove aligned (GPT-2's 50257, an odd 100277) on the split path with
+# EDGES (kernels/shared_rows.py), the plan's chunk and warps and neighbouring shapes, beside the library's plan
+# (edge tiles) and the split path reading value by value (where that fits without spilling).
+SPLIT_EDGES = (("gpt2", 8192, 50257, BF16), ("vocab-100277", 4096, 100277, BF16))
+SPLIT_EDGE_SHAPES = ((None, None), (4096, 4), (8192, 2), (8192, 4))    # (chunk, warps); None: the plan's
+
+
+def split_edge_variants(name: str, M: int, N: int, dt: torch.dtype) -> list[Variant]:
+    gpu, out = default_gpu(), []
+    for d in ("forward", "backward"):
+        out.append(Variant(f"default-{d}", d, plan_softmax(M, N, dt, gpu, d)))
+        for chunk, warps in SPLIT_EDGE_SHAPES:
+            for edges in (True, False):
+                plan = _split(M, N, dt, d, chunk, warps, edges)
+                if plan is not None:
+                    out.append(Variant(f"split-c{plan.block_n}-w{plan.num_warps}{'-edges' if edges else ''}", d, plan))
+    return out
+
+
 def provider_of(v: Variant) -> bench.Provider:
     if v.plan is None:
         return bench.Provider(v.name, lambda x: None, v.call)
@@ -198,20 +219,23 @@ def provider_of(v: Variant) -> bench.Provider:
                           backward if v.direction == "backward" else None)
 
 
-def selected(names: str | None, dense: bool, second: bool = False):
+def selected(names: str | None, dense: bool, second: bool = False, split_edges: bool = False):
     wanted = set(names.split(",")) if names else None
-    return [c for c in (DENSE if dense else SECOND if second else CASES) if wanted is None or c[0] in wanted]
+    group = DENSE if dense else SECOND if second else SPLIT_EDGES if split_edges else CASES
+    return [c for c in group if wanted is None or c[0] in wanted]
 
 
-def case_variants(case, dense: bool, second: bool) -> list[Variant]:
+def case_variants(case, dense: bool, second: bool, split_edges: bool = False) -> list[Variant]:
+    if split_edges:
+        return split_edge_variants(*case)
     return second_variants(*case) if second else variants(*case, dense)
 
 
-def warm(k: int, n: int, cases, dense: bool, second: bool) -> None:
+def warm(k: int, n: int, cases, dense: bool, second: bool, split_edges: bool = False) -> None:
     """Plan and compile every n-th case from the k-th: one launch of each variant on 16 rows of the case's
     width (the same specialisation: 16 rows divide by 16 as every case's M does)."""
     for name, M, N, dt in cases[k::n]:
-        for v in case_variants((name, M, N, dt), dense, second):
+        for v in case_variants((name, M, N, dt), dense, second, split_edges):
             if v.plan is None:
                 continue
             x = torch.randn(16, N, device="cuda").to(dt)
@@ -233,10 +257,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rep-ms", type=int, default=25)
     parser.add_argument("--dense", action="store_true")
     parser.add_argument("--second", action="store_true")
+    parser.add_argument("--split-edges", action="store_true")
     args = parser.parse_args(argv)
-    cases = selected(args.cases, args.dense, args.second)
+    cases = selected(args.cases, args.dense, args.second, args.split_edges)
     if args.warm:
-        warm(*args.warm, cases, args.dense, args.second)
+        warm(*args.warm, cases, args.dense, args.second, args.split_edges)
         return 0
     if not args.stem:
         parser.error("name the output (STEM), or --warm K N")
@@ -248,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
             for d in ("forward", "backward"):
                 for b in ("copy", "torch"):
                     rows.append({**bench.measure(bench.get_provider(b), d, inputs, timer), "case": name})
-            for v in case_variants((name, M, N, dt), args.dense, args.second):
+            for v in case_variants((name, M, N, dt), args.dense, args.second, args.split_edges):
                 r = bench.measure(provider_of(v), v.direction, inputs, timer)
                 rows.append({**r, "case": name, "settings": describe(v.plan) if v.plan else "whole call"})
                 print(name, v.direction, v.name, r["status"], f"{r['ms_median']:.4f}", flush=True)

@@ -10,6 +10,10 @@
           waiting after SPIN_LIMIT polls and reads the peer's chunk itself (never a hang, only a slower row).
           Where programs cannot all be resident (the interpreter runs them one after another), the same
           kernel runs as two launches: publish, then finish.
+          EDGES: rows whose start or width Triton cannot prove 16-byte aligned (GPT-2's 50257 values, odd row
+          strides) are read as kernels/any_width.py reads them, an aligned body between two masked edges of
+          at most VEC values: the SPLIT chunks cover the body, so that every chunk load is a 16-byte vector,
+          and part 0 also owns the head and the tail. Without EDGES a chunk is read value by value there.
 Backward: dx = y * (dy - sum(dy * y)), split the same way; long 2-byte tiled rows are also shared by programs
 that run at once (softmax_backward_tiled_split_kernel).
 """
@@ -20,6 +24,7 @@ from softmax_core.hardware import runtime  # noqa: F401  (must come first: it pi
 import triton
 import triton.language as tl
 
+from softmax_core.kernels.any_width import _pieces
 from softmax_core.kernels.tuned import fast_exp, online_update
 
 # How programs that share a row meet. Each program owns one 64-bit slot per row in a buffer filled with
@@ -132,11 +137,40 @@ def _span_dot(y_row, dy_row, lo, hi):
 
 
 @triton.jit
+def _merge_words(word, other, BACKWARD: tl.constexpr):
+    """Two published words of one row as one: the forward's (max, sum) pairs combined (each sum moved to the
+    larger max), the backward's dots added. A pair of max -inf adds exactly 0."""
+    if BACKWARD:
+        _, dot = _unpack(word)
+        _, other_dot = _unpack(other)
+        merged = _pack(tl.full((), 0.0, tl.float32), dot + other_dot)
+    else:
+        high, low = _unpack(word)
+        other_high, other_low = _unpack(other)
+        top = tl.maximum(high, other_high)
+        shift = tl.where(top == float("-inf"), 0.0, top)
+        merged = _pack(top, tl.where(low == 0.0, 0.0, low * fast_exp(high - shift, False))
+                       + tl.where(other_low == 0.0, 0.0, other_low * fast_exp(other_high - shift, False)))
+    return merged
+
+
+@triton.jit
+def _own_word(word, edge_word, part, EDGES: tl.constexpr, BACKWARD: tl.constexpr):
+    """What program `part` publishes: its chunk's word, and for part 0 of a row read with EDGES, that merged
+    with the head's and tail's word. _peer_words computes a missing peer's word the same way."""
+    if EDGES:
+        word = tl.where(part == 0, _merge_words(word, edge_word, BACKWARD), word)
+    return word
+
+
+@triton.jit
 def _peer_words(row_slots, peers, row_a, row_b, width, n_cols, SPLIT: tl.constexpr, PHASE: tl.constexpr,
-                SPIN: tl.constexpr, BACKWARD: tl.constexpr):
-    """The SPLIT published words of a row (see _gather). Program p owns columns [p * width, (p + 1) * width).
-    A peer still missing after the wait (PHASE 0 only) has its word computed here from memory: the forward's
-    (max, sum) of x (row_a; row_b unused), or the backward's sum(y * dy) (row_a = y, row_b = dy)."""
+                SPIN: tl.constexpr, BACKWARD: tl.constexpr, EDGES: tl.constexpr, edge_word):
+    """The SPLIT published words of a row (see _gather). Program p owns columns [p * width, (p + 1) * width)
+    of the n_cols from row_a (and row_b): the whole row, or with EDGES its aligned body, whose head and tail
+    part 0 owns besides (their word is edge_word). A peer still missing after the wait (PHASE 0 only) has its
+    word computed here from memory: the forward's (max, sum) of x (row_a; row_b unused), or the backward's
+    sum(y * dy) (row_a = y, row_b = dy)."""
     if BACKWARD:
         words, missing = _gather(row_slots + peers, peers < SPLIT, NO_PEER_BACKWARD, PHASE, SPIN)
     else:
@@ -151,8 +185,41 @@ def _peer_words(row_slots, peers, row_a, row_b, width, n_cols, SPLIT: tl.constex
                         word = _span_dot(row_a, row_b, lo, hi)
                     else:
                         word = _span_pair(row_a, lo, hi)
+                    word = _own_word(word, edge_word, p, EDGES, BACKWARD)
                     words = tl.where(peers == p, word, words)
     return words
+
+
+@triton.jit
+def _chunk_start(row, row_stride, n_cols, EDGES: tl.constexpr, VEC: tl.constexpr):
+    """Where the columns the chunks cover start, counted from the tensor's base, and how many there are: the
+    whole row, or with EDGES its aligned body (see _pieces: a multiple of VEC, a whole number of vectors)."""
+    if EDGES:
+        _, start, _, width, _ = _pieces(row, row_stride, n_cols, VEC)
+    else:
+        start = tl.cast(row, tl.int64) * row_stride
+        width = n_cols
+    return start, width
+
+
+@triton.jit
+def _load_chunk(x_ptr, row, n_rows, x_row_stride, n_cols, cols, EDGES: tl.constexpr, VEC: tl.constexpr):
+    """This program's chunk of x's row `row`: -inf past the row's columns, and all of it past n_rows."""
+    start, width = _chunk_start(row, x_row_stride, n_cols, EDGES, VEC)
+    return tl.load(x_ptr + start + cols, mask=cols < tl.where(row < n_rows, width, 0), other=float("-inf"),
+                   eviction_policy="evict_first")
+
+
+@triton.jit
+def _edge_pair(x_ptr, s, b, head, body, tail, edge):
+    """A row's head and tail (as float32, -inf where masked) and their (max, sum) as one word, summed relative
+    to their max (or to 0 where both are empty or all -inf), as a chunk's pair is."""
+    x_head = tl.load(x_ptr + s + edge, mask=edge < head, other=float("-inf")).to(tl.float32)
+    x_tail = tl.load(x_ptr + b + body + edge, mask=edge < tail, other=float("-inf")).to(tl.float32)
+    top = tl.maximum(tl.max(x_head, axis=0), tl.max(x_tail, axis=0))
+    shift = tl.where(top == float("-inf"), 0.0, top)
+    total = tl.sum(fast_exp(x_head - shift, False), axis=0) + tl.sum(fast_exp(x_tail - shift, False), axis=0)
+    return x_head, x_tail, _pack(top, total)
 
 
 @triton.jit
@@ -162,29 +229,41 @@ def softmax_split_kernel(
     n_rows, n_cols,
     slots_ptr,
     SPLIT: tl.constexpr, PEERS: tl.constexpr, CHUNK: tl.constexpr, SAFE: tl.constexpr, PHASE: tl.constexpr,
-    SPIN: tl.constexpr,
+    SPIN: tl.constexpr, EDGES: tl.constexpr = False, VEC: tl.constexpr = 1,
 ):
     # PHASE 0: publish, wait for the peers, finish - one launch, one read of x (GPU only).
     # PHASE 1 then PHASE 2: two launches, no waiting (the second reads x again). The interpreter runs
     # programs one after another, so this is how the same arithmetic is tested on a CPU.
     # Programs come in groups of SPLIT consecutive ids; a group walks rows strided by the number of groups,
-    # and program `part` of a group always holds columns [part * CHUNK, (part + 1) * CHUNK) of its row.
+    # and program `part` of a group always holds columns [part * CHUNK, (part + 1) * CHUNK) of its row, or
+    # with EDGES of its aligned body (VEC values to 16 bytes); part 0 then also holds the head and the tail,
+    # includes them in the pair it publishes, and writes them. y takes x's pieces where its rows are spaced
+    # like x's (then its body is aligned too), else it is written at its own offsets.
     part = tl.program_id(0) % SPLIT
     group = tl.program_id(0) // SPLIT
     n_groups = tl.num_programs(0) // SPLIT
     cols = part * CHUNK + tl.arange(0, CHUNK)
     peers = tl.arange(0, PEERS)
+    edge = tl.arange(0, VEC)
+    same_spacing = x_row_stride == y_row_stride
     # While a program waits for its peers its SM would idle, so it asks for its next row's chunk before
     # waiting: DRAM keeps streaming while the group meets. (A row past the end loads nothing: its
     # columns are masked by a width of 0.)
-    x_next = tl.load(x_ptr + tl.cast(group, tl.int64) * x_row_stride + cols,
-                     mask=cols < tl.where(group < n_rows, n_cols, 0), other=float("-inf"),
-                     eviction_policy="evict_first")
+    x_next = _load_chunk(x_ptr, group, n_rows, x_row_stride, n_cols, cols, EDGES, VEC)
     for row in tl.range(group, n_rows, n_groups):
         row64 = tl.cast(row, tl.int64)
         # The chunk stays in registers in its own dtype (two bf16 values share a register, so a program
         # can hold twice the chunk); exp is computed twice instead of keeping float32 numerators.
         x = x_next
+        if EDGES:
+            s, b, head, body, tail = _pieces(row, x_row_stride, n_cols, VEC)
+            # Every program reads the edges (two masked vectors): part 0 publishes them, and any program
+            # may have to compute part 0's word itself (_peer_words).
+            x_head, x_tail, edge_word = _edge_pair(x_ptr, s, b, head, body, tail, edge)
+        else:
+            b = row64 * x_row_stride
+            body = n_cols
+            edge_word = NO_PEER_FORWARD
         # This chunk's own max and sum. A chunk of only -inf (padding past the row's end, or masked
         # values) sums relative to 0 instead, so that its sum is a clean 0 rather than NaN; it still
         # publishes its max, -inf, so that it cannot lift the row's max (a published 0 would, and a row
@@ -194,17 +273,14 @@ def softmax_split_kernel(
         row_slots = slots_ptr + row64 * SPLIT
         if PHASE != 2:
             chunk_sum = tl.sum(fast_exp(x.to(tl.float32) - chunk_shift, False), axis=0)
-            _publish(row_slots + part, _pack(chunk_max, chunk_sum), PHASE)
-        next_row = row + n_groups
-        x_next = tl.load(x_ptr + tl.cast(next_row, tl.int64) * x_row_stride + cols,
-                         mask=cols < tl.where(next_row < n_rows, n_cols, 0), other=float("-inf"),
-                         eviction_policy="evict_first")
+            _publish(row_slots + part, _own_word(_pack(chunk_max, chunk_sum), edge_word, part, EDGES, False), PHASE)
+        x_next = _load_chunk(x_ptr, row + n_groups, n_rows, x_row_stride, n_cols, cols, EDGES, VEC)
         if PHASE != 1:
             # Every program combines the same SPLIT pairs the same way, so all agree on the row's (max, sum).
             # A peer that never published within the wait: compute its pair from x. (One test per row when
             # all arrived; looking at each peer in turn is only for the rare row that needs it.)
-            words = _peer_words(row_slots, peers, x_ptr + row64 * x_row_stride, x_ptr, CHUNK, n_cols,
-                                SPLIT, PHASE, SPIN, False)
+            words = _peer_words(row_slots, peers, x_ptr + b, x_ptr, CHUNK, body, SPLIT, PHASE, SPIN, False,
+                                EDGES, edge_word)
             maxes, sums = _unpack(words)
             row_max = tl.max(maxes, axis=0)
             # A row of only -inf: NaN like torch, or zeros with SAFE (shift by 0, and 1/0 becomes 0 below).
@@ -218,7 +294,53 @@ def softmax_split_kernel(
             if SAFE:
                 inv_sum = tl.where(row_sum == 0.0, 0.0, inv_sum)
             y = fast_exp(x.to(tl.float32) - row_shift, False) * inv_sum
-            tl.store(y_ptr + row64 * y_row_stride + cols, y, mask=cols < n_cols, eviction_policy="evict_first")
+            if EDGES:
+                y_s = tl.where(same_spacing, s, row64 * y_row_stride)   # where y's row starts
+                if same_spacing:
+                    tl.store(y_ptr + b + cols, y, mask=cols < body, eviction_policy="evict_first")
+                else:
+                    tl.store(y_ptr + y_s + head + cols, y, mask=cols < body, eviction_policy="evict_first")
+                mine = part == 0            # the edges are part 0's to write
+                tl.store(y_ptr + y_s + edge, fast_exp(x_head - row_shift, False) * inv_sum,
+                         mask=edge < tl.where(mine, head, 0))
+                tl.store(y_ptr + y_s + head + body + edge, fast_exp(x_tail - row_shift, False) * inv_sum,
+                         mask=edge < tl.where(mine, tail, 0))
+            else:
+                tl.store(y_ptr + row64 * y_row_stride + cols, y, mask=cols < n_cols, eviction_policy="evict_first")
+
+
+@triton.jit
+def _load_pair_chunk(y_ptr, dy_ptr, row, n_rows, y_row_stride, dy_row_stride, n_cols, cols, same_spacing,
+                     EDGES: tl.constexpr, VEC: tl.constexpr):
+    """This program's chunks of y's and dy's row `row` (0 past the row's columns, and past n_rows). With
+    EDGES the pieces are y's; dy takes them where it is spaced like y, else the same columns of its own row."""
+    row64 = tl.cast(row, tl.int64)
+    if EDGES:
+        _, b, head, body, _ = _pieces(row, y_row_stride, n_cols, VEC)
+        ok = cols < tl.where(row < n_rows, body, 0)
+        y = tl.load(y_ptr + b + cols, mask=ok, other=0.0, eviction_policy="evict_first")
+        if same_spacing:
+            dy = tl.load(dy_ptr + b + cols, mask=ok, other=0.0, eviction_policy="evict_first")
+        else:
+            dy = tl.load(dy_ptr + row64 * dy_row_stride + head + cols, mask=ok, other=0.0,
+                         eviction_policy="evict_first")
+    else:
+        ok = cols < tl.where(row < n_rows, n_cols, 0)
+        y = tl.load(y_ptr + row64 * y_row_stride + cols, mask=ok, other=0.0, eviction_policy="evict_first")
+        dy = tl.load(dy_ptr + row64 * dy_row_stride + cols, mask=ok, other=0.0, eviction_policy="evict_first")
+    return y, dy
+
+
+@triton.jit
+def _edge_dot(y_ptr, dy_ptr, s, dy_s, b, head, body, tail, edge):
+    """A row's head and tail of y and dy (as float32, 0 where masked) and their share of sum(y * dy) as a
+    word; dy's row starts at dy_s."""
+    y_head = tl.load(y_ptr + s + edge, mask=edge < head, other=0.0).to(tl.float32)
+    dy_head = tl.load(dy_ptr + dy_s + edge, mask=edge < head, other=0.0).to(tl.float32)
+    y_tail = tl.load(y_ptr + b + body + edge, mask=edge < tail, other=0.0).to(tl.float32)
+    dy_tail = tl.load(dy_ptr + dy_s + head + body + edge, mask=edge < tail, other=0.0).to(tl.float32)
+    dot = tl.sum(y_head * dy_head, axis=0) + tl.sum(y_tail * dy_tail, axis=0)
+    return y_head, dy_head, y_tail, dy_tail, _pack(tl.full((), 0.0, tl.float32), dot)
 
 
 @triton.jit
@@ -228,38 +350,60 @@ def softmax_backward_split_kernel(
     n_rows, n_cols,
     slots_ptr,
     SPLIT: tl.constexpr, PEERS: tl.constexpr, CHUNK: tl.constexpr, PHASE: tl.constexpr, SPIN: tl.constexpr,
+    EDGES: tl.constexpr = False, VEC: tl.constexpr = 1,
 ):
     # The backward needs one number per row, sum(dy * y): each program publishes its chunk's share
-    # (in the low half of its slot; the high half is 0). PHASE and the early loads as in the forward.
+    # (in the low half of its slot; the high half is 0). PHASE, the early loads and EDGES as in the forward:
+    # with EDGES the pieces are y's, and dy and dx take them where their rows are spaced like y's.
     part = tl.program_id(0) % SPLIT
     group = tl.program_id(0) // SPLIT
     n_groups = tl.num_programs(0) // SPLIT
     cols = part * CHUNK + tl.arange(0, CHUNK)
     peers = tl.arange(0, PEERS)
-    first = tl.cast(group, tl.int64)
-    first_ok = cols < tl.where(group < n_rows, n_cols, 0)
-    y_next = tl.load(y_ptr + first * y_row_stride + cols, mask=first_ok, other=0.0, eviction_policy="evict_first")
-    dy_next = tl.load(dy_ptr + first * dy_row_stride + cols, mask=first_ok, other=0.0, eviction_policy="evict_first")
+    edge = tl.arange(0, VEC)
+    same_spacing = (dy_row_stride == y_row_stride) & (dx_row_stride == y_row_stride)
+    y_next, dy_next = _load_pair_chunk(y_ptr, dy_ptr, group, n_rows, y_row_stride, dy_row_stride, n_cols, cols,
+                                       same_spacing, EDGES, VEC)
     for row in tl.range(group, n_rows, n_groups):
         row64 = tl.cast(row, tl.int64)
         y = y_next            # kept in their own dtype, as in the forward
         dy = dy_next
+        if EDGES:
+            s, b, head, body, tail = _pieces(row, y_row_stride, n_cols, VEC)
+            dy_s = tl.where(same_spacing, s, row64 * dy_row_stride)     # where dy's and dx's rows start
+            dx_s = tl.where(same_spacing, s, row64 * dx_row_stride)
+            y_head, dy_head, y_tail, dy_tail, edge_word = _edge_dot(y_ptr, dy_ptr, s, dy_s, b, head, body, tail, edge)
+            y_row = y_ptr + b                  # the columns the chunks cover, in y and in dy
+            dy_row = dy_ptr + dy_s + head
+        else:
+            y_row = y_ptr + row64 * y_row_stride
+            dy_row = dy_ptr + row64 * dy_row_stride
+            body = n_cols
+            edge_word = NO_PEER_BACKWARD
         row_slots = slots_ptr + row64 * SPLIT
         if PHASE != 2:
             dot_part = tl.sum(y.to(tl.float32) * dy.to(tl.float32), axis=0)
-            _publish(row_slots + part, _pack(tl.full((), 0.0, tl.float32), dot_part), PHASE)
-        next64 = tl.cast(row + n_groups, tl.int64)
-        next_ok = cols < tl.where(row + n_groups < n_rows, n_cols, 0)
-        y_next = tl.load(y_ptr + next64 * y_row_stride + cols, mask=next_ok, other=0.0, eviction_policy="evict_first")
-        dy_next = tl.load(dy_ptr + next64 * dy_row_stride + cols, mask=next_ok, other=0.0,
-                          eviction_policy="evict_first")
+            _publish(row_slots + part, _own_word(_pack(tl.full((), 0.0, tl.float32), dot_part), edge_word, part,
+                                                 EDGES, True), PHASE)
+        y_next, dy_next = _load_pair_chunk(y_ptr, dy_ptr, row + n_groups, n_rows, y_row_stride, dy_row_stride,
+                                           n_cols, cols, same_spacing, EDGES, VEC)
         if PHASE != 1:
-            words = _peer_words(row_slots, peers, y_ptr + row64 * y_row_stride, dy_ptr + row64 * dy_row_stride,
-                                CHUNK, n_cols, SPLIT, PHASE, SPIN, True)
+            words = _peer_words(row_slots, peers, y_row, dy_row, CHUNK, body, SPLIT, PHASE, SPIN, True, EDGES,
+                                edge_word)
             _, dots = _unpack(words)
             dot = tl.sum(dots, axis=0)
             dx = y.to(tl.float32) * (dy.to(tl.float32) - dot)
-            tl.store(dx_ptr + row64 * dx_row_stride + cols, dx, mask=cols < n_cols, eviction_policy="evict_first")
+            if EDGES:
+                if same_spacing:
+                    tl.store(dx_ptr + b + cols, dx, mask=cols < body, eviction_policy="evict_first")
+                else:
+                    tl.store(dx_ptr + dx_s + head + cols, dx, mask=cols < body, eviction_policy="evict_first")
+                mine = part == 0
+                tl.store(dx_ptr + dx_s + edge, y_head * (dy_head - dot), mask=edge < tl.where(mine, head, 0))
+                tl.store(dx_ptr + dx_s + head + body + edge, y_tail * (dy_tail - dot),
+                         mask=edge < tl.where(mine, tail, 0))
+            else:
+                tl.store(dx_ptr + row64 * dx_row_stride + cols, dx, mask=cols < n_cols, eviction_policy="evict_first")
 
 
 # -- Backward tiles shared by programs that run at once ----------------------------------------------------
@@ -315,7 +459,8 @@ def softmax_backward_tiled_split_kernel(
                 dot_part += tl.sum(y * dy, axis=0)
             _publish(row_slots + part, _pack(tl.full((), 0.0, tl.float32), dot_part), PHASE)
         if PHASE != 1:
-            words = _peer_words(row_slots, peers, y_row, dy_row, span, n_cols, SPLIT, PHASE, SPIN, True)
+            words = _peer_words(row_slots, peers, y_row, dy_row, span, n_cols, SPLIT, PHASE, SPIN, True, False,
+                                NO_PEER_BACKWARD)
             _, dots = _unpack(words)
             dot = tl.sum(dots, axis=0)
             for t in range(0, n_span_tiles):

@@ -30,7 +30,7 @@ from softmax_core.kernels.shared_rows import (NOT_PUBLISHED, SPIN_LIMIT, softmax
                                               softmax_backward_tiled_split_kernel, softmax_split_kernel)
 from softmax_core.kernels.tuned import (softmax_backward_rows_kernel, softmax_backward_tiled_kernel,
                                         softmax_rows_kernel, softmax_tiled_kernel)
-from softmax_core.kernels.any_width import any_width_calls, tiny_rows_calls
+from softmax_core.kernels.any_width import any_width_calls, tiny_rows_calls, vector_values
 from softmax_core.launch.fast import KeptLaunch, trailing_values
 from softmax_core.plans.tuned import SoftmaxPlan
 from softmax_core.plans.choose import plan_softmax
@@ -85,14 +85,16 @@ def plan_steps(plan: SoftmaxPlan, safe: bool = False) -> tuple[Step, ...]:
     forward = plan.direction == "forward"
     if plan.tiny:           # packed tiny rows (plans/any_width.py)
         return tuple(Step(k, c) for k, c in tiny_rows_calls(plan.rows_per_program, plan.block_n, safe))
-    if plan.edges:          # an aligned body between masked edges (plans/any_width.py)
-        return tuple(Step(k, c) for k, c in any_width_calls(plan.direction, plan.block_n,
-                                                            dtypes.element_size(plan.dtype), plan.path == "rows", safe))
-    if plan.path == "split":
+    if plan.path == "split":   # with plan.edges: the split kernels' aligned body between masked edges
         kernel = softmax_split_kernel if forward else softmax_backward_split_kernel
         head = (("SPLIT", plan.split), ("PEERS", plan.peers), ("CHUNK", plan.block_n))
         flags = (("SAFE", safe),) if forward else ()
-        return tuple(Step(kernel, head + flags + (("PHASE", phase), ("SPIN", SPIN_LIMIT))) for phase in split_phases())
+        edges = (("EDGES", True), ("VEC", vector_values(dtypes.element_size(plan.dtype)))) if plan.edges else ()
+        return tuple(Step(kernel, head + flags + (("PHASE", phase), ("SPIN", SPIN_LIMIT)) + edges)
+                     for phase in split_phases())
+    if plan.edges:          # an aligned body between masked edges (plans/any_width.py)
+        return tuple(Step(k, c) for k, c in any_width_calls(plan.direction, plan.block_n,
+                                                            dtypes.element_size(plan.dtype), plan.path == "rows", safe))
     if plan.path == "rows":
         kernel = softmax_rows_kernel if forward else softmax_backward_rows_kernel
         flags = (("SAFE", safe), ("FP64", fp64)) if forward else (("FP64", fp64),)

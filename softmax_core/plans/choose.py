@@ -15,7 +15,9 @@ def plan_softmax(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, g
                  aligned: bool = True, edges: bool | None = None) -> SoftmaxPlan:
     """The plan for an n_rows x n_cols softmax on `gpu`: the path plan_rows_tiled_split chooses, then, where
     it is faster, the same plan on the any-width kernels (plans/any_width.py: rows of a width Triton cannot
-    prove aligned, and tiny packed rows). `edges` forces the aligned-body choice either way (tests, tuning)."""
+    prove aligned, and tiny packed rows). `edges` forces the aligned-body choice either way (tests, tuning), on
+    the split path too."""
     gpu = gpu or default_gpu()
-    plan = plan_rows_tiled_split(n_rows, n_cols, dtype, gpu, direction, safe, path=path, aligned=aligned)
+    plan = plan_rows_tiled_split(n_rows, n_cols, dtype, gpu, direction, safe, path=path, aligned=aligned,
+                                 edges=edges)
     return refine(plan, dtype, path=path, aligned=aligned, edges=edges)

@@ -30,8 +30,9 @@ class SoftmaxPlan:
     reason: PlanReason              # why this path: a code and its figures (reasons.py)
     split: int = 1                  # split path, or a shared tiled row: programs per row (num_programs is a
                                     # multiple of it; they run at once and meet through published slots)
-    edges: bool = False             # rows / tiled, one row per program, read as an aligned body between masked
-                                    # edges (kernels/any_width.py): widths Triton cannot prove vector-aligned
+    edges: bool = False             # read as an aligned body between masked edges, for rows Triton cannot prove
+                                    # vector-aligned: rows / tiled, one row per program (kernels/any_width.py),
+                                    # or split, its chunks covering the body (kernels/shared_rows.py, EDGES)
     tiny: bool = False              # rows, forward: packed power-of-two rows of at most TINY_MAX_ROW_BYTES,
                                     # loaded with no column mask (plans/any_width.py)
     vec: int = 1                    # rows: values per 16-byte vector when the width is a multiple of it but

@@ -12,6 +12,7 @@ import torch
 import triton
 
 from softmax_core.hardware import dtypes
+from softmax_core.kernels.any_width import vector_values
 from softmax_core.kernels.shared_rows import SPIN_LIMIT
 from softmax_core.hardware.compile import KernelResources, kernel_resources
 from softmax_core.hardware.gpu import GpuSpec, default_gpu
@@ -179,10 +180,11 @@ PATHS = ("rows", "tiled", "split")
 
 def plan_rows_tiled_split(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32,
                           gpu: GpuSpec | None = None, direction: str = "forward", safe: bool = False, *,
-                          path: str | None = None, aligned: bool = True) -> SoftmaxPlan:
+                          path: str | None = None, aligned: bool = True, edges: bool | None = None) -> SoftmaxPlan:
     """The plan for an n_rows x n_cols softmax on `gpu`. `path` forces "rows", "tiled" or "split" (for
     tests and tuning sweeps); a forced path that cannot run here raises ValueError. `aligned`: the tensors
-    start on 16-byte boundaries (as PyTorch allocates them), so the kernels load 16-byte vectors."""
+    start on 16-byte boundaries (as PyTorch allocates them), so the kernels load 16-byte vectors. `edges`
+    forces a split plan's reads either way (plan_split)."""
     if path is not None and path not in PATHS:
         raise ValueError(f"path must be one of {', '.join(PATHS)}, got {path!r}")
     gpu = gpu or default_gpu()
@@ -246,7 +248,11 @@ def plan_rows_tiled_split(n_rows: int, n_cols: int, dtype: torch.dtype = torch.f
     if path == "split" or (path is None and gpu.vendor == "nvidia" and wants_split):
         if path is None and (float32_forward or elt == 2):
             why = {"why": ReasonCode.ROW_PAST_L2, "row_bytes": row_bytes}
-        split_plan = plan_split(n_rows, n_cols, dtype, gpu, direction, flags, why, aligned=aligned)
+        # The split path the planner chooses itself reads rows plainly; forced, it reads rows it cannot prove
+        # aligned as an aligned body between masked edges (plan_split's default), unless `edges` says otherwise.
+        split_edges = edges if edges is not None else (None if path == "split" else False)
+        split_plan = plan_split(n_rows, n_cols, dtype, gpu, direction, flags, why, aligned=aligned,
+                                edges=split_edges)
         if split_plan is not None:
             return split_plan
         if path == "split":
@@ -347,16 +353,33 @@ def _co_resident(kernel: str, dtype: torch.dtype, shape: dict, flags: dict, warp
     return res, per_sm, groups, occupancy(gpu, res.n_regs, res.shared_bytes, warps, groups * split)
 
 
+def rows_provably_aligned(n_cols: int, aligned: bool) -> bool:
+    """Whether Triton's JIT can prove every row's plain loads 16-byte vectors: the tensors start aligned and
+    the width (so the row stride of contiguous rows) is a multiple of 16 (launch_divisible)."""
+    return aligned and n_cols % 16 == 0
+
+
+def split_shape(chunk: int, edges: bool, dtype: torch.dtype) -> dict:
+    """The split kernels' constexprs that shape a row: CHUNK, and with `edges` EDGES and VEC (values in 16
+    bytes: the body's vectors and the edges' width)."""
+    if not edges:
+        return {"CHUNK": chunk}
+    return {"CHUNK": chunk, "EDGES": True, "VEC": vector_values(dtypes.element_size(dtype))}
+
+
 def plan_split(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec, direction: str, flags: dict,
                why: dict | None = None, chunk: int | None = None,
-               num_warps: int | None = None, aligned: bool = True) -> SoftmaxPlan | None:
+               num_warps: int | None = None, aligned: bool = True, edges: bool | None = None) -> SoftmaxPlan | None:
     """The split path, or None when a row needs more programs than the GPU runs at once (or the chunk
     spills). `why` holds the reason's why code and its figures (default: forced); `chunk` and `num_warps`
-    override the shape for the tuning sweep (scripts/h200_split_tune.py)."""
+    override the shape for the tuning sweep (scripts/h200_split_tune.py). `edges`: read each row as an
+    aligned body between masked edges (kernels/shared_rows.py, EDGES), so that the chunks load 16-byte
+    vectors where the plain reads could not be proved to (default: exactly there, rows_provably_aligned)."""
     split, chunk, warps = split_config(n_cols, gpu, direction, chunk, dtypes.element_size(dtype))
     warps = num_warps or warps
-    fit = _co_resident(SPLIT_KERNEL[direction], dtype, {"CHUNK": chunk}, flags, warps, gpu, n_rows, n_cols, split,
-                       aligned)
+    edges = not rows_provably_aligned(n_cols, aligned) if edges is None else edges
+    fit = _co_resident(SPLIT_KERNEL[direction], dtype, split_shape(chunk, edges, dtype), flags, warps, gpu, n_rows,
+                       n_cols, split, aligned)
     if fit is None:
         return None
     res, per_sm, groups, occ = fit
@@ -364,4 +387,4 @@ def plan_split(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec, direc
                            split=split, chunk=chunk, n_regs=res.n_regs, programs_per_sm=per_sm, groups=groups,
                            num_programs=groups * split)
     return SoftmaxPlan(gpu, direction, n_rows, n_cols, dtypes.name(dtype), "split", 1, chunk, warps,
-                       groups * split, res, occ, reason, split)
+                       groups * split, res, occ, reason, split, edges=edges)
