@@ -191,7 +191,9 @@ def second_variants(name: str, M: int, N: int, dt: torch.dtype) -> list[Variant]
 # --split-edges: rows of widths Triton cannot prove aligned (GPT-2's 50257, an odd 100277) on the split path with
 # EDGES (kernels/shared_rows.py), the plan's chunk and warps and neighbouring shapes, beside the library's plan
 # (edge tiles) and the split path reading value by value (where that fits without spilling).
-SPLIT_EDGES = (("gpt2", 8192, 50257, BF16), ("vocab-100277", 4096, 100277, BF16))
+SPLIT_EDGES = (("odd-20001", 8192, 20001, BF16), ("odd-32001", 8192, 32001, BF16), ("gpt2", 8192, 50257, BF16),
+               ("odd-65537", 4096, 65537, BF16), ("vocab-100277", 4096, 100277, BF16),
+               ("odd-151935", 2048, 151935, BF16), ("odd-50257-fp32", 4096, 50257, FP32))
 SPLIT_EDGE_SHAPES = ((None, None), (4096, 4), (8192, 2), (8192, 4))    # (chunk, warps); None: the plan's
 
 
@@ -232,13 +234,13 @@ def case_variants(case, dense: bool, second: bool, split_edges: bool = False) ->
 
 
 def warm(k: int, n: int, cases, dense: bool, second: bool, split_edges: bool = False) -> None:
-    """Plan and compile every n-th case from the k-th: one launch of each variant on 16 rows of the case's
-    width (the same specialisation: 16 rows divide by 16 as every case's M does)."""
+    """Plan and compile every n-th case from the k-th: one launch of each variant on the case's whole matrix
+    (a plan's launch carries its own row count, so it must be given the M rows it was made for)."""
     for name, M, N, dt in cases[k::n]:
+        x = torch.randn(M, N, device="cuda").to(dt)
         for v in case_variants((name, M, N, dt), dense, second, split_edges):
             if v.plan is None:
                 continue
-            x = torch.randn(16, N, device="cuda").to(dt)
             try:
                 if v.direction == "forward":
                     softmax_forward(x, v.plan)

@@ -84,6 +84,13 @@ def tutorial_softmax(x: torch.Tensor, gpu: GpuSpec | None = None) -> torch.Tenso
     return launch_tutorial_kernel(x, y, plan)
 
 
+def _check_plan_fits(plan: SoftmaxPlan, n_rows: int, n_cols: int) -> None:
+    """A plan's launch carries its own row and column counts: given another matrix it would read and write
+    outside it, so that is refused here."""
+    if (plan.n_rows, plan.n_cols) != (n_rows, n_cols):
+        raise ValueError(f"the plan is for a {plan.n_rows} x {plan.n_cols} matrix, the input is {n_rows} x {n_cols}")
+
+
 def softmax_forward(x: torch.Tensor, plan: SoftmaxPlan, safe: bool = False, out_dtype: torch.dtype | None = None,
                     *, n_rows: int | None = None, n_cols: int | None = None, row_stride: int | None = None,
                     out_shape=None) -> torch.Tensor:
@@ -95,6 +102,7 @@ def softmax_forward(x: torch.Tensor, plan: SoftmaxPlan, safe: bool = False, out_
     if n_rows is None:
         n_rows, n_cols = x.shape
         row_stride = x.stride(0)
+    _check_plan_fits(plan, n_rows, n_cols)
     out_dtype = out_dtype or x.dtype
     y = torch.empty(out_shape if out_shape is not None else (n_rows, n_cols), dtype=out_dtype, device=x.device)
     launch_now(forward_launch(plan, safe, row_stride, x.dtype, out_dtype), (x, y), (x,))
@@ -106,6 +114,9 @@ def softmax_backward(y: torch.Tensor, dy: torch.Tensor, plan: SoftmaxPlan,
     """dx = y * (dy - sum(y * dy)) for matrices y and dy with unit-stride rows; dx in `grad_dtype` (the
     forward input's dtype: float32 y and dy give a bfloat16 dx after a bf16 -> float32 forward)."""
     n_rows, n_cols = y.shape
+    _check_plan_fits(plan, n_rows, n_cols)
+    if dy.shape != y.shape:
+        raise ValueError(f"dy has shape {tuple(dy.shape)}, y {tuple(y.shape)}: they must match")
     dx = torch.empty((n_rows, n_cols), dtype=grad_dtype or y.dtype, device=y.device)
     launch = backward_launch(plan, y.stride(0), dy.stride(0), (y.dtype, dy.dtype, dx.dtype))
     launch_now(launch, (y, dy, dx), (y, dy))
