@@ -31,7 +31,7 @@ from softmax_core.kernels.tuned import fast_exp
 
 
 @triton.jit
-def _pieces(row, row_stride, n_cols, VEC: tl.constexpr):
+def row_pieces(row, row_stride, n_cols, VEC: tl.constexpr):
     """The row's start s, its body's start (a multiple of VEC), and the head, body and tail lengths."""
     s = tl.cast(row, tl.int64) * row_stride
     body_start = ((s + VEC - 1) // VEC) * VEC
@@ -51,7 +51,7 @@ def softmax_any_width_kernel(
     edge = tl.arange(0, VEC)
     same_spacing = x_row_stride == y_row_stride
     for row in tl.range(tl.program_id(0), n_rows, tl.num_programs(0)):
-        s, b, head, body, tail = _pieces(row, x_row_stride, n_cols, VEC)
+        s, b, head, body, tail = row_pieces(row, x_row_stride, n_cols, VEC)
         # where y's pieces start: x's offsets when the rows are spaced alike (then y's body is aligned too)
         y_s = tl.where(same_spacing, s, tl.cast(row, tl.int64) * y_row_stride)
         x_head = tl.load(x_ptr + s + edge, mask=edge < head, other=float("-inf")).to(tl.float32)
@@ -118,7 +118,7 @@ def softmax_backward_any_width_kernel(
     edge = tl.arange(0, VEC)
     same_spacing = (dy_row_stride == y_row_stride) & (dx_row_stride == y_row_stride)
     for row in tl.range(tl.program_id(0), n_rows, tl.num_programs(0)):
-        s, b, head, body, tail = _pieces(row, y_row_stride, n_cols, VEC)
+        s, b, head, body, tail = row_pieces(row, y_row_stride, n_cols, VEC)
         r64 = tl.cast(row, tl.int64)
         dy_s = tl.where(same_spacing, s, r64 * dy_row_stride)
         dx_s = tl.where(same_spacing, s, r64 * dx_row_stride)

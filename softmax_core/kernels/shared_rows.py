@@ -15,7 +15,8 @@
           at most VEC values: the SPLIT chunks cover the body, so that every chunk load is a 16-byte vector,
           and part 0 also owns the head and the tail. Without EDGES a chunk is read value by value there.
 Backward: dx = y * (dy - sum(dy * y)), split the same way; long 2-byte tiled rows are also shared by programs
-that run at once (softmax_backward_tiled_split_kernel).
+that run at once (softmax_backward_tiled_split_kernel). How the programs meet (their slots, the bounded wait,
+a missing peer's word computed from memory) is softmax_core.kernels.row_slots.
 """
 from __future__ import annotations
 
@@ -24,178 +25,17 @@ from softmax_core.hardware import runtime  # noqa: F401  (must come first: it pi
 import triton
 import triton.language as tl
 
-from softmax_core.kernels.any_width import _pieces
-from softmax_core.kernels.tuned import fast_exp, online_update
-
-# How programs that share a row meet. Each program owns one 64-bit slot per row in a buffer filled with
-# NOT_PUBLISHED before the launch; it publishes its partial result there with one atomic 64-bit write, and
-# reads its peers' slots until none is NOT_PUBLISHED. Value and "it is there" travel in the same word, so no
-# memory fence is needed: a fence would make the program wait for all its own loads and stores in flight
-# (measured on the H200: a counter bumped with "release" semantics cost more than the split path gained).
-# NOT_PUBLISHED is all ones; a published word never is, because its low half is the bits of a float32 sum
-# computed on the GPU (a NaN produced by arithmetic there is 0x7FFFFFFF, never 0xFFFFFFFF).
-NOT_PUBLISHED = -1                              # what the launcher fills the slots with
-_NOT_PUBLISHED = tl.constexpr(NOT_PUBLISHED)    # the same word, as the kernels compare with it
-# What a program reads for a peer that does not exist (SPLIT rounded up to PEERS, a power of two): the
-# forward's pair (max -inf, sum 0) and the backward's 0, both of which change nothing.
-NO_PEER_FORWARD = tl.constexpr(-(1 << 55))   # 0xFF80000000000000: high half -inf's bits, low half 0.0's
-NO_PEER_BACKWARD = tl.constexpr(0)
-
-
-def read_published(words):
-    """The host's view of published slots (an int64 tensor): (high, low) as float32 tensors, the inverse of
-    _pack below; for the forward kernel that is (max, sum) of each chunk. NOT_PUBLISHED reads as two NaNs."""
-    import torch
-
-    bits = words.to(torch.int64)
-    high = ((bits >> 32) & 0xFFFFFFFF).to(torch.int32).view(torch.float32)
-    low = (bits & 0xFFFFFFFF).to(torch.int32).view(torch.float32)
-    return high, low
-
-
-@triton.jit
-def _pack(high, low):
-    """Two float32 in one int64: `high` in the upper 32 bits, `low` in the lower (zero-extended)."""
-    high_bits = high.to(tl.uint32, bitcast=True).to(tl.int64)
-    low_bits = low.to(tl.uint32, bitcast=True).to(tl.int64)
-    return (high_bits << 32) | low_bits
-
-
-@triton.jit
-def _unpack(word):
-    high = (word >> 32).to(tl.uint32).to(tl.float32, bitcast=True)
-    low = (word & 0xFFFFFFFF).to(tl.uint32).to(tl.float32, bitcast=True)
-    return high, low
-
-
-@triton.jit
-def _publish(slot, word, PHASE: tl.constexpr):
-    """One program's partial result for its peers: an atomic write by one thread in the one-launch form;
-    between two launches (PHASE 1, then 2) a plain store will do."""
-    if PHASE == 0:
-        tl.atomic_xchg(slot, word, sem="relaxed")
-    else:
-        tl.store(slot, word)
-
-
-# How long a program waits for its peers before it stops trusting that they run at all. The plan launches
-# no more programs than fit on the GPU at once, so normally every peer has published within a few
-# microseconds. But the GPU may be shared (MPS, green contexts, another stream's persistent kernel holding
-# SMs) and then a peer may not start until this program ends: waiting for it would hang forever. After
-# SPIN_LIMIT polls (each an L2 round trip of roughly a microsecond, so some tens of milliseconds in all) a
-# program reads the missing peers' chunks from memory itself and computes what they would have published.
-# Slower, but always an answer; and every program publishes before it waits, so a late peer finds its
-# group's results in place and never waits long itself.
-SPIN_LIMIT = 1 << 14
-
-
-@triton.jit
-def _gather(slots, is_peer, no_peer, PHASE: tl.constexpr, SPIN: tl.constexpr):
-    """All slots of a row, and how many are still NOT_PUBLISHED. PHASE 0 polls until every peer has
-    published or SPIN polls have passed (a slot still missing then is the caller's to fill); the two-launch
-    form has them all already. Volatile loads go to L2 each time instead of a stale copy in L1."""
-    words = tl.load(slots, mask=is_peer, other=no_peer, volatile=True)
-    missing = tl.sum((words == _NOT_PUBLISHED).to(tl.int32), axis=0)     # -1: NOT_PUBLISHED
-    if PHASE == 0:
-        polls = 0
-        while (missing > 0) & (polls < SPIN):
-            words = tl.load(slots, mask=is_peer, other=no_peer, volatile=True)
-            missing = tl.sum((words == _NOT_PUBLISHED).to(tl.int32), axis=0)
-            polls += 1
-    return words, missing
-
-
-# Fallback reads of a peer's chunk go in pieces of this many values, so that they need few registers
-# beside the chunk the program already holds.
-FALLBACK_TILE = tl.constexpr(1024)
-
-
-@triton.jit
-def _span_pair(x_row, lo, hi):
-    """The (max, sum) a peer owning columns [lo, hi) publishes, read from memory by another program (the
-    wait ran out; see _gather): a running max and sum over FALLBACK_TILE-wide pieces, summed relative to the
-    span's max (or to 0 for a span of only -inf), as the publishing program does."""
-    run_max = tl.full((), float("-inf"), tl.float32)
-    run_sum = tl.full((), 0.0, tl.float32)
-    for start in range(lo, hi, FALLBACK_TILE):
-        cols = start + tl.arange(0, FALLBACK_TILE)
-        v = tl.load(x_row + cols, mask=cols < hi, other=float("-inf")).to(tl.float32)
-        run_max, run_sum, _, _ = online_update(run_max, run_sum, v, False)
-    return _pack(run_max, run_sum)
-
-
-@triton.jit
-def _span_dot(y_row, dy_row, lo, hi):
-    """The backward's share of a peer owning columns [lo, hi): sum(y * dy), read from memory."""
-    acc = tl.full((), 0.0, tl.float32)
-    for start in range(lo, hi, FALLBACK_TILE):
-        cols = start + tl.arange(0, FALLBACK_TILE)
-        ok = cols < hi
-        acc += tl.sum(tl.load(y_row + cols, mask=ok, other=0.0).to(tl.float32)
-                      * tl.load(dy_row + cols, mask=ok, other=0.0).to(tl.float32), axis=0)
-    return _pack(tl.full((), 0.0, tl.float32), acc)
-
-
-@triton.jit
-def _merge_words(word, other, BACKWARD: tl.constexpr):
-    """Two published words of one row as one: the forward's (max, sum) pairs combined (each sum moved to the
-    larger max), the backward's dots added. A pair of max -inf adds exactly 0."""
-    if BACKWARD:
-        _, dot = _unpack(word)
-        _, other_dot = _unpack(other)
-        merged = _pack(tl.full((), 0.0, tl.float32), dot + other_dot)
-    else:
-        high, low = _unpack(word)
-        other_high, other_low = _unpack(other)
-        top = tl.maximum(high, other_high)
-        shift = tl.where(top == float("-inf"), 0.0, top)
-        merged = _pack(top, tl.where(low == 0.0, 0.0, low * fast_exp(high - shift, False))
-                       + tl.where(other_low == 0.0, 0.0, other_low * fast_exp(other_high - shift, False)))
-    return merged
-
-
-@triton.jit
-def _own_word(word, edge_word, part, EDGES: tl.constexpr, BACKWARD: tl.constexpr):
-    """What program `part` publishes: its chunk's word, and for part 0 of a row read with EDGES, that merged
-    with the head's and tail's word. _peer_words computes a missing peer's word the same way."""
-    if EDGES:
-        word = tl.where(part == 0, _merge_words(word, edge_word, BACKWARD), word)
-    return word
-
-
-@triton.jit
-def _peer_words(row_slots, peers, row_a, row_b, width, n_cols, SPLIT: tl.constexpr, PHASE: tl.constexpr,
-                SPIN: tl.constexpr, BACKWARD: tl.constexpr, EDGES: tl.constexpr, edge_word):
-    """The SPLIT published words of a row (see _gather). Program p owns columns [p * width, (p + 1) * width)
-    of the n_cols from row_a (and row_b): the whole row, or with EDGES its aligned body, whose head and tail
-    part 0 owns besides (their word is edge_word). A peer still missing after the wait (PHASE 0 only) has its
-    word computed here from memory: the forward's (max, sum) of x (row_a; row_b unused), or the backward's
-    sum(y * dy) (row_a = y, row_b = dy)."""
-    if BACKWARD:
-        words, missing = _gather(row_slots + peers, peers < SPLIT, NO_PEER_BACKWARD, PHASE, SPIN)
-    else:
-        words, missing = _gather(row_slots + peers, peers < SPLIT, NO_PEER_FORWARD, PHASE, SPIN)
-    if PHASE == 0:
-        if missing > 0:
-            for p in range(0, SPLIT):
-                if tl.sum(((peers == p) & (words == _NOT_PUBLISHED)).to(tl.int32), axis=0) > 0:
-                    lo = p * width
-                    hi = tl.minimum(lo + width, n_cols)
-                    if BACKWARD:
-                        word = _span_dot(row_a, row_b, lo, hi)
-                    else:
-                        word = _span_pair(row_a, lo, hi)
-                    word = _own_word(word, edge_word, p, EDGES, BACKWARD)
-                    words = tl.where(peers == p, word, words)
-    return words
-
+from softmax_core.kernels.any_width import row_pieces
+from softmax_core.kernels.row_slots import (NO_PEER_BACKWARD, NO_PEER_FORWARD, own_word, pack_pair,
+                                           peer_words, publish_word, unpack_pair)
+from softmax_core.kernels.tuned import fast_exp
 
 @triton.jit
 def _chunk_start(row, row_stride, n_cols, EDGES: tl.constexpr, VEC: tl.constexpr):
     """Where the columns the chunks cover start, counted from the tensor's base, and how many there are: the
-    whole row, or with EDGES its aligned body (see _pieces: a multiple of VEC, a whole number of vectors)."""
+    whole row, or with EDGES its aligned body (see row_pieces: a multiple of VEC, a whole number of vectors)."""
     if EDGES:
-        _, start, _, width, _ = _pieces(row, row_stride, n_cols, VEC)
+        _, start, _, width, _ = row_pieces(row, row_stride, n_cols, VEC)
     else:
         start = tl.cast(row, tl.int64) * row_stride
         width = n_cols
@@ -211,7 +51,7 @@ def _load_chunk(x_ptr, row, n_rows, x_row_stride, n_cols, cols, EDGES: tl.conste
 
 
 @triton.jit
-def _edge_pair(x_ptr, s, b, head, body, tail, edge):
+def edge_pair(x_ptr, s, b, head, body, tail, edge):
     """A row's head and tail (as float32, -inf where masked) and their (max, sum) as one word, summed relative
     to their max (or to 0 where both are empty or all -inf), as a chunk's pair is."""
     x_head = tl.load(x_ptr + s + edge, mask=edge < head, other=float("-inf")).to(tl.float32)
@@ -219,7 +59,7 @@ def _edge_pair(x_ptr, s, b, head, body, tail, edge):
     top = tl.maximum(tl.max(x_head, axis=0), tl.max(x_tail, axis=0))
     shift = tl.where(top == float("-inf"), 0.0, top)
     total = tl.sum(fast_exp(x_head - shift, False), axis=0) + tl.sum(fast_exp(x_tail - shift, False), axis=0)
-    return x_head, x_tail, _pack(top, total)
+    return x_head, x_tail, pack_pair(top, total)
 
 
 @triton.jit
@@ -237,15 +77,16 @@ def softmax_split_kernel(
     # Programs come in groups of SPLIT consecutive ids; a group walks rows strided by the number of groups,
     # and program `part` of a group always holds columns [part * CHUNK, (part + 1) * CHUNK) of its row, or
     # with EDGES of its aligned body (VEC values to 16 bytes); part 0 then also holds the head and the tail,
-    # includes them in the pair it publishes, and writes them. y takes x's pieces where its rows are spaced
-    # like x's (then its body is aligned too), else it is written at its own offsets.
+    # includes them in the pair it publishes, and writes them. With EDGES y's rows must be as far apart as
+    # x's (the launcher sees to it, launches.py): y then takes x's pieces, so its body is aligned too. (A second
+    # store path for rows apart by another stride, in the same kernel, cost about 80 registers a thread, and
+    # with them programs per SM.)
     part = tl.program_id(0) % SPLIT
     group = tl.program_id(0) // SPLIT
     n_groups = tl.num_programs(0) // SPLIT
     cols = part * CHUNK + tl.arange(0, CHUNK)
     peers = tl.arange(0, PEERS)
     edge = tl.arange(0, VEC)
-    same_spacing = x_row_stride == y_row_stride
     # While a program waits for its peers its SM would idle, so it asks for its next row's chunk before
     # waiting: DRAM keeps streaming while the group meets. (A row past the end loads nothing: its
     # columns are masked by a width of 0.)
@@ -256,10 +97,10 @@ def softmax_split_kernel(
         # can hold twice the chunk); exp is computed twice instead of keeping float32 numerators.
         x = x_next
         if EDGES:
-            s, b, head, body, tail = _pieces(row, x_row_stride, n_cols, VEC)
+            s, b, head, body, tail = row_pieces(row, x_row_stride, n_cols, VEC)
             # Every program reads the edges (two masked vectors): part 0 publishes them, and any program
-            # may have to compute part 0's word itself (_peer_words).
-            x_head, x_tail, edge_word = _edge_pair(x_ptr, s, b, head, body, tail, edge)
+            # may have to compute part 0's word itself (peer_words).
+            x_head, x_tail, edge_word = edge_pair(x_ptr, s, b, head, body, tail, edge)
         else:
             b = row64 * x_row_stride
             body = n_cols
@@ -273,15 +114,15 @@ def softmax_split_kernel(
         row_slots = slots_ptr + row64 * SPLIT
         if PHASE != 2:
             chunk_sum = tl.sum(fast_exp(x.to(tl.float32) - chunk_shift, False), axis=0)
-            _publish(row_slots + part, _own_word(_pack(chunk_max, chunk_sum), edge_word, part, EDGES, False), PHASE)
+            publish_word(row_slots + part, own_word(pack_pair(chunk_max, chunk_sum), edge_word, part, EDGES, False), PHASE)
         x_next = _load_chunk(x_ptr, row + n_groups, n_rows, x_row_stride, n_cols, cols, EDGES, VEC)
         if PHASE != 1:
             # Every program combines the same SPLIT pairs the same way, so all agree on the row's (max, sum).
             # A peer that never published within the wait: compute its pair from x. (One test per row when
             # all arrived; looking at each peer in turn is only for the rare row that needs it.)
-            words = _peer_words(row_slots, peers, x_ptr + b, x_ptr, CHUNK, body, SPLIT, PHASE, SPIN, False,
+            words = peer_words(row_slots, peers, x_ptr + b, x_ptr, CHUNK, body, SPLIT, PHASE, SPIN, False,
                                 EDGES, edge_word)
-            maxes, sums = _unpack(words)
+            maxes, sums = unpack_pair(words)
             row_max = tl.max(maxes, axis=0)
             # A row of only -inf: NaN like torch, or zeros with SAFE (shift by 0, and 1/0 becomes 0 below).
             row_shift = row_max
@@ -295,35 +136,27 @@ def softmax_split_kernel(
                 inv_sum = tl.where(row_sum == 0.0, 0.0, inv_sum)
             y = fast_exp(x.to(tl.float32) - row_shift, False) * inv_sum
             if EDGES:
-                y_s = tl.where(same_spacing, s, row64 * y_row_stride)   # where y's row starts
-                if same_spacing:
-                    tl.store(y_ptr + b + cols, y, mask=cols < body, eviction_policy="evict_first")
-                else:
-                    tl.store(y_ptr + y_s + head + cols, y, mask=cols < body, eviction_policy="evict_first")
+                tl.store(y_ptr + b + cols, y, mask=cols < body, eviction_policy="evict_first")
                 mine = part == 0            # the edges are part 0's to write
-                tl.store(y_ptr + y_s + edge, fast_exp(x_head - row_shift, False) * inv_sum,
+                tl.store(y_ptr + s + edge, fast_exp(x_head - row_shift, False) * inv_sum,
                          mask=edge < tl.where(mine, head, 0))
-                tl.store(y_ptr + y_s + head + body + edge, fast_exp(x_tail - row_shift, False) * inv_sum,
+                tl.store(y_ptr + b + body + edge, fast_exp(x_tail - row_shift, False) * inv_sum,
                          mask=edge < tl.where(mine, tail, 0))
             else:
                 tl.store(y_ptr + row64 * y_row_stride + cols, y, mask=cols < n_cols, eviction_policy="evict_first")
 
 
 @triton.jit
-def _load_pair_chunk(y_ptr, dy_ptr, row, n_rows, y_row_stride, dy_row_stride, n_cols, cols, same_spacing,
+def _load_pair_chunk(y_ptr, dy_ptr, row, n_rows, y_row_stride, dy_row_stride, n_cols, cols,
                      EDGES: tl.constexpr, VEC: tl.constexpr):
     """This program's chunks of y's and dy's row `row` (0 past the row's columns, and past n_rows). With
-    EDGES the pieces are y's; dy takes them where it is spaced like y, else the same columns of its own row."""
+    EDGES the pieces are y's, and dy's rows are as far apart as y's, so it takes them too."""
     row64 = tl.cast(row, tl.int64)
     if EDGES:
-        _, b, head, body, _ = _pieces(row, y_row_stride, n_cols, VEC)
+        _, b, head, body, _ = row_pieces(row, y_row_stride, n_cols, VEC)
         ok = cols < tl.where(row < n_rows, body, 0)
         y = tl.load(y_ptr + b + cols, mask=ok, other=0.0, eviction_policy="evict_first")
-        if same_spacing:
-            dy = tl.load(dy_ptr + b + cols, mask=ok, other=0.0, eviction_policy="evict_first")
-        else:
-            dy = tl.load(dy_ptr + row64 * dy_row_stride + head + cols, mask=ok, other=0.0,
-                         eviction_policy="evict_first")
+        dy = tl.load(dy_ptr + b + cols, mask=ok, other=0.0, eviction_policy="evict_first")
     else:
         ok = cols < tl.where(row < n_rows, n_cols, 0)
         y = tl.load(y_ptr + row64 * y_row_stride + cols, mask=ok, other=0.0, eviction_policy="evict_first")
@@ -332,15 +165,15 @@ def _load_pair_chunk(y_ptr, dy_ptr, row, n_rows, y_row_stride, dy_row_stride, n_
 
 
 @triton.jit
-def _edge_dot(y_ptr, dy_ptr, s, dy_s, b, head, body, tail, edge):
-    """A row's head and tail of y and dy (as float32, 0 where masked) and their share of sum(y * dy) as a
-    word; dy's row starts at dy_s."""
+def edge_dot(y_ptr, dy_ptr, s, b, head, body, tail, edge):
+    """A row's head and tail of y and dy (as float32, 0 where masked; dy's at y's offsets) and their share
+    of sum(y * dy) as a word."""
     y_head = tl.load(y_ptr + s + edge, mask=edge < head, other=0.0).to(tl.float32)
-    dy_head = tl.load(dy_ptr + dy_s + edge, mask=edge < head, other=0.0).to(tl.float32)
+    dy_head = tl.load(dy_ptr + s + edge, mask=edge < head, other=0.0).to(tl.float32)
     y_tail = tl.load(y_ptr + b + body + edge, mask=edge < tail, other=0.0).to(tl.float32)
-    dy_tail = tl.load(dy_ptr + dy_s + head + body + edge, mask=edge < tail, other=0.0).to(tl.float32)
+    dy_tail = tl.load(dy_ptr + b + body + edge, mask=edge < tail, other=0.0).to(tl.float32)
     dot = tl.sum(y_head * dy_head, axis=0) + tl.sum(y_tail * dy_tail, axis=0)
-    return y_head, dy_head, y_tail, dy_tail, _pack(tl.full((), 0.0, tl.float32), dot)
+    return y_head, dy_head, y_tail, dy_tail, pack_pair(tl.full((), 0.0, tl.float32), dot)
 
 
 @triton.jit
@@ -354,27 +187,25 @@ def softmax_backward_split_kernel(
 ):
     # The backward needs one number per row, sum(dy * y): each program publishes its chunk's share
     # (in the low half of its slot; the high half is 0). PHASE, the early loads and EDGES as in the forward:
-    # with EDGES the pieces are y's, and dy and dx take them where their rows are spaced like y's.
+    # with EDGES the pieces are y's, and dy's and dx's rows must be as far apart as y's (the launcher sees to
+    # it), so they take the same pieces.
     part = tl.program_id(0) % SPLIT
     group = tl.program_id(0) // SPLIT
     n_groups = tl.num_programs(0) // SPLIT
     cols = part * CHUNK + tl.arange(0, CHUNK)
     peers = tl.arange(0, PEERS)
     edge = tl.arange(0, VEC)
-    same_spacing = (dy_row_stride == y_row_stride) & (dx_row_stride == y_row_stride)
     y_next, dy_next = _load_pair_chunk(y_ptr, dy_ptr, group, n_rows, y_row_stride, dy_row_stride, n_cols, cols,
-                                       same_spacing, EDGES, VEC)
+                                       EDGES, VEC)
     for row in tl.range(group, n_rows, n_groups):
         row64 = tl.cast(row, tl.int64)
         y = y_next            # kept in their own dtype, as in the forward
         dy = dy_next
         if EDGES:
-            s, b, head, body, tail = _pieces(row, y_row_stride, n_cols, VEC)
-            dy_s = tl.where(same_spacing, s, row64 * dy_row_stride)     # where dy's and dx's rows start
-            dx_s = tl.where(same_spacing, s, row64 * dx_row_stride)
-            y_head, dy_head, y_tail, dy_tail, edge_word = _edge_dot(y_ptr, dy_ptr, s, dy_s, b, head, body, tail, edge)
+            s, b, head, body, tail = row_pieces(row, y_row_stride, n_cols, VEC)
+            y_head, dy_head, y_tail, dy_tail, edge_word = edge_dot(y_ptr, dy_ptr, s, b, head, body, tail, edge)
             y_row = y_ptr + b                  # the columns the chunks cover, in y and in dy
-            dy_row = dy_ptr + dy_s + head
+            dy_row = dy_ptr + b
         else:
             y_row = y_ptr + row64 * y_row_stride
             dy_row = dy_ptr + row64 * dy_row_stride
@@ -383,24 +214,21 @@ def softmax_backward_split_kernel(
         row_slots = slots_ptr + row64 * SPLIT
         if PHASE != 2:
             dot_part = tl.sum(y.to(tl.float32) * dy.to(tl.float32), axis=0)
-            _publish(row_slots + part, _own_word(_pack(tl.full((), 0.0, tl.float32), dot_part), edge_word, part,
+            publish_word(row_slots + part, own_word(pack_pair(tl.full((), 0.0, tl.float32), dot_part), edge_word, part,
                                                  EDGES, True), PHASE)
         y_next, dy_next = _load_pair_chunk(y_ptr, dy_ptr, row + n_groups, n_rows, y_row_stride, dy_row_stride,
-                                           n_cols, cols, same_spacing, EDGES, VEC)
+                                           n_cols, cols, EDGES, VEC)
         if PHASE != 1:
-            words = _peer_words(row_slots, peers, y_row, dy_row, CHUNK, body, SPLIT, PHASE, SPIN, True, EDGES,
+            words = peer_words(row_slots, peers, y_row, dy_row, CHUNK, body, SPLIT, PHASE, SPIN, True, EDGES,
                                 edge_word)
-            _, dots = _unpack(words)
+            _, dots = unpack_pair(words)
             dot = tl.sum(dots, axis=0)
             dx = y.to(tl.float32) * (dy.to(tl.float32) - dot)
             if EDGES:
-                if same_spacing:
-                    tl.store(dx_ptr + b + cols, dx, mask=cols < body, eviction_policy="evict_first")
-                else:
-                    tl.store(dx_ptr + dx_s + head + cols, dx, mask=cols < body, eviction_policy="evict_first")
+                tl.store(dx_ptr + b + cols, dx, mask=cols < body, eviction_policy="evict_first")
                 mine = part == 0
-                tl.store(dx_ptr + dx_s + edge, y_head * (dy_head - dot), mask=edge < tl.where(mine, head, 0))
-                tl.store(dx_ptr + dx_s + head + body + edge, y_tail * (dy_tail - dot),
+                tl.store(dx_ptr + s + edge, y_head * (dy_head - dot), mask=edge < tl.where(mine, head, 0))
+                tl.store(dx_ptr + b + body + edge, y_tail * (dy_tail - dot),
                          mask=edge < tl.where(mine, tail, 0))
             else:
                 tl.store(dx_ptr + row64 * dx_row_stride + cols, dx, mask=cols < n_cols, eviction_policy="evict_first")
@@ -457,11 +285,11 @@ def softmax_backward_tiled_split_kernel(
                 y = tl.load(y_row + cols, mask=ok, other=0.0, eviction_policy="evict_last").to(tl.float32)
                 dy = tl.load(dy_row + cols, mask=ok, other=0.0, eviction_policy="evict_last").to(tl.float32)
                 dot_part += tl.sum(y * dy, axis=0)
-            _publish(row_slots + part, _pack(tl.full((), 0.0, tl.float32), dot_part), PHASE)
+            publish_word(row_slots + part, pack_pair(tl.full((), 0.0, tl.float32), dot_part), PHASE)
         if PHASE != 1:
-            words = _peer_words(row_slots, peers, y_row, dy_row, span, n_cols, SPLIT, PHASE, SPIN, True, False,
+            words = peer_words(row_slots, peers, y_row, dy_row, span, n_cols, SPLIT, PHASE, SPIN, True, False,
                                 NO_PEER_BACKWARD)
-            _, dots = _unpack(words)
+            _, dots = unpack_pair(words)
             dot = tl.sum(dots, axis=0)
             for t in range(0, n_span_tiles):
                 cols = lo + (n_span_tiles - 1 - t) * TILE + offsets

@@ -26,8 +26,9 @@ from torch._subclasses.fake_tensor import is_fake
 
 from softmax_core.hardware import dtypes, runtime
 from softmax_core.hardware.gpu import default_gpu
-from softmax_core.kernels.shared_rows import (NOT_PUBLISHED, SPIN_LIMIT, softmax_backward_split_kernel,
-                                              softmax_backward_tiled_split_kernel, softmax_split_kernel)
+from softmax_core.kernels.row_slots import NOT_PUBLISHED, SPIN_LIMIT
+from softmax_core.kernels.shared_rows import (softmax_backward_split_kernel, softmax_backward_tiled_split_kernel,
+                                              softmax_split_kernel)
 from softmax_core.kernels.tuned import (softmax_backward_rows_kernel, softmax_backward_tiled_kernel,
                                         softmax_rows_kernel, softmax_tiled_kernel)
 from softmax_core.kernels.any_width import any_width_calls, tiny_rows_calls, vector_values
@@ -180,24 +181,40 @@ def backward_launch(plan: SoftmaxPlan, y_stride: int, dy_stride: int, tensor_dty
     return _launch_for(plan, ("backward", y_stride, dy_stride, tensor_dtypes))
 
 
-# (id(plan), what else decides the launch) -> SoftmaxLaunch. Plans come from cached_plan, which keeps them, so
-# an id stays the plan's; an entry whose plan is not the one asked for is replaced.
+# (id(plan), what else decides the launch) -> (the plan asked for, its SoftmaxLaunch). Plans come from
+# cached_plan, which keeps them, so an id stays the plan's; an entry whose plan is not the one asked for is
+# replaced. (The launch's own plan can differ from the one asked for: see _spaced_for_edges.)
 _LAUNCHES: dict = {}
+
+
+def _spaced_for_edges(plan: SoftmaxPlan, same_spacing: bool, safe: bool) -> SoftmaxPlan:
+    """The plan to launch for `plan` on these tensors. The split kernels read rows as an aligned body between
+    masked edges only where every tensor's rows are as far apart as the input's (the output's, and dy's, then
+    share its pieces); other spacings (a padded input, a dy broadcast down the rows) take the tiled path, whose
+    any-width kernels place each tensor's row by its own stride."""
+    if plan.path != "split" or not plan.edges or same_spacing:
+        return plan
+    return plan_softmax(plan.n_rows, plan.n_cols, dtypes.torch_dtype(plan.dtype), plan.gpu, plan.direction, safe,
+                        path="tiled")
 
 
 def _launch_for(plan: SoftmaxPlan, detail: tuple) -> SoftmaxLaunch:
     key = (id(plan), detail)
     found = _LAUNCHES.get(key)
-    if found is not None and found.plan is plan:
-        return found
+    if found is not None and found[0] is plan:
+        return found[1]
     n_rows, n_cols = plan.n_rows, plan.n_cols
     if detail[0] == "forward":
         _, safe, row_stride, in_dtype, out_dtype = detail
-        made = SoftmaxLaunch(plan, plan_steps(plan, safe), (row_stride, n_cols, n_rows, n_cols), (in_dtype, out_dtype))
+        steps_plan = _spaced_for_edges(plan, row_stride == n_cols, safe)
+        made = SoftmaxLaunch(steps_plan, plan_steps(steps_plan, safe), (row_stride, n_cols, n_rows, n_cols),
+                             (in_dtype, out_dtype))
     else:
         _, y_stride, dy_stride, tensor_dtypes = detail
-        made = SoftmaxLaunch(plan, plan_steps(plan), (y_stride, dy_stride, n_cols, n_rows, n_cols), tensor_dtypes)
-    _LAUNCHES[key] = made
+        steps_plan = _spaced_for_edges(plan, y_stride == dy_stride == n_cols, False)
+        made = SoftmaxLaunch(steps_plan, plan_steps(steps_plan), (y_stride, dy_stride, n_cols, n_rows, n_cols),
+                             tensor_dtypes)
+    _LAUNCHES[key] = (plan, made)
     return made
 
 

@@ -13,7 +13,7 @@ import triton
 
 from softmax_core.hardware import dtypes
 from softmax_core.kernels.any_width import vector_values
-from softmax_core.kernels.shared_rows import SPIN_LIMIT
+from softmax_core.kernels.row_slots import SPIN_LIMIT
 from softmax_core.hardware.compile import KernelResources, kernel_resources
 from softmax_core.hardware.gpu import GpuSpec, default_gpu
 from softmax_core.plans.kernel_jobs import (ROWS_KERNEL, SPLIT_KERNEL, TILED_KERNEL, TILED_SPLIT_KERNEL,  # noqa: F401
@@ -236,6 +236,18 @@ def plan_rows_tiled_split(n_rows: int, n_cols: int, dtype: torch.dtype = torch.f
                    "threads": warps * gpu.warp_size, "max_num_regs": gpu.max_num_regs}
         else:
             why = {"why": ReasonCode.ROW_SPILLS, "block_n": block_n, "row_n_spills": res.n_spills}
+    # A backward row of a width Triton cannot prove vector-aligned, too long for one program, is shared by
+    # programs that run at once, each reading its part of an aligned body (the first of them the masked edges
+    # too; kernels/shared_rows.py, EDGES): bf16 rows of 20001-151935 values ran 0.76-0.83x copy so against
+    # 0.51-0.72x in edge tiles, shared tiles or the plain split, float32 50257 0.82x against 0.79x
+    # (tuning/h200-split-edges-20261201-1.csv). Where that split plan cannot run, tiles as below.
+    if (direction == "backward" and path is None and aligned and n_cols % 16 != 0 and dtype in SPLIT_DTYPES
+            and gpu.vendor == "nvidia"):
+        edge_split = plan_split(n_rows, n_cols, dtype, gpu, direction, flags,
+                                {"why": ReasonCode.UNALIGNED_BACKWARD_ROW, "row_bytes": row_bytes}, aligned=aligned,
+                                edges=True)
+        if edge_split is not None:
+            return edge_split
     # A backward row of a width Triton cannot prove vector-aligned, shorter than split_from_row_bytes, takes tiles,
     # which plans/any_width.py then reads as an aligned body between masked edges: 4096 x 50257 float32 ran 0.79x
     # copy so against the split path's 0.73 (which loads it value by value), 4096 x 100277 bf16 0.58 against the

@@ -27,7 +27,8 @@ from softmax_core.hardware.gpu import last_cache
 from softmax_core.teaching.memory import bytes_moved
 from softmax_core.teaching.traced_matrix import TracedMatrix
 from softmax_core.plans.choose import plan_softmax
-from softmax_core.kernels.shared_rows import NOT_PUBLISHED, SPIN_LIMIT, read_published, softmax_split_kernel
+from softmax_core.kernels.row_slots import NOT_PUBLISHED, SPIN_LIMIT, read_published
+from softmax_core.kernels.shared_rows import softmax_split_kernel
 from softmax_core.kernels.tuned import TRACE_TILE_FIELDS, softmax_tiled_kernel
 
 TRACE_DTYPES = dtypes.TUTORIAL_DTYPES         # what a trace takes: float32 and the 2-byte types

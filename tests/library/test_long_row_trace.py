@@ -8,7 +8,7 @@ import torch
 import softmax_core as sc
 from softmax_core.teaching import long_row_trace as lrt
 from softmax_core.teaching.tutorial_trace import trace_online, trace_split
-from softmax_core.kernels.shared_rows import NOT_PUBLISHED, read_published
+from softmax_core.kernels.row_slots import NOT_PUBLISHED, read_published
 
 D_RTOL = 2e-5        # d is a float32 sum of up to 2^20 terms, accumulated tile by tile
 

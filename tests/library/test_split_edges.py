@@ -1,8 +1,8 @@
 """The split kernels' EDGES variant (kernels/shared_rows.py): a row shared by SPLIT programs, read as an aligned
 body between masked edges. Chunks are forced small (CHUNK 64) so that the interpreter shares rows of a few
 hundred values among 3-4 programs; rows start at every residue mod VEC; float64 references, -inf and NaN rows,
-the max in a head or a tail, outputs spaced unlike the inputs, and the fallback (a peer's word read from
-memory) against the published words."""
+the max in a head or a tail, the tiled path taking tensors whose rows are spaced unlike the input's, and the
+fallback (a peer's word read from memory) against the published words."""
 import dataclasses
 
 import pytest
@@ -12,11 +12,13 @@ import triton.language as tl
 
 import softmax_core as sc
 from softmax_core.hardware.gpu import catalog_gpu
-from softmax_core.kernels.any_width import _pieces
-from softmax_core.kernels.shared_rows import (NOT_PUBLISHED, _edge_dot, _edge_pair, _peer_words, read_published,
-                                              softmax_backward_split_kernel, softmax_split_kernel)
+from softmax_core.kernels.any_width import row_pieces
+from softmax_core.kernels.row_slots import NOT_PUBLISHED, peer_words, read_published
+from softmax_core.kernels.shared_rows import (edge_dot, edge_pair, softmax_backward_split_kernel,
+                                              softmax_split_kernel)
 from softmax_core.launch.api import softmax_backward, softmax_forward
-from softmax_core.launch.launches import plan_steps
+from softmax_core.launch.launches import backward_launch, forward_launch, plan_steps
+from softmax_core.plans.reasons import ReasonCode
 from softmax_core.plans.choose import plan_softmax
 from tests.support.reference import TOLERANCE, reference_softmax
 
@@ -40,13 +42,19 @@ def small_split_plan(n_rows, n_cols, dtype, direction):
                                edges=True, tiny=False, rows_per_program=1)
 
 
-def rows_at_every_residue(n_rows, n_cols, dtype, offset=0):
-    """A view of n_rows x n_cols whose row stride is 1 mod 16, so rows start at every residue mod VEC."""
+def rows_at_every_residue(n_rows, n_cols, dtype):
+    """A contiguous n_rows x n_cols matrix of an odd width, so its rows start at every residue mod VEC."""
+    assert n_cols % 2 == 1
+    return (torch.randn(n_rows, n_cols) * 3).to(dtype)
+
+
+def padded_rows(n_rows, n_cols, dtype, offset):
+    """A view of n_rows x n_cols whose rows are further apart than n_cols (a row stride of 1 mod 16)."""
     stride = ((n_cols + offset) // 16 + 1) * 16 + 1
     return (torch.randn(n_rows, stride) * 3).to(dtype)[:, offset:offset + n_cols]
 
 
-def test_a_forced_split_on_unaligned_rows_reads_edges_and_the_planner_is_unchanged():
+def test_gpt2_rows_take_the_split_edges_backward_and_tiles_forward():
     for direction in ("forward", "backward"):
         forced = plan_softmax(8192, 50257, torch.bfloat16, H200, direction, path="split")
         assert forced.path == "split" and forced.edges and forced.resources.n_spills == 0
@@ -55,9 +63,16 @@ def test_a_forced_split_on_unaligned_rows_reads_edges_and_the_planner_is_unchang
         assert not plan_softmax(4096, 131072, torch.bfloat16, H200, direction, path="split").edges   # aligned rows
         plain = sc.plan_softmax(4096, 131072, torch.bfloat16, H200, direction, path="split")
         assert "EDGES" not in dict(plan_steps(plain)[0].constexprs)
-        # the planner's own choice for GPT-2's rows: edge tiles, not the split path
+        # the planner's own choice for GPT-2's rows: the split path with edges backward (measured faster than
+        # edge tiles there), edge tiles forward
         auto = plan_softmax(8192, 50257, torch.bfloat16, H200, direction)
-        assert auto.path == "tiled" and auto.edges
+        if direction == "backward":
+            assert auto.path == "split" and auto.edges and auto.reason.why is ReasonCode.UNALIGNED_BACKWARD_ROW
+        else:
+            assert auto.path == "tiled" and auto.edges
+    assert plan_softmax(8192, 50264, torch.bfloat16, H200, "backward").path == "split"      # a multiple of 8, not 16
+    assert plan_softmax(8192, 50256, torch.bfloat16, H200, "backward").path != "split"      # aligned: tiles
+    assert plan_softmax(8192, 50257, torch.bfloat16, H200, "backward", aligned=False).path != "split"
     from softmax_core.plans.tuned import plan_split
     flags = {"SAFE": False, "FP64": False}
     assert plan_split(4096, 131072, torch.bfloat16, H200, "forward", flags, aligned=False).edges
@@ -68,7 +83,7 @@ def test_a_forced_split_on_unaligned_rows_reads_edges_and_the_planner_is_unchang
 @pytest.mark.parametrize("n_cols", [205, 251, 3 * CHUNK + 1])
 def test_forward_and_backward_match_float64(n_cols, dtype, device):
     n_rows = 9                                   # more rows than groups, every residue mod VEC
-    x = rows_at_every_residue(n_rows, n_cols, dtype, offset=3).to(device)
+    x = rows_at_every_residue(n_rows, n_cols, dtype).to(device)
     plan = small_split_plan(n_rows, n_cols, dtype, "forward")
     assert plan.split >= 3
     x[1, 0] = 40.0                               # the max in a head (row 1 starts mid-vector)
@@ -76,12 +91,31 @@ def test_forward_and_backward_match_float64(n_cols, dtype, device):
     x[3, :-1] = float("-inf")                    # one value, in the tail
     y = softmax_forward(x, plan)
     torch.testing.assert_close(y, reference_softmax(x), **TOLERANCE[dtype])
+    assert forward_launch(plan, False, n_cols, dtype, dtype).plan is plan
     yr = reference_softmax(x)
-    dy = rows_at_every_residue(n_rows, n_cols, dtype, offset=5).to(device)       # spaced unlike y
-    for dy_ in (dy, dy.contiguous()):                                             # ... and like it
-        dx = softmax_backward(yr, dy_, small_split_plan(n_rows, n_cols, dtype, "backward"))
-        expected = torch._softmax_backward_data(dy_.double(), yr.double(), -1, torch.float64)
-        torch.testing.assert_close(dx.double(), expected, **GRAD_TOLERANCE[dtype])
+    dy = rows_at_every_residue(n_rows, n_cols, dtype).to(device)
+    back = small_split_plan(n_rows, n_cols, dtype, "backward")
+    assert backward_launch(back, n_cols, n_cols, (dtype,) * 3).plan is back
+    dx = softmax_backward(yr, dy, back)
+    expected = torch._softmax_backward_data(dy.double(), yr.double(), -1, torch.float64)
+    torch.testing.assert_close(dx.double(), expected, **GRAD_TOLERANCE[dtype])
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_rows_spaced_unlike_the_input_take_tiles(dtype, device):
+    """The split kernels' edges need every tensor's rows as far apart as the input's: a padded x (y is
+    contiguous) or a dy spaced unlike y is launched on the tiled path instead, and is still right."""
+    n_rows, n_cols = 9, 205
+    x = padded_rows(n_rows, n_cols, dtype, offset=3).to(device)
+    plan = small_split_plan(n_rows, n_cols, dtype, "forward")
+    assert forward_launch(plan, False, x.stride(0), dtype, dtype).plan.path == "tiled"
+    torch.testing.assert_close(softmax_forward(x, plan), reference_softmax(x), **TOLERANCE[dtype])
+    yr = reference_softmax(x)
+    dy = padded_rows(n_rows, n_cols, dtype, offset=5).to(device)
+    back = small_split_plan(n_rows, n_cols, dtype, "backward")
+    assert backward_launch(back, n_cols, dy.stride(0), (dtype,) * 3).plan.path == "tiled"
+    expected = torch._softmax_backward_data(dy.double(), yr.double(), -1, torch.float64)
+    torch.testing.assert_close(softmax_backward(yr, dy, back).double(), expected, **GRAD_TOLERANCE[dtype])
 
 
 @pytest.mark.parametrize("safe", [False, True])
@@ -121,23 +155,22 @@ def launch_backward(y, dy, dx, split, phases, spin=2):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_the_waiting_form_reads_missing_peers_and_agrees(dtype):
     """PHASE 0 under the interpreter: programs run one after another, so each stops waiting after SPIN polls and
-    reads its later peers' chunks itself. The answer matches the two-launch form's, and y's own row stride
-    differs from x's (written at its own offsets)."""
+    reads its later peers' chunks itself. The answer matches the two-launch form's."""
     if not sc.runtime.INTERPRETED:
         pytest.skip("the interpreter runs programs one at a time; a GPU would not wait here")
     n_rows, n_cols = 5, 3 * CHUNK + 11
     split = triton.cdiv(n_cols, CHUNK)
-    x = rows_at_every_residue(n_rows, n_cols, dtype, offset=1)
+    x = rows_at_every_residue(n_rows, n_cols, dtype)
     x[0, 0] = 30.0
     x[4, -1] = 30.0
     two = torch.empty(n_rows, n_cols, dtype=dtype)
     launch_forward(x, two, split, (1, 2))
-    waited = torch.empty(n_rows, n_cols + 3, dtype=dtype)[:, :n_cols]
+    waited = torch.empty(n_rows, n_cols, dtype=dtype)
     launch_forward(x, waited, split, (0,))
     torch.testing.assert_close(waited, two, **TOLERANCE[dtype])
     torch.testing.assert_close(two, reference_softmax(x), **TOLERANCE[dtype])
     yr = reference_softmax(x)
-    dy = rows_at_every_residue(n_rows, n_cols, dtype, offset=2)
+    dy = rows_at_every_residue(n_rows, n_cols, dtype)
     dx_two = torch.empty(n_rows, n_cols, dtype=dtype)
     launch_backward(yr, dy, dx_two, split, (1, 2))
     dx_waited = torch.empty(n_rows, n_cols, dtype=dtype)
@@ -146,25 +179,25 @@ def test_the_waiting_form_reads_missing_peers_and_agrees(dtype):
 
 
 @triton.jit
-def _fallback_words_kernel(a_ptr, b_ptr, a_row_stride, b_row_stride, n_cols, slots_ptr, out_ptr,
+def _fallback_words_kernel(a_ptr, b_ptr, a_row_stride, n_cols, slots_ptr, out_ptr,
                            SPLIT: tl.constexpr, PEERS: tl.constexpr, CHUNK: tl.constexpr, VEC: tl.constexpr,
                            BACKWARD: tl.constexpr, EDGES: tl.constexpr):
-    """Every word of row program_id(0) as _peer_words computes it from memory (no slot published, PHASE 0,
-    one poll): with EDGES the partition the split kernels use, without it a plain one from the row's start."""
+    """Every word of row program_id(0) as peer_words computes it from memory (no slot published, PHASE 0,
+    one poll): with EDGES the partition the split kernels use, without it a plain one from the row's start.
+    b's rows are as far apart as a's."""
     row = tl.program_id(0)
     peers = tl.arange(0, PEERS)
     edge = tl.arange(0, VEC)
-    s, b, head, body, tail = _pieces(row, a_row_stride, n_cols, VEC)
-    b_s = tl.cast(row, tl.int64) * b_row_stride
+    s, b, head, body, tail = row_pieces(row, a_row_stride, n_cols, VEC)
     if BACKWARD:
-        _, _, _, _, edge_word = _edge_dot(a_ptr, b_ptr, s, b_s, b, head, body, tail, edge)
+        _, _, _, _, edge_word = edge_dot(a_ptr, b_ptr, s, b, head, body, tail, edge)
     else:
-        _, _, edge_word = _edge_pair(a_ptr, s, b, head, body, tail, edge)
+        _, _, edge_word = edge_pair(a_ptr, s, b, head, body, tail, edge)
     if EDGES:
-        words = _peer_words(slots_ptr + row * SPLIT, peers, a_ptr + b, b_ptr + b_s + head, CHUNK, body, SPLIT, 0, 1,
+        words = peer_words(slots_ptr + row * SPLIT, peers, a_ptr + b, b_ptr + b, CHUNK, body, SPLIT, 0, 1,
                             BACKWARD, True, edge_word)
     else:
-        words = _peer_words(slots_ptr + row * SPLIT, peers, a_ptr + s, b_ptr + b_s, CHUNK, n_cols, SPLIT, 0, 1,
+        words = peer_words(slots_ptr + row * SPLIT, peers, a_ptr + s, b_ptr + s, CHUNK, n_cols, SPLIT, 0, 1,
                             BACKWARD, False, edge_word)
     tl.store(out_ptr + row * PEERS + peers, words)
 
@@ -174,7 +207,8 @@ def fallback_words(a, b, split, backward, edges):
     peers = triton.next_power_of_2(split)
     slots = torch.full((n_rows * split,), NOT_PUBLISHED, dtype=torch.int64)
     out = torch.empty(n_rows * peers, dtype=torch.int64)
-    _fallback_words_kernel[(n_rows,)](a, b, a.stride(0), b.stride(0), n_cols, slots, out, SPLIT=split, PEERS=peers,
+    assert a.stride(0) == b.stride(0)
+    _fallback_words_kernel[(n_rows,)](a, b, a.stride(0), n_cols, slots, out, SPLIT=split, PEERS=peers,
                                       CHUNK=CHUNK, VEC=vec_of(a.dtype), BACKWARD=backward, EDGES=edges)
     return out.view(n_rows, peers)[:, :split].reshape(-1)
 
@@ -190,17 +224,17 @@ def assert_words_close(found, published, backward):
 @pytest.mark.parametrize("backward", [False, True])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_the_fallback_computes_the_words_the_peers_publish(backward, dtype):
-    """Every word _peer_words computes from memory (part 0's with the edges) equals the word that part
+    """Every word peer_words computes from memory (part 0's with the edges) equals the word that part
     publishes; the same comparison tells a plain partition from the edges' one (so it can fail)."""
     if not sc.runtime.INTERPRETED:
         pytest.skip("compares published slots after a publishing launch (PHASE 1)")
     n_rows, n_cols = 8, 3 * CHUNK + 13
     split = triton.cdiv(n_cols, CHUNK)
-    x = rows_at_every_residue(n_rows, n_cols, dtype, offset=1)
+    x = rows_at_every_residue(n_rows, n_cols, dtype)
     x[1, 0] = 30.0                        # a head's value decides part 0's max
     if backward:
         y = reference_softmax(x)
-        dy = rows_at_every_residue(n_rows, n_cols, dtype, offset=4)
+        dy = rows_at_every_residue(n_rows, n_cols, dtype)
         published = launch_backward(y, dy, torch.empty(n_rows, n_cols, dtype=dtype), split, (1,))
         a, b = y, dy
     else:

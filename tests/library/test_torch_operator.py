@@ -7,7 +7,8 @@ import torch
 
 import softmax_core as sc
 from tests.support.reference import TOLERANCE
-from softmax_core.kernels.shared_rows import SPIN_LIMIT, softmax_backward_split_kernel, softmax_split_kernel
+from softmax_core.kernels.row_slots import SPIN_LIMIT
+from softmax_core.kernels.shared_rows import softmax_backward_split_kernel, softmax_split_kernel
 from softmax_core.launch import fast, launches, ready
 from softmax_core.launch.launches import cached_plan
 
