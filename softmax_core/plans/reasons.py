@@ -43,9 +43,9 @@ Why codes (the value of ``why``):
   ``row_n_spills``.
 - ``row_past_l2``: rows this long (float32 forward, and 2-byte rows in both directions) no longer stay in L2
   between the tiled path's two passes, with two rows in flight on every SM. Figures: ``row_bytes``.
-- ``unaligned_backward_row``: a backward row too long for one program, of a width Triton cannot prove 16-byte
-  aligned, runs faster shared by programs that each read their part of an aligned body (part 0 the two masked
-  edges too) than walked in tiles (measured, docs/performance.md). Figures: ``row_bytes``.
+- ``unaligned_long_row``: a row of a width Triton cannot prove 16-byte aligned, too long for one program (and,
+  forward, from 128 KB), runs faster shared by programs that each read their part of an aligned body (part 0 the
+  two masked edges too) than walked in tiles (measured, docs/performance.md). Figures: ``row_bytes``.
 - ``forced``: the caller chose the path (`plan_softmax(..., path=...)`). No figures.
 
 Any-dim plan (`plans.any_dim.AnyDimPlan.reason`):
@@ -79,7 +79,7 @@ class ReasonCode(Code):
     ROW_OVER_REGISTERS = "row_over_registers"
     ROW_SPILLS = "row_spills"
     ROW_PAST_L2 = "row_past_l2"
-    UNALIGNED_BACKWARD_ROW = "unaligned_backward_row"
+    UNALIGNED_LONG_ROW = "unaligned_long_row"
     FORCED = "forced"
     ANY_DIM = "any_dim"
     SLAB_FITS = "slab_fits"
@@ -102,7 +102,7 @@ FIGURES: dict[ReasonCode, tuple[str, ...]] = {
     ReasonCode.ROW_OVER_REGISTERS: ("row_n_regs", "threads", "max_num_regs"),
     ReasonCode.ROW_SPILLS: ("block_n", "row_n_spills"),
     ReasonCode.ROW_PAST_L2: ("row_bytes",),
-    ReasonCode.UNALIGNED_BACKWARD_ROW: ("row_bytes",),
+    ReasonCode.UNALIGNED_LONG_ROW: ("row_bytes",),
     ReasonCode.FORCED: (),
     ReasonCode.ANY_DIM: ("why", "block_i", "block_r", "n_chunks", "num_warps", "num_programs"),
     ReasonCode.SLAB_FITS: ("slab_values", "max_values"),
@@ -117,7 +117,7 @@ WHY_CODES: dict[ReasonCode, tuple[ReasonCode, ...]] = {
                        ReasonCode.ROW_PAST_L2, ReasonCode.FORCED),
     ReasonCode.SPLIT: (ReasonCode.TOO_MANY_VALUES_PER_THREAD, ReasonCode.ROW_OVER_SHARED_MEMORY,
                        ReasonCode.ROW_OVER_REGISTERS, ReasonCode.ROW_SPILLS, ReasonCode.ROW_PAST_L2,
-                       ReasonCode.UNALIGNED_BACKWARD_ROW, ReasonCode.FORCED),
+                       ReasonCode.UNALIGNED_LONG_ROW, ReasonCode.FORCED),
     ReasonCode.ANY_DIM: (ReasonCode.SLAB_FITS, ReasonCode.SLAB_OVER_LIMIT, ReasonCode.FORCED),
 }
 

@@ -82,6 +82,8 @@ TILED_FROM_ROW_BYTES = 16 * 1024
 TILED_FROM_PADDED_BYTES_2_BYTE = 16 * 1024
 MID_TILE, MID_TILE_WARPS = 4096, 4
 SPLIT_FROM_ROW_BYTES = 256 * 1024
+# Unaligned forward rows take the split path with edges from this many bytes a row (plan_rows_tiled_split).
+EDGE_SPLIT_FORWARD_FROM_ROW_BYTES = 128 * 1024
 # 2-byte rows take the split path sooner where the L2 is smaller than SPLIT_L2_ROWS_PER_SM rows of that length on
 # every SM (the H200's 60 MiB / (2 x 132 SMs) = 238,313 B): 4096 x 128256 bf16 (256,512 B rows) ran 0.80x copy
 # shared against the tiled path's 0.75, and its backward 0.87 against 0.73 (tuning/h200-rows-tune-20261201-1.csv).
@@ -236,15 +238,14 @@ def plan_rows_tiled_split(n_rows: int, n_cols: int, dtype: torch.dtype = torch.f
                    "threads": warps * gpu.warp_size, "max_num_regs": gpu.max_num_regs}
         else:
             why = {"why": ReasonCode.ROW_SPILLS, "block_n": block_n, "row_n_spills": res.n_spills}
-    # A backward row of a width Triton cannot prove vector-aligned, too long for one program, is shared by
-    # programs that run at once, each reading its part of an aligned body (the first of them the masked edges
-    # too; kernels/shared_rows.py, EDGES): bf16 rows of 20001-151935 values ran 0.76-0.83x copy so against
-    # 0.51-0.72x in edge tiles, shared tiles or the plain split, float32 50257 0.82x against 0.79x
-    # (tuning/h200-split-edges-20261201-1.csv). Where that split plan cannot run, tiles as below.
-    if (direction == "backward" and path is None and aligned and n_cols % 16 != 0 and dtype in SPLIT_DTYPES
-            and gpu.vendor == "nvidia"):
+    # A row of a width Triton cannot prove vector-aligned, too long for one program, is shared by programs that
+    # run at once, each reading its part of an aligned body (kernels/shared_rows.py, EDGES): backward at every
+    # such width (bf16 20001-151935: 0.76-0.83x copy against 0.51-0.72x in tiles), forward from 128 KB (bf16
+    # 65537-151935: 0.74-0.76x against 0.63-0.72x; shorter, the edge tiles win). tuning/h200-split-edges-20261201-2.
+    if (path is None and aligned and n_cols % 16 != 0 and dtype in SPLIT_DTYPES and gpu.vendor == "nvidia"
+            and (direction == "backward" or row_bytes >= EDGE_SPLIT_FORWARD_FROM_ROW_BYTES)):
         edge_split = plan_split(n_rows, n_cols, dtype, gpu, direction, flags,
-                                {"why": ReasonCode.UNALIGNED_BACKWARD_ROW, "row_bytes": row_bytes}, aligned=aligned,
+                                {"why": ReasonCode.UNALIGNED_LONG_ROW, "row_bytes": row_bytes}, aligned=aligned,
                                 edges=True)
         if edge_split is not None:
             return edge_split

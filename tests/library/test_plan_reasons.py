@@ -37,7 +37,7 @@ def tuned_reasons(monkeypatch):
     found = [sc.plan_softmax(4096, 781, torch.float32, H200).reason,                         # rows
              sc.plan_softmax(4, 20_000, torch.float32, H200).reason,                         # read twice
              sc.plan_softmax(3, 70_000, torch.float32, H200).reason,                         # split, past L2
-             sc.plan_softmax(3, 70_001, torch.bfloat16, H200).reason,                        # too many values
+             sc.plan_softmax(3, 70_000, torch.bfloat16, H200).reason,                        # too many values
              sc.plan_softmax(64, 50_257, torch.bfloat16, H200, direction="backward").reason,  # unaligned, shared
              sc.plan_softmax(4096, 781, torch.float32, H200, path="rows").reason,
              sc.plan_softmax(4096, 781, torch.float32, H200, path="tiled").reason,

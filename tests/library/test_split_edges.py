@@ -54,7 +54,7 @@ def padded_rows(n_rows, n_cols, dtype, offset):
     return (torch.randn(n_rows, stride) * 3).to(dtype)[:, offset:offset + n_cols]
 
 
-def test_gpt2_rows_take_the_split_edges_backward_and_tiles_forward():
+def test_which_unaligned_rows_take_the_split_edges_path():
     for direction in ("forward", "backward"):
         forced = plan_softmax(8192, 50257, torch.bfloat16, H200, direction, path="split")
         assert forced.path == "split" and forced.edges and forced.resources.n_spills == 0
@@ -67,9 +67,15 @@ def test_gpt2_rows_take_the_split_edges_backward_and_tiles_forward():
         # edge tiles there), edge tiles forward
         auto = plan_softmax(8192, 50257, torch.bfloat16, H200, direction)
         if direction == "backward":
-            assert auto.path == "split" and auto.edges and auto.reason.why is ReasonCode.UNALIGNED_BACKWARD_ROW
+            assert auto.path == "split" and auto.edges and auto.reason.why is ReasonCode.UNALIGNED_LONG_ROW
         else:
             assert auto.path == "tiled" and auto.edges
+    # forward, the split path from 128 KB rows: 65537 bf16 values (128 KB + 2 B) and float32 50257 take it
+    for n_cols, dtype in ((65537, torch.bfloat16), (50257, torch.float32), (100277, torch.bfloat16)):
+        auto = plan_softmax(4096, n_cols, dtype, H200)
+        assert auto.path == "split" and auto.edges and auto.reason.why is ReasonCode.UNALIGNED_LONG_ROW
+    assert plan_softmax(4096, 65535, torch.bfloat16, H200).path == "tiled"                 # 2 B short of 128 KB
+    assert plan_softmax(4096, 65536, torch.bfloat16, H200).path == "tiled"                 # aligned: as before
     assert plan_softmax(8192, 50264, torch.bfloat16, H200, "backward").path == "split"      # a multiple of 8, not 16
     assert plan_softmax(8192, 50256, torch.bfloat16, H200, "backward").path != "split"      # aligned: tiles
     assert plan_softmax(8192, 50257, torch.bfloat16, H200, "backward", aligned=False).path != "split"
