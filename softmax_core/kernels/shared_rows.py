@@ -78,9 +78,7 @@ def softmax_split_kernel(
     # and program `part` of a group always holds columns [part * CHUNK, (part + 1) * CHUNK) of its row, or
     # with EDGES of its aligned body (VEC values to 16 bytes); part 0 then also holds the head and the tail,
     # includes them in the pair it publishes, and writes them. With EDGES y's rows must be as far apart as
-    # x's (the launcher sees to it, launches.py): y then takes x's pieces, so its body is aligned too. (A second
-    # store path for rows apart by another stride, in the same kernel, cost about 80 registers a thread, and
-    # with them programs per SM.)
+    # x's (the launcher sees to it, launches.py): y then takes x's pieces, so its body is aligned too.
     part = tl.program_id(0) % SPLIT
     group = tl.program_id(0) // SPLIT
     n_groups = tl.num_programs(0) // SPLIT
