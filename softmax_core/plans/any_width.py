@@ -46,7 +46,7 @@ TINY_WARP_BYTES = 2 * 1024
 # whole vectors in the rows plan already: their backward takes these programs only from VECTOR_ROWS_FROM_BYTES of
 # padded row (8192 x 4096 bf16 0.98x copy against 0.97, tuning/h200-rows-dense-20261201-3.csv); below it the rows
 # plan's 8 warps hold (524288 x 1024 fp16 1.00-1.01x copy, models/history/nvidia-h200-models-mixed-20261201T0946.csv
-# and models/...T1629.csv, against 0.87-0.90 on 4 warps at 174 registers, models/...T1328.csv and T1331.csv).
+# and models/history/...T1629.csv, against 0.87-0.90 on 4 warps at 174 registers, models/...T1328.csv and T1331.csv).
 VECTOR_ROWS_FROM_BYTES = 8 * 1024
 VECTOR_PROGRAM_BYTES = 16 * 1024
 VECTOR_ROWS_WARPS = 4
