@@ -156,11 +156,12 @@ def show() -> None:
         st.markdown(t("shape_floor", gpu=gpu.name, bytes=fmt.fmt_bytes(plan.bytes_moved),
                       bandwidth=gpu.memory_bandwidth_gbps, us=plan.floor_us))
     near = models.nearest_recorded(recorded_models_runs(str(data.recorded_dir() / "models")), dtype, plan.route == "any_dim",
-                                   plan.bytes_moved / 1e6, direction)
+                                   plan.bytes_moved / 1e6, direction, (shape, plan.dim, transposed))
     if near is not None:
         r = near.row
-        st.markdown(t("shape_nearest", kind=kind_text(r["kind"]), shape=r["shape"].replace("x", " × "), dtype=r["dtype"],
-                      gpu=near.gpu, date=near.date, tuned=r["tuned"], torch=r["torch"]))
+        figures = dict(kind=kind_text(r["kind"]), shape=r["shape"].replace("x", " × "), dtype=r["dtype"],
+                       gpu=near.gpu, date=near.date, tuned=r["tuned"], torch=r["torch"])
+        st.markdown(t("shape_recorded_same", **figures) if near.same_case else t("shape_nearest", **figures))
         if not (near.same_dtype and near.same_layout):
             st.caption(t("shape_nearest_differs"))
     if not runtime.INTERPRETED and live is not None:

@@ -282,12 +282,21 @@ class NearestRecord:
     date: str
     same_dtype: bool
     same_layout: bool
+    same_case: bool = False      # the very shape, dtype, dim and layout asked about
+
+
+def is_recorded_case(row: dict, shape: Sequence[int], dtype: str, dim: int, transposed: bool) -> bool:
+    """Whether a summary row is this case: the same shape, dtype, softmax dim (counted either way) and layout."""
+    rank = len(shape)
+    return (str(row["shape"]) == "x".join(map(str, shape)) and row["dtype"] == dtype
+            and int(row["dim"]) % rank == dim % rank and (row["layout"] == "transposed") == bool(transposed))
 
 
 def nearest_recorded(runs: Sequence[BenchmarkRun], dtype: str, strided_dim: bool, megabytes: float,
-                     direction: str) -> NearestRecord | None:
+                     direction: str, case: tuple | None = None) -> NearestRecord | None:
     """The recorded case most like a shape: the same direction; then the same dtype, the same kind of layout
-    (softmax over a strided dim or the contiguous one), and the nearest bytes moved (by ratio), in that order."""
+    (softmax over a strided dim or the contiguous one), and the nearest bytes moved (by ratio), in that order.
+    `case` (shape, dim, transposed) tells whether the nearest one is the very case asked about."""
     s = summary(runs)
     if s.empty:
         return None
@@ -301,5 +310,6 @@ def nearest_recorded(runs: Sequence[BenchmarkRun], dtype: str, strided_dim: bool
     best = min(rows, key=lambda r: (r["dtype"] != dtype, strided(r) != strided_dim,
                                     abs(math.log(max(r["MB"], 1e-9) / max(megabytes, 1e-9)))))
     run = runs[-1]
+    same = case is not None and is_recorded_case(best, case[0], dtype, case[1], case[2])
     return NearestRecord(best, run.provenance.get("gpu") or "?", str(run.provenance.get("date", ""))[:10],
-                         best["dtype"] == dtype, strided(best) == strided_dim)
+                         best["dtype"] == dtype, strided(best) == strided_dim, same)

@@ -57,7 +57,22 @@ def test_nearest_recorded_prefers_the_same_dtype_and_layout_then_the_nearest_siz
     near = models.nearest_recorded(runs, "float32", True, 20.0, "forward")
     assert near.row["case"] == "channel-dim1" and near.same_dtype and near.same_layout
     near = models.nearest_recorded(runs, "bfloat16", False, 1600.0, "forward")
-    assert near.row["case"] == "gpt2-logits"
+    assert near.row["case"] == "gpt2-logits" and not near.same_case      # no case given: not claimed as the same
+
+
+def test_the_recorded_case_itself_is_called_the_same_and_only_it():
+    runs = models.load_models_runs()
+    gpt2 = 2 * 8192 * 50257 * 2 / 1e6
+    assert models.nearest_recorded(runs, "bfloat16", False, gpt2, "forward", ((8192, 50257), -1, False)).same_case
+    assert models.nearest_recorded(runs, "bfloat16", False, gpt2, "forward", ((8192, 50257), 1, False)).same_case
+    for other in (((8192, 50256), -1, False), ((8192, 50257), 0, False), ((8192, 50257), -1, True)):
+        assert not models.nearest_recorded(runs, "bfloat16", False, gpt2, "forward", other).same_case
+    channel = 2 * 64 * 1000 * 49 * 4 / 1e6
+    assert models.nearest_recorded(runs, "float32", True, channel, "backward", ((64, 1000, 49), 1, False)).same_case
+    assert models.nearest_recorded(runs, "float32", True, channel, "backward", ((64, 1000, 49), -2, False)).same_case
+    assert not models.nearest_recorded(runs, "float16", True, channel, "backward", ((64, 1000, 49), 1, False)).same_case
+    t = 2 * 32 * 2048 * 2048 * 2 / 1e6
+    assert models.nearest_recorded(runs, "bfloat16", True, t, "forward", ((32, 2048, 2048), -1, True)).same_case
 
 
 @pytest.mark.parametrize("shape, dtype, dim, transposed", [((64, 1000, 49), "float32", 1, False),
