@@ -10,14 +10,14 @@ import triton.language as tl
 
 from softmax_core.kernels.tuned import fast_exp, online_update
 
-# How programs that share a row meet. Each program owns one 64-bit slot per row in a buffer filled with
-# NOT_PUBLISHED before the launch; it publishes its partial result there with one atomic 64-bit write, and
-# reads its peers' slots until none is NOT_PUBLISHED. Value and "it is there" travel in the same word, so no
+# Each program owns one 64-bit slot per row in a buffer filled with NOT_PUBLISHED before the launch; it
+# publishes its partial result there with one atomic 64-bit write, and reads its peers' slots until none is
+# NOT_PUBLISHED. Value and "it is there" travel in the same word, so no
 # memory fence is needed: a fence would make the program wait for all its own loads and stores in flight
 # (measured on the H200: a counter bumped with "release" semantics cost more than the split path gained).
 # NOT_PUBLISHED is all ones; a published word never is, because its low half is the bits of a float32 sum
 # computed on the GPU (a NaN produced by arithmetic there is 0x7FFFFFFF, never 0xFFFFFFFF).
-NOT_PUBLISHED = -1                              # what the launcher fills the slots with
+NOT_PUBLISHED = -1                                  # what the launcher fills the slots with
 NOT_PUBLISHED_WORD = tl.constexpr(NOT_PUBLISHED)    # the same word, as the kernels compare with it
 # What a program reads for a peer that does not exist (SPLIT rounded up to PEERS, a power of two): the
 # forward's pair (max -inf, sum 0) and the backward's 0, both of which change nothing.

@@ -30,6 +30,7 @@ from softmax_core.kernels.row_slots import (NO_PEER_BACKWARD, NO_PEER_FORWARD, o
                                            peer_words, publish_word, unpack_pair)
 from softmax_core.kernels.tuned import fast_exp
 
+
 @triton.jit
 def _chunk_start(row, row_stride, n_cols, EDGES: tl.constexpr, VEC: tl.constexpr):
     """Where the columns the chunks cover start, counted from the tensor's base, and how many there are: the
