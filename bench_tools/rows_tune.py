@@ -188,9 +188,9 @@ def second_variants(name: str, M: int, N: int, dt: torch.dtype) -> list[Variant]
     return out
 
 
-# --split-edges: rows of widths Triton cannot prove aligned (GPT-2's 50257, an odd 100277) on the split path with
-# EDGES (kernels/shared_rows.py), the plan's chunk and warps and neighbouring shapes, beside the library's plan
-# (edge tiles) and the split path reading value by value (where that fits without spilling).
+# --split-edges: rows of widths Triton cannot prove aligned (odd widths from 20001 to 151935, GPT-2's 50257) on the
+# split path with EDGES (kernels/shared_rows.py), the plan's chunk and warps and neighbouring shapes, beside the
+# library's plan and the split path reading value by value (where that fits without spilling).
 SPLIT_EDGES = (("odd-20001", 8192, 20001, BF16), ("odd-32001", 8192, 32001, BF16), ("gpt2", 8192, 50257, BF16),
                ("odd-65537", 4096, 65537, BF16), ("vocab-100277", 4096, 100277, BF16),
                ("odd-151935", 2048, 151935, BF16), ("odd-50257-fp32", 4096, 50257, FP32))
@@ -221,24 +221,26 @@ def provider_of(v: Variant) -> bench.Provider:
                           backward if v.direction == "backward" else None)
 
 
-def selected(names: str | None, dense: bool, second: bool = False, split_edges: bool = False):
+# The case groups the command line chooses between (CASES without a flag): their cases, and each case's variants.
+GROUPS = {"cases": (CASES, variants), "dense": (DENSE, lambda *case: variants(*case, dense=True)),
+          "second": (SECOND, second_variants), "split_edges": (SPLIT_EDGES, split_edge_variants)}
+
+
+def selected(names: str | None, group: str = "cases"):
     wanted = set(names.split(",")) if names else None
-    group = DENSE if dense else SECOND if second else SPLIT_EDGES if split_edges else CASES
-    return [c for c in group if wanted is None or c[0] in wanted]
+    return [c for c in GROUPS[group][0] if wanted is None or c[0] in wanted]
 
 
-def case_variants(case, dense: bool, second: bool, split_edges: bool = False) -> list[Variant]:
-    if split_edges:
-        return split_edge_variants(*case)
-    return second_variants(*case) if second else variants(*case, dense)
+def case_variants(case, group: str = "cases") -> list[Variant]:
+    return GROUPS[group][1](*case)
 
 
-def warm(k: int, n: int, cases, dense: bool, second: bool, split_edges: bool = False) -> None:
+def warm(k: int, n: int, cases, group: str) -> None:
     """Plan and compile every n-th case from the k-th: one launch of each variant on the case's whole matrix
     (a plan's launch carries its own row count, so it must be given the M rows it was made for)."""
     for name, M, N, dt in cases[k::n]:
         x = torch.randn(M, N, device="cuda").to(dt)
-        for v in case_variants((name, M, N, dt), dense, second, split_edges):
+        for v in case_variants((name, M, N, dt), group):
             if v.plan is None:
                 continue
             try:
@@ -261,9 +263,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--second", action="store_true")
     parser.add_argument("--split-edges", action="store_true")
     args = parser.parse_args(argv)
-    cases = selected(args.cases, args.dense, args.second, args.split_edges)
+    group = "dense" if args.dense else "second" if args.second else "split_edges" if args.split_edges else "cases"
+    cases = selected(args.cases, group)
     if args.warm:
-        warm(*args.warm, cases, args.dense, args.second, args.split_edges)
+        warm(*args.warm, cases, group)
         return 0
     if not args.stem:
         parser.error("name the output (STEM), or --warm K N")
@@ -275,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
             for d in ("forward", "backward"):
                 for b in ("copy", "torch"):
                     rows.append({**bench.measure(bench.get_provider(b), d, inputs, timer), "case": name})
-            for v in case_variants((name, M, N, dt), args.dense, args.second, args.split_edges):
+            for v in case_variants((name, M, N, dt), group):
                 r = bench.measure(provider_of(v), v.direction, inputs, timer)
                 rows.append({**r, "case": name, "settings": describe(v.plan) if v.plan else "whole call"})
                 print(name, v.direction, v.name, r["status"], f"{r['ms_median']:.4f}", flush=True)

@@ -240,8 +240,9 @@ def plan_rows_tiled_split(n_rows: int, n_cols: int, dtype: torch.dtype = torch.f
             why = {"why": ReasonCode.ROW_SPILLS, "block_n": block_n, "row_n_spills": res.n_spills}
     # A row of a width Triton cannot prove vector-aligned, too long for one program, is shared by programs that
     # run at once, each reading its part of an aligned body (kernels/shared_rows.py, EDGES): backward at every
-    # such width (bf16 20001-151935: 0.76-0.83x copy against 0.51-0.72x in tiles), forward from 128 KB (bf16
-    # 65537-151935: 0.74-0.76x against 0.63-0.72x; shorter, the edge tiles win). tuning/h200-split-edges-20261201-2.
+    # such width (bf16 20001-151935: 0.79-0.82x copy, tuning/h200-split-edges-20261201-2.csv, where tiles had run
+    # 0.51-0.72x in -1.csv), forward from 128 KB (bf16 65537-151935: 0.74-0.76x against 0.63-0.72x in -2.csv;
+    # shorter, the edge tiles win). Where that split plan cannot run, the rules below decide.
     if (path is None and aligned and n_cols % 16 != 0 and dtype in SPLIT_DTYPES and gpu.vendor == "nvidia"
             and (direction == "backward" or row_bytes >= EDGE_SPLIT_FORWARD_FROM_ROW_BYTES)):
         edge_split = plan_split(n_rows, n_cols, dtype, gpu, direction, flags,
