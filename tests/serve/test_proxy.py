@@ -29,8 +29,17 @@ pytestmark = [pytest.mark.proxy, pytest.mark.slow,
 REPLICAS = 2
 STUDENTS_PER_REPLICA = 2
 FRESH_STUDENTS = 1      # no cookie at all: their browser's first visit gets one from the proxy
-DISCONNECTED_JS = """() => document.querySelector('[data-testid="stApp"]')
-  .getAttribute('data-test-connection-state') !== 'CONNECTED'"""
+# The restart blocks this test's event loop while nginx stops and starts again, so by the time the test could
+# poll, the front end may have lost its socket and reconnected already. An observer set up before the restart
+# records every connection state the app passes through; the test then asks whether one was not CONNECTED.
+WATCH_CONNECTION_JS = """() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  window.__connectionStates = [];
+  new MutationObserver(() => window.__connectionStates.push(app.getAttribute('data-test-connection-state')))
+    .observe(app, {attributes: true, attributeFilter: ['data-test-connection-state']});
+}"""
+WAS_DISCONNECTED_JS = """() => window.__connectionStates.some(state => state !== 'CONNECTED')
+  || document.querySelector('[data-testid="stApp"]').getAttribute('data-test-connection-state') !== 'CONNECTED'"""
 TOUR_PAGES = 3         # the first by its address, two by the sidebar
 COMPILING_PAGE = "padding_chain"   # its first visit compiles the chapter's launch plan (offline, for the H200)
 
@@ -135,8 +144,9 @@ def test_a_kernel_one_replica_compiled_is_read_from_disk_by_the_other(class_serv
             after_a = cache_files(cache)
             context, page, watch_b = await open_and_render(browser, class_server.base, b_cookie, COMPILING_PAGE)
             # Reconnect: the proxy restarts, the web socket drops, the front end reconnects by itself.
+            await page.evaluate(WATCH_CONNECTION_JS)
             class_server.restart_proxy()
-            await page.wait_for_function(DISCONNECTED_JS, timeout=60_000)
+            await page.wait_for_function(WAS_DISCONNECTED_JS, timeout=60_000)
             await page.wait_for_function(kit.RENDERED_JS, timeout=180_000)
             await page.reload(wait_until="commit")         # and a reload: a new web socket, same cookie
             await page.wait_for_function(kit.RENDERED_JS, timeout=180_000)
