@@ -1,0 +1,152 @@
+"""softmax_core.softmax on shapes nobody chose: fresh random widths, heights, dtypes, views and dims each run,
+drawn so that every plan (tiny rows, whole rows, vector rows, edge tiles, tiles, split rows, split rows with
+edges, reductions over a dim that is not the last) is met, forward and backward, against float64.
+
+The seed is printed, and the failing case names its shape, strides and dim, so a failure can be replayed with
+SOFTMAX_RANDOM_SEED=<seed>. GPU only: under the interpreter the long rows would take hours.
+"""
+from __future__ import annotations
+
+import os
+import random
+import time
+
+import pytest
+import torch
+
+import softmax_core as sc
+from softmax_core.launch.launches import cached_plan
+from tests.support.reference import TOLERANCE
+
+DTYPES = (torch.float32, torch.bfloat16, torch.float16)
+CASES = 40                  # drawn cases, each forward and backward
+TIME_BUDGET_S = 150         # compiles of a cold cache included; fewer cases are drawn past it ...
+MIN_CASES = 16              # ... but never fewer than this
+MAX_ELEMENTS = 1 << 27      # 128 Mi values: the float64 reference of the largest case fits a GPU with room
+DEVICE = sc.runtime.kernel_device()
+
+
+def draw_width(rng: random.Random) -> int:
+    """A row length from each plan's range in turn, powers of two, multiples of 8 and odd ones alike."""
+    kind = rng.choice(("tiny", "short", "mid", "long", "very long"))
+    if kind == "tiny":
+        return rng.choice((1, 2, 4, 8, 16, 3, 5, 7, 12))
+    low, high = {"short": (17, 4096), "mid": (4097, 40_000), "long": (40_001, 160_000),
+                 "very long": (160_001, 300_000)}[kind]
+    n = rng.randint(low, high)
+    return rng.choice((n, n - n % 8 or 8, n - n % 16 or 16, triton_pow2_at_most(n)))
+
+
+def triton_pow2_at_most(n: int) -> int:
+    return 1 << (n.bit_length() - 1)
+
+
+def draw_case(rng: random.Random) -> dict:
+    n = draw_width(rng)
+    m = max(1, min(rng.choice((1, 3, 64, 777, 4096, 20_000, 70_000)), MAX_ELEMENTS // (4 * n)))
+    dtype = rng.choice(DTYPES)
+    layout = rng.choice(("contiguous", "contiguous", "offset", "padded", "transposed", "other dim"))
+    return {"m": m, "n": n, "dtype": dtype, "layout": layout, "special": rng.random() < 0.3,
+            "seed": rng.randrange(2**31)}
+
+
+def make_input(case: dict) -> tuple[torch.Tensor, int]:
+    """The case's tensor (a view where its layout says so) and the dim to reduce."""
+    g = torch.Generator(device=DEVICE).manual_seed(case["seed"])
+    m, n, dtype, layout = case["m"], case["n"], case["dtype"], case["layout"]
+
+    def randn(*shape):
+        return (torch.randn(*shape, device=DEVICE, generator=g) * 4).to(dtype)
+
+    if layout == "offset":         # rows start off any 16-byte boundary
+        x, dim = randn(m, n + 3)[:, 3:], -1
+    elif layout == "padded":       # a row stride wider than the row
+        x, dim = randn(m, n + 40)[:, :n], -1
+    elif layout == "transposed":   # the reduced dim has a stride of m
+        x, dim = randn(n, m).t(), -1
+    elif layout == "other dim":    # (outer, n, inner), reduced over the middle
+        inner = max(1, min(64, MAX_ELEMENTS // (4 * n * max(1, m // 64))))
+        x, dim = randn(max(1, m // 64), n, inner), 1
+    else:
+        x, dim = randn(m, n), -1
+    if case["special"] and x.numel():
+        rows = x.movedim(dim, -1)
+        rows[..., 0, :] = float("-inf")                  # a whole row of -inf: NaN, as torch
+        if rows.shape[-2] > 2:
+            rows[..., 1, : rows.shape[-1] // 2] = float("-inf")   # half a row masked
+            rows[..., 2, rows.shape[-1] - 1] = float("nan")       # one NaN poisons its row only
+    return x, dim
+
+
+def describe(case: dict, x: torch.Tensor, dim: int) -> str:
+    return (f"{case['layout']} {tuple(x.shape)} strides {x.stride()} dim {dim} {case['dtype']} "
+            f"special={case['special']} data seed {case['seed']}")
+
+
+def plan_kind(case: dict) -> str | None:
+    """The path a contiguous last-dim case is planned on (what the coverage check counts)."""
+    if case["layout"] != "contiguous":
+        return None
+    plan = cached_plan(case["m"], case["n"], case["dtype"], "forward", False)
+    return f"{plan.path}{'-edges' if plan.edges else ''}{'-tiny' if plan.tiny else ''}"
+
+
+def check_one(case: dict) -> None:
+    x, dim = make_input(case)
+    label = describe(case, x, dim)
+    leaf = x.detach().requires_grad_()
+    y = sc.softmax(leaf, dim)
+    exact = torch.softmax(x.double(), dim)
+    assert y.dtype == x.dtype and y.shape == x.shape, label
+    assert torch.equal(y.isnan(), exact.isnan()), f"NaN pattern differs from torch: {label}"
+    torch.testing.assert_close(y.nan_to_num(), exact.to(x.dtype).nan_to_num(), **TOLERANCE[x.dtype], msg=label)
+    if case["special"]:
+        return   # NaN rows make every gradient of their row NaN: nothing to compare there
+    dy = torch.randn(x.shape, device=DEVICE, generator=torch.Generator(device=DEVICE).manual_seed(1)).to(x.dtype)
+    (dx,) = torch.autograd.grad(y, leaf, dy)
+    theirs_y = torch.softmax(leaf, dim)
+    (theirs,) = torch.autograd.grad(theirs_y, leaf, dy)
+
+    def exact_backward(saved_y):   # dx = y * (dy - sum(y * dy)), exactly, from the y a backward saw
+        y64 = saved_y.detach().double()
+        return y64 * (dy.double() - (y64 * dy.double()).sum(dim, keepdim=True))
+
+    # As accurate as torch's own backward at this dtype (each against the exact answer for the y it saved), within
+    # the dtype's tolerance.
+    exact_dx = exact_backward(y)
+    ours_err = (dx.double() - exact_dx).abs().max().item()
+    torch_err = (theirs.double() - exact_backward(theirs_y)).abs().max().item()
+    bound = 2 * torch_err + TOLERANCE[x.dtype]["atol"] * max(1.0, exact_dx.abs().max().item())
+    assert ours_err <= bound, f"backward error {ours_err:.3g} against torch's {torch_err:.3g}: {label}"
+
+
+@pytest.mark.gpu
+@pytest.mark.slow
+def test_random_shapes_forward_and_backward_match_float64():
+    seed = int(os.environ.get("SOFTMAX_RANDOM_SEED", random.randrange(2**32)))
+    print(f"SOFTMAX_RANDOM_SEED={seed}")
+    rng = random.Random(seed)
+    start, kinds, done = time.monotonic(), set(), 0
+    for _ in range(CASES):
+        if done >= MIN_CASES and time.monotonic() - start > TIME_BUDGET_S:
+            break
+        case = draw_case(rng)
+        kinds.add(plan_kind(case))
+        check_one(case)
+        done += 1
+    # The draw must keep reaching the plans it is meant for, or this test stops testing them.
+    for wanted in ("rows", "tiled", "split"):
+        assert any(k and k.startswith(wanted) for k in kinds), f"no case took the {wanted} path: {kinds} (seed {seed})"
+    torch.cuda.empty_cache()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n, dtype", [(50257, torch.bfloat16), (100_277, torch.bfloat16), (151_935, torch.float16),
+                                      (20_001, torch.bfloat16), (8, torch.bfloat16), (5000, torch.float16)])
+@pytest.mark.parametrize("layout", ["contiguous", "offset", "padded"])
+def test_every_unaligned_plan_on_every_spacing(n, dtype, layout):
+    """The plans that read an aligned body between masked edges (and the tiled plans they fall back to when
+    tensors are spaced unlike the input) at widths that are not multiples of 16, on each row spacing."""
+    case = {"m": 300, "n": n, "dtype": dtype, "layout": layout, "special": True, "seed": 7}
+    check_one(case)
+    check_one({**case, "special": False})
