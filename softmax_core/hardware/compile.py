@@ -66,9 +66,28 @@ class CompileJob:
 
 
 @lru_cache(maxsize=None)
-def _kernel_source(ref: str) -> str:
-    fn = resolve_kernel(ref)
-    return inspect.getsource(getattr(fn, "fn", fn))
+def kernel_source(ref: str) -> str:
+    """The source the kernel `ref` compiles from: its own and that of every @triton.jit function it calls,
+    directly or through others (a change to a helper changes the compiled kernel as surely as one to the
+    kernel), and the value of every constexpr global they name."""
+    from triton.runtime.jit import KernelInterface
+    import triton.language as tl
+
+    parts: dict[str, str] = {}
+    pending = [resolve_kernel(ref)]
+    while pending:
+        fn = getattr(pending.pop(), "fn")
+        name = f"{fn.__module__}:{fn.__qualname__}"
+        if name in parts:
+            continue
+        parts[name] = inspect.getsource(fn)
+        for global_name in fn.__code__.co_names:
+            value = fn.__globals__.get(global_name)
+            if isinstance(value, KernelInterface):
+                pending.append(value)
+            elif isinstance(value, tl.constexpr):
+                parts[f"{name} {global_name}"] = repr(value.value)
+    return "\n".join(f"# {name}\n{text}" for name, text in sorted(parts.items()))
 
 
 @lru_cache(maxsize=None)
@@ -101,7 +120,7 @@ def toolchain(target: tuple) -> str:
 def job_key(job: "CompileJob", version: int = RESOURCE_READER_VERSION) -> str:
     """The compile cache's name for a job's results (memoised: `job_key.cache_clear()` forgets the names).
     The toolchain is part of the key: a new triton or ptxas may allocate registers differently."""
-    blob = json.dumps([version, toolchain(tuple(job.target)), _kernel_source(job.kernel),
+    blob = json.dumps([version, toolchain(tuple(job.target)), kernel_source(job.kernel),
                        asdict(job)], sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
 

@@ -127,3 +127,17 @@ def test_compare_gpus_covers_the_catalog():
         compare_gpus("mystery", 4, 4)
     with pytest.raises(ValueError, match="n_cols"):
         compare_gpus("tuned", 4, 0)
+
+
+def test_the_compile_cache_key_follows_the_helpers_a_kernel_calls():
+    """A kernel compiles from its helpers too: a change inside one (here: any @triton.jit function the split
+    kernel reaches, two calls deep) must give its compile results a new name, or cached registers go stale."""
+    import inspect
+
+    from softmax_core.kernels import any_width, row_slots, tuned
+
+    text = kc.kernel_source("softmax_core.kernels.shared_rows:softmax_split_kernel")
+    for helper in (any_width.row_pieces, row_slots.peer_words, row_slots.span_pair, tuned.fast_exp):
+        assert inspect.getsource(helper.fn) in text, helper.fn.__name__
+    assert repr(row_slots.FALLBACK_TILE.value) in text
+    assert "def softmax_backward_split_kernel" not in text     # only what this kernel reaches
