@@ -1,6 +1,7 @@
 """Which kernel each tuned path compiles, and the compile job of one launch of it: the signature and the
-specialisation Triton's JIT will give it, so that the registers a plan reads are those of the kernel that runs.
-(plans/tuned.py re-exports these names.)"""
+specialisation Triton's JIT will give it (which parameters it sees as multiples of 16, and so whether a row's
+loads are 16-byte vectors; the split kernels' constexprs that shape a row), so that the registers a plan reads
+are those of the kernel that runs. (plans/tuned.py re-exports these names.)"""
 from __future__ import annotations
 
 import torch
@@ -8,6 +9,7 @@ import torch
 from softmax_core.hardware import dtypes
 from softmax_core.hardware.compile import CompileJob
 from softmax_core.hardware.gpu import GpuSpec
+from softmax_core.kernels.any_width import vector_values
 from softmax_core.hardware.signatures import kernel_signature
 
 ROWS_KERNEL = {"forward": "softmax_core.kernels.tuned:softmax_rows_kernel",
@@ -51,3 +53,17 @@ def launch_divisible(signature: tuple, n_cols: int, aligned: bool) -> tuple[str,
         elif n_cols % 16 == 0 and (name == "n_cols" or name.endswith("_stride")):
             found.append(name)
     return tuple(found)
+
+
+def rows_provably_aligned(n_cols: int, aligned: bool) -> bool:
+    """Whether Triton's JIT can prove every row's plain loads 16-byte vectors: the tensors start aligned and
+    the width (so the row stride of contiguous rows) is a multiple of 16 (launch_divisible)."""
+    return aligned and n_cols % 16 == 0
+
+
+def split_shape(chunk: int, edges: bool, dtype: torch.dtype) -> dict:
+    """The split kernels' constexprs that shape a row: CHUNK, and with `edges` EDGES and VEC (values in 16
+    bytes: the body's vectors and the edges' width)."""
+    if not edges:
+        return {"CHUNK": chunk}
+    return {"CHUNK": chunk, "EDGES": True, "VEC": vector_values(dtypes.element_size(dtype))}

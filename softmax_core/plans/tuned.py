@@ -12,12 +12,12 @@ import torch
 import triton
 
 from softmax_core.hardware import dtypes
-from softmax_core.kernels.any_width import vector_values
 from softmax_core.kernels.row_slots import SPIN_LIMIT
 from softmax_core.hardware.compile import KernelResources, kernel_resources
 from softmax_core.hardware.gpu import GpuSpec, default_gpu
 from softmax_core.plans.kernel_jobs import (ROWS_KERNEL, SPLIT_KERNEL, TILED_KERNEL, TILED_SPLIT_KERNEL,  # noqa: F401
-                                            SHARED_ROW_KERNELS, compile_job, launch_divisible)
+                                            SHARED_ROW_KERNELS, compile_job, launch_divisible,
+                                            rows_provably_aligned, split_shape)
 from softmax_core.plans.plan import SoftmaxPlan
 from softmax_core.plans.reasons import PlanReason, ReasonCode
 from softmax_core.hardware.occupancy import Occupancy, occupancy
@@ -45,6 +45,7 @@ MIN_WARPS, MAX_WARPS = 4, 16
 # Tiled path: values per tile and warps per program. Its grid is one program per row. The backward reads
 # two tensors: from TILED_WIDE_FROM_BYTES of them per row it takes TILED_WIDE_WARPS (more loads in flight).
 TILE_VALUES = 16384
+MIN_TILE_VALUES = 1024        # the smallest tile a spilling tiled plan is cut down to
 TILED_WARPS = 16
 # 2-byte forward tiles take TILED_L2_FIT_WARPS warps (64 values a thread, more programs per SM, so more bytes in
 # flight) where the rows then in flight still fit in TILED_SHARED_L2_FRACTION of the L2, for pass 2 to find
@@ -287,6 +288,7 @@ def plan_tiled(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec, direc
     shape for the tuning sweep (scripts/h200_tiled_tune.py)."""
     elt = dtypes.element_size(dtype)
     default_tile, default_warps, default_split = tiled_config(n_cols, elt, direction, gpu)
+    tile_forced = tile is not None
     if split is None and tile is None and num_warps is None:
         tile, num_warps, split = default_tile, default_warps, default_split
         if direction == "forward" and elt == 2 and gpu.l2_mib:
@@ -300,8 +302,14 @@ def plan_tiled(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec, direc
                                     warps, split, aligned)
         if shared is not None:
             return shared
-    res = kernel_resources(compile_job(TILED_KERNEL[direction], dtype, {"TILE": tile, **flags}, warps, gpu, n_cols,
-                                aligned))
+    # The fitted tiles hold as many values a thread on every GPU; where this one's compiler spills them (float64
+    # on 32 warps, whose 1024 threads get at most 64 registers each), halve the tile, as the rows path its rows.
+    while True:
+        res = kernel_resources(compile_job(TILED_KERNEL[direction], dtype, {"TILE": tile, **flags}, warps, gpu,
+                                           n_cols, aligned))
+        if tile_forced or res.n_spills == 0 or tile <= MIN_TILE_VALUES:
+            break
+        tile //= 2
     occ = occupancy(gpu, res.n_regs, res.shared_bytes, warps, n_rows)
     reason = PlanReason.of(ReasonCode.TILED, **(why or {"why": ReasonCode.FORCED}), split_declined=split_declined,
                            tile=tile, n_tiles=triton.cdiv(n_cols, tile), programs_per_sm=occ.programs_per_sm,
@@ -365,20 +373,6 @@ def _co_resident(kernel: str, dtype: torch.dtype, shape: dict, flags: dict, warp
     if groups == 0 or (res.n_spills > 0 and not spills_allowed):
         return None
     return res, per_sm, groups, occupancy(gpu, res.n_regs, res.shared_bytes, warps, groups * split)
-
-
-def rows_provably_aligned(n_cols: int, aligned: bool) -> bool:
-    """Whether Triton's JIT can prove every row's plain loads 16-byte vectors: the tensors start aligned and
-    the width (so the row stride of contiguous rows) is a multiple of 16 (launch_divisible)."""
-    return aligned and n_cols % 16 == 0
-
-
-def split_shape(chunk: int, edges: bool, dtype: torch.dtype) -> dict:
-    """The split kernels' constexprs that shape a row: CHUNK, and with `edges` EDGES and VEC (values in 16
-    bytes: the body's vectors and the edges' width)."""
-    if not edges:
-        return {"CHUNK": chunk}
-    return {"CHUNK": chunk, "EDGES": True, "VEC": vector_values(dtypes.element_size(dtype))}
 
 
 def plan_split(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec, direction: str, flags: dict,

@@ -100,3 +100,15 @@ def test_real_plan_for_the_h200_uses_the_compiled_kernel():
     assert small.n_regs > 0 and small.shared_bytes > 0 and small.fits
     too_big = sc.plan_launch(4096, 32768, torch.float32, h200)
     assert too_big.shared_bytes == 393280 and not too_big.fits
+
+
+@pytest.mark.parametrize("gpu_key", ["a100-40gb", "rtx4090"])
+def test_a_tiled_plan_cuts_its_tile_rather_than_spill(gpu_key):
+    """float64 backward tiles on 32 warps spill on sm_80 and sm_89 at the fitted 16384 values (their 1024
+    threads get at most 64 registers each); the plan halves the tile until they do not, and says so."""
+    from softmax_core.plans.tuned import TILE_VALUES
+
+    plan = sc.plan_softmax(1000, 196_783, torch.float64, sc.catalog_gpu(gpu_key), "backward")
+    assert plan.path == "tiled" and plan.resources.n_spills == 0
+    assert plan.block_n < TILE_VALUES and plan.reason.values["tile"] == plan.block_n
+    assert plan.reason.values["n_tiles"] == -(-196_783 // plan.block_n)
