@@ -5,8 +5,8 @@ layout (contiguous, rows starting off a 16-byte boundary, a padded row stride, a
 not the last), the values in each at random.
 
 The seed is printed, and the failing case names its shape, strides and dim, so a failure can be replayed with
-SOFTMAX_RANDOM_SEED=<seed> (SOFTMAX_RANDOM_CASES=<n> draws more). On a GPU the rows reach 300,000 values; under
-the interpreter (CPU, CI) they stay short, where it takes seconds, not hours.
+SOFTMAX_RANDOM_SEED=<seed> (SOFTMAX_RANDOM_CASES=<n> draws more). Two draws: short rows on any device (under
+the interpreter, in CI, where a long row would take hours), and on a GPU every range, to 300,000 values.
 """
 from __future__ import annotations
 
@@ -16,29 +16,44 @@ import time
 
 import pytest
 import torch
+from dataclasses import dataclass
 
 import softmax_core as sc
 from softmax_core.launch.launches import cached_plan
 from tests.support.reference import TOLERANCE
 
 DTYPES = (torch.float32, torch.bfloat16, torch.float16)
-ON_GPU = torch.cuda.is_available()
 DEVICE = sc.runtime.kernel_device()
 LAYOUTS = ("contiguous", "offset", "padded", "transposed", "other dim")
-# Row lengths by range: (low, high). Under the interpreter only the short ones.
-WIDTHS = ({"tiny": (1, 16), "short": (17, 4096), "mid": (4097, 40_000), "long": (40_001, 160_000),
-           "very long": (160_001, 300_000)} if ON_GPU else {"tiny": (1, 16), "short": (17, 1500)})
-# Cases drawn, each forward and backward: every (range, layout) pair at least once.
-CASES = int(os.environ.get("SOFTMAX_RANDOM_CASES", 2 * len(WIDTHS) * len(LAYOUTS)))
-TIME_BUDGET_S = 150 if ON_GPU else 60   # compiles of a cold cache included; fewer cases are drawn past it ...
-MIN_CASES = len(WIDTHS) * len(LAYOUTS)  # ... but never fewer than this (every pair once)
-MAX_ELEMENTS = 1 << 27 if ON_GPU else 1 << 15   # the float64 reference of the largest case fits with room
-HEIGHTS = (1, 3, 64, 777, 4096, 20_000, 70_000) if ON_GPU else (1, 3, 17, 40)
 
 
-def draw_width(rng: random.Random, kind: str) -> int:
+@dataclass(frozen=True)
+class Draw:
+    """What a draw ranges over: row lengths by range (low, high), heights, the largest tensor, and the plans
+    (path names) some case of it always reaches."""
+    widths: dict
+    heights: tuple
+    max_elements: int          # the float64 reference of the largest case fits with room
+    time_budget_s: float       # compiles of a cold cache included; fewer cases are drawn past it, but never
+    reaches: tuple             # fewer than one per (range, layout) pair
+
+    @property
+    def cases(self) -> int:    # each forward and backward: every (range, layout) pair twice, or as asked
+        return int(os.environ.get("SOFTMAX_RANDOM_CASES", 2 * len(self.widths) * len(LAYOUTS)))
+
+
+# Under the interpreter (CPU, CI) the rows stay short, where a case takes a second, not hours: tiny contiguous
+# rows are always held whole. On a GPU they reach 300,000 values: very long float32 rows of a multiple of 16
+# values are always shared by programs.
+SHORT = Draw({"tiny": (1, 16), "short": (17, 1500)}, (1, 3, 17, 40), 1 << 15, 60, ("rows",))
+FULL = Draw({"tiny": (1, 16), "short": (17, 4096), "mid": (4097, 40_000), "long": (40_001, 160_000),
+             "very long": (160_001, 300_000)}, (1, 3, 64, 777, 4096, 20_000, 70_000), 1 << 27, 150,
+            ("rows", "split"))
+
+
+def draw_width(rng: random.Random, draw: Draw, kind: str) -> int:
     """A row length in the range `kind` names: powers of two, multiples of 8 and 16, and odd ones alike."""
-    n = rng.randint(*WIDTHS[kind])
+    n = rng.randint(*draw.widths[kind])
     return rng.choice((n, n - n % 8 or 8, n - n % 16 or 16, triton_pow2_at_most(n)))
 
 
@@ -46,17 +61,18 @@ def triton_pow2_at_most(n: int) -> int:
     return 1 << (n.bit_length() - 1)
 
 
-def draw_case(rng: random.Random, index: int) -> dict:
+def draw_case(rng: random.Random, draw: Draw, index: int) -> dict:
     """Case `index` of a draw: its range of widths and its layout walk every pair in turn; the rest is random."""
-    kinds = tuple(WIDTHS)
+    kinds = tuple(draw.widths)
     kind, layout = kinds[index % len(kinds)], LAYOUTS[(index // len(kinds)) % len(LAYOUTS)]
-    n = draw_width(rng, kind)
-    m = max(1, min(rng.choice(HEIGHTS), MAX_ELEMENTS // (4 * n)))
+    n = draw_width(rng, draw, kind)
+    m = max(1, min(rng.choice(draw.heights), draw.max_elements // (4 * n)))
     dtype = rng.choice(DTYPES)
     if kind == "very long" and layout == "contiguous" and index < len(kinds) * len(LAYOUTS):
-        # the first pass's: float32 rows of a multiple of 16 values, always shared by programs (the check below)
+        # the first pass's: float32 rows of a multiple of 16 values, always shared by programs (Draw.reaches)
         n, dtype = n - n % 16, torch.float32
-    return {"m": m, "n": n, "dtype": dtype, "layout": layout, "special": rng.random() < 0.3,
+    inner = max(1, min(64, draw.max_elements // (4 * n * max(1, m // 64))))    # "other dim": (m // 64, n, inner)
+    return {"m": m, "n": n, "dtype": dtype, "layout": layout, "inner": inner, "special": rng.random() < 0.3,
             "seed": rng.randrange(2**31)}
 
 
@@ -75,8 +91,7 @@ def make_input(case: dict) -> tuple[torch.Tensor, int]:
     elif layout == "transposed":   # the reduced dim has a stride of m
         x, dim = randn(n, m).t(), -1
     elif layout == "other dim":    # (outer, n, inner), reduced over the middle
-        inner = max(1, min(64, MAX_ELEMENTS // (4 * n * max(1, m // 64))))
-        x, dim = randn(max(1, m // 64), n, inner), 1
+        x, dim = randn(max(1, m // 64), n, case["inner"]), 1
     else:
         x, dim = randn(m, n), -1
     if case["special"] and x.numel():
@@ -130,27 +145,34 @@ def check_one(case: dict) -> None:
     assert ours_err <= bound, f"backward error {ours_err:.3g} against torch's {torch_err:.3g}: {label}"
 
 
-@pytest.mark.slow
-def test_random_shapes_forward_and_backward_match_float64():
+def run_draw(draw: Draw) -> None:
     seed = int(os.environ.get("SOFTMAX_RANDOM_SEED", random.randrange(2**32)))
     print(f"SOFTMAX_RANDOM_SEED={seed}")
     rng = random.Random(seed)
     start, kinds, done = time.monotonic(), set(), 0
-    budget = TIME_BUDGET_S * max(1, CASES // 40)
-    for index in range(CASES):
-        if done >= MIN_CASES and time.monotonic() - start > budget:
+    budget = draw.time_budget_s * max(1, draw.cases // (2 * len(draw.widths) * len(LAYOUTS)))
+    for index in range(draw.cases):
+        if done >= len(draw.widths) * len(LAYOUTS) and time.monotonic() - start > budget:
             break
-        case = draw_case(rng, index)
+        case = draw_case(rng, draw, index)
         kinds.add(plan_kind(case))
         check_one(case)
         done += 1
-    # The draw must keep reaching the plans it is meant for, or this test stops testing them: tiny contiguous
-    # rows are always held whole, and on a GPU very long float32 ones of a multiple of 16 values always shared by
-    # programs.
-    for wanted in ("rows", "split") if ON_GPU else ("rows",):
+    # The draw must keep reaching the plans it is meant for, or this test stops testing them.
+    for wanted in draw.reaches:
         assert any(k and k.startswith(wanted) for k in kinds), f"no case took the {wanted} path: {kinds} (seed {seed})"
-    if ON_GPU:
-        torch.cuda.empty_cache()
+
+
+@pytest.mark.slow
+def test_random_short_rows_forward_and_backward_match_float64():
+    run_draw(SHORT)
+
+
+@pytest.mark.gpu
+@pytest.mark.slow
+def test_random_shapes_forward_and_backward_match_float64_on_gpu():
+    run_draw(FULL)
+    torch.cuda.empty_cache()
 
 
 @pytest.mark.gpu
