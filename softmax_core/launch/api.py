@@ -39,6 +39,11 @@ def check_input(x, allowed=SUPPORTED_DTYPES) -> None:
     """Raise a TypeError / ValueError that names the problem, before any kernel sees `x`."""
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"softmax expects a torch.Tensor, got {type(x).__name__}")
+    if x.is_nested or x.layout != torch.strided:
+        # (padding a nested tensor with -inf is the chapter's masking: softmax gives the padding 0)
+        kind, fix = (("nested", "x.to_padded_tensor(float('-inf'))") if x.is_nested
+                     else (str(x.layout).removeprefix("torch."), "x.to_dense()"))
+        raise TypeError(f"softmax needs a dense tensor; got a {kind} one ({fix} makes one)")
     if x.dtype not in allowed:
         names = ", ".join(dtypes.name_of_any(d) for d in allowed)
         raise TypeError(f"softmax needs a floating-point tensor ({names}); got {dtypes.name_of_any(x.dtype)}")
@@ -169,7 +174,10 @@ def softmax(x: torch.Tensor, dim: int = -1, dtype: torch.dtype | None = None, *,
     if _is_compiling():
         return _softmax_via_op(x, dim, dtype, safe)
     if type(x) is torch.Tensor and type(dim) is int:
-        ready = READY.get(call_key(x, dim, dtype, safe))
+        try:
+            ready = READY.get(call_key(x, dim, dtype, safe))
+        except RuntimeError:      # no strides or no storage (sparse, nested): _softmax_slow names the problem
+            ready = None
         if ready is not None and _dispatch_modes() == 0:
             if x.requires_grad and _grad_enabled():
                 if ready.grad_direct and not functorch_active():

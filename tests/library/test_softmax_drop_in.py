@@ -211,6 +211,8 @@ def test_gradients_match_torch_float32(shape, device):
     (torch.ones(3, dtype=torch.int32), TypeError, "int32"),
     (torch.ones(3, dtype=torch.complex64), TypeError, "complex64"),
     ("not a tensor", TypeError, "torch.Tensor"),
+    (torch.ones(2, 3).to_sparse(), TypeError, "dense tensor; got a sparse_coo one"),
+    (torch.nested.nested_tensor([torch.ones(3), torch.ones(4)]), TypeError, "to_padded_tensor"),
 ])
 def test_errors_name_the_problem(bad, error, words):
     with pytest.raises(error, match=words):
