@@ -31,9 +31,9 @@ from softmax_core.kernels.shared_rows import (softmax_backward_split_kernel, sof
                                               softmax_split_kernel)
 from softmax_core.kernels.tuned import (softmax_backward_rows_kernel, softmax_backward_tiled_kernel,
                                         softmax_rows_kernel, softmax_tiled_kernel)
-from softmax_core.kernels.any_width import any_width_calls, tiny_rows_calls, vector_values
+from softmax_core.kernels.any_width import any_width_calls, tiny_rows_calls
 from softmax_core.launch.fast import KeptLaunch, trailing_values
-from softmax_core.plans.tuned import SoftmaxPlan
+from softmax_core.plans.tuned import SoftmaxPlan, split_shape
 from softmax_core.plans.choose import plan_softmax
 
 FLOAT64 = dtypes.name(torch.float64)
@@ -88,10 +88,11 @@ def plan_steps(plan: SoftmaxPlan, safe: bool = False) -> tuple[Step, ...]:
         return tuple(Step(k, c) for k, c in tiny_rows_calls(plan.rows_per_program, plan.block_n, safe))
     if plan.path == "split":   # with plan.edges: the split kernels' aligned body between masked edges
         kernel = softmax_split_kernel if forward else softmax_backward_split_kernel
-        head = (("SPLIT", plan.split), ("PEERS", plan.peers), ("CHUNK", plan.block_n))
+        # the row's shape as the plan compiled it: CHUNK, and with edges EDGES and VEC (after SPIN in the signature)
+        shape = split_shape(plan.block_n, plan.edges, plan.dtype)
+        head = (("SPLIT", plan.split), ("PEERS", plan.peers), ("CHUNK", shape.pop("CHUNK")))
         flags = (("SAFE", safe),) if forward else ()
-        edges = (("EDGES", True), ("VEC", vector_values(dtypes.element_size(plan.dtype)))) if plan.edges else ()
-        return tuple(Step(kernel, head + flags + (("PHASE", phase), ("SPIN", SPIN_LIMIT)) + edges)
+        return tuple(Step(kernel, head + flags + (("PHASE", phase), ("SPIN", SPIN_LIMIT)) + tuple(shape.items()))
                      for phase in split_phases())
     if plan.edges:          # an aligned body between masked edges (plans/any_width.py)
         return tuple(Step(k, c) for k, c in any_width_calls(plan.direction, plan.block_n,

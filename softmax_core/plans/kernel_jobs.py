@@ -61,9 +61,11 @@ def rows_provably_aligned(n_cols: int, aligned: bool) -> bool:
     return aligned and n_cols % 16 == 0
 
 
-def split_shape(chunk: int, edges: bool, dtype: torch.dtype) -> dict:
+def split_shape(chunk: int, edges: bool, dtype) -> dict:
     """The split kernels' constexprs that shape a row: CHUNK, and with `edges` EDGES and VEC (values in 16
-    bytes: the body's vectors and the edges' width)."""
+    bytes: the body's vectors and the edges' width). One owner for the planner's compile and the launch's
+    (launch/launches.py), so that the kernel launched is the one whose registers the plan read. `dtype`: a
+    torch dtype or its name."""
     if not edges:
         return {"CHUNK": chunk}
     return {"CHUNK": chunk, "EDGES": True, "VEC": vector_values(dtypes.element_size(dtype))}
