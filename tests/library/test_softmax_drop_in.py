@@ -5,18 +5,11 @@ import pytest
 import torch
 
 import softmax_core as sc
-from tests.support.reference import TOLERANCE
+from tests.support.reference import TOLERANCE, assert_like_torch
 from softmax_core.launch.api import softmax_backward, softmax_forward
 from softmax_core.launch.launches import cached_plan
 
 INF, NAN = float("inf"), float("nan")
-
-
-def assert_like_torch(y, x, dim=-1):
-    """Same NaN pattern as torch, values within the dtype's tolerance of a float64 reference."""
-    expected = torch.softmax(x.double(), dim=dim).to(x.dtype)
-    assert torch.equal(y.isnan(), expected.isnan()), "NaN pattern differs from torch"
-    torch.testing.assert_close(y.nan_to_num(), expected.nan_to_num(), **TOLERANCE[x.dtype])
 
 
 @pytest.mark.parametrize("shape, dim", [((2, 3, 50), -1), ((2, 3, 50), 0), ((2, 3, 50), 1), ((4, 7), -2),
