@@ -76,7 +76,7 @@ def kernel_source(ref: str) -> str:
     parts: dict[str, str] = {}
     pending = [resolve_kernel(ref)]
     while pending:
-        fn = getattr(pending.pop(), "fn")
+        fn = pending.pop().fn
         name = f"{fn.__module__}:{fn.__qualname__}"
         if name in parts:
             continue
