@@ -1,4 +1,4 @@
-"""Tools that record what the app and the docs show, on top of softmax_core.bench. Run from the repository root
+"""Tools that record what the app and the docs show, on top of softmax_bench. Run from the repository root
 with `python -m`; the ones that time or ask a GPU need one (each says so and exits on a machine without).
 
 doc_tables              docs/performance.md's tables, generated from the records in assets/benchmarks/

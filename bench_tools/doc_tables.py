@@ -5,7 +5,7 @@ measured figure in that document is typed by hand:
   (`do_bench`: each call launched from Python, L2 flushed) of the full sweep per dtype, and after it the newest
   CUDA-graph run (`do_bench_cudagraph`: replayed, L2 not flushed) per dtype of the same GPU, when there is one;
 - between `<!-- chapter:begin -->` and `<!-- chapter:end -->`: the chapter's Step 5 claims checked against the
-  recorded run of its sweep (softmax_core.bench.chapter_claims, in the app's English words).
+  recorded run of its sweep (softmax_bench.chapter_claims, in the app's English words).
 
     python -m bench_tools.doc_tables            # print them
     python -m bench_tools.doc_tables --write    # replace them in docs/performance.md
@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from softmax_core.bench import (CUDAGRAPH, EAGER, FULL_SWEEP_N, GRAPH_ROOFLINE_LIMIT, RECORDED_DIR,
+from softmax_bench import (CUDAGRAPH, EAGER, FULL_SWEEP_N, GRAPH_ROOFLINE_LIMIT, RECORDED_DIR,
                                 load_recorded_runs, load_run, slower_graph_roofline)
-from softmax_core.bench import chapter_claims, trust
-from softmax_core.words import claims as claim_words
-from softmax_core.bench.records import timer as recorded_timer
+from softmax_bench import chapter_claims, trust
+from softmax_bench import claim_words as claim_words
+from softmax_bench.records import timer as recorded_timer
 from softmax_core.words import describe
 
 ROOT = RECORDED_DIR.parents[1]
@@ -57,7 +57,7 @@ def load(stem: str, directory: Path = BENCH) -> tuple[pd.DataFrame, dict]:
 
 
 def ratios(df: pd.DataFrame, provider: str, direction: str = "forward", eager: pd.DataFrame | None = None) -> dict:
-    """N -> `provider`'s GB/s over the copy's, as the app's trust rule shows it (softmax_core.bench.trust):
+    """N -> `provider`'s GB/s over the copy's, as the app's trust rule shows it (softmax_bench.trust):
     a number, None where the rule withholds it; a size the provider has no timing at is left out."""
     rows = df[df.direction == direction]
     copy = {int(r["N"]): r for r in rows[rows.provider == "copy"].to_dict("records")}
@@ -120,7 +120,7 @@ def record(stem: str, directory: Path = BENCH, eager_stem: str | None = None) ->
               "| N | " + " | ".join(table.columns) + " |", "|---" * (len(table.columns) + 1) + "|"]
     lines += [f"| {n} | " + " | ".join(fmt(v) for v in row) + " |" for n, row in table.iterrows()]
     lines += ["", f"⚠: an unsteady timing (p80 more than {trust.SPREAD_LIMIT}× p20); — : no ratio where either "
-                  "timing is unsteady (the benchmark page's rule, softmax_core.bench.trust)."]
+                  "timing is unsteady (the benchmark page's rule, softmax_bench.trust)."]
     if any(slow.values()):
         sizes = ", ".join(f"{n:,}" for n in sorted({n for d in slow.values() for n in d}))
         lines += ["", f"No ratio (—) at N = {sizes}: there the copy replayed from the graph ran below "

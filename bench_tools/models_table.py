@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from softmax_core.bench import models
+from softmax_bench import models
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,7 +1,7 @@
 """Tuning sweep for rows over a contiguous last dim at the widths real models use (issue 21 items 1, 3): for each
 case, forward and backward, the library's plan beside launch shapes that are not its plan (other tiles, warps,
 grids, chunks, programs per row, the rows kernel's vector hint), each checked against torch's float32 answer and
-timed by the benchmark harness (softmax_core.bench.harness.measure) beside copy and torch in the same run.
+timed by the benchmark harness (softmax_bench.harness.measure) beside copy and torch in the same run.
 Routers also time the whole eager backward (autograd.grad) beside the backward kernel alone, ours and torch's,
 to tell kernel time from per-call cost.
 
@@ -29,7 +29,7 @@ import pandas as pd
 import torch
 import triton
 
-from softmax_core import bench
+import softmax_bench as bench
 from softmax_core.hardware import dtypes
 from softmax_core.hardware.gpu import default_gpu
 from softmax_core.launch.api import softmax, softmax_backward, softmax_forward

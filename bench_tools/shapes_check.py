@@ -11,6 +11,7 @@ import sys
 import torch
 import triton.testing
 
+from softmax_core.hardware import dtypes
 from softmax_core.hardware.gpu import default_gpu
 from softmax_core.launch.api import softmax_backward, softmax_forward
 from softmax_core.plans.tuned import plan_rows_tiled_split
@@ -34,7 +35,7 @@ def main(out: str) -> None:
                                                   nbytes * (1 if direction == "forward" else 1.5))
         for variant, (fn, b) in timed.items():
             ms = triton.testing.do_bench(fn, warmup=10, rep=40, quantiles=[0.2, 0.5, 0.8])
-            rows.append((f"{M}x{N}", str(dtype).removeprefix("torch."), variant, *ms, b * 1e-6 / ms[1]))
+            rows.append((f"{M}x{N}", dtypes.name_of_any(dtype), variant, *ms, b * 1e-6 / ms[1]))
             print(rows[-1], flush=True)
     with open(out, "w", newline="") as f:
         w = csv.writer(f)

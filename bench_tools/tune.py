@@ -27,7 +27,7 @@ import pandas as pd
 import torch
 import triton
 
-from softmax_core import bench
+import softmax_bench as bench
 from softmax_core.hardware import dtypes, runtime
 from softmax_core.hardware.gpu import default_gpu
 from softmax_core.kernels.tutorial import tutorial_softmax_kernel

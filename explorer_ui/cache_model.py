@@ -2,7 +2,7 @@
 when its re-reads are served by the last cache before DRAM, whether a tensor fits there, and that cache's name.
 The cache is the library's fact (softmax_core.hardware.gpu.last_cache): the L2 on NVIDIA, the Infinity Cache
 that every CU shares on AMD CDNA (each XCD's own L2 there serves only that XCD's CUs). Pure functions of the
-catalog's figures. (How far a measured figure can be trusted is the library's rule: softmax_core.bench.trust.)
+catalog's figures. (How far a measured figure can be trusted is the library's rule: softmax_bench.trust.)
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from explorer_ui.i18n import t
 def naive_bytes_with_cache(traffic) -> int:
     """DRAM bytes of the naive version when its tensors stay in the cache between its five kernels: x comes
     from DRAM once, and everything it writes goes back to DRAM once; every re-read hits the cache.
-    `traffic`: softmax_core.teaching.memory.MemoryTraffic."""
+    `traffic`: softmax_core.traffic.MemoryTraffic."""
     return traffic.fused.bytes_read + sum(step.bytes_written for step in traffic.naive_steps)
 
 

@@ -1,5 +1,5 @@
 """The chapter's Step 5 claims beside the recorded H200 sweep, in the page's language:
-softmax_core.bench.chapter_claims computes each verdict and its figures, softmax_core.words.claims says them.
+softmax_bench.chapter_claims computes each verdict and its figures, softmax_bench.claim_words says them.
 The record is loaded once (explorer_ui.data.chapter_runs) and drawn by explorer_ui.charts.sweep_lines."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pandas as pd
 
 from explorer_ui.data import chapter_runs
 from explorer_ui.i18n import language
-from softmax_core.words import claims as claim_words
+from softmax_bench import claim_words as claim_words
 
 
 def claims_table(lang: str | None = None) -> pd.DataFrame | None:

@@ -247,7 +247,7 @@ def constexpr_text(value) -> str:
 @lru_cache(maxsize=16)
 def kernel_source_as_launched(flags: tuple[tuple[str, object], ...]) -> tuple[str, ...]:
     """The kernel's source as one launch ran it: each constexpr parameter in `flags` ((name, value) pairs,
-    e.g. softmax_core.teaching.tutorial_trace.launch_flags) shows the value that launch passed instead of its default."""
+    e.g. softmax_teaching.tutorial_trace.launch_flags) shows the value that launch passed instead of its default."""
     lines = list(kernel_source())
     for name, value in flags:
         number = find_line(tuple(lines), f"{name}: tl.constexpr")
@@ -287,7 +287,7 @@ def shown_functions() -> dict[str, object]:
     code_comments.zh.toml translates and tests/app/test_chinese_complete.py checks, so a better comment
     anywhere else never needs a Chinese line."""
     from softmax_core.hardware.occupancy import chapter_occupancy
-    from softmax_core.teaching.chapter_notes import chapter_unit_test, warmup_resources
+    from softmax_teaching.chapter_notes import chapter_unit_test, warmup_resources
 
     return {"chapter_occupancy": chapter_occupancy, "warmup_resources": warmup_resources,
             "chapter_unit_test": chapter_unit_test}

@@ -13,7 +13,7 @@ import re
 import softmax_core as sc
 from softmax_core.hardware import runtime
 from softmax_core.plans.tutorial import TUTORIAL_STAGES_SHARED_THRESHOLD
-from softmax_core.teaching.launch_facts import facts_of_plan
+from softmax_teaching.launch_facts import facts_of_plan
 
 from . import pages_registry, present
 from .fmt import fmt_bytes

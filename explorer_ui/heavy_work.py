@@ -151,12 +151,12 @@ def turn(key: str, line: Line | None = None) -> Iterator[None]:
 
 
 def gpu_sweep_fits(M: int, Ns, dtype, directions) -> bool:
-    """True when the live GPU has the memory a benchmark sweep needs (softmax_core.bench.harness.sweep_bytes);
+    """True when the live GPU has the memory a benchmark sweep needs (softmax_bench.harness.sweep_bytes);
     otherwise the page says how much it needs and how much there is, and nothing starts."""
     import streamlit as st
     import torch
 
-    from softmax_core.bench.harness import sweep_bytes
+    from softmax_bench.harness import sweep_bytes
 
     from .fmt import fmt_bytes
     from .i18n import t

@@ -97,21 +97,30 @@ def check_options(args: argparse.Namespace) -> str | None:
 # The server process imports the whole library before Streamlit starts taking sessions. Otherwise the first
 # students' pages, each run in its own thread, import softmax_core's modules at the same moment, and Python's
 # per-module import locks can meet in a cycle: seen with twelve students arriving 0.25 s apart on a fresh
-# process ("_DeadlockError: deadlock detected by _ModuleLock('softmax_core.teaching')", then "module
+# process ("_DeadlockError: deadlock detected by _ModuleLock('softmax_teaching')", then "module
 # 'softmax_core' has no attribute 'memory_traffic'" in the sessions that found it half imported).
 RUN_STREAMLIT = ("import sys; from explorer_ui.launcher import import_library; import_library(); "
                  "from streamlit.web.cli import main; sys.exit(main())")
 
 
+# The library and the packages beside it that the pages read.
+EXPLORER_PACKAGES = ("softmax_core", "softmax_teaching", "softmax_bench", "kernel_inspector")
+
+
 def import_library() -> None:
-    """Import softmax_core and every module under it (no Streamlit in them, so nothing binds to a runtime)."""
+    """Choose the backend as the explorer does (the interpreter without a GPU, before any kernel is defined),
+    then import every module of the library and its neighbours (no Streamlit in them, so nothing binds to a
+    runtime)."""
     import pkgutil
 
     import softmax_core
 
-    for module in pkgutil.walk_packages(softmax_core.__path__, "softmax_core."):
-        if not module.name.endswith("__main__"):
-            importlib.import_module(module.name)
+    softmax_core.runtime.use_interpreter_without_gpu()
+    for name in EXPLORER_PACKAGES:
+        package = importlib.import_module(name)
+        for module in pkgutil.walk_packages(package.__path__, f"{name}."):
+            if not module.name.endswith("__main__"):
+                importlib.import_module(module.name)
 
 
 def streamlit_command(args: argparse.Namespace) -> list[str]:

@@ -202,7 +202,7 @@ def show_table(frame) -> None:
 
 def spread_sentence(figures: dict) -> str:
     """How sure a measured speedup is, in words: its interval, what the interval is made of, the verdict
-    (softmax_core.bench.trust's rule). `figures`: data.measured_speedup's answer."""
+    (softmax_bench.trust's rule). `figures`: data.measured_speedup's answer."""
     return t("acc_measured_spread", lo=figures["lo"], hi=figures["hi"], kind=t(f"acc_kind_{figures['spread_kind']}"),
              verdict=t(f"acc_verdict_{figures['verdict']}"))
 

@@ -1,5 +1,5 @@
 """The long-rows pages' frames and tables (pages 7 and 8): example rows, the animation's steps and the tables
-beside them, built from what the real kernels recorded (softmax_core.teaching.long_row_trace) and from recorded
+beside them, built from what the real kernels recorded (softmax_teaching.long_row_trace) and from recorded
 H200 runs. Pure functions of those records, so tests can check them without Streamlit; their charts are in
 explorer_ui.charts.long_rows, the cached calls that produce the records in explorer_ui.data.
 """
@@ -15,7 +15,7 @@ import torch
 from softmax_core.data import assets_dir
 from softmax_core.hardware import dtypes
 from softmax_core.plans import tuned as tuned_plan
-from softmax_core.teaching import long_row_trace as lrt
+from softmax_teaching import long_row_trace as lrt
 from softmax_core.kernels.tuned import TRACE_TILE_FIELDS, online_update, softmax_tiled_kernel
 
 from . import code, defaults

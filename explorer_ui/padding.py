@@ -1,5 +1,5 @@
 """The padding-chain page's logic: which state each lane and each memory address is in, and the figures each
-frame's sentence quotes. Pure functions of a trace (softmax_core.teaching.tutorial_trace); the page only draws them."""
+frame's sentence quotes. Pure functions of a trace (softmax_teaching.tutorial_trace); the page only draws them."""
 from __future__ import annotations
 
 import numpy as np

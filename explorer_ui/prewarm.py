@@ -228,8 +228,8 @@ def work_items(defaults_only: bool = False) -> list[tuple[str, object]]:
     to compare the two ways) or for a catalog GPU (the long-rows page's recorded H200): both are here too."""
     import softmax_core as sc
     from softmax_core.hardware import dtypes
-    from softmax_core.teaching import chapter_notes as sc_chapter
-    from softmax_core.teaching import long_row_trace as lrt
+    from softmax_teaching import chapter_notes as sc_chapter
+    from softmax_teaching import long_row_trace as lrt
     from softmax_core.hardware.compile import kernel_resources
     from softmax_core.plans.tutorial import tutorial_compile_job
 
@@ -251,7 +251,7 @@ def work_items(defaults_only: bool = False) -> list[tuple[str, object]]:
     # order, so each first visit finds its plans ready); then what a page needs only after a click (the
     # compiled code, the padding chain's short rows, the GPU page's longest row: the slowest compile of all,
     # behind every page's defaults).
-    from softmax_core.bench.models import MODEL_CASES
+    from softmax_bench.models import MODEL_CASES
     from softmax_core.plans.shapes import plan_shape
     first = MODEL_CASES[0]      # the Benchmark page's "Your shape" starts on it (GPT-2's logits), forward
     items = [(f"plan {M}x{N} on {home.key} (padding chain, GPU page)", plan(N, home)),

@@ -77,7 +77,7 @@ def verdict_text(question: Question, guess, verdict: Verdict) -> str:
 
 # -- the questions, one builder per page ---------------------------------------------------------------------
 def fused_speedup(key: str, traffic, M: int, N: int, dtype: str) -> Question:
-    """How many times fewer bytes does the fused kernel move? (softmax_core.teaching.memory's own ratio)"""
+    """How many times fewer bytes does the fused kernel move? (softmax_core.traffic's own ratio)"""
     return Question(key, t("predict_speedup_q", M=f"{M:,}", N=f"{N:,}", dtype=dtype), float(traffic.predicted_speedup),
                     t("predict_speedup_explain", naive=f"{traffic.naive_bytes:,}", fused=f"{traffic.fused_bytes:,}",
                       ratio=f"{traffic.predicted_speedup:.3f}", extra=f"{traffic.predicted_speedup - 4:.3f}"),

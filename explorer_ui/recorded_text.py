@@ -1,6 +1,6 @@
 """What a recorded run and the GPU catalog say, in the reader's language.
 
-A recorded run keeps codes and figures (softmax_core.bench.records): its clock, its backend, each row's
+A recorded run keeps codes and figures (softmax_bench.records): its clock, its backend, each row's
 reason for not being timed, the providers that could not run. softmax_core.words says each of them in
 either language (explorer_ui.i18n.say). The GPU catalog (softmax_core/data/gpus.json) cites each figure's
 source in English; in 中文 a citation is found by its source id in gpu_sources.zh.toml (the English lives
@@ -12,12 +12,12 @@ import tomllib
 from functools import lru_cache
 from pathlib import Path
 
-from softmax_core.bench import providers, records
+from softmax_bench import providers, records
 from softmax_core.hardware.gpu import catalog_sources
 
 from .i18n import has, language, say, t
 
-# statuses of a benchmark row that was not timed (softmax_core.bench.harness), each with a bench_status_ key
+# statuses of a benchmark row that was not timed (softmax_bench.harness), each with a bench_status_ key
 STATUSES = ("failed", "skipped")
 
 SOURCES_ZH = Path(__file__).resolve().parent / "gpu_sources.zh.toml"
@@ -43,12 +43,12 @@ def source_text(citation: str) -> str:
 
 
 def provider_text(name: str) -> str:
-    """A provider's name for people (softmax_core.bench.providers.label), in the reader's language."""
+    """A provider's name for people (softmax_bench.providers.label), in the reader's language."""
     return providers.label(name, language())
 
 
 def reason_text(reason) -> str:
-    """Why a benchmark row was not timed (a Coded, softmax_core.bench.providers.NotTimed), or ""."""
+    """Why a benchmark row was not timed (a Coded, softmax_bench.providers.NotTimed), or ""."""
     return say(reason) if reason else ""
 
 

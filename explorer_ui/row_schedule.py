@@ -6,7 +6,7 @@ import numpy as np
 
 # A row's phase at one step of the animation: not reached yet, handled in this loop trip, handled before.
 ROW_PHASES = ("later", "now", "done")
-# The phases of one loop trip in softmax_core.teaching.schedule.pipeline_timeline, in drawing order.
+# The phases of one loop trip in softmax_teaching.schedule.pipeline_timeline, in drawing order.
 PIPELINE_PHASES = ("load", "compute", "store")
 
 

@@ -4,7 +4,7 @@ pages/*.py) imports this module before anything else.
 Streamlit runs each session's script in a thread of its own. On a fresh server a whole class arrives at
 once, and each thread would import torch, triton and softmax_core at the same time. Python locks each module
 while it runs, not the import as a whole: a thread that enters a package through one submodule
-(`softmax_core.teaching.memory`) holds that submodule's lock while it waits for the package, and a thread
+(`softmax_core.traffic`) holds that submodule's lock while it waits for the package, and a thread
 inside the package's __init__ then waits for that submodule: Python breaks the cycle with `_DeadlockError`,
 or hands one thread the half-initialised module (`module 'softmax_core' has no attribute ...`). torch and
 triton have cycles of their own and fail the same way.
@@ -17,5 +17,9 @@ it, when their shared roots are complete. tests/serve/test_concurrent_imports.py
 import numpy  # noqa: F401
 import pandas  # noqa: F401
 
-import softmax_core  # noqa: F401  torch, triton, and the backend choice (GPU or interpreter)
+import softmax_core  # noqa: F401  the library: importing it chooses nothing
+
+# The explorer's choice, made before any kernel is defined: on a machine without a GPU the real kernels run
+# in Triton's interpreter (the lesson on a laptop). A library user who imports softmax_core gets no such choice.
+softmax_core.runtime.use_interpreter_without_gpu()
 from explorer_ui import layout  # noqa: F401  the page setup every page calls: i18n, data, registry, prewarm

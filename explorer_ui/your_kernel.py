@@ -1,5 +1,5 @@
 """The "Your kernel" page's pieces: the words for the library's codes, the per-GPU table, the what-if, the
-assembly with its source lines, the measurement. softmax_core.authoring computes; this module only words
+assembly with its source lines, the measurement. kernel_inspector computes; this module only words
 and lays out what it returns."""
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import zlib
 import pandas as pd
 import streamlit as st
 
-from softmax_core.authoring import argspec, inspect as ki, interpret, measure, ptxlines
-from softmax_core.authoring.worker import SOURCE_NAME
+from kernel_inspector import argspec, inspect as ki, interpret, measure, ptxlines
+from kernel_inspector.worker import SOURCE_NAME
 from softmax_core.hardware.occupancy import Limiter
 
 from .i18n import say, t

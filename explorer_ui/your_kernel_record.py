@@ -1,12 +1,12 @@
 """The "Your kernel" page's record from the H200: for the four examples, the page's offline compile beside the
 registers and shared memory Triton's JIT allocated there and the programs per SM the driver answered
-(softmax_core.authoring.record reads it; this module only words and lays it out)."""
+(kernel_inspector.record reads it; this module only words and lays it out)."""
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from softmax_core.authoring.record import RECORD, RECORD_COMMAND, H200Record
+from kernel_inspector.record import RECORD, RECORD_COMMAND, H200Record
 
 from .i18n import t
 

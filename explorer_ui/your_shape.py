@@ -8,7 +8,7 @@ import math
 import pandas as pd
 import streamlit as st
 
-from softmax_core.bench import DoBenchTimer, models, trust
+from softmax_bench import DoBenchTimer, models, trust
 from softmax_core.hardware import dtypes, runtime
 from softmax_core.plans.shapes import MAX_DIMS, ShapeError, ShapePlan, parse_shape, plan_shape
 

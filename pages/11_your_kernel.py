@@ -10,7 +10,7 @@ import torch
 
 from explorer_ui import data, heavy_work, layout, urlstate, your_kernel as yk, your_kernel_record
 from explorer_ui.i18n import t
-from softmax_core.authoring import argspec, examples, gate, inspect as ki, interpret, measure, record, sandbox, share
+from kernel_inspector import argspec, examples, gate, inspect as ki, interpret, measure, record, sandbox, share
 
 WARPS = (1, 2, 4, 8, 16, 32)
 DEFAULT_GPUS = ["h200", "a100-80gb", "mi300x"]

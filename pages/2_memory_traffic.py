@@ -1,4 +1,4 @@
-"""Memory traffic: the naive five kernels against one fused kernel, counted by softmax_core.teaching.memory."""
+"""Memory traffic: the naive five kernels against one fused kernel, counted by softmax_core.traffic."""
 import explorer_ui.startup  # noqa: F401  first: one session imports the project while the others wait
 import pandas as pd
 import streamlit as st
@@ -8,9 +8,9 @@ from explorer_ui import cache_model, charts, code, data, defaults, fmt, layout, 
 from explorer_ui.i18n import sentences, t
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState
-from softmax_core.bench import trust
+from softmax_bench import trust
 from softmax_core.hardware import dtypes
-from softmax_core.teaching import memory
+from softmax_core import traffic as memory
 
 layout.setup_page("memory")
 state = PageState("memory")

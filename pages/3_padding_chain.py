@@ -1,5 +1,5 @@
 """Padding chain: one row through load -> max -> subtract -> exp -> sum -> divide -> store, with the values
-the real kernel recorded (softmax_core.teaching.tutorial_trace), and the "Break it" variants."""
+the real kernel recorded (softmax_teaching.tutorial_trace), and the "Break it" variants."""
 import explorer_ui.startup  # noqa: F401  first: one session imports the project while the others wait
 import numpy as np
 import pandas as pd
@@ -10,7 +10,7 @@ from explorer_ui.i18n import bound, has, sentences, t
 from explorer_ui.padding import FRAMES, LANE_STATES, MEMORY_STATES
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState
-from softmax_core.teaching.tutorial_trace import MAX_TRACE_BLOCK, VARIANTS, launch_flags
+from softmax_teaching.tutorial_trace import MAX_TRACE_BLOCK, VARIANTS, launch_flags
 
 # colours of padding.LANE_STATES and padding.MEMORY_STATES, in their order
 COLORS = (charts.PALETTE["blue"], "#59627a", charts.PALETTE["light"], charts.PALETTE["orange"],

@@ -1,4 +1,4 @@
-"""Row schedule: which program handles which row, recorded by the real kernel (softmax_core.teaching.tutorial_trace), the
+"""Row schedule: which program handles which row, recorded by the real kernel (softmax_teaching.tutorial_trace), the
 tl.range loop stepped through, programs placed on SMs, and a picture of num_stages overlapping loads."""
 import explorer_ui.startup  # noqa: F401  first: one session imports the project while the others wait
 import numpy as np
@@ -10,9 +10,9 @@ from explorer_ui import charts, code, data, defaults, fmt, layout, quiz, row_sch
 from explorer_ui.i18n import say, sentences, t
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState, in_url
-from softmax_core.teaching.launch_facts import program_placement
-from softmax_core.teaching.pipeline import pipeline_timeline
-from softmax_core.teaching.tutorial_trace import MAX_TRACE_BLOCK, MAX_TRACE_ROWS
+from softmax_teaching.launch_facts import program_placement
+from softmax_teaching.pipeline import pipeline_timeline
+from softmax_teaching.tutorial_trace import MAX_TRACE_BLOCK, MAX_TRACE_ROWS
 from softmax_core.plans.tutorial import TUTORIAL_NUM_STAGES
 
 # Rows traced per interaction: at the widest rows the interpreter needs a few ms per row, and a re-render
@@ -76,7 +76,7 @@ if stages_kept:
     c3.caption(t("acc_kept", value=stages, derived=plan.num_stages, gpu=plan.gpu.name))
 load = c4.slider(t("schedule_load"), 1, 10, key=kload, help=t("schedule_load_help"))
 
-# One source for programs per SM, slots, waves and who waits: softmax_core.teaching.launch_facts (the GPU's
+# One source for programs per SM, slots, waves and who waits: softmax_teaching.launch_facts (the GPU's
 # rules); the chapter formula's figure is named as the formula's wherever it is stated.
 facts = data.launch_facts(n_rows, N, defaults.DTYPE, gpu_key)
 full_facts = data.launch_facts(FULL_SIZE_M, N, defaults.DTYPE, gpu_key)

@@ -17,7 +17,7 @@ MAX_REGS_PER_THREAD = 255          # NVIDIA's per-thread ceiling (AMD: 512 VGPRs
 CHART_MIN_REGS = 16                # below this the register line shoots up and flattens the rest of the chart
 BLOCK_SWEEP = defaults.BLOCK_SWEEP   # 32 ... 65536: each one a real compile (cached on disk, pre-warmed)
 ASM_PREVIEW_LINES = 400
-COMPARE_KERNELS = ("tutorial", "tuned")     # softmax_core.teaching.gpu_compare.KERNELS
+COMPARE_KERNELS = ("tutorial", "tuned")     # softmax_teaching.gpu_compare.KERNELS
 
 layout.setup_page("gpu")
 state = PageState("gpu")

@@ -1,4 +1,4 @@
-"""Benchmark: GB/s against a plain copy. Live on a GPU (softmax_core.bench.run_sweep); recorded runs with
+"""Benchmark: GB/s against a plain copy. Live on a GPU (softmax_bench.run_sweep); recorded runs with
 their provenance; and with no GPU a small live CPU comparison of the naive softmax against torch.softmax."""
 import explorer_ui.startup  # noqa: F401  first: one session imports the project while the others wait
 import time
@@ -11,11 +11,11 @@ from explorer_ui import (charts, code, data, defaults, fmt, cache_model, heavy_w
                          your_shape)
 from explorer_ui.i18n import bound, sentences, t
 from explorer_ui.urlstate import PageState
-from softmax_core import bench
-from softmax_core.bench import trust
+import softmax_bench as bench
+from softmax_bench import trust
 from softmax_core.hardware import dtypes
-from softmax_core.teaching import bench_reading
-from softmax_core.teaching.memory import PASS_TENSORS
+from softmax_teaching import bench_reading
+from softmax_core.traffic import PASS_TENSORS
 
 CPU_PROVIDERS = ("copy", "naive", "torch")     # what a CPU can time honestly; kernels would run interpreted
 CPU_N_CHOICES = (128, 256, 512, 1024, 2048, 4096)
@@ -43,7 +43,7 @@ with right:
 def bench_tables(run, direction: str, eager_copy: dict | None = None):
     """The run's GB/s (median) and fraction-of-copy tables for one direction, as shown: separators, "⚠" on an
     unsteady timing (trust.SPREAD_LIMIT), and a ratio only where the library's trust rule shows one
-    (softmax_core.bench.trust.ratio_to_copy; `eager_copy`: N -> the eager copy's GB/s, for a CUDA-graph run).
+    (softmax_bench.trust.ratio_to_copy; `eager_copy`: N -> the eager copy's GB/s, for a CUDA-graph run).
     Also returns how many timings were unsteady."""
     part = run.frame[(run.frame["direction"] == direction) & (run.frame["status"] == "ok")]
     records = {(r["provider"], int(r["N"])): r for r in part.to_dict("records")}
@@ -73,7 +73,7 @@ def bench_tables(run, direction: str, eager_copy: dict | None = None):
 
 def ceiling_sentence(run, direction: str) -> str:
     """What this run's GB/s are compared with: the GPU's spec peak and its best copy far beyond L2
-    (softmax_core.teaching.bench_reading), beside the same-size copy the table divides by, and which kernels
+    (softmax_teaching.bench_reading), beside the same-size copy the table divides by, and which kernels
     pass that same-size copy."""
     part = run.frame[(run.frame["direction"] == direction) & (run.frame["status"] == "ok")]
     gpu = data.gpu_for_name(str(run.provenance.get("gpu", "")))

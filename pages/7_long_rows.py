@@ -10,7 +10,7 @@ from explorer_ui import long_row_frames as lr
 from explorer_ui.i18n import bound, say, sentences, t
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState
-from softmax_core.teaching.long_row_trace import MAX_TRACE_TILES, MAX_TRACE_VALUES
+from softmax_teaching.long_row_trace import MAX_TRACE_TILES, MAX_TRACE_VALUES
 
 MAX_N = MAX_TRACE_VALUES
 

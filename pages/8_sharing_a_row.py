@@ -10,8 +10,8 @@ from explorer_ui import long_row_frames as lr
 from explorer_ui.i18n import bound, say, t
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState
-from softmax_core.teaching import long_row_trace as lrt
-from softmax_core.teaching.long_row_trace import MAX_TRACE_VALUES, attention_walk
+from softmax_teaching import long_row_trace as lrt
+from softmax_teaching.long_row_trace import MAX_TRACE_VALUES, attention_walk
 from softmax_core.kernels.shared_rows import softmax_split_kernel
 
 MAX_SPLIT = 16

@@ -1,6 +1,6 @@
 """Chapter notes: the parts of the chapter the pictures do not show, each run here with its real numbers —
 registers and shared memory (warmup vs offline compile), strides, tl.range and num_stages, the num_warps
-rule, the chapter's unit test, the 3-D grid and tl.exp's error. Computed by softmax_core.teaching.chapter_notes."""
+rule, the chapter's unit test, the 3-D grid and tl.exp's error. Computed by softmax_teaching.chapter_notes."""
 import explorer_ui.startup  # noqa: F401  first: one session imports the project while the others wait
 import pandas as pd
 import streamlit as st
@@ -8,7 +8,7 @@ import streamlit as st
 from explorer_ui import chapter_benchmark, charts, code, data, defaults, layout, quiz, recorded_text
 from explorer_ui.i18n import say, t
 from explorer_ui.urlstate import PageState
-from softmax_core.teaching import chapter_notes as sc_chapter
+from softmax_teaching import chapter_notes as sc_chapter
 from softmax_core.hardware import runtime
 from softmax_core.plans.tutorial import TUTORIAL_STAGES_SHARED_THRESHOLD, tutorial_num_stages
 

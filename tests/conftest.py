@@ -7,6 +7,10 @@ import pytest
 import torch
 
 import softmax_core as sc
+
+# The suite runs the real kernels: on a machine without a GPU, in Triton's interpreter (chosen before any kernel
+# is defined, as the explorer chooses it). tests/library/test_import_order.py checks that a bare import chooses nothing.
+sc.runtime.use_interpreter_without_gpu()
 from tests.support.browser import chromium
 from tests.support.records import write_record
 

@@ -28,6 +28,7 @@ import torch
 import triton
 
 import softmax_core as sc
+from softmax_core.hardware import dtypes
 from softmax_core.hardware import compile as kc
 from softmax_core.plans import tuned as tuned_plan
 from softmax_core.plans.choose import plan_softmax
@@ -135,7 +136,7 @@ def tutorial_jobs(gpu):
             for warps in TUTORIAL_WARPS:
                 for st in stages:
                     job = tutorial_compile_job(n, warps, st, dtype, gpu)
-                    yield {"source": "tutorial sweep", "dtype": str(dtype).replace("torch.", ""), "n_cols": n,
+                    yield {"source": "tutorial sweep", "dtype": dtypes.name_of_any(dtype), "n_cols": n,
                            "block": n, "plan_path": "", "plan_num_programs": ""}, job
 
 
@@ -157,7 +158,7 @@ def tuned_jobs(gpu, quick: bool = False):
                     plan = plan_softmax(TUNED_ROWS, n, dtype, gpu, direction)
                     for job in list(seen):
                         chosen = dict(job.constexprs) == _plan_constexprs(plan, job)
-                        yield {"source": f"tuned {direction}", "dtype": str(dtype).replace("torch.", ""),
+                        yield {"source": f"tuned {direction}", "dtype": dtypes.name_of_any(dtype),
                                "n_cols": n, "block": plan.block_n, "plan_path": plan.path if chosen else "candidate",
                                "plan_num_programs": plan.num_programs if chosen else ""}, job
     finally:

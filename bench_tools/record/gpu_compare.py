@@ -1,5 +1,5 @@
 """Compile the tutorial and tuned kernels for every catalog GPU with this machine's triton, and record what
-`softmax_core.teaching.gpu_compare.compare_gpus` computes (registers, shared memory, programs per SM by the hardware's
+`softmax_teaching.gpu_compare.compare_gpus` computes (registers, shared memory, programs per SM by the hardware's
 rules and by the chapter's formula, limiter, grid, toolchain):
 
     python -m bench_tools.record.gpu_compare --out assets/occupancy
@@ -20,7 +20,8 @@ from pathlib import Path
 import torch
 import triton
 
-from softmax_core.teaching.gpu_compare import compare_gpus
+from softmax_teaching.gpu_compare import compare_gpus
+from softmax_core.hardware import dtypes
 
 SHAPES = ((4096, 781, torch.float32), (4096, 4096, torch.bfloat16), (4096, 32768, torch.float32))
 FIELDS = ("kernel", "n_cols", "dtype", "gpu", "arch", "path", "n_regs", "n_spills", "shared_bytes", "num_warps",
@@ -41,11 +42,11 @@ def main() -> None:
         for kernel in ("tutorial", "tuned"):
             for n_rows, n_cols, dtype in SHAPES:
                 for r in compare_gpus(kernel, n_rows, n_cols, dtype):
-                    writer.writerow([kernel, n_cols, str(dtype).replace("torch.", ""), r.gpu.key, r.gpu.arch, r.path,
+                    writer.writerow([kernel, n_cols, dtypes.name_of_any(dtype), r.gpu.key, r.gpu.arch, r.path,
                                      r.n_regs, r.n_spills, r.shared_bytes, r.num_warps, r.programs_per_sm,
                                      r.chapter_programs_per_sm, r.limiter, r.grid, r.toolchain])
     provenance = {"what": "compare_gpus() for the tutorial and tuned kernels on every catalog GPU, compiled offline",
-                  "shapes": [[m, n, str(d).replace("torch.", "")] for m, n, d in SHAPES],
+                  "shapes": [[m, n, dtypes.name_of_any(d)] for m, n, d in SHAPES],
                   "versions": {"python": platform.python_version(), "torch": torch.__version__,
                                "triton": triton.__version__},
                   "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),

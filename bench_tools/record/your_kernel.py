@@ -2,7 +2,7 @@
 
     python -m bench_tools.record.your_kernel --out "$OUT/your_kernel"
 
-For each example of softmax_core/authoring/examples.py, at its SIZES:
+For each example of kernel_inspector/examples.py, at its SIZES:
 1. `python -m softmax_core inspect FILE --gpu h200,a100-80gb,mi300x ... --measure --json`: the page's per-GPU
    figures (offline compiles in the sandbox: registers, shared memory, programs per SM by the hardware's rules
    and by the chapter's formula, the limiter) and a measurement on this GPU (do_bench quantiles, GB/s against
@@ -33,7 +33,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
-from softmax_core.authoring import argspec, examples, gate
+from kernel_inspector import argspec, examples, gate
 
 GPUS = "h200,a100-80gb,mi300x"
 NUM_WARPS, NUM_STAGES = 4, 3          # the CLI's defaults, what the page starts with

@@ -5,14 +5,14 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from softmax_core.bench import chapter_claims as cc
+from softmax_bench import chapter_claims as cc
 
 from .recorded import provider_label
 
 
 @st.cache_resource(show_spinner=False)
 def chapter_runs() -> cc.ChapterRuns | None:
-    """softmax_core.bench.chapter_claims' record of the chapter's sweep, or None when none is recorded."""
+    """softmax_bench.chapter_claims' record of the chapter's sweep, or None when none is recorded."""
     return cc.load_chapter_runs()
 
 

@@ -1,4 +1,4 @@
-"""Cached calls for the chapter-notes page (softmax_core.teaching.chapter_notes: compiles, interpreter runs, one test).
+"""Cached calls for the chapter-notes page (softmax_teaching.chapter_notes: compiles, interpreter runs, one test).
 
 Arguments are plain keys (a GPU's catalog key, a dtype's name) so that the caches hash cheaply; the
 results are frozen dataclasses from softmax_core. Nothing here computes: it only remembers.
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from softmax_core.teaching import chapter_notes as sc_chapter
+from softmax_teaching import chapter_notes as sc_chapter
 from softmax_core.hardware import dtypes, runtime
 
 from .kernels import gpu_by_key, kernel_asm

@@ -6,7 +6,7 @@ import streamlit as st
 
 import softmax_core as sc
 from softmax_core.hardware import dtypes
-from softmax_core.teaching import tutorial_trace as sc_trace
+from softmax_teaching import tutorial_trace as sc_trace
 
 DTYPE_NAMES = dtypes.TUTORIAL_DTYPES     # the dtypes the pages offer: those the tutorial kernel takes
 
@@ -76,8 +76,8 @@ def softmax_plan(n_rows: int, n_cols: int, dtype: str, gpu_key: str):
 
 @st.cache_data(show_spinner=False, max_entries=1024)
 def gpu_comparison(kernel: str, n_rows: int, n_cols: int, dtype: str, gpu_key: str):
-    """One catalog GPU's row of softmax_core.teaching.gpu_compare.compare_gpus (a compile for that GPU, cached)."""
-    from softmax_core.teaching.gpu_compare import compare_gpus
+    """One catalog GPU's row of softmax_teaching.gpu_compare.compare_gpus (a compile for that GPU, cached)."""
+    from softmax_teaching.gpu_compare import compare_gpus
 
     return compare_gpus(kernel, n_rows, n_cols, dtypes.torch_dtype(dtype), gpus=(gpu_by_key(gpu_key),))[0]
 
@@ -95,7 +95,7 @@ def kernel_asm(block_size: int, num_warps: int, num_stages: int, dtype: str, gpu
 @st.cache_data(show_spinner=False, max_entries=64)
 def trace(n_rows: int, n_cols: int, *, num_programs: int | None, num_stages: int | None, dtype: str,
           variant: str, seed: int, poisoned_row: int, gpu_key: str, keep_stages: bool) -> sc_trace.Trace:
-    """The real kernel, replayed with TRACE on (see softmax_core.teaching.tutorial_trace)."""
+    """The real kernel, replayed with TRACE on (see softmax_teaching.tutorial_trace)."""
     return sc_trace.trace_rows(n_rows, n_cols, num_programs=num_programs, num_stages=num_stages, dtype=dtype,
                                variant=variant, seed=seed, poisoned_row=poisoned_row,
                                gpu=gpu_by_key(gpu_key), keep_stages=keep_stages)
@@ -109,9 +109,9 @@ def store_footprint(n_rows: int, n_cols: int, row: int, store_masked: bool, dtyp
 
 
 def launch_facts(n_rows: int, n_cols: int, dtype: str, gpu_key: str, num_programs: int | None = None):
-    """The facts of the chapter's kernel launched for M x N (softmax_core.teaching.launch_facts): the GPU's
+    """The facts of the chapter's kernel launched for M x N (softmax_teaching.launch_facts): the GPU's
     programs per SM, limiter, slots, waves, whether any program waits, and the chapter formula's figures apart.
     Every page that states one of them asks here (from the cached plan, so nothing compiles twice)."""
-    from softmax_core.teaching.launch_facts import facts_of_plan
+    from softmax_teaching.launch_facts import facts_of_plan
 
     return facts_of_plan(launch_plan(n_rows, n_cols, dtype, gpu_key), num_programs)

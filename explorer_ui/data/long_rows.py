@@ -8,7 +8,7 @@ import torch
 
 import softmax_core as sc
 from softmax_core.hardware import dtypes
-from softmax_core.teaching import long_row_trace as lrt
+from softmax_teaching import long_row_trace as lrt
 
 from explorer_ui import long_row_frames as frames
 

@@ -9,11 +9,11 @@ import pandas as pd
 import streamlit as st
 
 import softmax_core as sc
-from softmax_core import bench
+import softmax_bench as bench
 from softmax_core.hardware import dtypes
 
 from explorer_ui import cache_model, long_row_frames as frames, recorded_text
-from softmax_core.bench import trust
+from softmax_bench import trust
 
 # The benchmark page reads recorded runs from here; tests point it at a temporary folder.
 RECORDED_DIR_ENV = "SOFTMAX_EXPLORER_RECORDED_DIR"
@@ -93,8 +93,8 @@ def _speedup_figures(row) -> dict:
 
 def _efficiencies(run, row, dtype: str) -> dict:
     """The measured speedup split into byte ratio × (fused efficiency ÷ naive efficiency), from the same run's
-    copy at the same shape (softmax_core.teaching.memory.speedup_parts); empty when the run timed no copy there."""
-    from softmax_core.teaching.memory import speedup_parts
+    copy at the same shape (softmax_core.traffic.speedup_parts); empty when the run timed no copy there."""
+    from softmax_core.traffic import speedup_parts
 
     frame = run.frame
     copy = frame[(frame["provider"] == "copy") & (frame["direction"] == "forward") & (frame["dtype"] == dtype)
@@ -153,7 +153,7 @@ def _measured_speedup(runs, dtype: str, N: int, M: int | None) -> dict | None:
 
 
 def speedup_table(dtype: str):
-    """Predicted (bytes ratio, softmax_core.teaching.memory; with and without L2) and measured (naive ms / fused ms,
+    """Predicted (bytes ratio, softmax_core.traffic; with and without L2) and measured (naive ms / fused ms,
     with its spread and verdict) speedup for every N of the first recorded run that timed both, or None.
     Columns: N, M, predicted, predicted_l2, measured, lo, hi, spread_kind, verdict, gpu, date."""
     key = _recorded_only()

@@ -1,13 +1,22 @@
-"""Where kernels run: on the GPU when there is one, in Triton's CPU interpreter when there is not.
+"""Where kernels run: on the GPU, or — when someone asks for it — in Triton's CPU interpreter.
 
-Triton decides at `@triton.jit` time whether a kernel is compiled or interpreted, from the environment
-variable TRITON_INTERPRET. So this module must be imported before any kernel is defined; the package's
-`__init__` does that first. Users set nothing: a laptop without CUDA simply gets the interpreter.
+Importing softmax_core chooses nothing and changes nothing: no environment variable is set and nothing of
+triton is touched. A CUDA tensor runs the Triton kernels; a CPU tensor gets torch's own answer at torch's
+speed, unless the interpreter was asked for. The explorer, its launcher and the test suite ask for it (on a
+laptop the real kernel running on the CPU is the lesson), in one of two ways:
+
+- set `TRITON_INTERPRET=1` in the environment before the process starts (Triton's own switch), or
+- call `softmax_core.runtime.use_interpreter()` after `import softmax_core` and before the first softmax.
+
+Triton decides at `@triton.jit` time whether a kernel is compiled or interpreted, from TRITON_INTERPRET. So
+the choice must come before softmax_core's kernels are defined: they are defined when the first kernel
+module is imported (the first `sc.softmax`, `sc.plan_softmax`, ...; `import softmax_core` defines none).
 """
 from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import threading
 
 from softmax_core.words import Code, Coded, describe
@@ -15,20 +24,22 @@ from softmax_core.words import Code, Coded, describe
 # A child process that only compiles kernels for a GPU target (see compile.py) must never interpret:
 # the interpreter patches triton's language layer and compiling breaks in the same process.
 OFFLINE_COMPILER_ENV = "SOFTMAX_CORE_OFFLINE_COMPILER"
+INTERPRET_ENV = "TRITON_INTERPRET"      # Triton's own switch, read by @triton.jit when a kernel is defined
+# The modules whose import defines softmax_core's kernels: after any of them, the choice is made.
+KERNEL_MODULES = ("softmax_core.kernels",)
 
 
-def _choose_interpreter() -> bool:
+class InterpreterChosenTooLate(RuntimeError):
+    """use_interpreter() was called after softmax_core's kernels were defined as compiled kernels."""
+
+
+def _interpreter_asked() -> bool:
+    """What the environment asks for when this module is first imported. Reads, never writes, except in
+    the offline compiler's own child, where the variable is removed so that its compiles are real."""
     if os.environ.get(OFFLINE_COMPILER_ENV) == "1":
-        os.environ.pop("TRITON_INTERPRET", None)
+        os.environ.pop(INTERPRET_ENV, None)
         return False
-    if "TRITON_INTERPRET" in os.environ:  # the user chose explicitly
-        return os.environ["TRITON_INTERPRET"] == "1"
-    import torch
-
-    if torch.cuda.is_available():
-        return False
-    os.environ["TRITON_INTERPRET"] = "1"
-    return True
+    return os.environ.get(INTERPRET_ENV) == "1"
 
 
 def _interpret_triton_library() -> int:
@@ -61,10 +72,45 @@ def _interpret_triton_library() -> int:
     return count
 
 
-INTERPRETED: bool = _choose_interpreter()
+INTERPRETED: bool = _interpreter_asked()
 if INTERPRETED:
     _interpret_triton_library()
 KERNEL_DEVICE_TYPE = "cpu" if INTERPRETED else "cuda"
+
+
+def gpu_present() -> bool:
+    """Whether torch sees a CUDA GPU (a question, not a choice)."""
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def use_interpreter() -> None:
+    """Run softmax_core's kernels in Triton's interpreter, on CPU tensors, from now on in this process.
+
+    Sets TRITON_INTERPRET=1 (so every kernel defined afterwards in this process is interpreted, yours too:
+    that is Triton's rule, and the reason this is never done on import) and rebuilds triton's own library
+    functions as interpretable ones if triton was imported first. Must come before softmax_core's kernels
+    are defined; after that it raises InterpreterChosenTooLate. Calling it twice is harmless."""
+    global INTERPRETED, KERNEL_DEVICE_TYPE
+    if INTERPRETED:
+        return
+    if any(name in sys.modules for name in KERNEL_MODULES):
+        raise InterpreterChosenTooLate(
+            "softmax_core's kernels are already defined as compiled kernels; call "
+            "softmax_core.runtime.use_interpreter() before the first softmax or plan, or start the process "
+            "with TRITON_INTERPRET=1")
+    os.environ[INTERPRET_ENV] = "1"
+    _interpret_triton_library()
+    INTERPRETED, KERNEL_DEVICE_TYPE = True, "cpu"
+
+
+def use_interpreter_without_gpu() -> bool:
+    """The explorer's and the tests' choice: the interpreter where torch sees no GPU, the GPU where it does.
+    Returns whether the interpreter is on."""
+    if not INTERPRETED and not gpu_present():
+        use_interpreter()
+    return INTERPRETED
 
 
 def kernel_device():
@@ -78,12 +124,15 @@ class Backend(Code):
     """What runs the kernels."""
     INTERPRETER = "interpreter"          # no GPU: Triton's interpreter on the CPU
     GPU = "gpu"                          # compiled by Triton for the GPU named by the figure `name`
+    TORCH = "torch"                      # no GPU, interpreter not asked for: CPU tensors get torch's answer
 
 
 def backend() -> Coded:
     """Which backend runs the kernels here, as a code and figures (softmax_core.words says it)."""
     if INTERPRETED:
         return Coded.of(Backend.INTERPRETER)
+    if not gpu_present():
+        return Coded.of(Backend.TORCH)
     import torch
 
     return Coded.of(Backend.GPU, name=torch.cuda.get_device_name())

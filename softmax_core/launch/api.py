@@ -48,8 +48,10 @@ def check_input(x, allowed=SUPPORTED_DTYPES) -> None:
         names = ", ".join(dtypes.name_of_any(d) for d in allowed)
         raise TypeError(f"softmax needs a floating-point tensor ({names}); got {dtypes.name_of_any(x.dtype)}")
     if x.device.type != runtime.KERNEL_DEVICE_TYPE:
-        where = ("this machine has no GPU, so kernels run in Triton's interpreter on CPU tensors"
-                 if runtime.INTERPRETED else "kernels run on the GPU; move the tensor with x.cuda()")
+        where = ("Triton's interpreter is on, so kernels run on CPU tensors" if runtime.INTERPRETED else
+                 "kernels run on the GPU; move the tensor with x.cuda()" if runtime.gpu_present() else
+                 "this machine has no GPU: softmax_core.runtime.use_interpreter() runs the kernels in Triton's "
+                 "interpreter on CPU tensors")
         raise ValueError(f"x is on {x.device}, but {where}")
 
 
@@ -172,6 +174,8 @@ def softmax(x: torch.Tensor, dim: int = -1, dtype: torch.dtype | None = None, *,
     dtype as in torch (bf16 in, float32 out is one pass). With `safe=True` a row that is entirely -inf gives
     zeros instead of NaN (what attention with a fully masked row wants); the default matches torch."""
     if _is_compiling():
+        if answered_by_torch(x, dtype):
+            return torch_softmax(x, dim, dtype, safe)
         return _softmax_via_op(x, dim, dtype, safe)
     if type(x) is torch.Tensor and type(dim) is int:
         try:
@@ -193,6 +197,30 @@ def softmax(x: torch.Tensor, dim: int = -1, dtype: torch.dtype | None = None, *,
     return _softmax_slow(x, dim, dtype, safe)
 
 
+def answered_by_torch(x, dtype) -> bool:
+    """Whether torch.softmax itself answers this call (its answer, or its own error), because no kernel of
+    ours serves it: a dense tensor on a device our kernels do not run on here (a CPU tensor when Triton's
+    interpreter was not asked for; a meta tensor, for shape inference), or an element type torch refuses too
+    (an integer, bool or complex tensor without a floating `dtype=`, a `dtype=` that is not floating)."""
+    if not isinstance(x, torch.Tensor) or x.is_nested or x.layout != torch.strided:
+        return False                       # check_input names the problem
+    if x.device.type != runtime.KERNEL_DEVICE_TYPE and x.device.type in ("cpu", "meta"):
+        return True
+    if dtype is None:
+        return x.dtype not in SOFTMAX_DTYPES
+    return isinstance(dtype, torch.dtype) and dtype not in SOFTMAX_DTYPES
+
+
+def torch_softmax(x: torch.Tensor, dim, dtype, safe) -> torch.Tensor:
+    """torch.softmax with this function's one extra: `safe=True` gives a row that is entirely -inf zeros."""
+    if not isinstance(safe, bool):
+        raise TypeError(f"safe must be a bool, got {type(safe).__name__}")
+    y = torch.softmax(x, dim, dtype=dtype)
+    if safe and x.is_floating_point() and x.numel():
+        y = y.masked_fill(torch.isneginf(x).all(dim, keepdim=True), 0)
+    return y
+
+
 def _softmax_via_op(x, dim, dtype, safe: bool) -> torch.Tensor:
     check_input(x, SOFTMAX_DTYPES + NON_FLOAT_DTYPES if dtype is not None else SOFTMAX_DTYPES)
     dim = _check_dim(x, dim)
@@ -212,6 +240,8 @@ def _softmax_via_op(x, dim, dtype, safe: bool) -> torch.Tensor:
 
 def _softmax_slow(x, dim, dtype, safe: bool) -> torch.Tensor:
     """The first call with a key: checks, then the layout and plan worked out once and kept for the next."""
+    if answered_by_torch(x, dtype):
+        return torch_softmax(x, dim, dtype, safe)
     check_input(x, SOFTMAX_DTYPES + NON_FLOAT_DTYPES if dtype is not None else SOFTMAX_DTYPES)
     if not isinstance(safe, bool):
         raise TypeError(f"safe must be a bool, got {type(safe).__name__}")

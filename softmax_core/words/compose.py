@@ -62,14 +62,14 @@ def occupancy_rule(code, v: dict, lang: str) -> dict:
 
 
 def timer(code, v: dict, lang: str) -> dict:
-    """softmax_core.bench.records.Clock: do_bench as recorded before the 20th / 80th percentiles were kept."""
+    """softmax_bench.records.Clock: do_bench as recorded before the 20th / 80th percentiles were kept."""
     if code.value == "do_bench":
         return {"kept": piece("bench_pieces", "median_only" if v.get("median_only") else "quantiles", lang)}
     return {}
 
 
 def not_timed(code, v: dict, lang: str) -> dict:
-    """softmax_core.bench.providers.NotTimed: a plan's own reason, or a resource named by its limiter."""
+    """softmax_bench.providers.NotTimed: a plan's own reason, or a resource named by its limiter."""
     if code.value == "does_not_fit":
         plan_code = CODE_CLASSES["ReasonCode"](v["plan_code"])
         return {"plan_reason": describe(plan_code, {k: x for k, x in v.items() if k != "plan_code"}, lang)}

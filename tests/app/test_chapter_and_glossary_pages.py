@@ -80,7 +80,7 @@ def test_chapter_notes_run_and_show_computed_parts(lang):
     stride = at.dataframe[0].value
     assert list(stride["input_row_stride"]) == [10, 20, 40, 10]
     # the chapter's benchmark: one row per claim, the verdicts the library computes from the record
-    from softmax_core.bench import chapter_claims
+    from softmax_bench import chapter_claims
     from softmax_core.words import describe, piece
     claims = at.table[-1].value                     # sentences: a table whose cells wrap (layout.show_table)
     expected = [describe(c.verdict, lang=lang)

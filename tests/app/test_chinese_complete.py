@@ -338,7 +338,7 @@ def test_a_bold_term_that_becomes_a_link_stays_bold_next_to_chinese():
 def test_the_timers_description_is_said_in_chinese(timer, monkeypatch):
     """The benchmark provenance's `timer` entry, as the harness records it today, reads as Chinese."""
     from explorer_ui import recorded_text
-    from softmax_core.bench import timers
+    from softmax_bench import timers
 
     clock = getattr(timers, timer)()
     info = {"timer": clock.kind.value, "timer_figures": timers.timer_figures(clock)}
@@ -381,7 +381,7 @@ def test_the_timing_switch_and_the_graph_record_read_as_chinese(view, graph_reco
 def test_why_a_recorded_row_was_not_timed_is_said_in_chinese(reason, monkeypatch):
     """Reasons as records before codes wrote them load as codes, and read as Chinese."""
     from explorer_ui import recorded_text
-    from softmax_core.bench import legacy
+    from softmax_bench import legacy
 
     _read_in("zh", monkeypatch)
     said = recorded_text.reason_text(legacy.row_reason(reason))
@@ -391,7 +391,7 @@ def test_why_a_recorded_row_was_not_timed_is_said_in_chinese(reason, monkeypatch
 def test_the_wall_clock_is_said_in_chinese(monkeypatch):
     """provenance["timer"]: do_bench and do_bench_cudagraph are identifiers; "wall clock" is English words."""
     from explorer_ui import recorded_text
-    from softmax_core import bench
+    import softmax_bench as bench
 
     _read_in("zh", monkeypatch)
     said = recorded_text.provenance_value({"timer": bench.WALL_CLOCK.value, "timer_figures": bench.timer_figures(

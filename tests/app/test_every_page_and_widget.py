@@ -60,7 +60,7 @@ def test_home_and_every_page_run_at_defaults():
 # -- benchmark -------------------------------------------------------------------------------------------------
 @pytest.fixture
 def recorded_dir(tmp_path, monkeypatch):
-    from softmax_core import bench
+    import softmax_bench as bench
 
     rows = []
     for n in (1024, 32768):
@@ -323,7 +323,7 @@ def test_live_sweep_on_a_gpu_machine(monkeypatch, recorded_dir):
     """The GPU branch of the benchmark page, with the harness's sweep stood in for (no GPU here): the Run
     button, the wait message when another session holds the GPU, progress, then chart, table and CSV."""
     import softmax_core as sc
-    from softmax_core import bench
+    import softmax_bench as bench
 
     calls = []
 
@@ -645,7 +645,7 @@ def test_the_graph_view_gives_no_ratio_where_the_graph_copy_ran_slower_than_eage
     launched from Python; there the graph view shows no ratio and says why, with the sizes computed from the
     two records (the backward's roofline, an add kernel, is unaffected)."""
     from explorer_ui import data
-    from softmax_core import bench
+    import softmax_bench as bench
 
     at = app_on(script("bench"), {"timing": "cudagraph"})
     eager = [r for r in data.recorded_runs() if r.provenance.get("dtype") == "float32"][-1]

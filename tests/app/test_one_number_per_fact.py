@@ -1,5 +1,5 @@
 """One number per fact: every page that states programs per SM, a limiter, waves or "none waits" states the
-GPU's figure (softmax_core.teaching.launch_facts), and a paragraph that states the chapter formula's figure
+GPU's figure (softmax_teaching.launch_facts), and a paragraph that states the chapter formula's figure
 says so in that paragraph. Pages rendered under AppTest for several GPUs."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import softmax_core as sc
-from softmax_core.teaching.launch_facts import launch_facts
+from softmax_teaching.launch_facts import launch_facts
 from tests.support.apptest import open_page
 
 M, N = 4096, 781           # the chapter's matrix
@@ -84,10 +84,10 @@ STATED_N = re.compile(r"N = \**([\d,]+)")
                                        ("mi300x", "float32")])
 def test_long_rows_and_sharing_pages_state_each_kernels_own_programs_per_sm(key, dtype):
     """The long-rows and sharing pages state programs per SM for three kernels at the N they name: the tiled
-    kernel (softmax_core.teaching.long_row_trace.tiled_traffic), the tutorial kernel at the largest N that
+    kernel (softmax_teaching.long_row_trace.tiled_traffic), the tutorial kernel at the largest N that
     fits (launch_facts, the other pages' source) and the split path's plan (its occupancy). Each figure is
     that kernel's at that N, by the library's one function for it."""
-    from softmax_core.teaching import long_row_trace as lrt
+    from softmax_teaching import long_row_trace as lrt
 
     gpu, torch_dtype = sc.catalog_gpu(key), getattr(torch, dtype)
     seen = 0

@@ -90,7 +90,7 @@ def test_a_link_s_rows_are_kept_and_said_so():
 @pytest.mark.skipif(torch.cuda.is_available(), reason="the CPU 'Time it' section is the no-GPU page's; a GPU "
                     "machine's page runs the live benchmark instead")
 def test_cpu_time_it_shows_spread_and_withholds_unsteady_ratios(monkeypatch):
-    from softmax_core import bench
+    import softmax_bench as bench
 
     def fake_sweep(M, Ns, dtype, providers, directions, **kwargs):      # copy shaky, the rest steady
         rows = []

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from explorer_ui.i18n import TEXT
-from softmax_core.authoring import examples
+from kernel_inspector import examples
 
 from classroom_tools import browser_kit as kit
 from tests.support import browser as support

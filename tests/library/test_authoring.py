@@ -6,8 +6,8 @@ import time
 import pytest
 
 import softmax_core as sc
-from softmax_core.authoring import argspec, examples, gate, inspect as ki, ptxlines
-from softmax_core.authoring.rules import REFUSAL_CODES, SourceRefused
+from kernel_inspector import argspec, examples, gate, inspect as ki, ptxlines
+from kernel_inspector.rules import REFUSAL_CODES, SourceRefused
 
 HEAD = "import triton\nimport triton.language as tl\n\n\n"
 
@@ -155,7 +155,7 @@ def test_page_state_round_trips_and_a_bomb_link_is_refused():
     import base64
     import zlib
 
-    from softmax_core.authoring import share
+    from kernel_inspector import share
 
     state = {"source": examples.MATMUL, "args": "BLOCK_M=64", "grid": "32x32"}
     text = share.encode_state(state)
@@ -207,7 +207,7 @@ def test_do_not_specialize_is_honoured():
 def test_the_h200_record_is_read_with_its_provenance():
     import json
 
-    from softmax_core.authoring import record
+    from kernel_inspector import record
     from softmax_core.data import assets_dir
 
     rec = record.read_record()

@@ -9,7 +9,7 @@ import torch
 
 import softmax_core as sc
 from softmax_core import __main__ as cli
-from softmax_core.authoring import examples
+from kernel_inspector import examples
 
 ROOT = Path(__file__).resolve().parents[2]
 FIELDS = {"gpu", "registers", "spills", "shared_bytes", "num_warps", "programs_per_sm", "chapter_programs_per_sm",

@@ -4,7 +4,7 @@ limits refused before anything runs, an endless kernel stopped at its time limit
 import pytest
 import torch
 
-from softmax_core.authoring import argspec, examples, gate, interpret, sandbox
+from kernel_inspector import argspec, examples, gate, interpret, sandbox
 
 from tests.support.temp_dirs import leftovers, private_temp_dir  # noqa: F401  (the fixture)
 
@@ -64,10 +64,10 @@ def test_an_example_changed_by_the_student_is_not_held_to_the_reference():
 
 def test_the_reference_error_sees_a_wrong_answer():
     expected = torch.linspace(-3, 3, 100, dtype=torch.float64)
-    assert examples.reference_error(expected.float(), expected) <= examples.TOLERANCE["fp32"]
+    assert examples.reference_error(expected.float(), expected) <= examples.reference_tolerance("fp32")
     wrong = expected.clone()
     wrong[17] += 0.01
-    assert examples.reference_error(wrong, expected) > examples.TOLERANCE["fp32"]
+    assert examples.reference_error(wrong, expected) > examples.reference_tolerance("fp32")
     assert examples.reference_error(expected * 1000 * (1 + 1e-3), expected * 1000) == pytest.approx(1e-3, rel=1e-6)
 
 

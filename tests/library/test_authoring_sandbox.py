@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 import softmax_core as sc
-from softmax_core.authoring import examples, inspect as ki, ptxlines, sandbox
-from softmax_core.authoring.worker import SOURCE_NAME
+from kernel_inspector import examples, inspect as ki, ptxlines, sandbox
+from kernel_inspector.worker import SOURCE_NAME
 
 from tests.support.temp_dirs import leftovers, private_temp_dir  # noqa: F401  (the fixture)
 

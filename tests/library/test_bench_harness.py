@@ -15,10 +15,10 @@ import pytest
 import torch
 
 import softmax_core as sc
-from softmax_core import bench
+import softmax_bench as bench
 from softmax_core.hardware import runtime
-from softmax_core.__main__ import format_table, text_progress
-from softmax_core.bench import Provider
+from softmax_bench.cli import format_table, text_progress
+from softmax_bench import Provider
 from softmax_core.words import Coded, describe
 
 REQUIRED_PROVENANCE = {"gpu", "sm_count", "driver", "torch", "triton", "python", "date", "command", "M",
@@ -181,17 +181,20 @@ def test_provenance_says_where_and_how():
 
 
 def test_source_digest_follows_the_code(tmp_path):
-    """The digest names the code that ran: it changes when a library file changes."""
+    """The digest names the code that ran: it changes when a library file or a harness file changes."""
     import shutil
-    copy = tmp_path / "softmax_core"
-    shutil.copytree(Path(sc.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    before = bench.source_digest(copy)
+    copies = []
+    for package in (Path(sc.__file__).parent, Path(bench.__file__).parent):
+        copies.append(tmp_path / package.name)
+        shutil.copytree(package, copies[-1], ignore=shutil.ignore_patterns("__pycache__"))
+    copies = tuple(copies)
+    before = bench.source_digest(copies)
     assert before == bench.source_digest()
-    (copy / "plans" / "tuned.py").write_text((copy / "plans" / "tuned.py").read_text() + "\n# changed\n")
-    after = bench.source_digest(copy)
+    (copies[0] / "plans" / "tuned.py").write_text((copies[0] / "plans" / "tuned.py").read_text() + "\n# changed\n")
+    after = bench.source_digest(copies)
     assert after != before
-    (copy / "bench" / "harness.py").write_text((copy / "bench" / "harness.py").read_text() + "\n# changed\n")
-    assert bench.source_digest(copy) not in (before, after)  # files in subpackages count too
+    (copies[1] / "harness.py").write_text((copies[1] / "harness.py").read_text() + "\n# changed\n")
+    assert bench.source_digest(copies) not in (before, after)  # the harness's files count too
 
 
 def test_provenance_names_the_device():
@@ -290,7 +293,7 @@ def test_runs_recorded_without_percentiles_load_with_them_empty(tmp_path):
 def test_the_cuda_graph_timer_summarises_its_samples_and_says_what_it_measures(monkeypatch):
     """A CUDA graph cannot be captured on a CPU: a stand-in for the capture-and-replay step checks what it is
     asked and answers ten samples, which become the Timing's p20, median, p80, min and max."""
-    from softmax_core.bench import timers
+    from softmax_bench import timers
 
     asked = []
     samples = [0.9, 0.1, 0.5, 0.3, 0.7, 0.2, 0.4, 0.6, 0.8, 1.0]
@@ -321,7 +324,7 @@ def test_a_call_that_cannot_be_captured_is_a_failed_row_and_the_sweep_goes_on(mo
     provider is timed as usual."""
     import gc
 
-    from softmax_core.bench import timers
+    from softmax_bench import timers
 
     def fake(fn, rep_ms, n_samples=10):
         assert not gc.isenabled()          # no collection during a capture (see timers.CudaGraphTimer)
@@ -410,7 +413,7 @@ def test_quack_is_skipped_here_with_a_clear_reason():
 
 
 def test_the_full_sweep_takes_quack_when_it_is_available(monkeypatch, tmp_path):
-    from softmax_core import __main__ as cli
+    from softmax_bench import cli
 
     seen = {}
 
@@ -428,7 +431,7 @@ def test_the_full_sweep_takes_quack_when_it_is_available(monkeypatch, tmp_path):
     monkeypatch.setattr(runtime, "backend", lambda: Coded.of(runtime.Backend.GPU, name="pretend"))
     monkeypatch.setattr(bench, "run_sweep", fake_sweep)
     monkeypatch.setattr(bench, "available_providers", lambda: ["copy", "tuned", "torch", "quack"])
-    argv = ["--benchmark", "--sweep", "full", "--sizes", "1024", "--timer", "cudagraph", "--rep-ms", "30",
+    argv = ["--sweep", "full", "--sizes", "1024", "--timer", "cudagraph", "--rep-ms", "30",
             "--out", str(tmp_path)]
     assert cli.main(argv) == 0
     assert seen["providers"] == ["copy", "tuned", "torch", "quack"]
@@ -437,7 +440,7 @@ def test_the_full_sweep_takes_quack_when_it_is_available(monkeypatch, tmp_path):
         "nvidia-h200-full-cudagraph-bfloat16-20261201T1020.json", "nvidia-h200-full-cudagraph-float32-20261201T1020.json"]
     eager_dir = tmp_path / "eager"
     seen.clear()
-    assert cli.main(["--benchmark", "--sweep", "full", "--sizes", "1024", "--out", str(eager_dir)]) == 0
+    assert cli.main(["--sweep", "full", "--sizes", "1024", "--out", str(eager_dir)]) == 0
     assert all(isinstance(t, bench.DoBenchTimer) for t in seen["timers"])      # eager is the default
     assert sorted(p.name for p in eager_dir.glob("*.json")) == [
         "nvidia-h200-full-bfloat16-20261201T1020.json", "nvidia-h200-full-float32-20261201T1020.json"]

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from bench_tools import tune
-from softmax_core import bench
+import softmax_bench as bench
 
 QUICK = bench.WallClockTimer(warmup=1, max_repeats=3, budget_s=0.01)
 

@@ -3,9 +3,9 @@ that move each verdict."""
 import pandas as pd
 import pytest
 
-from softmax_core.bench import chapter_claims as cc
-from softmax_core.bench.harness import TUTORIAL_SWEEP_M, TUTORIAL_SWEEP_N
-from softmax_core.bench.records import COLUMNS, BenchmarkRun
+from softmax_bench import chapter_claims as cc
+from softmax_bench.harness import TUTORIAL_SWEEP_M, TUTORIAL_SWEEP_N
+from softmax_bench.records import COLUMNS, BenchmarkRun
 
 
 def make_run(gbps: dict, spread: float = 1.02, Ns=(256, 1024, 4096, 8192, 12672), M=4096, gpu="NVIDIA H200"):
@@ -103,7 +103,7 @@ def test_compile_is_compared_ratio_to_its_own_runs_copy():
 def test_the_bounds_name_the_last_cache_before_dram():
     """The L2 on the H200; on an MI300X the Infinity Cache every CU shares (softmax_core.hardware.gpu.last_cache),
     and the widest N whose x and y fit in it follows its size."""
-    from softmax_core.words.claims import bounds_text
+    from softmax_bench.claim_words import bounds_text
 
     copy = {"copy": lambda n: 4000.0}
     Ns = (256, 1024, 4096, 8192, 12672)

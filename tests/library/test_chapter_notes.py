@@ -1,10 +1,10 @@
-"""softmax_core.teaching.chapter_notes: the chapter's side parts compute what they claim."""
+"""softmax_teaching.chapter_notes: the chapter's side parts compute what they claim."""
 import pytest
 import torch
 
 import softmax_core as sc
 
-from softmax_core.teaching import chapter_notes as ch
+from softmax_teaching import chapter_notes as ch
 from softmax_core.hardware import runtime
 from softmax_core.hardware.gpu import catalog_gpu
 from softmax_core.plans.tutorial import tutorial_num_warps

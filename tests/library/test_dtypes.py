@@ -4,7 +4,7 @@ import torch
 
 from softmax_core.hardware import dtypes
 from softmax_core.launch import api as launchers
-from softmax_core.teaching import tutorial_trace as trace
+from softmax_teaching import tutorial_trace as trace
 
 
 @pytest.mark.parametrize("name", list(dtypes.DTYPES))

@@ -11,8 +11,8 @@ import triton
 import softmax_core as sc
 from softmax_core.hardware import compile as kc
 from softmax_core.hardware.gpu import CATALOG_PATH, GpuSpec
-from softmax_core.teaching.gpu_compare import compare_gpus
-from softmax_core.teaching.memory import bytes_moved
+from softmax_teaching.gpu_compare import compare_gpus
+from softmax_core.traffic import bytes_moved
 from softmax_core.plans.tutorial import tutorial_compile_job
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""softmax_core.teaching.launch_facts: one answer per fact of a launch (the GPU's programs per SM, its limiter,
+"""softmax_teaching.launch_facts: one answer per fact of a launch (the GPU's programs per SM, its limiter,
 slots, waves, who waits), the chapter formula's figure kept apart (tests/app/test_one_number_per_fact.py checks
 that every page states them)."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ import torch
 
 import softmax_core as sc
 from softmax_core.hardware.occupancy import occupancy
-from softmax_core.teaching.launch_facts import SM_LIMITERS, facts_of_plan, launch_facts, program_placement
+from softmax_teaching.launch_facts import SM_LIMITERS, facts_of_plan, launch_facts, program_placement
 
 M, N = 4096, 781           # the chapter's matrix
 

@@ -1,4 +1,4 @@
-"""Long rows in softmax_core.teaching: the tiled kernel's trace (online max and sum), the split kernel's published
+"""Long rows in softmax_teaching: the tiled kernel's trace (online max and sum), the split kernel's published
 words, the FlashAttention walk and the tiled path's L2 traffic."""
 
 import numpy as np
@@ -6,8 +6,8 @@ import pytest
 import torch
 
 import softmax_core as sc
-from softmax_core.teaching import long_row_trace as lrt
-from softmax_core.teaching.tutorial_trace import trace_online, trace_split
+from softmax_teaching import long_row_trace as lrt
+from softmax_teaching.tutorial_trace import trace_online, trace_split
 from softmax_core.kernels.row_slots import NOT_PUBLISHED, read_published
 
 D_RTOL = 2e-5        # d is a float32 sum of up to 2^20 terms, accumulated tile by tile

@@ -79,7 +79,7 @@ def test_cli_plan_prints_real_resources():
 
 
 def test_traffic_formulas_are_the_chapters_and_come_from_the_accounting():
-    from softmax_core.teaching.memory import linear_formula, traffic_formulas
+    from softmax_core.traffic import linear_formula, traffic_formulas
 
     assert traffic_formulas() == {"naive_read": "5MN + 2M", "naive_written": "3MN + 2M", "naive_total": "8MN + 4M",
                                   "fused_read": "MN", "fused_written": "MN", "fused_total": "2MN"}
@@ -90,9 +90,9 @@ def test_traffic_formulas_are_the_chapters_and_come_from_the_accounting():
 
 def test_benchmark_arguments_are_checked_before_anything_runs(capsys):
     """An unknown dtype or provider is refused with the lists of valid ones (no GPU needed to get there)."""
-    from softmax_core.__main__ import build_parser, run_benchmark
+    from softmax_bench.cli import build_parser, run_benchmark
 
-    args = build_parser().parse_args(["--benchmark", "--sweep", "full", "--dtypes", "float32,int8",
+    args = build_parser().parse_args(["--sweep", "full", "--dtypes", "float32,int8",
                                       "--providers", "tuned,nope"])
     assert run_benchmark(args, []) == 2
     said = capsys.readouterr().out

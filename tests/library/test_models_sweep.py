@@ -1,11 +1,11 @@
-"""The models sweep (softmax_core/bench/models.py): every case is a real shape, checked before it is timed;
+"""The models sweep (softmax_bench/models.py): every case is a real shape, checked before it is timed;
 peers that take only a contiguous matrix are skipped with their reason; ratios come from the case's own copy."""
 import math
 
 import torch
 
-from softmax_core.bench import models
-from softmax_core.bench.timers import WallClockTimer
+from softmax_bench import models
+from softmax_bench.timers import WallClockTimer
 from softmax_core.plans.any_dim import reduction_layout
 
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pandas as pd
 
-import softmax_core.bench as bench
+import softmax_bench as bench
 from bench_tools import doc_tables
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,7 +24,7 @@ def test_the_chapter_section_matches_the_recorded_chapter_sweep():
     doc = (ROOT / "docs" / "performance.md").read_text()
     written = generated(doc, doc_tables.CHAPTER_BEGIN, doc_tables.CHAPTER_END)
     assert written == doc_tables.chapter_section().strip(), "run: python -m bench_tools.doc_tables --write"
-    from softmax_core.bench import chapter_claims
+    from softmax_bench import chapter_claims
     assert written.count("\n| ") == len(chapter_claims.CLAIMS)       # one row per claim under the header
 
 

@@ -4,7 +4,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("softmax_core", "explorer_ui")
+PACKAGES = ("softmax_core", "softmax_teaching", "softmax_bench", "kernel_inspector", "explorer_ui")
 # folders the table names as a whole, one line for the folder
 WHOLE_FOLDERS = ("explorer_ui/data/", "explorer_ui/charts/")
 

@@ -200,9 +200,23 @@ def test_gradients_match_torch_float32(shape, device):
         torch.testing.assert_close(tiled, theirs, atol=1e-6, rtol=1e-4)
 
 
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64, torch.bool, torch.complex64, torch.uint8])
+def test_non_float_input_is_refused_as_torch_refuses_it(dtype, device):
+    """No floating dtype= given: torch's own error, of torch's own type (the drop-in promise)."""
+    x = torch.ones(4, 3, dtype=dtype, device=device)
+    with pytest.raises(Exception) as theirs:
+        torch.softmax(x, -1)
+    with pytest.raises(type(theirs.value)):
+        sc.softmax(x)
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.bool, torch.complex64])
+def test_non_float_input_with_a_floating_dtype_is_torch_s_answer(dtype, device):
+    x = (torch.arange(12, device=device) % 3).reshape(4, 3).to(dtype)
+    torch.testing.assert_close(sc.softmax(x, 0, dtype=torch.float32), torch.softmax(x, 0, dtype=torch.float32))
+
+
 @pytest.mark.parametrize("bad, error, words", [
-    (torch.ones(3, dtype=torch.int32), TypeError, "int32"),
-    (torch.ones(3, dtype=torch.complex64), TypeError, "complex64"),
     ("not a tensor", TypeError, "torch.Tensor"),
     (torch.ones(2, 3).to_sparse(), TypeError, "dense tensor; got a sparse_coo one"),
     (torch.nested.nested_tensor([torch.ones(3), torch.ones(4)]), TypeError, "to_padded_tensor"),

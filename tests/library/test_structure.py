@@ -10,6 +10,8 @@
   functions too: a lazy import only hides a cycle until the function first runs. Imports under
   `if TYPE_CHECKING:` are left out, since they never run.
 - The library (softmax_core/, bench_tools/) never imports the UI (explorer_ui/, streamlit).
+- softmax_core/ is the drop-in and the ground floor: it imports none of the packages that stand beside it (the
+  teaching models, the benchmark harness, the kernel inspector, the tools, the UI); they import it.
 """
 from __future__ import annotations
 
@@ -19,9 +21,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 MAX_LINES = 400
-PACKAGES = ("softmax_core", "explorer_ui", "bench_tools", "classroom_tools", "tests")
-SIZED = ("softmax_core", "explorer_ui")
-LIBRARY = ("softmax_core", "bench_tools")
+NEIGHBOURS = ("softmax_teaching", "softmax_bench", "kernel_inspector")
+PACKAGES = ("softmax_core", *NEIGHBOURS, "explorer_ui", "bench_tools", "classroom_tools", "deploy", "tests")
+SIZED = ("softmax_core", *NEIGHBOURS, "explorer_ui")
+LIBRARY = ("softmax_core", *NEIGHBOURS, "bench_tools")
 UI = ("explorer_ui", "streamlit")
 
 
@@ -178,10 +181,10 @@ def _named_attributes(tree: ast.Module, aliases: dict[str, str]):
 
 def test_private_names_are_told_from_public_and_dunder():
     assert _private("_graph_samples") and not _private("graph_samples") and not _private("__version__")
-    tree = ast.parse('from softmax_core.bench import timers\nmonkeypatch.setattr(timers, "_x", 1)\ngetattr(timers, "y")\n')
-    aliases = {"timers": "softmax_core.bench.timers"}
-    assert list(_named_attributes(tree, aliases)) == [("softmax_core.bench.timers", "_x", 2),
-                                                      ("softmax_core.bench.timers", "y", 3)]
+    tree = ast.parse('from softmax_bench import timers\nmonkeypatch.setattr(timers, "_x", 1)\ngetattr(timers, "y")\n')
+    aliases = {"timers": "softmax_bench.timers"}
+    assert list(_named_attributes(tree, aliases)) == [("softmax_bench.timers", "_x", 2),
+                                                      ("softmax_bench.timers", "y", 3)]
 
 
 def test_nothing_private_is_used_from_another_module():
@@ -278,3 +281,15 @@ def test_the_library_never_imports_the_ui():
             if target.split(".")[0] in UI:
                 found.append(f"{_where(module, line)} imports {target}")
     assert not found, "the library imports the UI:\n" + "\n".join(found)
+
+
+def test_the_drop_in_imports_nothing_above_it():
+    above = set(PACKAGES) - {"softmax_core"} | set(UI)
+    found = []
+    for module in _sources():
+        if module.split(".")[0] != "softmax_core":
+            continue
+        for target, _, line in _imports(module):
+            if target.split(".")[0] in above:
+                found.append(f"{_where(module, line)} imports {target}")
+    assert not found, "softmax_core imports a package that stands on it:\n" + "\n".join(found)

@@ -1,7 +1,7 @@
-"""One trust rule for measured figures (softmax_core.bench.trust), for the benchmark page and the doc tables."""
+"""One trust rule for measured figures (softmax_bench.trust), for the benchmark page and the doc tables."""
 import math
 
-from softmax_core.bench import GRAPH_ROOFLINE_LIMIT, trust
+from softmax_bench import GRAPH_ROOFLINE_LIMIT, trust
 from softmax_core.words import describe
 
 

@@ -3,7 +3,7 @@ import torch
 
 import softmax_core as sc
 from tests.support.reference import TOLERANCE, reference_softmax
-from softmax_core.teaching.chapter_notes import CHAPTER_TEST_ATOL, CHAPTER_TEST_RTOL, CHAPTER_TEST_SIZE
+from softmax_teaching.chapter_notes import CHAPTER_TEST_ATOL, CHAPTER_TEST_RTOL, CHAPTER_TEST_SIZE
 
 
 @pytest.mark.parametrize("shape", [(1, 1), (1, 781), (37, 1), (5, 3), (64, 1000), (13, 2049), (3, 4096)])
@@ -60,8 +60,9 @@ def test_naive_softmax_is_the_five_steps(device):
     (torch.ones(3, 4, dtype=torch.bool), TypeError, "bool"),
 ])
 def test_bad_input_is_named(bad, error, words):
+    """The tutorial's wrapper takes the float dtypes its kernel was written for; anything else is named."""
     with pytest.raises(error, match=words):
-        sc.softmax(bad)
+        sc.tutorial_softmax(bad)
 
 
 def test_wrong_device_is_named():
@@ -70,7 +71,10 @@ def test_wrong_device_is_named():
     else:
         x = torch.ones(2, 3)                   # a CPU tensor on a GPU machine
     with pytest.raises(ValueError, match="is on"):
-        sc.softmax(x)
+        sc.tutorial_softmax(x)
+    # the drop-in answers where its kernels do not run, as torch does (a meta tensor, a CPU tensor on a GPU machine)
+    y = sc.softmax(x)
+    assert y.device == x.device and y.shape == x.shape
 
 
 # The chapter's unit test on the tuned softmax: on the CPU `python -m softmax_core` runs it

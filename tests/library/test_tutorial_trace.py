@@ -5,9 +5,9 @@ import torch
 
 import softmax_core as sc
 from softmax_core.kernels.tutorial import TRACE_STAGES
-from softmax_core.teaching.launch_facts import program_placement
-from softmax_core.teaching.pipeline import pipeline_timeline
-from softmax_core.teaching.tutorial_trace import MAX_TRACE_ROWS, VARIANTS, store_footprint, trace_rows
+from softmax_teaching.launch_facts import program_placement
+from softmax_teaching.pipeline import pipeline_timeline
+from softmax_teaching.tutorial_trace import MAX_TRACE_ROWS, VARIANTS, store_footprint, trace_rows
 
 H200 = sc.catalog_gpu("h200")
 

@@ -9,9 +9,10 @@ import pytest
 import torch
 
 import softmax_core as sc
-from softmax_core import bench, words
-from softmax_core.bench import legacy
-from softmax_core.bench.providers import NotTimed
+import softmax_bench as bench
+from softmax_core import words
+from softmax_bench import legacy
+from softmax_bench.providers import NotTimed
 from softmax_core.hardware import compile as kc, occupancy, runtime  # noqa: F401  (they define codes)
 from softmax_core.plans import reasons  # noqa: F401
 from softmax_core.words import CODE_CLASSES, TABLES, Coded, describe

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 import softmax_core as sc
-from softmax_core.bench import models
+from softmax_bench import models
 from softmax_core.hardware.gpu import catalog_gpu
 from softmax_core.launch.any_dim import any_dim_layout
 from softmax_core.plans.shapes import SHAPE_ERRORS, ShapeError, parse_shape, plan_shape, view_strides

@@ -139,7 +139,7 @@ def test_sweep_bytes_counts_what_the_harness_holds(dtype, directions):
     """The refusal's figure: the tensors make_inputs keeps at the largest N, plus one call's y (and dx)."""
     import torch
 
-    from softmax_core.bench.harness import make_inputs, sweep_bytes
+    from softmax_bench.harness import make_inputs, sweep_bytes
 
     M, Ns = 37, [64, 129]
     inputs = make_inputs(M, max(Ns), getattr(torch, dtype), "backward" in directions, seed=0)

@@ -52,9 +52,13 @@ def tracked(pattern: str) -> list[str]:
     return [line for line in out.stdout.splitlines() if line]
 
 
+# The library, the packages beside it that the explorer reads, and the explorer.
+SHIPPED_PACKAGES = ("softmax_core", "softmax_teaching", "softmax_bench", "kernel_inspector", "explorer_ui")
+
+
 def test_wheel_carries_the_code_the_data_and_the_app(wheel):
     names = wheel_names(wheel)
-    for package in ("softmax_core", "explorer_ui"):
+    for package in SHIPPED_PACKAGES:
         for path in (ROOT / package).rglob("*.py"):
             if "__pycache__" not in path.parts:
                 assert path.relative_to(ROOT).as_posix() in names, path
@@ -75,9 +79,9 @@ def test_wheel_carries_the_code_the_data_and_the_app(wheel):
     assert any(p.suffix == ".csv" for p in records)
     for path in records:
         assert f"softmax_core/data/{path.relative_to(ROOT).as_posix()}" in names, path
-    # nothing from outside the two packages (tests, scripts, docs) and no compiled leftovers
+    # nothing from outside the shipped packages (tests, scripts, docs) and no compiled leftovers
     tops = {n.split("/")[0] for n in names}
-    assert tops == {"softmax_core", "explorer_ui", wheel.name.split("-")[0] + "-" + sc.__version__ + ".dist-info"}
+    assert tops == {*SHIPPED_PACKAGES, wheel.name.split("-")[0] + "-" + sc.__version__ + ".dist-info"}
     assert not [n for n in names if n.endswith(".pyc")]
 
 
@@ -141,8 +145,14 @@ def test_fresh_venv_installs_the_wheel_and_runs_outside_the_checkout(wheel, tmp_
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     check = """
+import os, sys, time
 import softmax_core as sc, torch
-from softmax_core.bench import load_recorded_runs
+assert "TRITON_INTERPRET" not in os.environ and "triton" not in sys.modules
+assert not [m for m in sys.modules if m.split(".")[0] in ("softmax_teaching", "softmax_bench", "kernel_inspector")]
+x = torch.randn(512, 781)
+torch.testing.assert_close(sc.softmax(x), torch.softmax(x, -1))     # torch's answer: no interpreter asked for
+assert "TRITON_INTERPRET" not in os.environ
+from softmax_bench import load_recorded_runs
 assert "site-packages" in sc.__file__, sc.__file__
 assert load_recorded_runs(), "no recorded runs in the installed copy"
 for gpu in sc.gpu_catalog():

@@ -4,7 +4,7 @@ import pandas as pd
 
 def write_record(directory, stem: str, timer: str, date: str, ms: float) -> None:
     """A small recorded run of the chapter's dtype with QuACK among its providers, timed by `timer`."""
-    from softmax_core import bench
+    import softmax_bench as bench
 
     clock = bench.CudaGraphTimer() if timer == bench.DO_BENCH_CUDAGRAPH else bench.DoBenchTimer()
     rows = []

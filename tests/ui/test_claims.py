@@ -1,6 +1,6 @@
 """Claims the pages make are computed from the figures they compare: the speedup split into byte ratio and
 efficiencies, which L2 prediction a measurement is nearer, where the tiled path falls off against the L2 line,
-the benchmark's ceiling, dips and impossible CPU timings (softmax_core.teaching.memory / bench_reading,
+the benchmark's ceiling, dips and impossible CPU timings (softmax_core.traffic / bench_reading,
 explorer_ui.long_row_frames)."""
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import math
 import pandas as pd
 import pytest
 
-from softmax_core.teaching import bench_reading as br
-from softmax_core.teaching.memory import speedup_parts
+from softmax_teaching import bench_reading as br
+from softmax_core.traffic import speedup_parts
 
 
 def test_the_speedup_is_the_byte_ratio_times_the_efficiencies_ratio():

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from explorer_ui import cache_model, charts, code, fmt
-from softmax_core.bench import trust
+from softmax_bench import trust
 from explorer_ui.i18n import format_text, text_in
 
 
@@ -114,7 +114,7 @@ def test_l2_prediction_counts_x_once_and_every_write_once():
 
 
 def test_code_as_launched_shows_the_launch_s_pad_value():
-    from softmax_core.teaching.tutorial_trace import launch_flags
+    from softmax_teaching.tutorial_trace import launch_flags
 
     lines = code.kernel_source_as_launched(tuple(launch_flags("pad_zero").items()))
     line = lines[code.find_line(lines, code.KERNEL_ANCHORS["pad_value"]) - 1]
@@ -131,7 +131,7 @@ def test_code_panels_keep_indentation_and_scroll_long_lines():
 
 
 def test_a_row_depends_on_its_index_only():
-    from softmax_core.teaching import tutorial_trace as trace
+    from softmax_teaching import tutorial_trace as trace
 
     four = trace.trace_rows(4, 100, keep_stages=False)
     eight = trace.trace_rows(8, 100, keep_stages=False)
@@ -140,7 +140,7 @@ def test_a_row_depends_on_its_index_only():
 
 def test_claims_follow_the_traced_values():
     from explorer_ui import padding
-    from softmax_core.teaching import tutorial_trace as trace
+    from softmax_teaching import tutorial_trace as trace
 
     ok = trace.trace_rows(2, 100)
     assert padding.frame_claim(ok, 0, "exp") == "exp_in_unit"

@@ -12,15 +12,15 @@ from pathlib import Path
 import pytest
 
 import softmax_core as sc
-from softmax_core import bench
-from softmax_core.bench import models, trust
+import softmax_bench as bench
+from softmax_bench import models, trust
 from explorer_ui import (glossary, gpu_figures, i18n, layout, long_row_frames, padding, pages_registry, quiz,
                          recorded_text, row_schedule)
 from softmax_core.hardware.gpu import CACHE_KINDS
-from softmax_core.teaching.chapter_notes import STRIDE_VIEWS
-from softmax_core.teaching.bench_reading import IMPOSSIBLE
-from softmax_core.teaching.memory import PASS_TENSORS
-from softmax_core.teaching.tutorial_trace import VARIANTS
+from softmax_teaching.chapter_notes import STRIDE_VIEWS
+from softmax_teaching.bench_reading import IMPOSSIBLE
+from softmax_core.traffic import PASS_TENSORS
+from softmax_teaching.tutorial_trace import VARIANTS
 
 ROOT = Path(__file__).resolve().parents[2]
 CODE = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py")), *sorted((ROOT / "explorer_ui").rglob("*.py"))]
@@ -156,7 +156,7 @@ def test_a_missing_key_raises_under_the_tests_and_shows_itself_otherwise(monkeyp
 
 def test_the_run_time_families_match_what_the_library_produces():
     """The tuples the families are built from name what softmax_core really returns."""
-    from softmax_core.teaching.pipeline import pipeline_timeline
+    from softmax_teaching.pipeline import pipeline_timeline
     from softmax_core.hardware.occupancy import occupancy
 
     gpu = sc.default_gpu()

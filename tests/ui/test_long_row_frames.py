@@ -7,8 +7,8 @@ import pytest
 import torch
 
 import softmax_core as sc
-from softmax_core.teaching import long_row_trace as lrt
-from softmax_core.teaching.tutorial_trace import trace_online, trace_split
+from softmax_teaching import long_row_trace as lrt
+from softmax_teaching.tutorial_trace import trace_online, trace_split
 
 D_RTOL = 2e-5        # d is a float32 sum of up to 2^20 terms, accumulated tile by tile
 

@@ -6,7 +6,7 @@ import pytest
 
 import softmax_core as sc
 from explorer_ui import fmt, gpu_figures, padding, row_schedule, urlstate
-from softmax_core.teaching import tutorial_trace as sc_trace
+from softmax_teaching import tutorial_trace as sc_trace
 
 
 # -- padding chain -----------------------------------------------------------------------------------------
@@ -197,7 +197,7 @@ def test_presentation_mode_moves_bottomlegends_beside_the_plot():
 
 
 def test_a_graph_roofline_slower_than_eager_is_found_and_a_faster_one_is_not():
-    from softmax_core import bench
+    import softmax_bench as bench
 
     def rows(pairs, provider="copy"):
         return [{"provider": provider, "N": n, "gbps": g, "status": "ok"} for n, g in pairs]

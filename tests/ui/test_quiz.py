@@ -3,7 +3,7 @@ import torch
 
 import softmax_core as sc
 from explorer_ui import quiz
-from softmax_core.teaching.tutorial_trace import trace_rows
+from softmax_teaching.tutorial_trace import trace_rows
 
 
 def test_numbers_are_right_within_the_tolerance_and_say_how_far_off():
@@ -44,7 +44,7 @@ def test_bandwidth_floor():
 
 
 def test_long_row_questions_use_the_traced_tiles_and_the_split_plan():
-    from softmax_core.teaching import long_row_trace as lrt
+    from softmax_teaching import long_row_trace as lrt
 
     q = quiz.tiles_in_row("t", 5000, 1024, 5)
     assert q.answer == 5.0 and "120" in q.explain            # 5 x 1024 - 5000 lanes masked

@@ -22,13 +22,13 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from softmax_core.authoring import argspec
-from softmax_core.authoring.gate import KernelFile
-from softmax_core.authoring.rules import ConfigSpec, Refusal, SourceRefused, Symbol
+from kernel_inspector import argspec
+from kernel_inspector.gate import KernelFile
+from kernel_inspector.rules import ConfigSpec, Refusal, SourceRefused, Symbol
 from softmax_core.hardware.compile import KernelResources
 from softmax_core.hardware.gpu import GpuSpec
 
-PACKAGE_ROOT = Path(__file__).resolve().parents[2]        # the folder holding softmax_core/
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]        # the folder holding softmax_core/ and kernel_inspector/
 CONFIG_DEFAULT_WARPS, CONFIG_DEFAULT_STAGES = 4, 3     # triton.Config's own defaults
 SLOTS_ENV = "SOFTMAX_EXPLORER_COMPILE_SLOTS"
 COMPILE_SLOTS = threading.BoundedSemaphore(max(1, int(os.environ.get(SLOTS_ENV, "2") or 2)))
@@ -42,7 +42,7 @@ def bootstrap(module: str, function: str = "main") -> str:
             f"from {module} import {function}; {function}()")
 
 
-BOOTSTRAP = bootstrap("softmax_core.authoring.worker")
+BOOTSTRAP = bootstrap("kernel_inspector.worker")
 
 
 @dataclass(frozen=True)
@@ -208,7 +208,7 @@ def _run_child(request: dict, limits: SandboxLimits) -> tuple[dict, str, bool]:
 def refuse_or_compile(source: str, kernel: str | None, given: list[str], gpus: list[GpuSpec], num_warps: int,
                       num_stages: int, limits: SandboxLimits = SandboxLimits()):
     """The whole path from text: gate, argument specs, compile. Raises SourceRefused or ArgSpecError."""
-    from softmax_core.authoring.gate import check_source
+    from kernel_inspector.gate import check_source
 
     kernel_file = check_source(source)
     info = kernel_file.kernel(kernel)

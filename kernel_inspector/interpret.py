@@ -23,11 +23,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from softmax_core.authoring import argspec
-from softmax_core.authoring.argspec import ArgSpec
-from softmax_core.authoring.gate import KernelFile
-from softmax_core.authoring.rules import Symbol
-from softmax_core.authoring.sandbox import COMPILE_SLOTS, PACKAGE_ROOT, SandboxLimits, bootstrap, child_env, limit_child
+from kernel_inspector import argspec
+from kernel_inspector.argspec import ArgSpec, element_torch_dtype
+from kernel_inspector.gate import KernelFile
+from kernel_inspector.rules import Symbol
+from kernel_inspector.sandbox import COMPILE_SLOTS, PACKAGE_ROOT, SandboxLimits, bootstrap, child_env, limit_child
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,7 @@ def run(kernel_file: KernelFile, kernel: str, specs: tuple[ArgSpec, ...], sizes:
     with COMPILE_SLOTS, tempfile.TemporaryDirectory(prefix="your-kernel-interpret-") as tmp:
         env = {**child_env(Path(tmp)), "TRITON_INTERPRET": "1"}
         env.pop("SOFTMAX_CORE_OFFLINE_COMPILER")          # that flag switches the interpreter off
-        proc = subprocess.Popen([sys.executable, "-I", "-c", bootstrap("softmax_core.authoring.interpret", "child_main"),
+        proc = subprocess.Popen([sys.executable, "-I", "-c", bootstrap("kernel_inspector.interpret", "child_main"),
                                  str(PACKAGE_ROOT)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, cwd=tmp, env=env,
                                 preexec_fn=limit_child(limits.sandbox))
@@ -143,21 +143,19 @@ def child_main() -> None:
     import torch
 
     from softmax_core.hardware import runtime      # first: makes triton's own library functions interpretable
-    from softmax_core.authoring import examples, gate
-    from softmax_core.authoring.worker import load_kernel, symbol_value
+    from kernel_inspector import examples, gate
+    from kernel_inspector.worker import load_kernel, symbol_value
 
     gate.check_source(request["source"])
     module = load_kernel(request["source"], request["kernel"])
     kernel = getattr(module, request["kernel"])
     if request["autotuned"]:
         kernel = kernel.fn                  # the first config's values come in `constexprs`; no benchmarking
-    dtypes = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32, "fp64": torch.float64,
-              "i8": torch.int8, "i16": torch.int16, "i32": torch.int32, "i64": torch.int64, "u8": torch.uint8}
     generator = torch.Generator().manual_seed(0)
     args, tensors, scalars = [], {}, {}
     for arg in request["args"]:
         if arg["kind"] == "pointer":
-            dtype = dtypes.get(arg["dtype"], torch.float32)
+            dtype = element_torch_dtype(arg["dtype"])
             shape = arg["shape"] or [1]
             tensor = (torch.randn(shape, generator=generator).to(dtype) if dtype.is_floating_point
                       else torch.randint(0, 8, shape, generator=generator, dtype=dtype))
@@ -192,6 +190,6 @@ def child_main() -> None:
         summary = _summary(torch, name, before[name], tensors[name], arg["dtype"])
         if name in expected:
             summary.update(reference_error=examples.reference_error(tensors[name], expected[name]),
-                           reference_tolerance=examples.TOLERANCE[arg["dtype"]])
+                           reference_tolerance=examples.reference_tolerance(arg["dtype"]))
         summaries.append(summary)
     print(json.dumps({"ok": True, "code": "ok", "tensors": summaries, "wall_seconds": wall}))

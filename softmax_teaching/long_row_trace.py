@@ -24,8 +24,8 @@ import triton
 
 from softmax_core.hardware import dtypes, runtime
 from softmax_core.hardware.gpu import last_cache
-from softmax_core.teaching.memory import bytes_moved
-from softmax_core.teaching.traced_matrix import TracedMatrix
+from softmax_core.traffic import bytes_moved
+from softmax_teaching.traced_matrix import TracedMatrix
 from softmax_core.plans.choose import plan_softmax
 from softmax_core.kernels.row_slots import NOT_PUBLISHED, SPIN_LIMIT, read_published
 from softmax_core.kernels.shared_rows import softmax_split_kernel
@@ -157,7 +157,7 @@ def trace_online(x, tile: int = 16384, *, safe: bool = False) -> OnlineTrace:
         softmax_tiled_kernel[(n_rows,)](x, y, x.stride(0), y.stride(0), n_rows, n_cols, TILE=tile, SAFE=safe,
                                         FP64=False, trace_ptr=record, TRACE=True, num_warps=4, num_stages=1)
     tiles = record.view(n_rows, n_tiles, len(TRACE_TILE_FIELDS)).cpu().numpy().copy()
-    return OnlineTrace(x=_numpy(x), dtype=str(x.dtype).replace("torch.", ""), tile=tile, safe=safe,
+    return OnlineTrace(x=_numpy(x), dtype=dtypes.name_of_any(x.dtype), tile=tile, safe=safe,
                        tiles=tiles, y=_numpy(y))
 
 

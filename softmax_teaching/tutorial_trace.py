@@ -29,7 +29,7 @@ from softmax_core.hardware.gpu import GpuSpec, default_gpu
 from softmax_core.kernels.tutorial import TRACE_SCALARS, TRACE_STAGES, trace_row_words
 from softmax_core.plans.tutorial import LaunchPlan, plan_launch
 from softmax_core.launch.api import launch_tutorial_kernel
-from softmax_core.teaching.traced_matrix import TracedMatrix
+from softmax_teaching.traced_matrix import TracedMatrix
 
 VARIANTS = ("correct", "pad_zero", "no_store_mask", "all_neg_inf")
 MAX_TRACE_ROWS = 256          # ~3 ms per row in the interpreter: 256 rows stay under a second
@@ -261,4 +261,4 @@ def store_footprint(n_rows: int, n_cols: int, row: int, *, store_masked: bool = 
     return StoreFootprint(row, n_rows, n_cols, plan.block_size, store_masked, written)
 
 # Long rows (the tiled and split kernels) are traced in their own module.
-from softmax_core.teaching.long_row_trace import trace_online, trace_split  # noqa: E402,F401
+from softmax_teaching.long_row_trace import trace_online, trace_split  # noqa: E402,F401

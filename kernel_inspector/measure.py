@@ -16,10 +16,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from softmax_core.authoring.argspec import ArgSpec, value_text
-from softmax_core.authoring.rules import Symbol
-from softmax_core.authoring.gate import KernelFile
-from softmax_core.authoring.sandbox import PACKAGE_ROOT, child_env
+from kernel_inspector.argspec import ArgSpec, element_torch_dtype, value_text
+from kernel_inspector.rules import Symbol
+from kernel_inspector.gate import KernelFile
+from kernel_inspector.sandbox import PACKAGE_ROOT, child_env
 
 RUN_PASTED_ENV = "SOFTMAX_EXPLORER_RUN_PASTED"
 QUANTILES = (0.2, 0.5, 0.8)
@@ -68,7 +68,7 @@ def measure(kernel_file: KernelFile, kernel: str, specs: tuple[ArgSpec, ...], si
                "autotuned": bool(kernel_file.kernel(kernel).configs),
                "args": [{"name": s.name, "kind": s.kind, "dtype": s.dtype, "value": value_text(s.value) if isinstance(s.value, Symbol) else s.value,
                          "tuned": s.tuned, "shape": list(sizes.get(s.name, ()))} for s in specs]}
-    boot = ("import sys; sys.path.insert(0, sys.argv[1]); from softmax_core.authoring.measure import child_main; "
+    boot = ("import sys; sys.path.insert(0, sys.argv[1]); from kernel_inspector.measure import child_main; "
             "child_main()")
     with tempfile.TemporaryDirectory(prefix="your-kernel-run-") as tmp:
         env = {**child_env(Path(tmp)), "CUDA_VISIBLE_DEVICES": os.environ.get("CUDA_VISIBLE_DEVICES", "0")}
@@ -97,19 +97,17 @@ def child_main() -> None:
         return
     import triton
 
-    from softmax_core.authoring import gate
-    from softmax_core.authoring.argspec import parse_value
-    from softmax_core.authoring.worker import load_kernel
+    from kernel_inspector import gate
+    from kernel_inspector.argspec import parse_value
+    from kernel_inspector.worker import load_kernel
 
     gate.check_source(request["source"])
     module = load_kernel(request["source"], request["kernel"])
     kernel = getattr(module, request["kernel"])
-    dtypes = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32, "fp64": torch.float64,
-              "i8": torch.int8, "i16": torch.int16, "i32": torch.int32, "i64": torch.int64, "u8": torch.uint8}
     args, constexprs = [], {}
     for arg in request["args"]:
         if arg["kind"] == "pointer":
-            dtype = dtypes.get(arg["dtype"], torch.float32)
+            dtype = element_torch_dtype(arg["dtype"])
             shape = arg["shape"] or [1]
             tensor = (torch.randn(shape, device="cuda", dtype=dtype) if dtype.is_floating_point
                       else torch.randint(0, 8, shape, device="cuda", dtype=dtype))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 
-from softmax_core.bench.providers import NotTimed, raised
+from softmax_bench.providers import NotTimed, raised
 from softmax_core.hardware.runtime import Backend
 from softmax_core.words import Coded
 

@@ -37,12 +37,9 @@ from softmax_core.kernels.tutorial import tutorial_softmax_kernel
 from softmax_core.plans.tutorial import (TUTORIAL_NUM_WARPS, plan_launch, tutorial_compile_job, tutorial_num_stages,
                             tutorial_num_warps)
 from softmax_core.words import Coded
+from softmax_core.launch.chapter_test import (CHAPTER_TEST_ATOL, CHAPTER_TEST_RTOL, CHAPTER_TEST_SIZE,  # noqa: F401
+                                            UnitTestResult, chapter_unit_test)
 
-# The chapter's unit test: an odd shape, so that rows need padding (781 -> 1024) and the grid is not a
-# multiple of anything, with torch.testing's tolerances as the chapter sets them.
-CHAPTER_TEST_SIZE = (1823, 781)
-CHAPTER_TEST_ATOL = 1e-3
-CHAPTER_TEST_RTOL = 1e-3
 
 
 # -- registers and shared memory: the chapter's way (live GPU) and the offline way ---------------------------
@@ -234,42 +231,6 @@ def num_warps_cost(block_sizes: tuple[int, ...], dtype: torch.dtype = torch.floa
         except Exception:        # a row too wide to compile for this GPU: the rule still stands
             out.append(WarpsCost(r, None, None))
     return tuple(out)
-
-
-# -- the chapter's unit test ------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class UnitTestResult:
-    shape: tuple[int, int]
-    passed: bool
-    max_abs_error: float
-    atol: float
-    rtol: float
-    message: str                 # torch.testing's report when it failed, "" when it passed
-    seconds: float
-    backend: Coded               # runtime.backend()
-    block_size: int
-    num_programs: int
-
-
-def chapter_unit_test(size: tuple[int, int] = CHAPTER_TEST_SIZE, atol: float = CHAPTER_TEST_ATOL,
-                      rtol: float = CHAPTER_TEST_RTOL, seed: int = 0) -> UnitTestResult:
-    """The chapter's test_softmax_kernel: seed 0, torch.randn(size), tutorial_softmax against torch.softmax."""
-    if len(size) != 2 or min(size) < 1:
-        raise ValueError(f"size must be two positive integers, got {size!r}")
-    torch.manual_seed(seed)
-    x = torch.randn(size[0], size[1], device=runtime.kernel_device())
-    started = time.perf_counter()
-    z_tri = tutorial_softmax(x)
-    seconds = time.perf_counter() - started
-    z_ref = torch.softmax(x, dim=1)
-    message = ""
-    try:
-        torch.testing.assert_close(z_tri, z_ref, atol=atol, rtol=rtol)
-    except AssertionError as exc:
-        message = str(exc)
-    plan = plan_launch(size[0], size[1], x.dtype)
-    return UnitTestResult(tuple(size), not message, float((z_tri - z_ref).abs().max()), atol, rtol, message,
-                          seconds, runtime.backend(), plan.block_size, plan.num_programs)
 
 
 # -- the 3-D grid and tl.exp ------------------------------------------------------------------------------------

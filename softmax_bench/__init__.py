@@ -8,15 +8,15 @@ legacy.py     records written before codes (versions 1 and 2), read in version 3
 chapter_claims.py  the chapter's Step 5 claims, each a verdict computed from a recorded run of its sweep
 trust.py      how far a measured figure can be trusted: the one rule for the pages and the doc tables
 """
-from softmax_core.bench.harness import (FULL_SWEEP_DTYPES, FULL_SWEEP_M, FULL_SWEEP_N, TUTORIAL_SWEEP_M, TUTORIAL_SWEEP_N,
+from softmax_bench.harness import (FULL_SWEEP_DTYPES, FULL_SWEEP_M, FULL_SWEEP_N, TUTORIAL_SWEEP_M, TUTORIAL_SWEEP_N,
                                         Inputs, compile_limits, exclusive_gpu, gbps, make_inputs, measure, mismatch,
                                         run_sweep, with_copy_ratio)
-from softmax_core.bench.timers import (QUANTILES, TIMERS, CudaGraphTimer, DoBenchTimer, GraphCaptureError, Timer, Timing,
+from softmax_bench.timers import (QUANTILES, TIMERS, CudaGraphTimer, DoBenchTimer, GraphCaptureError, Timer, Timing,
                                        WallClockTimer, default_timer, describe_timer, timer_figures, timer_kind,
                                        timing_of)
-from softmax_core.bench.providers import (PEER_PACKAGES, PROVIDERS, NotDifferentiable, NotTimed, Provider, ProviderName,
+from softmax_bench.providers import (PEER_PACKAGES, PROVIDERS, NotDifferentiable, NotTimed, Provider, ProviderName,
                         autograd_backward, available_providers, get_provider, not_timed_by)
-from softmax_core.bench.records import (COLUMNS, CUDAGRAPH, DO_BENCH, DO_BENCH_CUDAGRAPH, EAGER, GRAPH_ROOFLINE_LIMIT,
+from softmax_bench.records import (COLUMNS, CUDAGRAPH, DO_BENCH, DO_BENCH_CUDAGRAPH, EAGER, GRAPH_ROOFLINE_LIMIT,
                       RECORD_VERSION, RECORDED_DIR, Clock, Method,
                       RENAMED_PROVIDERS, TIME_COLUMNS, TIMING_VIEWS, WALL_CLOCK, BenchmarkRun, current_runs,
                       csv_frame, free_stem, load_recorded_runs, load_run, package_version, provenance, save_run,

@@ -19,8 +19,8 @@ from typing import Callable, ClassVar, Iterator, Sequence
 import torch
 
 from softmax_core.hardware import runtime
-from softmax_core.bench.providers import CodedError, NotTimed, one_line
-from softmax_core.bench.records import CUDAGRAPH, DO_BENCH, DO_BENCH_CUDAGRAPH, EAGER, WALL_CLOCK
+from softmax_bench.providers import CodedError, NotTimed, one_line
+from softmax_bench.records import CUDAGRAPH, DO_BENCH, DO_BENCH_CUDAGRAPH, EAGER, WALL_CLOCK
 from softmax_core.words import Coded, describe
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from softmax_core.authoring.argspec import ELEMENT_BYTES, ArgSpec
-from softmax_core.authoring.sandbox import Variant
+from kernel_inspector.argspec import ELEMENT_BYTES, ArgSpec
+from kernel_inspector.sandbox import Variant
 from softmax_core.hardware.gpu import GpuSpec
 from softmax_core.hardware.occupancy import Occupancy, occupancy
 

@@ -1,4 +1,4 @@
-"""The chapter's Step 5 claims in words: softmax_core.bench.chapter_claims computes each verdict and its figures,
+"""The chapter's Step 5 claims in words: softmax_bench.chapter_claims computes each verdict and its figures,
 this module puts them into the words of chapter.<lang>.toml. The chapter-notes page (in the reader's language)
 and the doc tables (in English) both call it, so the two say the same thing.
 
@@ -11,7 +11,7 @@ import math
 
 import pandas as pd
 
-from softmax_core.bench import chapter_claims as cc
+from softmax_bench import chapter_claims as cc
 from softmax_core.words.core import describe, piece, words_for
 
 

@@ -3,7 +3,7 @@
 Each row is computed, never typed in: registers and shared memory from compiling the kernel for that GPU
 (cached, so the second call is instant), programs per SM from the hardware's rules and from the chapter's
 formula (softmax_core.hardware.occupancy), the grid the plan launches, and the time no kernel can beat on that GPU:
-the bytes a single pass must move (softmax_core.teaching.memory) divided by the GPU's memory bandwidth.
+the bytes a single pass must move (softmax_core.traffic) divided by the GPU's memory bandwidth.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import torch
 from softmax_core.hardware.gpu import GpuSpec, gpu_catalog
 from softmax_core.hardware.occupancy import Limiter
 from softmax_core.hardware.dtypes import element_size
-from softmax_core.teaching.memory import bytes_moved
+from softmax_core.traffic import bytes_moved
 from softmax_core.plans.choose import plan_softmax
 from softmax_core.plans.tutorial import plan_launch
 

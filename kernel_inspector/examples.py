@@ -2,11 +2,13 @@
 
 Each is a whole file a student could paste: imports, `@triton.jit` kernel(s), annotations from which the
 argument specs are prefilled. ARGUMENTS holds, per example, the specs the page and the tests use
-(`softmax_core.authoring.argspec` text), and SIZES the tensor shapes and grid for the bytes-moved floor.
+(`kernel_inspector.argspec` text), and SIZES the tensor shapes and grid for the bytes-moved floor.
 REFERENCES computes each example's outputs in float64 with torch from the same inputs, for a run in the
 interpreter (interpret.py) to be checked against; torch is imported only when one is called.
 """
 from __future__ import annotations
+
+from softmax_core.hardware import dtypes
 
 SOFTMAX = '''\
 import triton
@@ -149,8 +151,11 @@ def example_named(source: str) -> str | None:
     return next((name for name, text in EXAMPLES.items() if text == source), None)
 
 
-# What the kernel writes must be within this of the reference (reference_error), by the output's element type.
-TOLERANCE = {"fp64": 1e-10, "fp32": 1e-5, "bf16": 2e-2, "fp16": 4e-3}
+def reference_tolerance(triton_type: str) -> float:
+    """What the kernel writes must be within this of the reference (reference_error), by the output's element
+    type: the library's tolerance for it (an integer output must match exactly)."""
+    element = dtypes.by_triton(triton_type)
+    return element.tolerance if element is not None and element.tolerance is not None else 0.0
 
 
 def reference_error(result, expected) -> float:

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from dataclasses import asdict
 
-from softmax_core.authoring import argspec, examples, inspect as ki, interpret, measure, sandbox
-from softmax_core.authoring.rules import SourceRefused
+from kernel_inspector import argspec, examples, inspect as ki, interpret, measure, sandbox
+from kernel_inspector.rules import SourceRefused
 from softmax_core.hardware.gpu import catalog_gpu, gpu_catalog
 
 DEFAULT_GPUS = ("h200", "a100-80gb", "mi300x")

@@ -11,7 +11,7 @@ COMPILE_FUSES_LESS_WELL   "torch.compile tries the same fusion but can't pull it
 JIT_SCRIPT_FUSES_LESS_WELL the same of torch.jit.script (no provider times it: NOT_MEASURED)
 
 `check_claims` returns one `ClaimCheck` per claim: a verdict code (HOLDS, PARTLY, REFUTED, NOT_MEASURED) and the
-figures it was computed from; softmax_core.words.claims says them (the page and the doc tables alike). `bounds` gives the figures that explain
+figures it was computed from; softmax_bench.claim_words says them (the page and the doc tables alike). `bounds` gives the figures that explain
 them: the GPU's spec peak, the best copy of the sweep, the copy at the smallest N (a few microseconds per call,
 where the launch costs as much as the bytes) and the largest N whose matrices fit in L2.
 
@@ -25,10 +25,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from softmax_core.bench.records import EAGER, RECORDED_DIR, BenchmarkRun, load_recorded_runs
+from softmax_bench.records import EAGER, RECORDED_DIR, BenchmarkRun, load_recorded_runs
 from softmax_core.hardware import dtypes
 from softmax_core.hardware.gpu import GpuSpec, gpu_catalog, last_cache
-from softmax_core.teaching.memory import memory_traffic
+from softmax_core.traffic import memory_traffic
 from softmax_core.words import Code
 
 CHAPTER_RECORDS = RECORDED_DIR / "chapter"

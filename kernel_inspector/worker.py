@@ -15,7 +15,7 @@ import types
 from dataclasses import asdict
 from pathlib import Path
 
-from softmax_core.authoring import gate, hints
+from kernel_inspector import gate, hints
 from softmax_core.hardware.compile import CompileJob, compile_for_target
 
 SOURCE_NAME = "user_kernel.py"

@@ -9,7 +9,7 @@ A record keeps codes and figures, never sentences (softmax_core.words says them,
 version 3 (`record_version`): `timer` is the clock (a `Clock`) and `timer_figures` its settings; `backend`,
 each `unavailable` provider's reason and each row's `reason` (CSV: JSON) are a `Coded`; `bytes` and `copy`
 name the method (a `Method`); `providers` lists the providers' names. Records of versions 1 and 2 wrote
-English there; they load in version 3's terms (softmax_core.bench.legacy). A run is in one of two timing
+English there; they load in version 3's terms (softmax_bench.legacy). A run is in one of two timing
 views (`timing_view`): EAGER, each call launched from Python (do_bench, or a wall clock on a CPU), the
 project's record; or CUDAGRAPH, the calls replayed from a CUDA graph (do_bench_cudagraph).
 """
@@ -32,12 +32,14 @@ import torch
 
 from softmax_core.data import assets_dir
 from softmax_core.hardware import dtypes, runtime
-from softmax_core.bench.legacy import row_reason, upgraded
-from softmax_core.bench.providers import PEER_PACKAGES, PROVIDERS
+from softmax_bench.legacy import row_reason, upgraded
+from softmax_bench.providers import PEER_PACKAGES, PROVIDERS
 from softmax_core.words import Code, Coded
 
 RECORDED_DIR = assets_dir() / "benchmarks"
-LIBRARY_DIR = Path(__file__).resolve().parent.parent
+# The library whose code a record timed (softmax_core/), and the harness that timed it (this package).
+LIBRARY_DIR = Path(__file__).resolve().parents[1] / "softmax_core"
+HARNESS_DIR = Path(__file__).resolve().parent
 TIME_COLUMNS = ["ms_p20", "ms_median", "ms_p80", "ms_min", "ms_max"]
 COLUMNS = ["provider", "direction", "dtype", "M", "N", *TIME_COLUMNS, "gbps", "copy_ratio", "status", "reason"]
 # Providers recorded under an earlier name: loading a recorded run gives them their current one.
@@ -105,12 +107,13 @@ def _git_commit() -> str | None:
         return None
 
 
-def source_digest(root: Path = LIBRARY_DIR) -> str:
-    """A fingerprint of the library's code (every .py file under softmax_core/): it names the code that ran
-    even where the checkout's git metadata is missing or stale (a copied working tree on a GPU machine)."""
+def source_digest(roots: tuple[Path, ...] = (LIBRARY_DIR, HARNESS_DIR)) -> str:
+    """A fingerprint of the code that ran (every .py file under softmax_core/ and softmax_bench/): it names the
+    code even where the checkout's git metadata is missing or stale (a copied working tree on a GPU machine)."""
     digest = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    for root in roots:
+        for path in sorted(root.rglob("*.py")):
+            digest.update(f"{root.name}/{path.relative_to(root).as_posix()}".encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:12]
 
 

@@ -22,7 +22,7 @@ import ast
 import types
 from dataclasses import dataclass
 
-from softmax_core.authoring.rules import (ALLOWED_IMPORTS, AUTOTUNE_OPTIONS, FORBIDDEN_NAMES, JIT_OPTIONS, KERNEL_MODULES,
+from kernel_inspector.rules import (ALLOWED_IMPORTS, AUTOTUNE_OPTIONS, FORBIDDEN_NAMES, JIT_OPTIONS, KERNEL_MODULES,
                                           MAX_SOURCE_CHARS, MAX_SOURCE_LINES, SAFE_BUILTINS, TRITON_NAMES, ConfigSpec,
                                           Refusal, Scope, SourceRefused, bound_names, check_body, constant_value,
                                           module_named, refuse)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from softmax_core.bench.records import GRAPH_ROOFLINE_LIMIT
+from softmax_bench.records import GRAPH_ROOFLINE_LIMIT
 from softmax_core.words import Code, Coded
 
 SPREAD_LIMIT = 1.5

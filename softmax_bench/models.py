@@ -19,11 +19,11 @@ from typing import Callable, Sequence
 import pandas as pd
 import torch
 
-from softmax_core.bench.harness import compile_limits, exclusive_gpu, gbps, mismatch
-from softmax_core.bench.timers import Timer, default_timer, timer_figures, timer_kind
-from softmax_core.bench.providers import NotTimed, not_timed_by
+from softmax_bench.harness import compile_limits, exclusive_gpu, gbps, mismatch
+from softmax_bench.timers import Timer, default_timer, timer_figures, timer_kind
+from softmax_bench.providers import NotTimed, not_timed_by
 from softmax_core.words import Coded
-from softmax_core.bench.records import TIME_COLUMNS, BenchmarkRun, provenance
+from softmax_bench.records import TIME_COLUMNS, BenchmarkRun, provenance
 from softmax_core.hardware import dtypes, runtime
 
 
@@ -84,7 +84,7 @@ def _compiled():
 
 def _softmax_call(provider: str) -> Callable[[torch.Tensor, int], torch.Tensor] | None:
     """provider -> softmax(x, dim), or None for a name this sweep does not know."""
-    from softmax_core.bench import providers
+    from softmax_bench import providers
     from softmax_core.launch.api import softmax
 
     if provider == "tuned":
@@ -100,7 +100,7 @@ def _softmax_call(provider: str) -> Callable[[torch.Tensor, int], torch.Tensor] 
 
 
 def _why_not(provider: str, case: ModelCase, x: torch.Tensor) -> Coded | None:
-    from softmax_core.bench import providers
+    from softmax_bench import providers
 
     if provider == "copy":
         return None
@@ -211,7 +211,7 @@ def load_models_runs(directory=None) -> list[BenchmarkRun]:
     """The recorded models runs (assets/benchmarks/models/*.json), oldest first."""
     from pathlib import Path
 
-    from softmax_core.bench.records import RECORDED_DIR, load_run
+    from softmax_bench.records import RECORDED_DIR, load_run
 
     directory = Path(directory) if directory is not None else RECORDED_DIR / "models"
     runs = []

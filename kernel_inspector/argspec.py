@@ -13,13 +13,22 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from softmax_core.authoring.gate import KernelInfo
-from softmax_core.authoring.rules import ConfigSpec, Symbol
+from kernel_inspector.gate import KernelInfo
+from softmax_core.hardware import dtypes
+from kernel_inspector.rules import ConfigSpec, Symbol
 
-SCALAR_TYPES = ("i1", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "fp8e4nv", "fp8e5", "fp16", "bf16",
-                "fp32", "fp64")
-ELEMENT_BYTES = {"i1": 1, "i8": 1, "u8": 1, "fp8e4nv": 1, "fp8e5": 1, "i16": 2, "u16": 2, "fp16": 2, "bf16": 2,
-                 "i32": 4, "u32": 4, "fp32": 4, "i64": 8, "u64": 8, "fp64": 8}
+# The element types an argument may name, in Triton's words, and their sizes: the library's one table.
+SCALAR_TYPES = dtypes.TRITON_TYPES
+ELEMENT_BYTES = {t: dtypes.by_triton(t).size for t in SCALAR_TYPES}
+# Pointers to these get random tensors of their own type in a run (interpret.py, measure.py); any other (bool,
+# fp8, the wide unsigned types, which torch cannot fill at random on every device) gets float32 as a stand-in.
+FILLED_TYPES = ("fp16", "bf16", "fp32", "fp64", "i8", "i16", "i32", "i64", "u8")
+
+
+def element_torch_dtype(triton_type: str):
+    """The torch dtype of the random tensor a pointer to `triton_type` gets in a run."""
+    element = dtypes.by_triton(triton_type) if triton_type in FILLED_TYPES else None
+    return element.torch if element is not None else dtypes.torch_dtype("float32")
 KINDS = ("pointer", "scalar", "constexpr")
 NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 SYMBOL = re.compile(r"^(tl|triton\.language)\.([a-z0-9_]+)$")

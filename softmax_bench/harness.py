@@ -8,7 +8,7 @@ provider has no such pass, or cannot run on this machine; `reason` says why). A 
 providers.NotTimed code with its figures (a Coded; None for an ok row).
 
 Bytes are always `memory.bytes_moved` (forward reads x, writes y; backward reads y and dy, writes dx), so
-GB/s here is the same number the memory page predicts with. The clocks are softmax_core.bench.timers.
+GB/s here is the same number the memory page predicts with. The clocks are softmax_bench.timers.
 """
 from __future__ import annotations
 
@@ -23,10 +23,10 @@ import pandas as pd
 import torch
 
 from softmax_core.hardware import dtypes, runtime
-from softmax_core.teaching.memory import PASS_TENSORS, bytes_moved
-from softmax_core.bench.providers import NotTimed, Provider, get_provider, not_timed_by
-from softmax_core.bench.records import COLUMNS, BenchmarkRun, provenance
-from softmax_core.bench.timers import NO_TIMING, Timer, Timing, default_timer, preparing_for, timer_figures, timer_kind
+from softmax_core.traffic import PASS_TENSORS, bytes_moved
+from softmax_bench.providers import NotTimed, Provider, get_provider, not_timed_by
+from softmax_bench.records import COLUMNS, BenchmarkRun, provenance
+from softmax_bench.timers import NO_TIMING, Timer, Timing, default_timer, preparing_for, timer_figures, timer_kind
 from softmax_core.words import Coded
 
 # The tutorial's sweep: one M, N = 256 ... 12672 in steps of 128, float32, forward.
