@@ -52,7 +52,7 @@ def parser() -> argparse.ArgumentParser:
         description="Start the Fused Softmax Explorer (a Streamlit app) for a class. Students open "
                     "http://<address>:<port>/ in a browser; each gets a session of their own.",
         epilog=f"Needs the [app] extra: pip install 'fused-softmax-explorer[app]'. "
-               f"Several processes behind a proxy for a large class: deploy/serve_class.sh.")
+               f"Several processes behind a proxy for a large class: python deploy/serve_class.py --replicas N.")
     ap.add_argument("--address", default="127.0.0.1",
                     help="address to listen on (default 127.0.0.1, this machine only; 0.0.0.0 for a class)")
     ap.add_argument("--port", type=int, default=8501, help="port to listen on (default 8501)")

@@ -4,7 +4,6 @@ providers.py  the ways of computing softmax that are timed, and the copy rooflin
 harness.py    checking then timing each provider (the one-GPU lock, torch.compile's limits) and `run_sweep`
 timers.py     the clocks (do_bench, a CUDA graph's replay, a wall clock) and what each measures
 records.py    a run's table and provenance, saved as CSV + JSON and loaded back
-legacy.py     records written before codes (versions 1 and 2), read in version 3's terms
 chapter_claims.py  the chapter's Step 5 claims, each a verdict computed from a recorded run of its sweep
 trust.py      how far a measured figure can be trusted: the one rule for the pages and the doc tables
 """

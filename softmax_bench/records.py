@@ -8,8 +8,9 @@ name load under its current one (`RENAMED_PROVIDERS`).
 A record keeps codes and figures, never sentences (softmax_core.words says them, in any language). Record
 version 3 (`record_version`): `timer` is the clock (a `Clock`) and `timer_figures` its settings; `backend`,
 each `unavailable` provider's reason and each row's `reason` (CSV: JSON) are a `Coded`; `bytes` and `copy`
-name the method (a `Method`); `providers` lists the providers' names. Records of versions 1 and 2 wrote
-English there; they load in version 3's terms (softmax_bench.legacy). A run is in one of two timing
+name the method (a `Method`); `providers` lists the providers' names. Records first written in versions 1
+and 2 (English in those places) were rewritten once in version 3's terms and say so (`recorded_as_version`);
+a record of another version is refused by name. A run is in one of two timing
 views (`timing_view`): EAGER, each call launched from Python (do_bench, or a wall clock on a CPU), the
 project's record; or CUDAGRAPH, the calls replayed from a CUDA graph (do_bench_cudagraph).
 """
@@ -32,7 +33,6 @@ import torch
 
 from softmax_core.data import assets_dir
 from softmax_core.hardware import dtypes, runtime
-from softmax_bench.legacy import row_reason, upgraded
 from softmax_bench.providers import PEER_PACKAGES, PROVIDERS
 from softmax_core.words import Code, Coded
 
@@ -200,17 +200,24 @@ def save_run(run: BenchmarkRun, directory: str | Path, stem: str) -> tuple[Path,
     return csv_path, json_path
 
 
+def row_reason(text: str) -> Coded | None:
+    """A CSV row's `reason`: the JSON of a Coded, or None where the row was timed."""
+    return Coded.from_json(json.loads(text)) if text else None
+
+
 def load_run(json_path: str | Path) -> BenchmarkRun:
     """A saved run, in the current record version's terms (older records are upgraded as they load)."""
     json_path = Path(json_path)
     info = json.loads(json_path.read_text())
+    if info.get("record_version", 1) != RECORD_VERSION:
+        raise ValueError(f"{json_path.name} is of record version {info.get('record_version', 1)}; this library "
+                         f"reads version {RECORD_VERSION} (every committed record is of it)")
     frame = pd.read_csv(json_path.parent / info["csv"])
     frame["reason"] = [row_reason(text) for text in frame["reason"].astype(object).fillna("").astype(str)]
     frame["provider"] = frame["provider"].replace(RENAMED_PROVIDERS)
     for column in TIME_COLUMNS:
         if column not in frame:
             frame[column] = float("nan")
-    info = upgraded(info)
     info["providers"] = [RENAMED_PROVIDERS.get(name, name) for name in info.get("providers", [])]
     info["unavailable"] = {RENAMED_PROVIDERS.get(name, name): why for name, why in (info.get("unavailable") or {}).items()}
     return BenchmarkRun(frame[COLUMNS], info)

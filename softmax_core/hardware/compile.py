@@ -32,9 +32,6 @@ from softmax_core.words import Code, Coded
 
 # Bump when the way resources are read (or stored) changes, so that disk-cached results are recomputed.
 RESOURCE_READER_VERSION = 4
-# Version 3 stored the same numbers with their source in English words (`how`): such a file is still read
-# (`_from_version_3`), so a cache filled before sources were codes stays warm.
-WORDED_READER_VERSION = 3
 
 
 class RegisterSource(Code):
@@ -263,30 +260,12 @@ def forget_in_memory() -> None:
     _memory.clear()
 
 
-_WORDED_SOURCE = re.compile(r"^triton\.compile for (?P<target>\S+); (?P<tool>cuobjdump|\.vgpr_count)")
-
-
-def _from_version_3(data: dict) -> KernelResources:
-    """A version-3 cache file's result: its `how` words give back the source, target and refusal."""
-    head, _, refused = data.pop("how").partition("; the driver refused to load it (")
-    found = _WORDED_SOURCE.match(head)
-    if found:
-        source = RegisterSource.CUOBJDUMP if found["tool"] == "cuobjdump" else RegisterSource.AMDGCN_METADATA
-    elif head.startswith("compiled and loaded on this GPU"):
-        source = RegisterSource.DRIVER
-    else:
-        raise ValueError(f"unknown source {head!r}")
-    return KernelResources(**data, source=source, target=found["target"] if found else "",
-                           refused=refused.removesuffix(")"))
-
-
-def _read_cached(path: Path, worded: Path) -> KernelResources | None:
-    for candidate, read in ((path, lambda d: KernelResources(**d)), (worded, _from_version_3)):
-        if candidate.exists():
-            try:
-                return read(json.loads(candidate.read_text()))
-            except (ValueError, TypeError, KeyError):
-                pass  # a torn or stale file: compile again
+def _read_cached(path: Path) -> KernelResources | None:
+    if path.exists():
+        try:
+            return KernelResources(**json.loads(path.read_text()))
+        except (ValueError, TypeError, KeyError):
+            pass  # a torn or stale file: compile again
     return None
 
 
@@ -298,7 +277,7 @@ def kernel_resources(job: CompileJob, want_asm: bool = False) -> KernelResources
         return hit
     suffix = f"{'-asm' if want_asm else ''}.json"
     path = cache_dir() / f"{key}{suffix}"
-    result = _read_cached(path, cache_dir() / f"{job_key(job, WORDED_READER_VERSION)}{suffix}")
+    result = _read_cached(path)
     if result is not None:
         _memory[(key, want_asm)] = result
         return result

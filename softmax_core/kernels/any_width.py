@@ -172,7 +172,7 @@ def vector_values(element_bytes: int) -> int:
 
 
 def any_width_calls(direction: str, tile: int, element_bytes: int, one_tile: bool, safe: bool = False):
-    """[(kernel, constexprs)] for one launch of the any-width kernel, as launch/api.py's kernel_calls give them."""
+    """[(kernel, constexprs)] for one launch of the any-width kernel, as the launch (launch/launches.py) and the planner's compile (plans/kernel_jobs.py) take them."""
     if direction == "forward":
         return [(softmax_any_width_kernel, (("TILE", tile), ("VEC", vector_values(element_bytes)),
                                             ("ONE_TILE", one_tile), ("SAFE", safe)))]

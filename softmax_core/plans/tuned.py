@@ -285,7 +285,7 @@ def plan_tiled(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec, direc
                num_warps: int | None = None, split: int | None = None, aligned: bool = True) -> SoftmaxPlan:
     """The tiled path: two passes over TILE-wide tiles, one program per row or (split > 1) a row's tiles
     shared by `split` programs that run at once. `tile`, `num_warps` and `split` override tiled_config's
-    shape for the tuning sweep (scripts/h200_tiled_tune.py)."""
+    shape for the tuning sweep (bench_tools/rows_tune.py)."""
     elt = dtypes.element_size(dtype)
     default_tile, default_warps, default_split = tiled_config(n_cols, elt, direction, gpu)
     tile_forced = tile is not None
@@ -380,7 +380,7 @@ def plan_split(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec, direc
                num_warps: int | None = None, aligned: bool = True, edges: bool | None = None) -> SoftmaxPlan | None:
     """The split path, or None when a row needs more programs than the GPU runs at once (or the chunk
     spills). `why` holds the reason's why code and its figures (default: forced); `chunk` and `num_warps`
-    override the shape for the tuning sweep (scripts/h200_split_tune.py). `edges`: read each row as an
+    override the shape for the tuning sweep (bench_tools/rows_tune.py). `edges`: read each row as an
     aligned body between masked edges (kernels/shared_rows.py, EDGES), so that the chunks load 16-byte
     vectors where the plain reads could not be proved to (default: exactly there, rows_provably_aligned)."""
     split, chunk, warps = split_config(n_cols, gpu, direction, chunk, dtypes.element_size(dtype))

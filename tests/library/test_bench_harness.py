@@ -353,14 +353,14 @@ def test_a_call_that_cannot_be_captured_is_a_failed_row_and_the_sweep_goes_on(mo
     assert run.provenance["timer_figures"] == {"rep_ms": bench.CudaGraphTimer().rep_ms}
 
 
-def test_the_record_names_its_timer_and_old_records_still_load(tmp_path):
+def test_the_record_names_its_timer_and_migrated_records_load(tmp_path):
     eager = bench.run_sweep(2, [8], "float32", ["copy", "torch"], directions=("forward",),
                             timer=bench.WallClockTimer(warmup=0, max_repeats=3, budget_s=0.0), command="eager")
     assert eager.provenance["record_version"] == bench.RECORD_VERSION == 3
     assert eager.provenance["timer"] == "wall clock" and eager.timing_view == "eager"
     bench.save_run(eager, tmp_path, "new")
     assert bench.load_run(tmp_path / "new.json").provenance["timer"] == "wall clock"
-    # a version-1 record: the description under "timer", no record_version (the H200 records until v6)
+    # a record first written in version 1 (the clock's description under "timer"), rewritten once in version 3
     old = bench.load_run(bench.RECORDED_DIR / "history" / "nvidia-h200-full-float32-20261130T0527.json")
     assert old.provenance["recorded_as_version"] == 1 and old.provenance["timer"] == "do_bench"
     assert old.provenance["timer_figures"] == {"warmup_ms": 10, "rep_ms": 40}
@@ -371,8 +371,8 @@ def _fake_record(directory, stem, timer, date, dtype="float32", gpu="Test GPU 90
     rows = [dict(provider=p, direction="forward", dtype=dtype, M=4096, N=1024, ms_p20=0.01, ms_median=0.01,
                  ms_p80=0.01, ms_min=0.01, ms_max=0.01, gbps=1000.0, copy_ratio=1.0, status="ok", reason="")
             for p in ("copy", "torch")]
-    info = {"gpu": gpu, "dtype": dtype, "M": 4096, "date": date, "record_version": 2, "timer": timer,
-            "timer_description": timer}
+    info = {"gpu": gpu, "dtype": dtype, "M": 4096, "date": date, "record_version": bench.RECORD_VERSION,
+            "timer": timer, "timer_figures": {}}
     bench.save_run(bench.BenchmarkRun(pd.DataFrame(rows, columns=bench.COLUMNS), info), directory, stem)
 
 
