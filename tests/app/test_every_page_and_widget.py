@@ -70,10 +70,11 @@ def recorded_dir(tmp_path, monkeypatch):
                              ms_median=float("nan") if fails else ms * n / 1024, ms_min=float("nan") if fails else ms,
                              ms_max=float("nan") if fails else ms * 2, gbps=float("nan") if fails else 1000.0,
                              copy_ratio=float("nan") if fails else 0.8, status="failed" if fails else "ok",
-                             reason="OutOfResources: shared memory" if fails else ""))
+                             reason=bench.providers.raised("OutOfResources", "shared memory") if fails else None))
     frame = pd.DataFrame(rows, columns=bench.COLUMNS)
     provenance = {"gpu": "Test GPU 9000", "date": "2026-01-02T03:04:05+00:00", "torch": "x", "triton": "y",
-                  "M": 4096, "dtype": "float32", "command": "made by test_app"}
+                  "M": 4096, "dtype": "float32", "command": "made by test_app", "record_version": bench.RECORD_VERSION,
+                  "timer": bench.DO_BENCH, "timer_figures": bench.timer_figures(bench.DoBenchTimer())}
     bench.save_run(bench.BenchmarkRun(frame, provenance), tmp_path, "test-run")
     monkeypatch.setenv("SOFTMAX_EXPLORER_RECORDED_DIR", str(tmp_path))
     return tmp_path

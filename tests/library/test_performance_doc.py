@@ -66,8 +66,8 @@ def test_performance_tables_print_a_cuda_graph_record_in_a_section_of_its_own(tm
     frame = pd.concat([frame[frame.provider != "quack"], frame[frame.provider == "liger"].assign(provider="quack")])
     stem = "nvidia-h200-full-cudagraph-float32-20991231T0000"
     frame.to_csv(tmp_path / f"{stem}.csv", index=False)
-    info = {**source, "csv": f"{stem}.csv", "record_version": 2, "timer": bench.DO_BENCH_CUDAGRAPH,
-            "timer_description": bench.describe_timer(bench.CudaGraphTimer()), "date": "2099-12-31T00:00:00+00:00"}
+    info = {**source, "csv": f"{stem}.csv", "timer": bench.DO_BENCH_CUDAGRAPH,
+            "timer_figures": bench.timer_figures(bench.CudaGraphTimer()), "date": "2099-12-31T00:00:00+00:00"}
     (tmp_path / f"{stem}.json").write_text(json.dumps(info))
     assert doc_tables.graph_stems(tmp_path) == {"float32": stem}
     text = doc_tables.tables(tmp_path)
