@@ -17,7 +17,7 @@ triton's own source. No UI.
 """
 from __future__ import annotations
 
-from softmax_core.hardware import runtime  # noqa: F401  (first: it picks the interpreter before @triton.jit runs)
+from softmax_core.hardware import runtime  # noqa: F401  (first: where the interpreter was asked for, triton's library is made interpretable before @triton.jit runs)
 
 import dataclasses
 import inspect

@@ -24,7 +24,7 @@ Arithmetic in float32 (float64 for float64 input); offsets widened to int64 befo
 """
 from __future__ import annotations
 
-from softmax_core.hardware import runtime  # noqa: F401  (must come first: it picks the interpreter before @triton.jit runs)
+from softmax_core.hardware import runtime  # noqa: F401  (first: where the interpreter was asked for, triton's library is made interpretable before @triton.jit runs)
 
 import triton
 import triton.language as tl

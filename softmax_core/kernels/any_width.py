@@ -22,7 +22,7 @@ program per row, persistent over rows. Backward: dx = y * (dy - sum(y * dy)) in 
 """
 from __future__ import annotations
 
-from softmax_core.hardware import runtime  # noqa: F401  (must come first: it picks the interpreter before @triton.jit runs)
+from softmax_core.hardware import runtime  # noqa: F401  (first: where the interpreter was asked for, triton's library is made interpretable before @triton.jit runs)
 
 import triton
 import triton.language as tl

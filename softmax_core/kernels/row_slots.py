@@ -3,7 +3,7 @@ program per row, a word published there with one atomic write, the peers' words 
 the fallback that computes a missing peer's word from memory, by the same partition its publisher uses."""
 from __future__ import annotations
 
-from softmax_core.hardware import runtime  # noqa: F401  (must come first: it picks the interpreter before @triton.jit runs)
+from softmax_core.hardware import runtime  # noqa: F401  (first: where the interpreter was asked for, triton's library is made interpretable before @triton.jit runs)
 
 import triton
 import triton.language as tl

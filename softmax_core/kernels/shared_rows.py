@@ -20,7 +20,7 @@ a missing peer's word computed from memory) is softmax_core.kernels.row_slots.
 """
 from __future__ import annotations
 
-from softmax_core.hardware import runtime  # noqa: F401  (must come first: it picks the interpreter before @triton.jit runs)
+from softmax_core.hardware import runtime  # noqa: F401  (first: where the interpreter was asked for, triton's library is made interpretable before @triton.jit runs)
 
 import triton
 import triton.language as tl

@@ -12,7 +12,7 @@ compiles to exactly the tutorial's kernel (a `tl.constexpr` that is False remove
 """
 from __future__ import annotations
 
-from softmax_core.hardware import runtime  # noqa: F401  (must come first: it picks the interpreter before @triton.jit runs)
+from softmax_core.hardware import runtime  # noqa: F401  (first: where the interpreter was asked for, triton's library is made interpretable before @triton.jit runs)
 
 import triton
 import triton.language as tl

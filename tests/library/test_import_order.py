@@ -23,12 +23,17 @@ print("ok", sc.runtime.INTERPRETED)
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="the import-order problem is the interpreter's")
 def test_triton_and_torch_test_utils_imported_first():
+    assert in_a_fresh_process(SCRIPT) == ["ok", "True"]
+
+
+def in_a_fresh_process(script: str) -> list[str]:
+    """The words `script` prints, run by a new Python with the checkout importable and TRITON_INTERPRET unset."""
     env = {k: v for k, v in __import__("os").environ.items() if k != "TRITON_INTERPRET"}
     env["PYTHONPATH"] = str(ROOT)
-    out = subprocess.run([sys.executable, "-c", SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
                          timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
-    assert out.stdout.split() == ["ok", "True"]
+    return out.stdout.split()
 
 
 INERT = """
@@ -59,9 +64,4 @@ print("inert", per_call < 0.05, sc.runtime.INTERPRETED)
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="a CPU tensor is answered by torch only without a GPU here")
 def test_importing_changes_nothing_and_a_cpu_tensor_is_torch_s_answer():
-    env = {k: v for k, v in __import__("os").environ.items() if k != "TRITON_INTERPRET"}
-    env["PYTHONPATH"] = str(ROOT)
-    out = subprocess.run([sys.executable, "-c", INERT], cwd=ROOT, env=env, capture_output=True, text=True,
-                         timeout=600)
-    assert out.returncode == 0, out.stderr[-3000:]
-    assert out.stdout.split() == ["inert", "True", "False"]
+    assert in_a_fresh_process(INERT) == ["inert", "True", "False"]
