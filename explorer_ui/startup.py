@@ -17,9 +17,11 @@ it, when their shared roots are complete. tests/serve/test_concurrent_imports.py
 import numpy  # noqa: F401
 import pandas  # noqa: F401
 
-import softmax_core  # noqa: F401  the library: importing it chooses nothing
+from explorer_ui.launcher import import_library
 
-# The explorer's choice, made before any kernel is defined: on a machine without a GPU the real kernels run
-# in Triton's interpreter (the lesson on a laptop). A library user who imports softmax_core gets no such choice.
-softmax_core.runtime.use_interpreter_without_gpu()
+# The explorer's choice, made before any kernel is defined (on a machine without a GPU the real kernels run in
+# Triton's interpreter: the lesson on a laptop), then every module of the library and the packages beside it,
+# here under this module's lock. softmax_core loads its names on first use; were that first use left to the
+# pages, the sessions' threads would meet in its imports as described above.
+import_library()
 from explorer_ui import layout  # noqa: F401  the page setup every page calls: i18n, data, registry, prewarm
