@@ -41,7 +41,7 @@ def refusal_text(refusal) -> str:
              "unknown_name": t("yk_refused_unknown"), "module_as_value": t("yk_refused_module"),
              "attribute_not_allowed": t("yk_refused_attribute"), "expression_not_allowed": t("yk_refused_expression"),
              "constant_not_allowed": t("yk_refused_constant"), "no_kernel": t("yk_refused_no_kernel"),
-             "kernel_not_found": t("yk_refused_kernel_not_found")}
+             "kernel_not_found": t("yk_refused_kernel_not_found"), "name_rebound": t("yk_refused_name_rebound")}
     figures = f" ({refusal.value:,} > {refusal.limit:,})" if refusal.value is not None else ""
     return t("yk_refused", line=refusal.line, rule=words.get(refusal.code, refusal.code),
              detail=(refusal.detail or "") + figures)
@@ -54,6 +54,7 @@ def hint_text(code: str) -> str:
              "type_mismatch": t("yk_hint_type"), "shared_memory": t("yk_hint_shared"),
              "unsupported_python": t("yk_hint_unsupported"), "argument_missing": t("yk_hint_argument"),
              "time_limit": t("yk_hint_time"), "memory_limit": t("yk_hint_memory"), "crashed": t("yk_hint_crashed"),
+             "output_limit": t("yk_hint_output"),
              "none": t("yk_hint_none")}
     return words.get(code, code)
 

@@ -65,7 +65,22 @@ class KernelFile:
         raise SourceRefused(Refusal("kernel_not_found", 1, detail=name))
 
 
+def _check_new_name(scope: Scope, node: ast.AST, name: str, kind: str) -> None:
+    """A module-level name means one thing for the whole file: `jit = tl.static_print` after `from triton import
+    jit` would make `@jit` mean something other than what the gate read it as, so a second binding of a name
+    as another kind of thing (an import, a constant, a function) is refused. A constant may be set again."""
+    kinds = {"import": set(scope.imported) | set(scope.modules), "constant": set(scope.constants),
+             "function": scope.functions}
+    if any(name in names for other, names in kinds.items() if other != kind) or \
+            (kind != "constant" and name in kinds[kind]):
+        raise refuse("name_rebound", node, name)
+
+
 def _check_import(scope: Scope, stmt: ast.stmt) -> None:
+    for alias in stmt.names:
+        bound = alias.asname or (alias.name.split(".")[0] if isinstance(stmt, ast.Import) else alias.name)
+        if bound != "*":
+            _check_new_name(scope, stmt, bound, "import")
     if isinstance(stmt, ast.Import):
         for alias in stmt.names:
             if alias.name not in ALLOWED_IMPORTS:
@@ -182,6 +197,7 @@ def _module_constant(scope: Scope, stmt: ast.stmt) -> None:
         raise refuse("dunder_name", targets[0], name)
     if name in scope.modules or name in FORBIDDEN_NAMES:
         raise refuse("forbidden_name" if name in FORBIDDEN_NAMES else "module_as_value", targets[0], name)
+    _check_new_name(scope, targets[0], name, "constant")
     if isinstance(stmt, ast.AnnAssign):
         node = stmt.annotation
         if not ((isinstance(node, ast.Attribute) and scope.check_chain(node) is not None)
@@ -218,6 +234,7 @@ def _check_module(tree: ast.Module, text: str) -> KernelFile:
         elif isinstance(stmt, ast.FunctionDef):
             if stmt.name.startswith("__") or stmt.name in FORBIDDEN_NAMES:
                 raise refuse("dunder_name" if stmt.name.startswith("__") else "forbidden_name", stmt, stmt.name)
+            _check_new_name(scope, stmt, stmt.name, "function")
             scope.functions.add(stmt.name)   # before its body: a kernel may call itself only by error, but
             kernels.append(_kernel_info(scope, stmt))   # helpers defined above it are known
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):

@@ -20,7 +20,7 @@ HINT_PATTERNS = (
     ("unsupported_python", r"[Uu]nsupported|not supported|Cannot call @triton\.jit"),
     ("argument_missing", r"KeyError|missing .*argument|signature"),
 )
-HINT_CODES = tuple(code for code, _ in HINT_PATTERNS) + ("time_limit", "memory_limit", "crashed", "none")
+HINT_CODES = tuple(code for code, _ in HINT_PATTERNS) + ("time_limit", "memory_limit", "output_limit", "crashed", "none")
 
 
 def hint_for(message: str) -> str:

@@ -71,6 +71,7 @@ class Inspection:
                 "bytes_moved": self.floors.bytes_moved, "memory_floor_s": self.floors.memory_seconds,
                 "flops": self.floors.flops, "compute_floor_s": self.floors.compute_seconds,
                 "floor_bound": self.floors.bound, "toolchain": r.toolchain if r else None,
+                "sandbox": self.variant.sandbox,      # what it was compiled in: "bubblewrap" or "none"
                 "error": None if failure is None else {"hint": failure.hint, "line": failure.line,
                                                         "message": failure.message}}
 

@@ -1,9 +1,9 @@
 """Run a user's kernel once in Triton's interpreter (on the CPU, no GPU needed) and summarise what it wrote.
 
 Running pasted code is more than compiling it, so this happens only where it was asked for explicitly (the
-CLI's --interpret; on the page only where the teacher set measure.RUN_PASTED_ENV), in the same limited child
-as a compile (sandbox.limit_child: time, memory, file size, its own empty directory and Triton cache), at
-small sizes (INTERPRETER_LIMITS, checked before anything runs). Inputs are random, of the shapes the user
+CLI's --interpret; on the page only where the teacher set measure.RUN_PASTED_ENV), in the same jailed child
+as a compile (jail.py: namespaces, read-only view, its own tmpfs, time, memory, file-size and process limits;
+its one result line validated before it is read), at small sizes (INTERPRETER_LIMITS, checked before anything runs). Inputs are random, of the shapes the user
 gives. The wall time is the interpreter's on this machine's CPU: it says nothing about a GPU's speed.
 
 Results are checked two ways: every tensor's values are summarised after the run (shape, whether the kernel
@@ -15,19 +15,15 @@ from __future__ import annotations
 import json
 import math
 import os
-import signal
-import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
-from kernel_inspector import argspec
+from kernel_inspector import argspec, jail, replies
 from kernel_inspector.argspec import ArgSpec, element_torch_dtype
 from kernel_inspector.gate import KernelFile
 from kernel_inspector.rules import Symbol
-from kernel_inspector.sandbox import COMPILE_SLOTS, PACKAGE_ROOT, SandboxLimits, bootstrap, child_env, limit_child
+from kernel_inspector.sandbox import COMPILE_SLOTS, SandboxLimits
 
 
 @dataclass(frozen=True)
@@ -104,26 +100,47 @@ def run(kernel_file: KernelFile, kernel: str, specs: tuple[ArgSpec, ...], sizes:
                "args": [{"name": s.name, "kind": s.kind, "dtype": s.dtype, "value": s.value,
                          "shape": list(sizes.get(s.name, ()))} for s in specs if s.kind != "constexpr"]}
     seconds = limits.sandbox.seconds
-    with COMPILE_SLOTS, tempfile.TemporaryDirectory(prefix="your-kernel-interpret-") as tmp:
-        env = {**child_env(Path(tmp)), "TRITON_INTERPRET": "1"}
-        env.pop("SOFTMAX_CORE_OFFLINE_COMPILER")          # that flag switches the interpreter off
-        proc = subprocess.Popen([sys.executable, "-I", "-c", bootstrap("kernel_inspector.interpret", "child_main"),
-                                 str(PACKAGE_ROOT)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, cwd=tmp, env=env,
-                                preexec_fn=limit_child(limits.sandbox))
+    # SOFTMAX_CORE_OFFLINE_COMPILER=1 would switch the interpreter off: this child is the interpreter's
+    with COMPILE_SLOTS:
+        outcome = jail.run_child("kernel_inspector.interpret", "child_main", request, limits.sandbox,
+                                 {"TRITON_INTERPRET": "1", "SOFTMAX_CORE_OFFLINE_COMPILER": "0"})
+    if outcome.timed_out:
+        return InterpreterRun(False, "time_limit", f"{seconds:g} s")
+    for line in outcome.replies:
         try:
-            out, err = proc.communicate(json.dumps(request), timeout=seconds)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
-            return InterpreterRun(False, "time_limit", f"{seconds:g} s")
-    lines = [line for line in out.splitlines() if line.startswith("{")]
-    if not lines:
-        code = "memory_limit" if "MemoryError" in err else "failed"
-        return InterpreterRun(False, code, err[-2000:] or f"exit status {proc.returncode}")
-    reply = json.loads(lines[-1])
-    tensors = tuple(TensorSummary(**{**t, "shape": tuple(t["shape"])}) for t in reply.pop("tensors", ()))
-    return InterpreterRun(**reply, tensors=tensors)
+            return run_reply(line)
+        except replies.BadReply:
+            continue
+    if outcome.flooded:
+        return InterpreterRun(False, "failed", f"output_limit: {outcome.flooded}")
+    code = "memory_limit" if "MemoryError" in outcome.output_tail else "failed"
+    return InterpreterRun(False, code, outcome.output_tail[-2000:] or f"exit status {outcome.returncode}")
+
+
+def _finite(value) -> float | None:
+    return None if value is None else replies.number(value, -1e308, 1e308)
+
+
+def tensor_reply(obj) -> TensorSummary:
+    f = replies.exact_keys(obj, {"name", "shape", "dtype", "written", "nan", "inf", "minimum", "maximum", "mean"},
+                           {"reference_error", "reference_tolerance"})
+    if not isinstance(f["shape"], list) or len(f["shape"]) > 8 or type(f["written"]) is not bool:
+        raise replies.BadReply("tensor")
+    return TensorSummary(replies.text(f["name"], 200), tuple(replies.integer(n) for n in f["shape"]),
+                         replies.text(f["dtype"], 16), f["written"], replies.integer(f["nan"]),
+                         replies.integer(f["inf"]), _finite(f["minimum"]), _finite(f["maximum"]), _finite(f["mean"]),
+                         _finite(f.get("reference_error")), _finite(f.get("reference_tolerance")))
+
+
+def run_reply(obj) -> InterpreterRun:
+    """The child's one result line, validated field by field (replies.py)."""
+    f = replies.exact_keys(obj, {"ok", "code"}, {"detail", "tensors", "wall_seconds"})
+    if type(f["ok"]) is not bool or not isinstance(f.get("tensors", []), list) or len(f.get("tensors", [])) > 64:
+        raise replies.BadReply("run")
+    wall = f.get("wall_seconds")
+    return InterpreterRun(f["ok"], replies.one_of(f["code"], RUN_CODES), replies.text(f.get("detail", "")),
+                          tuple(tensor_reply(t) for t in f.get("tensors", [])),
+                          None if wall is None else replies.number(wall))
 
 
 def _summary(torch, name: str, before, after, dtype: str) -> dict:
@@ -140,6 +157,12 @@ def _summary(torch, name: str, before, after, dtype: str) -> dict:
 def child_main() -> None:
     """In the child (TRITON_INTERPRET=1): random inputs, one launch, the summaries and the reference check."""
     request = json.loads(sys.stdin.read())
+    results = os.fdopen(int(request["result_fd"]), "w", buffering=1)
+    os.set_inheritable(results.fileno(), False)
+
+    def answer(reply: dict) -> None:
+        results.write(json.dumps(reply) + "\n")
+
     import torch
 
     from softmax_core.hardware import runtime      # first: makes triton's own library functions interpretable
@@ -163,7 +186,7 @@ def child_main() -> None:
             args.append(tensor)
         else:
             if arg["value"] is None:
-                print(json.dumps({"ok": False, "code": "missing_value", "detail": arg["name"]}))
+                answer({"ok": False, "code": "missing_value", "detail": arg["name"]})
                 return
             scalars[arg["name"]] = arg["value"]
             args.append(arg["value"])
@@ -176,7 +199,7 @@ def child_main() -> None:
     try:              # num_warps / num_stages mean nothing to the interpreter (and a kernel may name a constexpr so)
         kernel[tuple(request["grid"])](*args, **constexprs)
     except Exception as exc:          # the user's kernel failed in the interpreter: say so, in its own words
-        print(json.dumps({"ok": False, "code": "failed", "detail": f"{type(exc).__name__}: {exc}"[-2000:]}))
+        answer({"ok": False, "code": "failed", "detail": f"{type(exc).__name__}: {exc}"[-2000:]})
         return
     wall = time.perf_counter() - started
     expected = {}
@@ -192,4 +215,4 @@ def child_main() -> None:
             summary.update(reference_error=examples.reference_error(tensors[name], expected[name]),
                            reference_tolerance=examples.reference_tolerance(arg["dtype"]))
         summaries.append(summary)
-    print(json.dumps({"ok": True, "code": "ok", "tensors": summaries, "wall_seconds": wall}))
+    answer({"ok": True, "code": "ok", "tensors": summaries, "wall_seconds": wall})

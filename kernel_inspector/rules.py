@@ -51,7 +51,7 @@ REFUSAL_CODES = ("too_large", "syntax_error", "too_complex", "import_not_allowed
                  "decorator_not_allowed", "function_not_jit", "default_not_constant", "annotation_not_allowed",
                  "dunder_name", "private_attribute", "forbidden_name", "unknown_name", "module_as_value",
                  "attribute_not_allowed", "expression_not_allowed", "constant_not_allowed", "no_kernel",
-                 "kernel_not_found")
+                 "kernel_not_found", "name_rebound")
 
 
 class SourceRefused(ValueError):

@@ -1,14 +1,18 @@
 """The child side of sandbox.py: compile one pasted kernel file for every requested GPU and config.
 
-It runs in an empty temporary directory (its working directory, HOME, TMPDIR and Triton's cache), under the
-limits the parent set, and is started so that the softmax_core package's __init__ (torch, the kernels) is not
+It runs in the jail (jail.py) or, where there is none, in an empty temporary directory, under the limits
+the parent set, and is started so that the softmax_core package's __init__ (torch, the kernels) is not
 imported: only the gate, compile.py and triton are. It reads one JSON request on stdin, checks the source
-with the gate again, writes it to `user_kernel.py` here, imports it, and answers one JSON line per compile.
+with the gate again, writes it to `user_kernel.py` here, imports it, and answers one JSON line per compile
+on the result pipe (the request's "result_fd"), never on stdout: what the kernel prints while it compiles
+(tl.static_print) goes to stdout and cannot pass for a result. The parent validates every line it reads
+(replies.py): a line the kernel managed to write there itself is still only figures of the schema.
 """
 from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
 import time
 import types
@@ -70,13 +74,21 @@ def _failure(exc: BaseException, module, def_lines: dict) -> dict:
     return {"hint": hints.hint_for(message), "line": line, "message": message[-4000:]}
 
 
+def result_channel(request: dict):
+    """The result pipe as a text file, closed on exec (the compiler's own tools never get it)."""
+    fd = int(request["result_fd"])
+    os.set_inheritable(fd, False)
+    return os.fdopen(fd, "w", buffering=1)
+
+
 def main() -> None:
     request = json.loads(sys.stdin.read())
+    results = result_channel(request)
     try:
         kernel_file = gate.check_source(request["source"])
         kernel_file.kernel(request["kernel"])
     except gate.SourceRefused as refused:
-        print(json.dumps({"refused": asdict(refused.refusal)}), flush=True)
+        results.write(json.dumps({"kind": "refused", "refusal": asdict(refused.refusal)}) + "\n")
         return
     module = load_kernel(request["source"], request["kernel"])
     def_lines = {info.name: info.line for info in kernel_file.kernels}
@@ -88,9 +100,9 @@ def main() -> None:
                          num_warps=variant["num_warps"], num_stages=variant["num_stages"],
                          target=tuple(variant["target"]), divisible=tuple(request["divisible"]))
         try:
-            reply = {"resources": asdict(compile_for_target(job, want_asm=True))}
+            reply = {"kind": "compiled", "resources": asdict(compile_for_target(job, want_asm=True))}
         except Exception as exc:           # report it for this variant, compile the next one
-            reply = {"failure": _failure(exc, module, def_lines)}
+            reply = {"kind": "failed", "failure": _failure(exc, module, def_lines)}
         reply.update(index=variant["index"], seconds=round(time.perf_counter() - started, 3))
-        print(json.dumps(reply, default=str), flush=True)
+        results.write(json.dumps(reply, default=str) + "\n")
 
