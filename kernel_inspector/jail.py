@@ -185,12 +185,8 @@ def run_command(inner: list[str], limits: SandboxLimits, extra_env: dict, jailed
     with tempfile.TemporaryDirectory(prefix="your-kernel-") as tmp:
         work = Path(JAIL_WORK) if jailed else Path(tmp)
         env = {**child_env(work), **extra_env}
-        stage_dir = None
-        if jailed and os.geteuid() == 0:
-            stage_dir = Path(tmp) / "stage"
-            stage_dir.mkdir()
-            os.chmod(tmp, 0o755)
-            os.chmod(stage_dir, 0o755)
+        stage = _stage_folder() if jailed and os.geteuid() == 0 else None
+        stage_dir = Path(stage.name) if stage else None
         result_read, result_write = os.pipe()
         try:
             inner_now = [part.replace(RESULT_FD_MARK, str(result_write)) for part in inner]
@@ -201,7 +197,20 @@ def run_command(inner: list[str], limits: SandboxLimits, extra_env: dict, jailed
                                     cwd=tmp, env={}, start_new_session=True, pass_fds=(result_write,))
         finally:
             os.close(result_write)
-        return _collect(proc, result_read, body, limits, "bubblewrap" if jailed else "none")
+        try:
+            return _collect(proc, result_read, body, limits, "bubblewrap" if jailed else "none")
+        finally:
+            if stage:
+                stage.cleanup()
+
+
+def _stage_folder() -> tempfile.TemporaryDirectory:
+    """An empty folder the jail's uid can enter, for a root server's staged binds: under /run or /tmp itself,
+    never under TMPDIR (which may sit in a folder only root can enter)."""
+    parent = next((p for p in ("/run", "/tmp") if os.access(p, os.W_OK)), None)
+    stage = tempfile.TemporaryDirectory(prefix="softmax-explorer-jail-", dir=parent)
+    os.chmod(stage.name, 0o755)
+    return stage
 
 
 def _collect(proc: subprocess.Popen, result_read: int, request: dict | None, limits: SandboxLimits,
