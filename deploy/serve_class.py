@@ -1,6 +1,7 @@
 """A class beyond one process: N explorer processes behind nginx, with session affinity, started by one command.
 
     python deploy/serve_class.py --replicas 4 --address 0.0.0.0 --port 8080 [--lang zh] [--present]
+                                 [--allow-unsandboxed-compile]
 
 Each replica is `softmax-explorer` (explorer_ui/launcher.py) on 127.0.0.1 and its own port; nginx listens on
 --address:--port and keeps each browser on one replica by a cookie it sets on the first visit (the config is
@@ -10,8 +11,11 @@ memory), so a kernel one replica compiled is read from disk by the others; what 
 (Streamlit's caches, sessions) stays its own. Only the first replica runs the background pre-warm: the others
 find its compiles on disk. Students get the normal layout unless --present.
 
-Ctrl-C (or SIGTERM) stops nginx and every replica; so does any of them exiting on its own (exit status 1).
-Needs nginx (Debian: `apt-get install nginx`; its service need not run: this starts an nginx of its own).
+It supervises: a replica that dies (a crash, a kill, memory) is started again on its own port, its students
+get a fresh session there while the others never notice; nginx is started again too if it dies. Only Ctrl-C
+(or SIGTERM) stops the class. Each replica is told the address students reach it on (PUBLIC_ADDRESS_ENV), so
+its "Your kernel" page compiles pasted code only in the jail unless --allow-unsandboxed-compile
+(kernel_inspector/policy.py). Needs nginx (Debian: `apt-get install nginx`; its service need not run: this starts an nginx of its own).
 """
 from __future__ import annotations
 
@@ -34,8 +38,11 @@ TEMPLATE = HERE / "nginx.conf.template"
 COOKIE = "explorer_replica"
 MIME_TYPES = ("/etc/nginx/mime.types", "/usr/local/etc/nginx/mime.types", "/opt/homebrew/etc/nginx/mime.types")
 USAGE_ERROR = 2
+FAIL_SECONDS = 3
 if (CHECKOUT / "explorer_ui").is_dir() and str(CHECKOUT) not in sys.path:
     sys.path.insert(0, str(CHECKOUT))      # run from a checkout: its explorer_ui for the option checks
+PUBLIC_ADDRESS_ENV = "SOFTMAX_EXPLORER_PUBLIC_ADDRESS"            # = kernel_inspector.policy's names
+ALLOW_UNSANDBOXED_ENV = "SOFTMAX_EXPLORER_ALLOW_UNSANDBOXED_COMPILE"
 
 
 def find_nginx() -> str | None:
@@ -52,7 +59,10 @@ def nginx_config(listen: str, replica_ports: list[int], prefix: Path, workers: i
         "MIME_TYPES": mime or str(prefix / "mime.types"),
         "COOKIE": COOKIE,
         "LISTEN": listen,
-        "SERVERS": "\n".join(f"        server 127.0.0.1:{port};" for port in replica_ports),
+        # a replica that stops answering is skipped for FAIL_SECONDS (its students go to the next one), then
+        # tried again: once serve_class.py has restarted it, they are back on their own replica
+        "SERVERS": "\n".join(f"        server 127.0.0.1:{port} max_fails=1 fail_timeout={FAIL_SECONDS}s;"
+                             for port in replica_ports),
     }
     text = TEMPLATE.read_text()
     for name, value in fields.items():
@@ -66,7 +76,10 @@ def nginx_config(listen: str, replica_ports: list[int], prefix: Path, workers: i
 
 
 def port_is_free(address: str, port: int) -> bool:
+    """Whether a server could listen on `port` now. SO_REUSEADDR, as nginx and Streamlit's server set it: a
+    port whose last connections linger in TIME_WAIT after a stop or a crash is free for them."""
     with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((address, port))
         except OSError:
@@ -102,7 +115,9 @@ class ClassServer:
     cache_dir: Path | None = None        # None: SOFTMAX_EXPLORER_CACHE, else <run_dir>/cache
     triton_cache_dir: Path | None = None  # None: TRITON_CACHE_DIR, else <cache>/triton
     extra_env: dict = field(default_factory=dict)
+    allow_unsandboxed_compile: bool = False
     procs: list = field(default_factory=list)
+    restarts: list = field(default_factory=list)   # (what, its exit status) of each process started again
     nginx: subprocess.Popen | None = None
     ports: list[int] | None = None        # the replicas' ports; None: first_replica_port upwards
 
@@ -132,6 +147,9 @@ class ClassServer:
         env.setdefault("STREAMLIT_SERVER_COOKIE_SECRET", self._secret)
         if index > 0:
             env["SOFTMAX_EXPLORER_PREWARM"] = "0"    # the first replica pre-warms the shared disk caches
+        env[PUBLIC_ADDRESS_ENV] = self.address      # students reach it through nginx, not on 127.0.0.1
+        if self.allow_unsandboxed_compile:
+            env[ALLOW_UNSANDBOXED_ENV] = "1"
         if (CHECKOUT / "explorer_ui").is_dir():     # run from a checkout: its packages first
             env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(CHECKOUT), env.get("PYTHONPATH")]))
         env.update(self.extra_env)
@@ -160,20 +178,43 @@ class ClassServer:
         self._secret = secrets.token_hex(16)
         for sub in ("tmp", "logs"):
             (self.prefix / sub).mkdir(parents=True, exist_ok=True)
-        for index, port in enumerate(self.replica_ports):
-            command = [sys.executable, "-m", "explorer_ui.launcher", "--address", "127.0.0.1", "--port", str(port)]
-            command += ["--lang", self.lang] if self.lang else []
-            command += [] if self.present else ["--no-present"]
-            log = open(self.prefix / "logs" / f"replica-{port}.log", "w")
-            self.procs.append(subprocess.Popen(command, env=self.environment(index), stdout=log,
-                                               stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL))
-            log.close()
+        self.procs = [self.start_replica(index) for index in range(len(self.replica_ports))]
         for proc, port in zip(self.procs, self.replica_ports):
             wait_healthy(f"http://127.0.0.1:{port}/_stcore/health", proc, timeout)
         conf = self.prefix / "nginx.conf"
         conf.write_text(nginx_config(f"{self.address}:{self.port}", self.replica_ports, self.prefix))
         self.start_proxy()
         return self
+
+    def start_replica(self, index: int) -> subprocess.Popen:
+        port = self.replica_ports[index]
+        command = [sys.executable, "-m", "explorer_ui.launcher", "--address", "127.0.0.1", "--port", str(port)]
+        command += ["--lang", self.lang] if self.lang else []
+        command += [] if self.present else ["--no-present"]
+        with open(self.prefix / "logs" / f"replica-{port}.log", "a") as log:
+            return subprocess.Popen(command, env=self.environment(index), stdout=log, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL)
+
+    def supervise(self, port_wait: float = 30.0) -> list[str]:
+        """Start again whatever died: a replica on its own port (once the port is free), nginx on its own.
+        Returns what was restarted, as lines for the teacher's terminal."""
+        done = []
+        for index, proc in enumerate(self.procs):
+            if proc.poll() is None:
+                continue
+            port = self.replica_ports[index]
+            deadline = time.time() + port_wait
+            while not port_is_free("127.0.0.1", port) and time.time() < deadline:
+                time.sleep(0.2)
+            self.restarts.append((f"replica :{port}", proc.returncode))
+            self.procs[index] = self.start_replica(index)
+            done.append(f"replica :{port} stopped (status {proc.returncode}); started again on its port")
+        if self.nginx is not None and self.nginx.poll() is not None:
+            self.restarts.append(("nginx", self.nginx.returncode))
+            status = self.nginx.returncode
+            self.start_proxy()
+            done.append(f"nginx stopped (status {status}); started again")
+        return done
 
     def start_proxy(self) -> None:
         conf = self.prefix / "nginx.conf"
@@ -231,14 +272,31 @@ def parser() -> argparse.ArgumentParser:
                     help="nginx's config, logs and the shared caches' default home (default %(default)s)")
     ap.add_argument("--lang", default=None, help="language sessions start in (default: each browser's)")
     ap.add_argument("--present", action="store_true", help="start sessions in presentation mode")
+    ap.add_argument("--allow-unsandboxed-compile", action="store_true",
+                    help="where the bubblewrap jail does not work here, still compile students' pasted kernels "
+                         "(each student then runs code as this server's user; default: off)")
     return ap
+
+
+def sandbox_line(args: argparse.Namespace) -> str:
+    """How the replicas compile pasted kernels, from the jail's live probe (kernel_inspector/policy.py)."""
+    from kernel_inspector import policy
+
+    decided = policy.compile_policy(args.address)
+    return {"sandboxed": "pasted kernels compile in the bubblewrap jail",
+            "unsandboxed_local": "the bubblewrap jail does not work here; pasted kernels compile without it "
+                                 "(this machine only)",
+            "unsandboxed_allowed": "the bubblewrap jail does not work here; pasted kernels compile WITHOUT it "
+                                   "for every student (--allow-unsandboxed-compile)",
+            "off_no_sandbox": "the bubblewrap jail does not work here, so compiling pasted kernels is off "
+                              "(apt-get install bubblewrap, or --allow-unsandboxed-compile)"}[decided.code]
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     server = ClassServer(replicas=args.replicas, address=args.address, port=args.port,
                          first_replica_port=args.first_replica_port, run_dir=args.run_dir, lang=args.lang,
-                         present=args.present)
+                         present=args.present, allow_unsandboxed_compile=args.allow_unsandboxed_compile)
     problem = server.check()
     if problem:
         print(f"serve_class: {problem}", file=sys.stderr)
@@ -250,11 +308,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"serve_class: {args.replicas} replicas on 127.0.0.1:{server.replica_ports[0]}-"
                   f"{server.replica_ports[-1]}, nginx on {args.address}:{args.port}; logs in {server.prefix}",
                   flush=True)
-            while not stop and not server.exited():
+            print(f"serve_class: {sandbox_line(args)}", flush=True)
+            while not stop:          # only the teacher stops the class: whatever else dies is started again
+                for line in server.supervise():
+                    print(f"serve_class: {line}", file=sys.stderr, flush=True)
                 time.sleep(1)
-            if not stop:
-                print(f"serve_class: stopped on its own: {', '.join(server.exited())}", file=sys.stderr)
-                return 1
     except KeyboardInterrupt:
         pass
     except RuntimeError as exc:

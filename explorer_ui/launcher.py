@@ -1,6 +1,6 @@
 """`softmax-explorer`: start the explorer from an installed copy (or a checkout), with a teacher's options.
 
-    softmax-explorer [--address 0.0.0.0] [--port 8501] [--lang zh] [--no-present]
+    softmax-explorer [--address 0.0.0.0] [--port 8501] [--lang zh] [--no-present] [--allow-unsandboxed-compile]
 
 It runs `streamlit run app.py` on the app's files: in a wheel they are explorer_ui/app/ (setup.py copies
 app.py, pages/ and .streamlit/config.toml there), in a checkout the repository's top level. Streamlit reads
@@ -8,7 +8,9 @@ app.py, pages/ and .streamlit/config.toml there), in a checkout the repository's
 
 No Streamlit is imported here: without the `[app]` extra, `--help` still answers and running says what to
 install. Options are checked before the server starts (an address this machine does not have, a port another
-program holds, a language the app has no text in): a one-line message and exit status 2.
+program holds, a language the app has no text in): a one-line message and exit status 2. At start it says
+whether pasted kernels compile in the jail here (kernel_inspector/jail.py's live probe) and, where they
+cannot, what the "Your kernel" page does about it on this address (kernel_inspector/policy.py).
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ import sys
 from pathlib import Path
 
 from explorer_ui import server_options
+from kernel_inspector import policy
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 INSTALLED_APP_DIR = PACKAGE_DIR / "app"
@@ -60,6 +63,10 @@ def parser() -> argparse.ArgumentParser:
                     f"{', '.join(server_options.languages())} (default: each browser's)")
     ap.add_argument("--no-present", dest="present", action="store_false",
                     help="start sessions in the normal layout (default: presentation mode, for a projector)")
+    ap.add_argument("--allow-unsandboxed-compile", action="store_true",
+                    help="where the bubblewrap jail does not work on this machine, still compile students' pasted "
+                         "kernels on an address beyond 127.0.0.1 (each student then runs code as this server's "
+                         "user; default: off)")
     ap.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     return ap
 
@@ -136,7 +143,24 @@ def server_environment(args: argparse.Namespace) -> dict[str, str]:
         env[server_options.LANG_ENV] = args.lang.strip().lower()
     else:
         env.pop(server_options.LANG_ENV, None)
+    if args.allow_unsandboxed_compile:
+        env[policy.ALLOW_UNSANDBOXED_ENV] = "1"
     return env
+
+
+def sandbox_line(args: argparse.Namespace) -> str:
+    """One line on how pasted kernels are compiled by this server, from the jail's live probe."""
+    if args.allow_unsandboxed_compile:
+        os.environ[policy.ALLOW_UNSANDBOXED_ENV] = "1"
+    decided = policy.compile_policy(args.address)
+    return {"sandboxed": "pasted kernels compile in the bubblewrap jail",
+            "unsandboxed_local": "the bubblewrap jail does not work here (apt-get install bubblewrap; user "
+                                 "namespaces on); pasted kernels compile without it, for this machine only",
+            "unsandboxed_allowed": "the bubblewrap jail does not work here; pasted kernels compile WITHOUT it "
+                                   "for everyone who reaches this address (--allow-unsandboxed-compile)",
+            "off_no_sandbox": "the bubblewrap jail does not work here, so compiling pasted kernels is off on "
+                              f"{args.address} (apt-get install bubblewrap, or --allow-unsandboxed-compile)",
+            }[decided.code]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -150,6 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         return USAGE_ERROR
     command = streamlit_command(args)
     print(f"softmax-explorer: serving {app_dir() / 'app.py'} on http://{args.address}:{args.port}/", flush=True)
+    print(f"softmax-explorer: {sandbox_line(args)}", flush=True)
     os.chdir(app_dir())          # Streamlit reads .streamlit/config.toml from its working directory
     os.execve(command[0], command, server_environment(args))
 

@@ -219,3 +219,20 @@ def interpreter_run(run: interpret.InterpreterRun) -> None:
         t("yk_tcol_reference"): [reference_text(s) for s in run.tensors],
     })
     st.table(frame.set_index(t("yk_tcol_name")))
+
+
+def compile_allowed() -> bool:
+    """Say, in the page's words, what pasted code is compiled in on this server (kernel_inspector/policy.py),
+    and whether compiling is on at all."""
+    from kernel_inspector import policy
+
+    decided = policy.compile_policy(st.get_option("server.address"))
+    if decided.code == "sandboxed":
+        st.caption(t("yk_sandbox_jail"))
+    elif decided.code == "unsandboxed_local":
+        st.caption(t("yk_sandbox_none_local"))
+    elif decided.code == "unsandboxed_allowed":
+        st.warning(t("yk_sandbox_none_allowed", env=policy.ALLOW_UNSANDBOXED_ENV))
+    else:
+        st.warning(t("yk_sandbox_off", env=policy.ALLOW_UNSANDBOXED_ENV))
+    return decided.allowed

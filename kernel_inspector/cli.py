@@ -47,12 +47,55 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Each gate refusal's key in the page's words table (the page's refusal_text reads the same keys)
+REFUSAL_WORDS = {code: f"yk_refused_{key}" for code, key in (
+    ("too_large", "too_large"), ("syntax_error", "syntax"), ("too_complex", "too_complex"),
+    ("import_not_allowed", "import"), ("statement_not_allowed", "statement"),
+    ("decorator_not_allowed", "decorator"), ("function_not_jit", "not_jit"), ("default_not_constant", "default"),
+    ("annotation_not_allowed", "annotation"), ("dunder_name", "dunder"), ("private_attribute", "private"),
+    ("forbidden_name", "forbidden"), ("unknown_name", "unknown"), ("module_as_value", "module"),
+    ("attribute_not_allowed", "attribute"), ("expression_not_allowed", "expression"),
+    ("constant_not_allowed", "constant"), ("no_kernel", "no_kernel"), ("kernel_not_found", "kernel_not_found"),
+    ("name_rebound", "name_rebound"))}
+
+
+def english_words() -> dict[str, str]:
+    """The "Your kernel" page's English words (explorer_ui/locales/your_kernel.en.toml), where the explorer is
+    installed beside this package; empty where it is not (then the codes are printed as they are)."""
+    import importlib.util
+    import tomllib
+
+    spec = importlib.util.find_spec("explorer_ui")
+    if spec is None or not spec.submodule_search_locations:
+        return {}
+    path = Path(list(spec.submodule_search_locations)[0]) / "locales" / "your_kernel.en.toml"
+    return tomllib.loads(path.read_text()) if path.is_file() else {}
+
+
+def refusal_sentence(code: str, figures: dict) -> str:
+    """A refusal as the page says it in English ("Line 3: ... Nothing was run."), the code after it."""
+    words = english_words()
+    rule = words.get(REFUSAL_WORDS.get(code, ""), "")
+    if not rule or "yk_refused" not in words:
+        return f"{code} " + " ".join(f"{k}={v}" for k, v in figures.items() if v is not None)
+    detail = str(figures.get("detail") or "")
+    if figures.get("value") is not None:
+        detail += f" ({figures['value']:,} > {figures['limit']:,})"
+    return words["yk_refused"].format(line=figures.get("line", 1), rule=rule, detail=detail) + f" [{code}]"
+
+
 def _fail(args, code: str, **figures) -> int:
     payload = {"error": code, **figures}
     if args.json:
         print(json.dumps(payload))
+    elif code in REFUSAL_WORDS:
+        print(f"refused: {refusal_sentence(code, figures)}", file=sys.stderr)
     else:
-        print(f"refused: {code} " + " ".join(f"{k}={v}" for k, v in figures.items()), file=sys.stderr)
+        words = english_words()
+        detail = figures.get("detail", "")
+        text = (words["yk_bad_arg"].format(code=code, text=detail) if code in argspec.ARG_ERROR_CODES and "yk_bad_arg"
+                in words else f"{code} " + " ".join(f"{k}={v}" for k, v in figures.items()))
+        print(f"refused: {text}", file=sys.stderr)
     return 2
 
 

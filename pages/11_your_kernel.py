@@ -134,6 +134,8 @@ with st.expander(t("yk_record_title")):
 if not gpu_keys:
     st.info(t("yk_pick_gpu"))
     layout.stop_page()
+if not yk.compile_allowed():        # the sandbox's probe, the server's address, the teacher's choice
+    layout.stop_page()
 if st.button(t("yk_compile"), type="primary", key="yk_compile") or st.session_state.get("yk_compiled"):
     st.session_state["yk_compiled"] = True
     try:

@@ -51,6 +51,15 @@ def test_a_refused_file_exits_2_with_its_code_and_line(capsys, tmp_path):
     assert not (ROOT / "pwned").exists() and not (tmp_path / "pwned").exists()
 
 
+def test_a_refusal_in_a_terminal_is_worded_as_the_page_words_it(capsys, tmp_path):
+    from explorer_ui.i18n import TEXT
+
+    done = inspect(capsys, tmp_path, "import os\nos.system('touch pwned')\n")
+    assert done.returncode == 2
+    sentence = TEXT["yk_refused"]["en"].format(line=1, rule=TEXT["yk_refused_import"]["en"], detail="os")
+    assert sentence in done.stderr and "import_not_allowed" in done.stderr
+
+
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message a machine without a GPU gives")
 def test_measure_without_a_gpu_says_so(capsys, tmp_path):
     done = inspect(capsys, tmp_path, examples.VECTOR_ADD, "--measure", "--json", *ADD_SIZES)

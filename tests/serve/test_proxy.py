@@ -214,3 +214,56 @@ def test_many_students_through_the_proxy_each_stay_on_one_replica(class_server, 
             assert sockets[cookie] == {replica}, (cookie, sockets.get(cookie), replica)
     students_per_replica = collections.Counter(next(iter(v)) for v in sockets.values())
     assert set(students_per_replica) == {f"127.0.0.1:{p}" for p in class_server.replica_ports}, students_per_replica
+
+
+def test_a_killed_replica_is_started_again_and_the_other_replicas_students_carry_on(class_server):
+    """Mid-tour, one replica is killed: the other replica's student goes on to the next page undisturbed, the
+    supervisor (ClassServer.supervise, the loop of serve_class.main) starts the killed one again on its port,
+    and its student's page answers again from it."""
+    import signal
+    import threading
+
+    from playwright.async_api import async_playwright
+
+    (a_replica, (a_cookie,)), (b_replica, (b_cookie,)) = cookies_for_each_replica(class_server, 1).items()
+    a_index = [f"127.0.0.1:{p}" for p in class_server.replica_ports].index(a_replica)
+    first, second = (p.url_path for p in kit.app_pages()[:2])
+    stop = threading.Event()
+
+    def supervisor():
+        while not stop.is_set():
+            class_server.supervise()
+            stop.wait(0.5)
+
+    async def tour():
+        async with async_playwright() as p:
+            browser = await p.chromium.launch(executable_path=kit.CHROMIUM, headless=True, args=kit.CHROMIUM_ARGS)
+            a_context, a_page, a_watch = await open_and_render(browser, class_server.base, a_cookie, first)
+            b_context, b_page, b_watch = await open_and_render(browser, class_server.base, b_cookie, first)
+            class_server.procs[a_index].send_signal(signal.SIGKILL)
+            class_server.procs[a_index].wait(timeout=10)
+            watcher = threading.Thread(target=supervisor, daemon=True)
+            watcher.start()
+            await b_page.goto(f"{class_server.base}/{second}", wait_until="commit", timeout=180_000)
+            await b_page.wait_for_function(kit.RENDERED_JS, timeout=180_000)
+            assert await b_page.get_by_test_id("stException").count() == 0
+            port = class_server.replica_ports[a_index]
+            await asyncio.to_thread(serve_class.wait_healthy, f"http://127.0.0.1:{port}/_stcore/health", None, 180)
+            await asyncio.sleep(serve_class.FAIL_SECONDS + 1)       # nginx tries the restarted replica again
+            await a_page.goto(f"{class_server.base}/{second}", wait_until="commit", timeout=180_000)
+            await a_page.wait_for_function(kit.RENDERED_JS, timeout=180_000)
+            assert await a_page.get_by_test_id("stException").count() == 0
+            problems = b_watch.problems()
+            for context in (a_context, b_context):
+                await context.close()
+            await browser.close()
+            return problems
+
+    try:
+        problems = asyncio.run(tour())
+    finally:
+        stop.set()
+    assert not problems, problems
+    assert [what for what, _ in class_server.restarts] == [f"replica :{class_server.replica_ports[a_index]}"]
+    assert replica_of(class_server, b_cookie)[0] == b_replica
+    assert replica_of(class_server, a_cookie)[0] == a_replica, "the killed replica's students did not come back"
