@@ -70,11 +70,16 @@ class ChildOutcome:
     sandbox: str                       # one of SANDBOX_CODES
 
 
+def process_bound(processes: int) -> str:
+    """Python code that bounds the child's processes and threads (RLIMIT_NPROC, counted in the jail's own user
+    namespace, for its unprivileged uid): the first thing the child runs."""
+    return f"import resource; resource.setrlimit(resource.RLIMIT_NPROC, ({processes}, {processes})); "
+
+
 def bootstrap(module: str, function: str, processes: int) -> str:
     """`python -c` code run first in the child: the process bound, then `module.function()` with the packages
     on the path and softmax_core's __init__ not run (the child needs compile.py, not torch)."""
-    return ("import resource, sys, types; "
-            f"resource.setrlimit(resource.RLIMIT_NPROC, ({processes}, {processes})); "
+    return (process_bound(processes) + "import sys, types; "
             "root = sys.argv[1]; sys.path.insert(0, root); "
             "package = types.ModuleType('softmax_core'); package.__path__ = [root + '/softmax_core']; "
             "sys.modules['softmax_core'] = package; "
@@ -162,8 +167,8 @@ def probe() -> str:
     check = ("import json, os, socket, sys\n"
              "interfaces = sorted(name for _, name in socket.if_nameindex())\n"
              "os.write(int(sys.argv[1]), json.dumps([os.getuid(), os.getpid(), interfaces]).encode())")
-    outcome = run_command([sys.executable, "-I", "-S", "-c", check, RESULT_FD_MARK], SandboxLimits(seconds=30), {},
-                   jailed=True, request=None)
+    outcome = run_command([sys.executable, "-I", "-S", "-c", check, RESULT_FD_MARK], SandboxLimits(seconds=30),
+                          {}, jailed=True, request=None)
     answer = outcome.replies[0] if outcome.replies else None
     return "bubblewrap" if answer == [JAIL_UID, 2, ["lo"]] else "none"
 
@@ -219,8 +224,9 @@ def _collect(proc: subprocess.Popen, result_read: int, request: dict | None, lim
     tail = bytearray()
     replies: list = []
 
-    def kill(reason: str) -> None:
-        if not flooded:
+    def kill(reason: str | None) -> None:
+        """Kill the child's process group (bubblewrap's; the jail dies with it), saying why where it flooded."""
+        if reason and not flooded:
             flooded.append(reason)
         try:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -270,15 +276,14 @@ def _collect(proc: subprocess.Popen, result_read: int, request: dict | None, lim
         proc.wait(timeout=limits.seconds)
     except subprocess.TimeoutExpired:
         timed_out = True
-        kill("")
+        kill(None)
         proc.wait()
     for reader in readers:
         reader.join(timeout=max(1.0, deadline - time.monotonic()))
     if any(r.is_alive() for r in readers):     # a grandchild outside the jail still holds a pipe open
-        kill("")
-    flood = next((f for f in flooded if f), None)
+        kill(None)
     return ChildOutcome(tuple(r for r in replies if r is not None), bytes(tail).decode(errors="replace"),
-                        timed_out, flood, proc.returncode, sandbox)
+                        timed_out, flooded[0] if flooded else None, proc.returncode, sandbox)
 
 
 def _parse(text: bytes):

@@ -167,11 +167,10 @@ def test_a_fork_bomb_is_bounded_by_the_process_limit():
     code = ("import time\nmade = 0\nfor _ in range(300):\n    try:\n        pid = os.fork()\n"
             "    except OSError:\n        break\n    if pid == 0:\n        time.sleep(5); os._exit(0)\n    made += 1\n"
             "os.write(fd, json.dumps(made).encode())")
-    # The bound holds in the jail's own user namespace: the python inside runs with RLIMIT_NPROC set by bootstrap()
-    outcome = jail.run_command([sys.executable, "-I", "-S", "-c",
-                         f"import resource; resource.setrlimit(resource.RLIMIT_NPROC, (16, 16))\n"
-                         f"import os, sys, json; fd = int(sys.argv[1])\n{code}", jail.RESULT_FD_MARK],
-                        limits, {}, True, None)
+    # the child's first line, as bootstrap() writes it for the worker
+    outcome = jail.run_command([sys.executable, "-I", "-S", "-c", jail.process_bound(limits.processes)
+                                + f"\nimport os, sys, json; fd = int(sys.argv[1])\n{code}", jail.RESULT_FD_MARK],
+                               limits, {}, True, None)
     (made,) = outcome.replies
     assert made < limits.processes
 
@@ -200,3 +199,14 @@ def test_printed_json_is_not_a_result():
     _, _, report = sandbox.refuse_or_compile(source, None, ["x_ptr=*fp32"], A100, 4, 3)
     (variant,) = report.variants
     assert report.refused is None and variant.failure is None and variant.resources.n_regs != 1
+
+
+def test_a_static_print_flood_at_compile_time_ends_in_output_limit():
+    """The flood of the issue, through the compile path: a long string printed in an unrolled loop."""
+    source = ("import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef k(x_ptr):\n"
+              "    for i in tl.static_range(100000):\n        tl.static_print('x' * 4000)\n    tl.store(x_ptr, 1.0)\n")
+    limits = sandbox.SandboxLimits(seconds=60, output_bytes=1 << 20)
+    started = time.monotonic()
+    _, _, report = sandbox.refuse_or_compile(source, None, ["x_ptr=*fp32"], A100, 4, 3, limits)
+    assert report.variants[0].failure.hint == "output_limit"
+    assert len(report.stderr_tail) <= 8192 and time.monotonic() - started < 50
