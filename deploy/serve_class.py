@@ -39,6 +39,7 @@ COOKIE = "explorer_replica"
 MIME_TYPES = ("/etc/nginx/mime.types", "/usr/local/etc/nginx/mime.types", "/opt/homebrew/etc/nginx/mime.types")
 USAGE_ERROR = 2
 FAIL_SECONDS = 3
+RESTART_PAUSE = 5.0                # seconds between two starts of one replica
 if (CHECKOUT / "explorer_ui").is_dir() and str(CHECKOUT) not in sys.path:
     sys.path.insert(0, str(CHECKOUT))      # run from a checkout: its explorer_ui for the option checks
 PUBLIC_ADDRESS_ENV = "SOFTMAX_EXPLORER_PUBLIC_ADDRESS"            # = kernel_inspector.policy's names
@@ -118,6 +119,7 @@ class ClassServer:
     allow_unsandboxed_compile: bool = False
     procs: list = field(default_factory=list)
     restarts: list = field(default_factory=list)   # (what, its exit status) of each process started again
+    started_at: dict = field(default_factory=dict)  # replica index -> when it was last started
     nginx: subprocess.Popen | None = None
     ports: list[int] | None = None        # the replicas' ports; None: first_replica_port upwards
 
@@ -191,6 +193,7 @@ class ClassServer:
         command = [sys.executable, "-m", "explorer_ui.launcher", "--address", "127.0.0.1", "--port", str(port)]
         command += ["--lang", self.lang] if self.lang else []
         command += [] if self.present else ["--no-present"]
+        self.started_at[index] = time.time()
         with open(self.prefix / "logs" / f"replica-{port}.log", "a") as log:
             return subprocess.Popen(command, env=self.environment(index), stdout=log, stderr=subprocess.STDOUT,
                                     stdin=subprocess.DEVNULL)
@@ -200,8 +203,8 @@ class ClassServer:
         Returns what was restarted, as lines for the teacher's terminal."""
         done = []
         for index, proc in enumerate(self.procs):
-            if proc.poll() is None:
-                continue
+            if proc.poll() is None or time.time() - self.started_at.get(index, 0) < RESTART_PAUSE:
+                continue            # alive, or died right after a start: wait a little before the next one
             port = self.replica_ports[index]
             deadline = time.time() + port_wait
             while not port_is_free("127.0.0.1", port) and time.time() < deadline:

@@ -91,6 +91,9 @@ def check_options(args: argparse.Namespace) -> str | None:
         return f"address {args.address!r} cannot be resolved ({exc.strerror})"
     family, _, _, _, sockaddr = infos[0]
     with socket.socket(family, socket.SOCK_STREAM) as probe:
+        # as Streamlit's server binds: a port whose last connections linger in TIME_WAIT (a replica just
+        # killed and started again by serve_class.py) is free for it
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind(sockaddr)
         except OSError as exc:
