@@ -13,6 +13,8 @@ record.ncu_workloads    the launches Nsight Compute profiles (a GPU): assets/ben
 models_table            docs/performance.md's "Real shapes" table, from assets/benchmarks/models/
 shapes_tune             issue 21's tuning sweep of the any-dim, any-width and tiny-row kernels (a GPU):
                         assets/benchmarks/tuning/h200-shapes-tune-*
+class_sweep             random shapes drawn per class of layout (a seed), checked, timed beside copy, torch and
+                        torch.compile, forward and backward (a GPU): assets/benchmarks/classes/
 shapes_check            the odd widths the any-width kernel took over, before and after (a GPU)
 
 The benchmark sweeps themselves (the tutorial's, the full record) are `python -m softmax_core --benchmark`.
