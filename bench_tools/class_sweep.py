@@ -226,34 +226,54 @@ def class_summary(run) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def newest_by_class(runs: Sequence) -> dict:
+    """seed -> class -> the newest run (runs oldest first) of that seed that measured the class: a later run over
+    some classes (the code changed there) replaces the earlier one's figures for those classes only."""
+    newest: dict = {}
+    for run in runs:
+        classes = set(run.frame["class"]) if "class" in run.frame else set()
+        for cls in classes:
+            newest.setdefault(run.provenance.get("seed"), {})[cls] = run
+    return newest
+
+
 def markdown_table(runs: Sequence) -> str:
     """docs/performance.md's per-class table: for each class and direction, tuned ÷ copy min / median in each
-    recorded seed's newest run, and the lowest tuned ÷ torch and tuned ÷ torch.compile over its shapes."""
-    newest = {}
-    for run in runs:                                             # oldest first: the newest run of a seed stays
-        newest[run.provenance.get("seed")] = run
+    recorded seed (its newest run of that class), and the lowest tuned ÷ torch and tuned ÷ torch.compile over the
+    class's shapes (above 1: tuned is faster at every shape)."""
+    newest = newest_by_class(runs)
     seeds = sorted(newest)
 
     def cell(v):
         return "–" if v != v else f"{v:.2f}"
-    head = ["class", "pass"] + [f"seed {s}: min / median" for s in seeds] + \
+    head = ["class", "pass"] + [f"seed {s}: min / median (shapes)" for s in seeds] + \
         [f"seed {s}: lowest ÷ torch, ÷ torch.compile" for s in seeds]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    summaries = {s: class_summary(newest[s]) for s in seeds}
+    summaries: dict = {}
+    for s in seeds:
+        for run in {id(r): r for r in newest[s].values()}.values():
+            summaries[(s, id(run))] = class_summary(run)
+    used = []
     for cls in CLASS_KEYS:
         for direction in DIRECTIONS:
             got = []
             for s in seeds:
-                m = summaries[s]
-                m = m[(m["class"] == cls) & (m.direction == direction)] if not m.empty else m
+                run = newest[s].get(cls)
+                if run is None:
+                    got.append(None)
+                    continue
+                if all(u is not run for u in used):
+                    used.append(run)
+                m = summaries[(s, id(run))]
+                m = m[(m["class"] == cls) & (m.direction == direction)]
                 got.append(m.iloc[0] if len(m) else None)
             if all(g is None for g in got):
                 continue
-            ratio = [f"{cell(g['min'])} / {cell(g['median'])}" if g is not None else "–" for g in got]
+            ratio = [f"{cell(g['min'])} / {cell(g['median'])} ({g['shapes']})" if g is not None else "–" for g in got]
             peers = [f"{cell(g['worst_vs_torch'])}, {cell(g['worst_vs_torch_compile'])}" if g is not None else "–"
                      for g in got]
             lines.append("| " + " | ".join([cls.replace("_", " "), direction, *ratio, *peers]) + " |")
-    sources = ", ".join(f"`{newest[s].provenance['csv']}`" for s in seeds)
+    sources = ", ".join(f"`{r.provenance['csv']}`" for r in used)
     return "\n".join(lines) + f"\n\nFrom {sources} (assets/benchmarks/classes/).\n"
 
 

@@ -8,6 +8,7 @@ any-dim backward kernel, kept like the forward.
 """
 from __future__ import annotations
 
+import dataclasses
 from functools import lru_cache
 
 import torch
@@ -31,9 +32,15 @@ def launch(kernel, grid: tuple, args: tuple, constexprs: tuple, num_warps: int):
 
 @lru_cache(maxsize=4096)
 def cached_any_dim_plan(layout: ReductionLayout, dtype: torch.dtype, direction: str, device_index: int,
-                        transposing: bool = False) -> AnyDimPlan:
+                        transposing: bool = False, written: ReductionLayout | None = None,
+                        safe: bool = False) -> AnyDimPlan:
     return plan_any_dim(layout, dtypes.element_size(dtype), dtypes.name(dtype), default_gpu(max(device_index, 0)),
-                        direction, transposing=transposing)
+                        direction, transposing=transposing, written=written, safe=safe)
+
+
+def sizes(layout: ReductionLayout) -> tuple[int, int, int, int]:
+    """The kernels' size arguments, in their order."""
+    return (layout.n_outer, layout.n_outer2, layout.n_reduce, layout.n_inner)
 
 
 def any_dim_layout(x: torch.Tensor, dim: int) -> ReductionLayout | None:
@@ -63,10 +70,10 @@ class ReadyAnyDim:
         self.copy_x = x_layout is None
         if self.copy_x:
             x_layout = y_layout
-        plan = cached_any_dim_plan(x_layout, x.dtype, "forward", x.get_device(), transposes(x_layout, y_layout))
-        self.args = x_layout.strides + y_layout.strides + (x_layout.n_outer2, x_layout.n_reduce, x_layout.n_inner)
-        self.constexprs = (("BLOCK_R", plan.block_r), ("BLOCK_I", plan.block_i), ("ONE_PASS", plan.one_pass),
-                           ("SAFE", safe), ("FP64", x.dtype == torch.float64))
+        plan = cached_any_dim_plan(x_layout, x.dtype, "forward", x.get_device(), transposes(x_layout, y_layout),
+                                   y_layout, safe)
+        self.args = x_layout.strides + y_layout.strides + sizes(x_layout)
+        self.constexprs = plan.constexprs
         self.grid, self.num_warps, self.dtype, self.in_dtype = plan.grid, plan.num_warps, out_dtype, x.dtype
         self.dim, self.shape = dim, shape
         # a contiguous x of the output's dtype: y = empty_like(x), half the price of torch.empty(shape)
@@ -130,10 +137,9 @@ class BackwardLaunch:
         if self.converted:
             dy_layout = y_layout
         plan = plan or cached_any_dim_plan(y_layout, y.dtype, "backward", y.get_device(),
-                                           transposes(y_layout, dy_layout))
-        self.args = y_layout.strides + dy_layout.strides + (y_layout.n_outer2, y_layout.n_reduce, y_layout.n_inner)
-        self.constexprs = (("BLOCK_R", plan.block_r), ("BLOCK_I", plan.block_i), ("ONE_PASS", plan.one_pass),
-                           ("FP64", y.dtype == torch.float64))
+                                           transposes(y_layout, dy_layout), dy_layout)
+        self.args = y_layout.strides + dy_layout.strides + sizes(y_layout)
+        self.constexprs = plan.constexprs
         self.grid, self.num_warps = plan.grid, plan.num_warps
 
     def dy_for(self, y: torch.Tensor, dy: torch.Tensor) -> torch.Tensor:
@@ -227,8 +233,7 @@ def any_dim_forward(x: torch.Tensor, dim: int, safe: bool, out_dtype: torch.dtyp
     ready = ReadyAnyDim(x, dim, safe, out_dtype)
     if plan is not None:
         ready.grid, ready.num_warps = plan.grid, plan.num_warps
-        ready.constexprs = (("BLOCK_R", plan.block_r), ("BLOCK_I", plan.block_i), ("ONE_PASS", plan.one_pass),
-                            ("SAFE", safe), ("FP64", x.dtype == torch.float64))
+        ready.constexprs = dataclasses.replace(plan, safe=safe).constexprs
     return ready(x)
 
 

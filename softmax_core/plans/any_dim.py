@@ -22,29 +22,40 @@ import triton
 from softmax_core.hardware.gpu import GpuSpec
 from softmax_core.plans.reasons import PlanReason, ReasonCode
 
-# Every constant below was measured on the H200 (tuning/h200-any-dim-tune-20261201-1.csv, each output torch's
-# contiguous layout). A program's tile covers BLOCK_I neighbouring inner columns per step down the reduced axis.
-# Forward, one pass when the whole [reduce, BLOCK_I] slab at the narrowest tile (INNER_MIN_BYTES: two 32-byte
-# sectors) is at most ONE_PASS_VALUES values, on ONE_PASS_WARPS warps: (256, 1000, 196) float32, dim=1, ran
-# 0.60x copy so (0.45 walked twice in 64-byte tiles).
-INNER_MIN_BYTES = 64
-ONE_PASS_VALUES = 16384
-ONE_PASS_WARPS = 8
-# Forward, two passes: INNER_TILE_BYTES of columns, chunks of CHUNK_VALUES on CHUNK_WARPS warps: the transposed
-# (32, 2048, 2048) bf16 view ran 0.58x copy so, 0.42 with 256-byte tiles (the tiles of a GPU's programs in
-# flight no longer fit in L2 between the two passes), 0.56 with 32-byte ones.
-INNER_TILE_BYTES = 64
+# The tile a program owns is [BLOCK_O outer slices, BLOCK_R down the reduced axis, BLOCK_I inner columns], sized
+# by values and bytes, then compiled for the GPU: a tile that spills registers is halved (plan_any_dim). Fitted on
+# the class sweep's seed-1 draw on the H200 (`python -m bench_tools.class_sweep --seed 1`, classes dim_inner_wide,
+# dim_inner_narrow, transposed; in assets/benchmarks/classes/: ...seed1-20261201T2358, this planner's first form
+# with 16,384-value slabs on up to 16 warps, and ...seed1-20261202T0030, these constants; history/...T2357 is the
+# planner before both), and checked on the seed-2 draw (...seed2-20261202T0027), measured once, after:
+# - a program holds at most TILE_VALUES values (forward; the backward holds y and dy, half as many), on warps that
+#   give each thread VALUES_PER_THREAD: slabs of 16,384 values on 16 warps (one program per SM, its loads, sums
+#   and stores never overlapping another's) ran 0.30-0.65x copy where tiles of 4,096 on 4 warps ran 0.72-0.93;
+TILE_VALUES = {"forward": 4096, "backward": 2048}
+VALUES_PER_THREAD = {"forward": 32, "backward": 16}
+# - one pass when the whole [reduced, columns] slab fits TILE_VALUES with columns of at least ONE_PASS_MIN_BYTES
+#   (a 32-byte column tile, 1,024 values down it, ran 0.30x copy); the columns then widen up to INNER_BYTES per
+#   reduced index (wide runs at 2-8 reduced values ran 0.67-0.81 with 512-byte columns);
+ONE_PASS_MIN_BYTES = 128
+INNER_BYTES = 2048
+# - where the tile holds the whole inner run, several outer slices per program up to TILE_VALUES (an (outer, 14,
+#   8) float32 tensor: 0.93x copy at 32 slices a program, 0.22 at one);
+# - else two passes, chunks of TILE_VALUES, on columns as wide as keep the slabs of the programs in flight within
+#   L2_SHARE of L2 (pass 2 reads them again, last chunk first, from L2), between INNER_MIN_BYTES (a sector) and
+#   TWO_PASS_MAX_BYTES; programs in flight counted as RESIDENT_PER_SM a SM;
+L2_SHARE = 0.5
+RESIDENT_PER_SM = 4
+INNER_MIN_BYTES = 32
+TWO_PASS_MAX_BYTES = 512
+# - at least FILL_PROGRAMS_PER_SM programs per SM: the slices, then the columns, are narrowed until there are;
 FILL_PROGRAMS_PER_SM = 2
-CHUNK_VALUES = 8192
-CHUNK_WARPS = 4
-# Backward, y and dy both held: at most 32 values of each per thread. One pass up to BACKWARD_ONE_PASS_VALUES
-# on BACKWARD_WARPS warps, else two passes of CHUNK_VALUES chunks on BACKWARD_WARPS warps: (64, 1000, 49) and
-# (256, 1000, 196) float32 ran 0.27 / 0.55x copy so, against 0.10 / 0.08 with the forward's 16384 values on 8
-# warps (spilled) and 0.25 / 0.23 with 4 warps.
-BACKWARD_ONE_PASS_VALUES = 8192
-BACKWARD_WARPS = 8
-# Where the stores (or loads) step down the reduced axis, a chunk spans at least this many bytes of it.
+MAX_WARPS = 16
+# - where a side of the call steps down the reduced axis with unit stride (a transposed view in, a contiguous y
+#   out), a chunk spans at least REDUCE_MIN_BYTES of it, so those stores are whole sectors too.
 REDUCE_MIN_BYTES = 128
+# The any-dim kernels, by direction (module:function, as a CompileJob names them).
+ANY_DIM_KERNEL = {"forward": "softmax_core.kernels.any_dim:softmax_any_dim_kernel",
+                  "backward": "softmax_core.kernels.any_dim:softmax_backward_any_dim_kernel"}
 
 
 @dataclass(frozen=True)
@@ -203,6 +214,10 @@ class AnyDimPlan:
     num_warps: int
     num_programs: int
     reason: PlanReason
+    block_o: int = 1                # outer slices per program (more than 1 only when block_i covers the inner run)
+    safe: bool = False              # forward: a column of only -inf gives zeros (else NaN, as torch)
+    n_regs: int | None = None       # the compiled kernel's registers per thread (None: not compiled)
+    n_spills: int = 0
 
     @property
     def grid(self) -> tuple[int]:
@@ -212,42 +227,138 @@ class AnyDimPlan:
     def n_chunks(self) -> int:
         return 1 if self.one_pass else triton.cdiv(self.layout.n_reduce, self.block_r)
 
+    @property
+    def constexprs(self) -> tuple[tuple[str, object], ...]:
+        """The kernel's constexprs for this plan, in one place: the planner compiles these and the launch
+        (launch/any_dim.py) passes these, so the registers the plan read are those of the kernel that runs."""
+        return any_dim_constexprs(self.direction, self.block_o, self.block_r, self.block_i, self.one_pass,
+                                  self.safe, self.dtype == "float64")
+
+
+def any_dim_constexprs(direction: str, block_o: int, block_r: int, block_i: int, one_pass: bool, safe: bool,
+                       fp64: bool) -> tuple[tuple[str, object], ...]:
+    tile = (("BLOCK_O", block_o), ("BLOCK_R", block_r), ("BLOCK_I", block_i), ("ONE_PASS", one_pass))
+    return tile + ((("SAFE", safe),) if direction == "forward" else ()) + (("FP64", fp64),)
+
+
+AXES = ("outer", "outer2", "reduce", "inner")
+
+
+def _pow2_floor(n: int) -> int:
+    return 1 << (max(1, n).bit_length() - 1)
+
+
+def any_dim_compile_job(layout: ReductionLayout, written: ReductionLayout, dtype_name: str, gpu: GpuSpec,
+                        direction: str, constexprs, num_warps: int):
+    """The compile job of one any-dim launch, specialised as Triton's JIT will launch it on a fresh contiguous
+    output and an aligned input: pointers 16-byte aligned, integer arguments equal to 1 constants, the others
+    that are multiples of 16 marked so (the unit stride is what makes the loads vectors)."""
+    from softmax_core.hardware import dtypes
+    from softmax_core.hardware.compile import CompileJob
+    from softmax_core.hardware.signatures import kernel_signature
+
+    kernel = ANY_DIM_KERNEL[direction]
+    signature, values = kernel_signature(kernel, dtypes.of(dtype_name).triton_pointer, "i32", dict(constexprs))
+    sides = ("x", "y") if direction == "forward" else ("y", "dy")
+    ints = dict(zip([f"{sides[0]}_{a}" for a in AXES], layout.strides))
+    ints.update(zip([f"{sides[1]}_{a}" for a in AXES], written.strides))
+    ints.update(n_outer=layout.n_outer, n_outer2=layout.n_outer2, n_reduce=layout.n_reduce, n_inner=layout.n_inner)
+    sig, consts, divisible = [], dict(values), []
+    for name, kind in signature:
+        value = ints.get(name)
+        if kind == "i32" and value == 1:
+            sig.append((name, "constexpr"))
+            consts[name] = 1
+            continue
+        sig.append((name, kind))
+        if kind.startswith("*") or (value is not None and value % 16 == 0):
+            divisible.append(name)
+    order = [name for name, _ in sig]
+    return CompileJob(kernel, tuple(sig), tuple(sorted(consts.items(), key=lambda kv: order.index(kv[0]))),
+                      num_warps, 1, gpu.compile_target, on_device=gpu.live, divisible=tuple(divisible))
+
 
 def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, gpu: GpuSpec,
                  direction: str = "forward", *, block_i: int | None = None, block_r: int | None = None,
-                 num_warps: int | None = None, transposing: bool = False) -> AnyDimPlan:
+                 num_warps: int | None = None, block_o: int | None = None, transposing: bool = False,
+                 written: ReductionLayout | None = None, safe: bool = False, compile: bool = True) -> AnyDimPlan:
     """The plan for a softmax down `layout`'s reduced axis. `transposing`: one side of the call steps down the
     reduced axis with unit stride (a transposed view in, a contiguous output), so a chunk spans at least
-    REDUCE_MIN_BYTES of it. `block_i`, `block_r` and `num_warps` override the fitted shape (tuning sweeps); a
-    `block_r` below the padded reduced axis means two passes."""
-    forced = block_i is not None or block_r is not None or num_warps is not None
+    REDUCE_MIN_BYTES of it. `block_i`, `block_r`, `block_o` and `num_warps` override the fitted shape (tuning
+    sweeps); a `block_r` below the padded reduced axis means two passes. With `compile`, the fitted tile is
+    compiled for `gpu` (with `written`, the other tensor's layout: y forward, dy backward; default `layout`'s) and
+    halved while the compiler spills registers. `safe`: the forward's -inf columns give zeros."""
+    forced = any(v is not None for v in (block_i, block_r, num_warps, block_o))
     inner_pow2 = triton.next_power_of_2(layout.n_inner)
     reduce_pow2 = triton.next_power_of_2(layout.n_reduce)
-    narrowest = min(inner_pow2, max(1, INNER_MIN_BYTES // element_bytes))
-    once = ONE_PASS_VALUES if direction == "forward" else BACKWARD_ONE_PASS_VALUES
-    fits_once = reduce_pow2 * narrowest <= once
-    if block_i is None:
-        block_i = narrowest
-        if not fits_once:
-            block_i = min(inner_pow2, max(1, INNER_TILE_BYTES // element_bytes))
-            wanted = FILL_PROGRAMS_PER_SM * gpu.multiprocessor_count
-            while block_i > narrowest and layout.n_outer * triton.cdiv(layout.n_inner, block_i) < wanted:
-                block_i //= 2
-    if block_r is None:
-        block_r = reduce_pow2 if reduce_pow2 * block_i <= once else max(1, CHUNK_VALUES // block_i)
-        if transposing:
-            block_r = max(block_r, REDUCE_MIN_BYTES // element_bytes)
-    block_r = min(block_r, reduce_pow2)
-    one_pass = block_r >= reduce_pow2
-    if num_warps is None:
-        num_warps = BACKWARD_WARPS if direction == "backward" else ONE_PASS_WARPS if one_pass else CHUNK_WARPS
-    programs = layout.n_outer * triton.cdiv(layout.n_inner, block_i)
-    n_chunks = 1 if one_pass else triton.cdiv(layout.n_reduce, block_r)
+
+    def columns(nbytes: float) -> int:
+        return min(inner_pow2, max(1, _pow2_floor(int(nbytes) // element_bytes)))
+    narrowest = columns(INNER_MIN_BYTES)
+    wanted = FILL_PROGRAMS_PER_SM * gpu.multiprocessor_count
+    l2_bytes = (gpu.l2_mib or 0) * 2**20 * L2_SHARE
+    in_flight = RESIDENT_PER_SM * gpu.multiprocessor_count
+
+    def programs(o: int, i: int) -> int:
+        return triton.cdiv(layout.n_outer, o) * triton.cdiv(layout.n_inner, i)
+
+    def fitted(values: int) -> tuple[int, int, int]:
+        if reduce_pow2 * columns(ONE_PASS_MIN_BYTES) <= values:    # one pass: the widest columns that fit
+            bi = min(columns(INNER_BYTES), max(1, values // reduce_pow2))
+            br, bo = reduce_pow2, 1
+            if bi >= inner_pow2:                                   # the whole inner run: several outer slices
+                bo = min(max(1, values // (reduce_pow2 * bi)), triton.next_power_of_2(layout.n_outer))
+        else:                                                      # two passes, the slabs in flight within L2
+            fit = l2_bytes / max(1, in_flight * layout.n_reduce)
+            bi = max(narrowest, columns(min(TWO_PASS_MAX_BYTES, fit)))
+            bo = 1
+            br = min(reduce_pow2, max(1, values // bi))
+            if transposing:
+                br = min(reduce_pow2, max(br, REDUCE_MIN_BYTES // element_bytes))
+        while programs(bo, bi) < wanted and (bo > 1 or bi > narrowest):
+            if bo > 1:
+                bo //= 2
+            else:
+                bi //= 2
+                if br < reduce_pow2:                               # two passes: keep the chunk's values
+                    br = min(reduce_pow2, br * 2)
+        return bo, br, bi
+
+    def warps_for(values: int) -> int:
+        return max(1, min(MAX_WARPS, triton.next_power_of_2(triton.cdiv(values, VALUES_PER_THREAD[direction] * 32))))
+
+    limit = TILE_VALUES[direction]
+    res = None
+    while True:
+        bo, br, bi = fitted(limit)
+        bo, br, bi = block_o or bo, min(block_r or br, reduce_pow2), block_i or bi
+        if block_i is not None and block_r is None and block_o is None:
+            br = reduce_pow2 if reduce_pow2 * bi <= limit else min(reduce_pow2, max(1, limit // bi))
+        one_pass = br >= reduce_pow2
+        warps = num_warps or warps_for(bo * br * bi)
+        if not compile or runtime_interpreted():
+            break
+        from softmax_core.hardware.compile import kernel_resources
+
+        job = any_dim_compile_job(layout, written or layout, dtype_name, gpu, direction,
+                                  any_dim_constexprs(direction, bo, br, bi, one_pass, safe, dtype_name == "float64"),
+                                  warps)
+        res = kernel_resources(job)
+        if forced or res.n_spills == 0 or limit <= 1024:
+            break
+        limit //= 2                                                # spilled: a smaller tile
+    n_chunks = 1 if one_pass else triton.cdiv(layout.n_reduce, br)
     if forced:
         why = dict(why=ReasonCode.FORCED)
     else:
         why = dict(why=ReasonCode.SLAB_FITS if one_pass else ReasonCode.SLAB_OVER_LIMIT,
-                   slab_values=reduce_pow2 * narrowest, max_values=once)
-    reason = PlanReason.of(ReasonCode.ANY_DIM, block_i=block_i, block_r=block_r, n_chunks=n_chunks,
-                           num_warps=num_warps, num_programs=programs, **why)
-    return AnyDimPlan(gpu, direction, layout, dtype_name, block_i, block_r, one_pass, num_warps, programs, reason)
+                   slab_values=reduce_pow2 * columns(ONE_PASS_MIN_BYTES), max_values=limit)
+    reason = PlanReason.of(ReasonCode.ANY_DIM, block_o=bo, block_i=bi, block_r=br, n_chunks=n_chunks, num_warps=warps,
+                           num_programs=programs(bo, bi), **why)
+    return AnyDimPlan(gpu, direction, layout, dtype_name, bi, br, one_pass, warps, programs(bo, bi), reason, bo,
+                      safe and direction == "forward", res.n_regs if res else None, res.n_spills if res else 0)
+
+
+def runtime_interpreted() -> bool:
+    from softmax_core.hardware import runtime
+    return runtime.INTERPRETED

@@ -51,7 +51,7 @@ Why codes (the value of ``why``):
 Any-dim plan (`plans.any_dim.AnyDimPlan.reason`):
 
 - ``any_dim``: each program owns neighbouring inner columns and walks the softmax dim down them. Figures:
-  ``why``, ``block_i`` (columns per program), ``block_r`` (values down the softmax dim per step), ``n_chunks``
+  ``why``, ``block_o`` (outer slices per program), ``block_i`` (columns per program), ``block_r`` (values down the softmax dim per step), ``n_chunks``
   (steps), ``num_warps``, ``num_programs``.
 - ``slab_fits`` (a why): the whole [softmax dim, columns] slab fits in one program: one read, one write.
   Figures: ``slab_values``, ``max_values``.
@@ -104,7 +104,7 @@ FIGURES: dict[ReasonCode, tuple[str, ...]] = {
     ReasonCode.ROW_PAST_L2: ("row_bytes",),
     ReasonCode.UNALIGNED_LONG_ROW: ("row_bytes",),
     ReasonCode.FORCED: (),
-    ReasonCode.ANY_DIM: ("why", "block_i", "block_r", "n_chunks", "num_warps", "num_programs"),
+    ReasonCode.ANY_DIM: ("why", "block_o", "block_i", "block_r", "n_chunks", "num_warps", "num_programs"),
     ReasonCode.SLAB_FITS: ("slab_values", "max_values"),
     ReasonCode.SLAB_OVER_LIMIT: ("slab_values", "max_values"),
 }

@@ -7,6 +7,11 @@ Routes:
   "rows" / "tiled" / "split" - the softmax dim is the contiguous one: `plan.path` of a `SoftmaxPlan`, with
         `edges` (an aligned body between masked edges) or `tiny` (packed tiny rows) where they apply;
   "any_dim" - the softmax dim is strided: an `AnyDimPlan` over the (outer, reduce, inner) layout.
+
+The plan's description, for pages that draw it (a public, frozen API): `ShapePlan.layout` is the fold of the
+tensor into outer x reduced x contiguous inner (`ReductionLayout`: n_outer, n_reduce, n_inner and each one's
+stride; n_inner == 1 is a row), `ShapePlan.family` the kernel family that runs (one of FAMILIES), and
+`ShapePlan.reason` its `PlanReason` (a code plus figures; softmax_core.words says it).
 """
 from __future__ import annotations
 
@@ -21,6 +26,11 @@ from softmax_core.plans.tuned import SoftmaxPlan
 from softmax_core.plans.choose import plan_softmax
 
 DIRECTIONS = ("forward", "backward")
+# The kernel families, as ShapePlan.family names them: programs that own whole rows (several short rows each);
+# rows walked in tiles, twice; a row shared by programs that run at once; a strided reduction whose programs own
+# tiles of the contiguous axis (and several outer slices where that axis is short), read once or walked twice.
+FAMILIES = ("whole_rows", "rows_in_tiles", "rows_shared", "strided_one_pass", "strided_two_pass")
+_ROW_FAMILIES = {"rows": "whole_rows", "tiled": "rows_in_tiles", "split": "rows_shared"}
 TENSORS_MOVED = {"forward": 2, "backward": 3}      # x in, y out; y and dy in, dx out
 
 
@@ -80,6 +90,18 @@ class ShapePlan:
     bytes_moved: int
 
     @property
+    def family(self) -> str:
+        """The kernel family that runs (FAMILIES)."""
+        if self.any_dim_plan is not None:
+            return "strided_one_pass" if self.any_dim_plan.one_pass else "strided_two_pass"
+        return _ROW_FAMILIES[self.route]
+
+    @property
+    def reason(self):
+        """Why: the `PlanReason` of the plan that runs."""
+        return (self.any_dim_plan or self.rows_plan).reason
+
+    @property
     def floor_us(self) -> float | None:
         """Microseconds to move the bytes at the GPU's quoted memory bandwidth: no kernel is faster."""
         bandwidth = self.gpu.memory_bandwidth_gbps
@@ -115,7 +137,7 @@ def plan_shape(shape: tuple[int, ...], dtype: str, dim: int, gpu: GpuSpec, *, tr
     if found is not None:
         _, read, written = found
         layout = read or written                  # x that does not fold is read from a contiguous copy
-        plan = plan_any_dim(layout, elt, dtype, gpu, direction, transposing=transposes(layout, written))
+        plan = plan_any_dim(layout, elt, dtype, gpu, direction, transposing=transposes(layout, written), written=written)
         return ShapePlan(route="any_dim", layout=layout, rows_plan=None, any_dim_plan=plan, **common)
     layout = reduction_layout(shape, strides, dim)
     rows = plan_softmax(layout.n_outer, layout.n_reduce, dtypes.torch_dtype(dtype), gpu, direction)

@@ -1,6 +1,8 @@
 """softmax over an axis that is not the contiguous one (kernels/any_dim.py): layouts, float64 references,
 -inf / NaN columns, both passes, dtypes, autograd. Small shapes: the interpreter runs every program."""
 import pytest
+import dataclasses
+
 import torch
 
 import softmax_core as sc
@@ -43,16 +45,48 @@ def test_dims_that_fold_in_one_tensor_but_not_the_other_are_kept_apart(device):
     torch.testing.assert_close(sc.softmax(x, 1), reference_softmax(x, 1), **TOLERANCE[torch.float32])
 
 
-def test_plan_narrows_the_inner_tile_to_fill_the_gpu_and_walks_long_axes_twice():
+def test_plan_sizes_the_tile_by_bytes_and_values():
+    from softmax_core.plans import any_dim as plans
+
     h200 = catalog_gpu("h200")
+    fill = plans.FILL_PROGRAMS_PER_SM * h200.multiprocessor_count
+    # a long reduced axis: two passes, columns narrow enough that the slabs in flight stay in L2 for pass 2
     channel = plan_any_dim(ReductionLayout(64, 1000, 49, 49000, 49), 4, "float32", h200)
-    assert channel.one_pass and channel.block_i == 16 and channel.num_programs == 64 * 4
-    transposed = plan_any_dim(ReductionLayout(32, 2048, 2048, 2048 * 2048, 2048), 2, "bfloat16", h200)
-    assert not transposed.one_pass and transposed.block_i == 32 and transposed.n_chunks == 2048 // transposed.block_r
-    assert (channel.num_warps, transposed.num_warps, transposed.block_r) == (8, 4, 256)
-    # the backward holds y and dy: at most 32 values of each per thread, so the channel case walks twice
-    backward = plan_any_dim(ReductionLayout(64, 1000, 49, 49000, 49), 4, "float32", h200, "backward")
-    assert not backward.one_pass and backward.block_r * backward.block_i <= 32 * 32 * backward.num_warps
+    assert not channel.one_pass and channel.block_o == 1 and channel.block_i * 4 >= plans.INNER_MIN_BYTES
+    in_flight = plans.RESIDENT_PER_SM * h200.multiprocessor_count * 1000 * channel.block_i * 4
+    assert in_flight <= h200.l2_mib * 2**20 * plans.L2_SHARE and channel.num_programs >= fill
+    # a short reduced axis over a wide inner run: one pass, each reduced index read in wide contiguous runs
+    wide = plan_any_dim(ReductionLayout(3945, 2, 7359, 2 * 7359, 7359), 2, "float16", h200)
+    assert wide.one_pass and wide.block_i * 2 >= 512 and wide.block_r == 2
+    # a short inner run: several outer slices per program, the tile within its values
+    narrow = plan_any_dim(ReductionLayout(89919, 14, 8, 112, 8), 4, "float32", h200)
+    assert narrow.one_pass and narrow.block_i == 8 and narrow.block_o > 1
+    assert narrow.block_o * narrow.block_r * narrow.block_i <= plans.TILE_VALUES["forward"]
+    assert narrow.num_programs == -(-89919 // narrow.block_o) >= fill
+    # the backward holds y and dy: half the values
+    backward = plan_any_dim(ReductionLayout(89919, 14, 8, 112, 8), 4, "float32", h200, "backward")
+    assert backward.block_o * backward.block_r * backward.block_i <= plans.TILE_VALUES["backward"]
+    assert backward.block_o < narrow.block_o
+    # a transposed view: the stores step down the reduced axis, so a chunk spans whole sectors of it
+    transposed = plan_any_dim(ReductionLayout(32, 2048, 2048, 2048 * 2048, 2048), 2, "bfloat16", h200,
+                              transposing=True)
+    assert not transposed.one_pass and transposed.block_r * 2 >= plans.REDUCE_MIN_BYTES
+    assert transposed.n_chunks == 2048 // transposed.block_r
+    # every tile is what its constexprs say, the ones the launch passes
+    for plan in (channel, wide, narrow, backward, transposed):
+        got = dict(plan.constexprs)
+        assert (got["BLOCK_O"], got["BLOCK_R"], got["BLOCK_I"], got["ONE_PASS"]) == (
+            plan.block_o, plan.block_r, plan.block_i, plan.one_pass)
+        assert ("SAFE" in got) == (plan.direction == "forward")
+
+
+def test_the_launch_passes_the_plans_constexprs_safe_included(device):
+    x = torch.randn(6, 14, 8, device=device)
+    for safe in (False, True):
+        ready = any_dim.ReadyAnyDim(x, 1, safe, x.dtype)
+        plan = any_dim.cached_any_dim_plan(any_dim.any_dim_layout(x, 1), x.dtype, "forward", x.get_device(), False,
+                                           reduction_layout(tuple(x.shape), x.stride(), 1), safe)
+        assert ready.constexprs == plan.constexprs and dict(ready.constexprs)["SAFE"] is safe
 
 
 @pytest.mark.parametrize("shape, dim, layout", [
@@ -256,3 +290,21 @@ def test_the_any_dim_operator_has_first_and_second_derivatives(device):
     for dim in (1, 2):         # the any-dim backward operator, and the rows' one for the view's last dim
         assert torch.autograd.gradcheck(lambda t: operators.softmax_any_dim(t, dim, False, torch.float64), (x,))
         assert torch.autograd.gradgradcheck(lambda t: operators.softmax_any_dim(t, dim, False, torch.float64), (x,))
+
+
+def test_the_plan_description_names_the_fold_the_family_and_the_reason():
+    from softmax_core.plans.reasons import ReasonCode
+    from softmax_core.plans.shapes import FAMILIES, plan_shape
+
+    h200 = catalog_gpu("h200")
+    cases = {((64, 1000, 49), 1, False): ("strided_two_pass", (64, 1000, 49)),
+             ((89919, 14, 8), 1, False): ("strided_one_pass", (89919, 14, 8)),
+             ((8, 1808, 2585), 2, True): ("strided_two_pass", (8, 2585, 1808)),
+             ((4096, 1024), 1, False): ("whole_rows", (4096, 1024, 1))}
+    for (shape, dim, transposed), (family, fold) in cases.items():
+        plan = plan_shape(shape, "float32", dim, h200, transposed=transposed)
+        assert plan.family == family and plan.family in FAMILIES, shape
+        assert (plan.layout.n_outer, plan.layout.n_reduce, plan.layout.n_inner) == fold, shape
+        assert plan.reason.code in (ReasonCode.ANY_DIM, ReasonCode.ROWS), shape
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        plan.family = "x"

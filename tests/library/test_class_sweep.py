@@ -84,7 +84,7 @@ def test_a_small_run_checks_times_and_its_record_round_trips(tmp_path):
     assert set(summary["class"]) == {"dim_inner_wide", "transposed", "short_rows"}
     assert (summary["min"] == 1.0).all() and (summary["worst_vs_torch"] == 1.0).all()
     table = cs.markdown_table(back)
-    assert "dim inner wide" in table and "seed 5: min / median" in table and paths[0].name in table
+    assert "dim inner wide" in table and "seed 5: min / median (shapes)" in table and paths[0].name in table
 
 
 def test_the_command_line_says_what_it_does_and_refuses_bad_input(capsys):
@@ -97,3 +97,12 @@ def test_the_command_line_says_what_it_does_and_refuses_bad_input(capsys):
         assert exit.value.code == 2
     assert cs.main(["--seed", "1", "--list", "--classes", "short_rows", "--shapes-per-class", "2"]) == 0
     assert capsys.readouterr().out.count("short_rows") == 2
+
+
+def test_the_documented_table_is_the_recorded_one():
+    doc = cs.DOC.read_text()
+    written = doc[doc.index(cs.BEGIN) + len(cs.BEGIN):doc.index(cs.END)].strip()
+    runs = cs.load_class_runs()
+    assert runs, "no recorded class sweep in assets/benchmarks/classes/"
+    assert written == cs.markdown_table(runs).strip(), "run: python -m bench_tools.class_sweep --table --write"
+    assert {r.provenance["seed"] for r in runs} >= {1, 2}

@@ -53,7 +53,9 @@ def tuned_reasons(monkeypatch):
     amd = sc.catalog_gpu("mi300x")
     found.append(sc.plan_softmax(2, 70_000, torch.float32, amd).reason)           # split wanted, not on AMD
     channel = ReductionLayout(64, 1000, 49, 49000, 49)                              # any-dim: one pass, two, forced
-    found += [plan_any_dim(channel, 4, "float32", H200).reason,
+    short = ReductionLayout(64, 30, 49, 1470, 49)
+    found += [plan_any_dim(short, 4, "float32", H200).reason,
+              plan_any_dim(channel, 4, "float32", H200).reason,
               plan_any_dim(channel, 4, "float32", H200, "backward").reason,
               plan_any_dim(channel, 4, "float32", H200, block_i=8).reason]
     return found

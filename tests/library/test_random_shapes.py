@@ -24,7 +24,10 @@ from tests.support.reference import TOLERANCE, assert_like_torch
 
 DTYPES = (torch.float32, torch.bfloat16, torch.float16)
 DEVICE = sc.runtime.kernel_device()
-LAYOUTS = ("contiguous", "offset", "padded", "transposed", "other dim")
+# "other dim": (m // 64, n, inner <= 64); "narrow inner" and "wide inner": the class sweep's two classes of a
+# non-last dim (bench_tools/class_sweep.py): an inner run of 2-63 with many outer slices (the plans that hold
+# several per program), and of 64-2048 (columns by bytes).
+LAYOUTS = ("contiguous", "offset", "padded", "transposed", "other dim", "narrow inner", "wide inner")
 
 
 @dataclass(frozen=True)
@@ -72,8 +75,13 @@ def draw_case(rng: random.Random, draw: Draw, index: int) -> dict:
         # the first pass's: float32 rows of a multiple of 16 values, always shared by programs (Draw.reaches)
         n, dtype = n - n % 16, torch.float32
     inner = max(1, min(64, draw.max_elements // (4 * n * max(1, m // 64))))    # "other dim": (m // 64, n, inner)
-    return {"m": m, "n": n, "dtype": dtype, "layout": layout, "inner": inner, "special": rng.random() < 0.3,
-            "seed": rng.randrange(2**31)}
+    if layout == "narrow inner":
+        inner = rng.randint(2, 63)
+    elif layout == "wide inner":
+        inner = rng.randint(64, max(64, min(2048, draw.max_elements // n)))
+    outer = max(1, m // 64) if layout == "other dim" else max(1, min(m, draw.max_elements // (4 * n * inner)))
+    return {"m": m, "n": n, "dtype": dtype, "layout": layout, "inner": inner, "outer": outer,
+            "special": rng.random() < 0.3, "seed": rng.randrange(2**31)}
 
 
 def make_input(case: dict) -> tuple[torch.Tensor, int]:
@@ -90,8 +98,8 @@ def make_input(case: dict) -> tuple[torch.Tensor, int]:
         x, dim = randn(m, n + 40)[:, :n], -1
     elif layout == "transposed":   # the reduced dim has a stride of m
         x, dim = randn(n, m).t(), -1
-    elif layout == "other dim":    # (outer, n, inner), reduced over the middle
-        x, dim = randn(max(1, m // 64), n, case["inner"]), 1
+    elif layout in ("other dim", "narrow inner", "wide inner"):    # (outer, n, inner), reduced over the middle
+        x, dim = randn(case.get("outer", max(1, m // 64)), n, case["inner"]), 1
     else:
         x, dim = randn(m, n), -1
     if case["special"] and x.numel():
