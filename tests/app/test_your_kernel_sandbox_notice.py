@@ -15,7 +15,7 @@ def first_words(key: str, lang: str) -> str:
     return TEXT[key][lang].split("{")[0][:40]
 
 
-@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("lang", ["en", pytest.param("zh", marks=pytest.mark.slow)])
 def test_no_jail_on_a_class_address_turns_compiling_off_and_says_how(lang, monkeypatch):
     monkeypatch.setattr(jail, "probe", lambda: "none")
     monkeypatch.setenv(policy.PUBLIC_ADDRESS_ENV, "0.0.0.0")
@@ -27,6 +27,7 @@ def test_no_jail_on_a_class_address_turns_compiling_off_and_says_how(lang, monke
     assert not [b for b in at.button if b.key == "yk_compile"]
 
 
+@pytest.mark.slow
 def test_the_teachers_flag_turns_it_on_with_a_warning(monkeypatch):
     monkeypatch.setattr(jail, "probe", lambda: "none")
     monkeypatch.setenv(policy.PUBLIC_ADDRESS_ENV, "0.0.0.0")
@@ -36,13 +37,15 @@ def test_the_teachers_flag_turns_it_on_with_a_warning(monkeypatch):
     assert [b for b in at.button if b.key == "yk_compile"]
 
 
+@pytest.mark.slow
 def test_with_the_jail_the_page_says_so(monkeypatch):
     monkeypatch.setattr(jail, "probe", lambda: "bubblewrap")
     at = open_page(PAGE, {"lang": "en"})
     assert any(first_words("yk_sandbox_jail", "en") in c.value for c in at.caption)
 
 
-@pytest.mark.parametrize("raw", [b"[" * 100_000 + b"]" * 100_000, b'{"source": "x", "flops": "abc"}'])
+@pytest.mark.parametrize("raw", [b"[" * 100_000 + b"]" * 100_000,
+                                 pytest.param(b'{"source": "x", "flops": "abc"}', marks=pytest.mark.slow)])
 def test_a_crafted_share_link_is_a_message_not_a_traceback(raw):
     import base64
     import zlib

@@ -201,6 +201,7 @@ def test_printed_json_is_not_a_result():
     assert report.refused is None and variant.failure is None and variant.resources.n_regs != 1
 
 
+@pytest.mark.slow
 def test_a_static_print_flood_at_compile_time_ends_in_output_limit():
     """The flood of the issue, through the compile path: a long string printed in an unrolled loop."""
     source = ("import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef k(x_ptr):\n"
