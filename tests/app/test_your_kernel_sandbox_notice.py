@@ -45,7 +45,8 @@ def test_with_the_jail_the_page_says_so(monkeypatch):
 
 
 @pytest.mark.parametrize("raw", [b"[" * 100_000 + b"]" * 100_000,
-                                 pytest.param(b'{"source": "x", "flops": "abc"}', marks=pytest.mark.slow)])
+                                 pytest.param(b'{"source": "x", "flops": "abc"}', marks=pytest.mark.slow)],
+                         ids=["deep", "wrong_type"])
 def test_a_crafted_share_link_is_a_message_not_a_traceback(raw):
     import base64
     import zlib

@@ -28,7 +28,8 @@ def test_a_page_state_goes_there_and_back():
     json.dumps(["source"]).encode(),
     b"x" * 1_000_000,                                      # inflates past the bound
     b"\xff\xfe not json",
-])
+], ids=["deep", "deep_field", "wrong_type", "list_for_text", "bool_for_number", "extra_field", "not_a_dict",
+        "inflates_too_far", "not_json"])
 def test_a_crafted_link_decodes_to_nothing(raw):
     text = link(raw)
     if raw.startswith(b"[" * 10):
@@ -36,6 +37,7 @@ def test_a_crafted_link_decodes_to_nothing(raw):
     assert share.decode_state(text) is None
 
 
-@pytest.mark.parametrize("text", ["", "!!!", "A" * (share.MAX_LINK_CHARS + 1), "eJw"])
+@pytest.mark.parametrize("text", ["", "!!!", "A" * (share.MAX_LINK_CHARS + 1), "eJw"],
+                         ids=["empty", "not_base64", "too_long", "truncated"])
 def test_text_that_is_no_link_decodes_to_nothing(text):
     assert share.decode_state(text) is None
