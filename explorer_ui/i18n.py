@@ -1,6 +1,8 @@
 """English / 简体中文: every string the app shows, as data, in explorer_ui/locales/<topic>.<lang>.toml.
 
-`t(key, **values)` returns the current language's text with the values formatted in. Numbers are always
+`t(key, **values)` returns the current language's text with the values formatted in. The key (and every
+other leading argument of these functions) is positional-only, so a placeholder may have any name, `text`
+and `key` included. Numbers are always
 passed in from code (softmax_core, explorer_ui.defaults); no string contains a figure of its own.
 
 Keys are flat names, each defined by exactly one topic file, in both languages, with the same {placeholders}
@@ -64,14 +66,14 @@ def set_language(lang: str) -> None:
     st.session_state["lang"] = lang if lang in LANGUAGES else "en"
 
 
-def format_text(text: str, **values) -> str:
+def format_text(text: str, /, **values) -> str:
     """`text` with `values` formatted in (counted nouns understood: softmax_core.words.format_counted)."""
     if not values:
         return text
     return format_counted(text, **values)
 
 
-def text_in(lang: str, key: str, **values) -> str:
+def text_in(lang: str, key: str, /, **values) -> str:
     """`key`'s text in `lang`, formatted with `values`."""
     entry = TEXT.get(key)
     if entry is None or lang not in entry:
@@ -81,11 +83,11 @@ def text_in(lang: str, key: str, **values) -> str:
     return format_text(entry[lang], **values)
 
 
-def t(key: str, **values) -> str:
+def t(key: str, /, **values) -> str:
     return text_in(language(), key, **values)
 
 
-def said_in(lang: str, subject, **figures) -> str:
+def said_in(lang: str, subject, /, **figures) -> str:
     """A library code's words in `lang` (softmax_core.words.describe). `subject`: a Code with `figures`, or
     a Coded / PlanReason. Missing words raise under the tests; in a classroom the code's value shows."""
     try:
@@ -96,7 +98,7 @@ def said_in(lang: str, subject, **figures) -> str:
         return str(getattr(subject, "code", subject))
 
 
-def say(subject, **figures) -> str:
+def say(subject, /, **figures) -> str:
     """`said_in` the page's language."""
     return said_in(language(), subject, **figures)
 
@@ -105,7 +107,7 @@ def bound():
     """`t` with the current language fixed, for widgets' format_func: Streamlit may call that function
     outside a script run (AppTest does), where the session's language cannot be read."""
     lang = language()
-    return lambda key, **values: text_in(lang, key, **values)
+    return lambda key, /, **values: text_in(lang, key, **values)
 
 
 # Sentences of one paragraph in a row: English puts a space between them; Chinese, whose sentences end in a

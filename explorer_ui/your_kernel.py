@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import zlib
+from dataclasses import dataclass, field
 
 import pandas as pd
 import streamlit as st
@@ -21,6 +22,132 @@ ASM_PANEL_HEIGHT = 420          # px: a long listing scrolls inside its panel in
 CODE_BOX_KEYS = ("yk_source", "yk_args", "yk_sizes")
 CODE_BOX_CSS = ("font-family:monospace", "font-size:0.85rem", "white-space:pre", "overflow-wrap:normal",
                 "overflow-x:auto", "tab-size:4")
+
+
+# -- the boxes as typed: every line read, or the first one that cannot be, named -----------------------------
+BOXES = ("args", "sizes", "grid")
+BOX_PROBLEMS = ("no_equals", "bad_name", "unknown_type", "bad_value", "unknown_argument", "duplicate_argument",
+                "missing_value", "size_no_equals", "size_bad_shape", "size_unknown", "size_not_pointer",
+                "size_duplicate", "grid_bad", "grid_too_many_dims")
+MAX_GRID_DIMS = 3          # a Triton grid has at most three axes
+MISSING_VALUE_EXAMPLE = 1024   # the value a missing constexpr's suggested line gives it (any power of two would do)
+
+
+@dataclass(frozen=True)
+class BoxProblem:
+    """What is wrong in one of the page's boxes: which box, which line (1-based; 0 for the grid's one line),
+    the line as typed, the name or value at fault, and the kernel's parameters where a name is unknown."""
+
+    box: str                       # one of BOXES
+    code: str                      # one of BOX_PROBLEMS
+    line: int
+    typed: str
+    detail: str = ""
+    known: tuple[str, ...] = ()    # the names this kernel does have (a name it lacks)
+    first_line: int = 0            # where the name was given first (a name given twice)
+
+
+class BoxError(ValueError):
+    def __init__(self, problem: BoxProblem):
+        super().__init__(f"{problem.box} line {problem.line}: {problem.code} ({problem.detail})")
+        self.problem = problem
+
+
+@dataclass(frozen=True)
+class Boxes:
+    """The Arguments, Sizes and Grid boxes, read: the specs laid over the kernel's own, each tensor's shape,
+    the grid and the bytes the sized tensors hold (None: no sizes given)."""
+
+    specs: tuple
+    sizes: dict = field(default_factory=dict)
+    grid: tuple = (1,)
+    moved: int | None = None
+
+
+def _lines(text: str):
+    return [(i, line.strip()) for i, line in enumerate(text.splitlines(), 1) if line.strip()]
+
+
+def read_boxes(prefilled: tuple, args_text: str, sizes_text: str, grid_text: str) -> Boxes:
+    """Every line of the three boxes checked against the kernel chosen (its prefilled specs): raises BoxError
+    for the first line that cannot be used: malformed, naming no parameter of this kernel (a line left from
+    another kernel), given twice, or a constexpr left without a value."""
+    params = tuple(s.name for s in prefilled)
+    given, where = [], {}
+    for number, line in _lines(args_text):
+        try:
+            spec = argspec.parse_arg(line)
+        except argspec.ArgSpecError as err:
+            raise BoxError(BoxProblem("args", err.code, number, line, err.text)) from None
+        if spec.name not in params:
+            raise BoxError(BoxProblem("args", "unknown_argument", number, line, spec.name, params))
+        if spec.name in where:
+            raise BoxError(BoxProblem("args", "duplicate_argument", number, line, spec.name,
+                                      first_line=where[spec.name]))
+        where[spec.name] = number
+        given.append(spec)
+    specs = argspec.merge(prefilled, given)
+    for spec in specs:
+        if spec.kind == "constexpr" and spec.needs_value and spec.name not in where:
+            raise BoxError(BoxProblem("args", "missing_value", 0, "", spec.name))
+    by_name = {s.name: s for s in specs}
+    sizes, sized_at = {}, {}
+    for number, line in _lines(sizes_text):
+        name, equals, value = (part.strip() for part in line.partition("="))
+        if not equals:
+            raise BoxError(BoxProblem("sizes", "size_no_equals", number, line, line))
+        if name not in by_name:
+            raise BoxError(BoxProblem("sizes", "size_unknown", number, line, name,
+                                      tuple(s.name for s in specs if s.kind == "pointer")))
+        if by_name[name].kind != "pointer":
+            raise BoxError(BoxProblem("sizes", "size_not_pointer", number, line, name))
+        if name in sized_at:
+            raise BoxError(BoxProblem("sizes", "size_duplicate", number, line, name, first_line=sized_at[name]))
+        try:
+            sizes[name] = ki.parse_shape(value)
+        except ValueError:
+            raise BoxError(BoxProblem("sizes", "size_bad_shape", number, line, value)) from None
+        sized_at[name] = number
+    grid = (1,)
+    if grid_text.strip():
+        try:
+            grid = ki.parse_shape(grid_text.strip())
+        except ValueError:
+            raise BoxError(BoxProblem("grid", "grid_bad", 0, grid_text.strip(), grid_text.strip())) from None
+        if len(grid) > MAX_GRID_DIMS:
+            raise BoxError(BoxProblem("grid", "grid_too_many_dims", 0, grid_text.strip(), str(len(grid))))
+    return Boxes(specs, sizes, grid, ki.bytes_moved(specs, sizes))
+
+
+def own_args_text(prefilled: tuple) -> str:
+    """The Arguments box for the kernel chosen: one line per argument its own source settles (a constexpr
+    with no default is left out, so the page asks for it by name)."""
+    return "\n".join(spec.text() for spec in prefilled if not (spec.needs_value or spec.tuned))
+
+
+def reset_args(prefilled: tuple) -> None:
+    st.session_state["yk_args"] = own_args_text(prefilled)
+
+
+def box_problem_text(problem: BoxProblem, tr=t) -> str:
+    """The problem in the page's language: the box and line, the line as typed (as code, so that no name
+    loses its underscores to markdown), and what is wrong with it."""
+    where = (tr("yk_box_line", box=tr(f"yk_box_{problem.box}"), line=problem.line) if problem.line
+             else tr("yk_box_whole", box=tr(f"yk_box_{problem.box}")))
+    what = tr(f"yk_problem_{problem.code}", name=code_span(problem.detail), first=problem.first_line,
+              known=", ".join(code_span(k) for k in problem.known) or "—",
+              line=code_span(f"{problem.detail}={MISSING_VALUE_EXAMPLE}"))
+    if problem.typed:
+        return tr("yk_box_problem", where=where, typed=code_span(problem.typed), what=what)
+    return tr("yk_box_problem_untyped", where=where, what=what)
+
+
+def code_span(text: str) -> str:
+    """`text` as inline code in markdown, whatever backticks it holds."""
+    text = str(text)
+    fence = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def code_boxes_style() -> None:
@@ -43,8 +170,8 @@ def refusal_text(refusal) -> str:
              "constant_not_allowed": t("yk_refused_constant"), "no_kernel": t("yk_refused_no_kernel"),
              "kernel_not_found": t("yk_refused_kernel_not_found"), "name_rebound": t("yk_refused_name_rebound")}
     figures = f" ({refusal.value:,} > {refusal.limit:,})" if refusal.value is not None else ""
-    return t("yk_refused", line=refusal.line, rule=words.get(refusal.code, refusal.code),
-             detail=(refusal.detail or "") + figures)
+    detail = (code_span(refusal.detail) if refusal.detail else "") + figures
+    return t("yk_refused", line=refusal.line, rule=words.get(refusal.code, refusal.code), detail=detail or "—")
 
 
 def hint_text(code: str) -> str:

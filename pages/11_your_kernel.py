@@ -81,18 +81,13 @@ gpu_keys = st.multiselect(t("yk_gpus"), data.gpu_keys(), default=[k for k in DEF
                           format_func=data.gpu_labeler(), key="yk_gpus")
 
 try:
-    given = [argspec.parse_arg(line) for line in args_text.splitlines() if line.strip()]
-    specs = argspec.merge(prefilled, given)
-    sizes = {n.strip(): ki.parse_shape(v) for n, _, v in (line.partition("=") for line in sizes_text.splitlines()
-                                                         if line.strip())}
-    grid = ki.parse_shape(grid_text) if grid_text.strip() else (1,)
-    moved = ki.bytes_moved(specs, sizes)
-except argspec.ArgSpecError as err:
-    st.error(t("yk_bad_arg", code=err.code, text=err.text))
+    boxes = yk.read_boxes(prefilled, args_text, sizes_text, grid_text)
+except yk.BoxError as err:
+    st.error(yk.box_problem_text(err.problem))
+    if err.problem.box == "args":
+        st.button(t("yk_args_reset"), key="yk_args_reset", on_click=yk.reset_args, args=(prefilled,))
     layout.stop_page()
-except ValueError as err:
-    st.error(t("yk_bad_size", text=str(err)))
-    layout.stop_page()
+specs, sizes, grid, moved = boxes.specs, boxes.sizes, boxes.grid, boxes.moved
 
 state = {"source": source, "args": args_text, "sizes": sizes_text, "grid": grid_text, "flops": flops}
 encoded = share.encode_state(state)
@@ -143,8 +138,8 @@ if st.button(t("yk_compile"), type="primary", key="yk_compile") or st.session_st
         with heavy_work.turn_once("yk_compile", work), layout.working("your_kernel", t("yk_wait", n=len(gpu_keys))):
             report = compiled(source, kernel_name, tuple(s.text() for s in specs), tuple(gpu_keys), num_warps,
                               num_stages)
-    except argspec.ArgSpecError as err:
-        st.error(t("yk_bad_arg", code=err.code, text=err.text))
+    except argspec.ArgSpecError as err:      # a tuned constexpr that a config leaves without a value
+        st.error(yk.box_problem_text(yk.BoxProblem("args", "missing_value", 0, "", err.text)))
         layout.stop_page()
     rows = [ki.inspect_variant(data.gpu_by_key(v.gpu), v, ki.grid_programs(grid), moved, flops or None, precision)
             for v in report.variants]

@@ -122,6 +122,17 @@ def job_key(job: "CompileJob", version: int = RESOURCE_READER_VERSION) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 
+@lru_cache(maxsize=4096)
+def job_identity(job: "CompileJob") -> str:
+    """The kernel a job compiles, its toolchain left out: the same name on every machine and triton version,
+    so that a compile recorded on another machine (a real GPU, its own triton) can be found for a job asked
+    here. Whether the kernel is loaded on a device is not part of it; its source, every helper and constexpr
+    global it reaches, and the specialisation are."""
+    spec = dict(asdict(job), on_device=False)
+    blob = json.dumps([kernel_source(job.kernel), spec], sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:24]
+
+
 @dataclass(frozen=True)
 class KernelResources:
     n_regs: int                      # registers per thread (VGPRs per lane on AMD)

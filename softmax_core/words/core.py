@@ -65,7 +65,7 @@ class _Counted(string.Formatter):
 _COUNTED = _Counted()
 
 
-def format_counted(text: str, **values) -> str:
+def format_counted(text: str, /, **values) -> str:
     """`text.format(**values)`, where a placeholder may end in `|singular|plural` to name its count's noun."""
     return _COUNTED.format(text, **values) if "|" in text else text.format(**values)
 

@@ -15,7 +15,7 @@ import softmax_core as sc
 import softmax_bench as bench
 from softmax_bench import models, trust
 from explorer_ui import (glossary, gpu_figures, i18n, layout, long_row_frames, padding, pages_registry, quiz,
-                         recorded_text, row_schedule)
+                         recorded_text, row_schedule, your_kernel)
 from softmax_core.hardware.gpu import CACHE_KINDS
 from softmax_teaching.chapter_notes import STRIDE_VIEWS
 from softmax_teaching.bench_reading import IMPOSSIBLE
@@ -72,6 +72,8 @@ def families() -> dict[str, tuple[set[str], bool]]:
         "cache_name_*": ({f"cache_name_{k}" for k in CACHE_KINDS}, True),
         "shape_kind_*": ({f"shape_kind_{k}" for k in models.KINDS}, True),
         "cache_full_*": ({f"cache_full_{k}" for k in CACHE_KINDS}, True),
+        "yk_box_*": ({f"yk_box_{b}" for b in your_kernel.BOXES}, True),
+        "yk_problem_*": ({f"yk_problem_{c}" for c in your_kernel.BOX_PROBLEMS}, True),
     }
 
 
