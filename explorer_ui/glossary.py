@@ -17,7 +17,7 @@ from softmax_teaching.launch_facts import facts_of_plan
 
 from . import pages_registry, present
 from .fmt import fmt_bytes
-from .i18n import has, language, say, t
+from .i18n import has, language, limits_said, say, t
 
 GLOSSARY = "glossary"       # the glossary's own page (explorer_ui.pages_registry)
 TERM_PARAM = "term"          # ?term=sm: the glossary shows that entry first
@@ -173,7 +173,7 @@ def figure_values(gpu: sc.GpuSpec, plan: sc.LaunchPlan | None, M: int, N: int) -
             "grid": {"grid": str(plan.grid)},
             "register": {"regs": _num(gpu.max_num_regs), "n_regs": plan.n_regs},
             "shared_memory": {"smem": _num(gpu.max_shared_mem), "shared": _num(plan.shared_bytes)},
-            "occupancy": {"per_sm": facts.programs_per_sm, "N": _num(N), "limiter": say(facts.limiter),
+            "occupancy": {"per_sm": facts.programs_per_sm, "N": _num(N), "limiter": limits_said(facts.limiters),
                           "chapter_per_sm": facts.chapter_programs_per_sm},
             "persistent": {"M": _num(M), "rows_per_program": _num(plan.rows_per_program, 1)},
             "block_size": {"N": _num(N), "block": _num(plan.block_size)},

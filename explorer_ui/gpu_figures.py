@@ -42,6 +42,19 @@ def gpu_figures(gpu: GpuSpec, cc_label: str) -> list[tuple[str, str]]:
     return [(field, shown[field]) for field in GPU_FIGURES if shown[field] is not None]
 
 
+def formula_limits(plan) -> tuple[Limiter, ...]:
+    """What caps a tutorial plan's grid by the chapter's formula: the rows, or every one of its two terms that
+    allows exactly its programs per SM (both, when they tie)."""
+    if plan.limiter == Limiter.ROWS or plan.occupancy is None:
+        return (plan.limiter,)
+    return plan.occupancy.chapter_limiters or (plan.limiter,)
+
+
+# The lines of the chapter's occupancy code that compute each limit of the formula (the GPU page highlights
+# those of the limits that bind).
+FORMULA_FOCUS = {Limiter.REGISTERS: "reg_occupancy = gpu.max_num_regs", Limiter.SHARED_MEMORY: "sram_occupancy = gpu.max_shared_mem"}
+
+
 def register_curve(gpu: GpuSpec, shared_bytes: int, num_warps: int, regs: range) -> list[dict]:
     """Programs per SM for each register count in `regs`, per limit: rows of (x, programs, limit) with limit
     "registers", "shared memory" (only when the kernel uses shared memory) and "programs" (the smaller) by the

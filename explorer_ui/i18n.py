@@ -103,6 +103,18 @@ def say(subject, /, **figures) -> str:
     return said_in(language(), subject, **figures)
 
 
+def limits_said(limiters) -> str:
+    """A set of limits (softmax_core.hardware.occupancy.Limiter) in the page's language: the one that runs out
+    first, or every one of a tie, named as a tie. "—" for none."""
+    from softmax_core.hardware.occupancy import Limiter
+
+    names = [say(Limiter(limit)) for limit in limiters]
+    if len(names) < 2:
+        return names[0] if names else "—"
+    listed = t("occupancy_list_separator").join(names[:-1]) + t("limits_and") + names[-1]
+    return t("limits_tie", names=listed)
+
+
 def bound():
     """`t` with the current language fixed, for widgets' format_func: Streamlit may call that function
     outside a script run (AppTest does), where the session's language cannot be read."""

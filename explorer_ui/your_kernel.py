@@ -12,9 +12,8 @@ import streamlit as st
 
 from kernel_inspector import argspec, inspect as ki, interpret, measure, ptxlines
 from kernel_inspector.worker import SOURCE_NAME
-from softmax_core.hardware.occupancy import Limiter
 
-from .i18n import say, t
+from .i18n import limits_said, say, t
 
 ASM_PREVIEW_LINES = 600
 ASM_PANEL_HEIGHT = 420          # px: a long listing scrolls inside its panel instead of pushing the page down
@@ -186,12 +185,6 @@ def hint_text(code: str) -> str:
     return words.get(code, code)
 
 
-def limiter_text(limiter: str | None) -> str:
-    """The occupancy's limiter in the library's words (softmax_core.words); "—" when there is none. The
-    inspector assumes a grid that fills the GPU (inspect.FILLING_GRID), so the grid itself never limits."""
-    return say(Limiter(limiter)) if limiter else "—"
-
-
 def _seconds(value: float | None) -> str:
     if value is None:
         return "—"
@@ -219,7 +212,7 @@ def results_table(rows: list[ki.Inspection]) -> None:
         t("yk_col_shared"): [r.variant.resources.shared_bytes if r.variant.resources else None for r in rows],
         t("yk_col_per_sm"): [r.occupancy.programs_per_sm if r.occupancy else None for r in rows],
         t("yk_col_chapter"): [r.occupancy.chapter_programs_per_sm if r.occupancy else None for r in rows],
-        t("yk_col_limiter"): [limiter_text(r.occupancy.limiter if r.occupancy else None) for r in rows],
+        t("yk_col_limiter"): [limits_said(r.occupancy.limiters) if r.occupancy else "—" for r in rows],
         t("yk_col_memory_floor"): [_seconds(r.floors.memory_seconds) for r in rows],
         t("yk_col_compute_floor"): [_seconds(r.floors.compute_seconds) for r in rows],
     })

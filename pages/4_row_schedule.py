@@ -7,7 +7,7 @@ import streamlit as st
 
 import softmax_core as sc
 from explorer_ui import charts, code, data, defaults, fmt, layout, quiz, row_schedule, slides
-from explorer_ui.i18n import say, sentences, t
+from explorer_ui.i18n import limits_said, say, sentences, t
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState, in_url
 from softmax_teaching.launch_facts import program_placement
@@ -80,7 +80,7 @@ load = c4.slider(t("schedule_load"), 1, 10, key=kload, help=t("schedule_load_hel
 # rules); the chapter formula's figure is named as the formula's wherever it is stated.
 facts = data.launch_facts(n_rows, N, defaults.DTYPE, gpu_key)
 full_facts = data.launch_facts(FULL_SIZE_M, N, defaults.DTYPE, gpu_key)
-limiter = say(facts.limiter)
+limiter = limits_said(facts.limiters)
 formula = dict(chapter_per_sm=facts.chapter_programs_per_sm, planned=facts.chapter_grid, rows=n_rows)
 at_full = dict(M=FULL_SIZE_M, full=full_facts.num_programs, per_program=full.rows_per_program, slots=full_facts.slots,
                waiting=full_facts.waiting, waves=full_facts.waves)

@@ -7,7 +7,7 @@ import streamlit as st
 from explorer_ui import charts, code, data, defaults, fmt, gpu_figures, layout, quiz, recorded_text
 import softmax_core as sc
 
-from explorer_ui.i18n import bound, say, t
+from explorer_ui.i18n import bound, limits_said, say, t
 from explorer_ui.urlstate import PageState
 from softmax_core.hardware.occupancy import chapter_occupancy
 from softmax_core.plans.tutorial import TUTORIAL_NUM_STAGES, TUTORIAL_STAGES_SHARED_THRESHOLD
@@ -69,7 +69,7 @@ with right:
     m = st.columns(3)
     m[0].metric(t("gpu_programs_per_sm"), plan.programs_per_sm, help=t("gpu_help_sm"))
     m[1].metric(t("gpu_grid"), f"{plan.num_programs:,}")
-    m[2].metric(t("gpu_limiter"), say(plan.limiter))
+    m[2].metric(t("gpu_limiter"), limits_said(gpu_figures.formula_limits(plan)))
     st.caption(t("gpu_resources_how", how=say(plan.resources_how)))
     if plan.toolchain:
         st.caption(t("occupancy_toolchain", toolchain=plan.toolchain))
@@ -78,7 +78,7 @@ with right:
     m = st.columns(3)
     m[0].metric(t("occupancy_hardware_per_sm"), facts.programs_per_sm, help=t("occupancy_hardware_help"))
     m[1].metric(t("occupancy_resident"), f"{facts.slots:,}")
-    m[2].metric(t("occupancy_hardware_limiter"), say(facts.limiter))
+    m[2].metric(t("occupancy_hardware_limiter"), limits_said(facts.limiters))
     if not facts.formula_agrees:
         st.warning(t("occupancy_differs", chapter=facts.chapter_programs_per_sm, hardware=facts.programs_per_sm,
                      why=t("occupancy_list_separator").join(say(d) for d in hw.differences)))
@@ -108,9 +108,8 @@ with left:
     st.markdown(t("gpu_formula_text"))
     code.kernel_panel("block_size", "num_stages", "range", "load", caption=t("kernel_caption"), context=1)
 with right:
-    focus = {"registers": ("reg_occupancy = gpu.max_num_regs",),
-             "shared memory": ("sram_occupancy = gpu.max_shared_mem",),
-             "rows": ()}[plan.limiter]
+    focus = tuple(gpu_figures.FORMULA_FOCUS[limit] for limit in gpu_figures.formula_limits(plan)
+                  if limit in gpu_figures.FORMULA_FOCUS)
     code.source_panel(chapter_occupancy, focus + ("programs_per_sm = ",), caption=t("occupancy_chapter_caption"))
 
 # -- occupancy calculator ----------------------------------------------------------------------------
@@ -166,7 +165,7 @@ with left:
 with right:
     if vary == "regs":
         st.markdown(t("gpu_what_if_text", regs=int(what), programs=hypo.programs_per_sm,
-                      limiter=say(hypo.limiter), grid=hypo.num_programs,
+                      limiter=limits_said(gpu_figures.formula_limits(hypo)), grid=hypo.num_programs,
                       real=plan.n_regs, hardware=hypo.hardware_programs_per_sm))
         table = curve[curve["limit"] == prog_label].set_index("x")["programs"]
         steps = table[table.diff().fillna(1) != 0].reset_index()
@@ -203,7 +202,7 @@ if compare_on:
         table = pd.DataFrame([{
             t("compare_col_gpu"): r.gpu.name, t("gpu_n_regs"): r.n_regs, t("gpu_spills"): r.n_spills,
             t("occupancy_hardware_per_sm"): r.programs_per_sm, t("gpu_programs_per_sm"): r.chapter_programs_per_sm,
-            t("occupancy_hardware_limiter"): say(r.limiter), t("gpu_grid"): r.grid,
+            t("occupancy_hardware_limiter"): limits_said(r.limiters), t("gpu_grid"): r.grid,
             t("occupancy_resident"): r.resident_programs,
             t("compare_col_floor"): "—" if r.time_floor_us is None else f"{r.time_floor_us:,.1f}",
             t("compare_col_path"): r.path, t("compare_col_toolchain"): r.toolchain} for r in rows])

@@ -39,6 +39,7 @@ class GpuComparison:
     bytes_moved: int                 # one read of the input, one write of the output
     time_floor_us: float | None      # bytes_moved / bandwidth; None: the catalog has no bandwidth figure
     fits: bool                       # False: not even one program fits on an SM
+    limiters: tuple[Limiter, ...] = ()   # the rows, or every SM limit allowing programs_per_sm (a tie: 2+)
 
     @property
     def agrees(self) -> bool:
@@ -70,5 +71,6 @@ def compare_gpus(kernel: str, n_rows: int, n_cols: int, dtype: torch.dtype = tor
         floor = moved / (gpu.memory_bandwidth_gbps * 1e3) if gpu.memory_bandwidth_gbps else None
         rows.append(GpuComparison(gpu, kernel, path, res_regs, res_spills, shared, warps, chain,
                                   occ.programs_per_sm, occ.chapter_programs_per_sm, occ.limiter, grid,
-                                  gpu.multiprocessor_count * occ.programs_per_sm, moved, floor, fits))
+                                  gpu.multiprocessor_count * occ.programs_per_sm, moved, floor, fits,
+                                  (Limiter.ROWS,) if occ.limiter == Limiter.ROWS else occ.limiters))
     return tuple(rows)

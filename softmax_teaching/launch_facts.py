@@ -15,12 +15,8 @@ import torch
 
 from softmax_core.hardware import dtypes
 from softmax_core.hardware.gpu import GpuSpec
-from softmax_core.hardware.occupancy import Limiter
+from softmax_core.hardware.occupancy import SM_LIMITERS, Limiter, binding  # noqa: F401  (SM_LIMITERS: re-exported)
 from softmax_core.plans.tutorial import plan_launch
-
-# What can limit programs per SM on the hardware (softmax_core.hardware.occupancy.LIMITERS without "rows":
-# a small matrix shortens the grid, not what an SM can hold).
-SM_LIMITERS = (Limiter.WARP_SLOTS, Limiter.BLOCK_SLOTS, Limiter.REGISTERS, Limiter.SHARED_MEMORY)
 
 
 @dataclass(frozen=True)
@@ -33,7 +29,7 @@ class LaunchFacts:
     dtype: str
     multiprocessor_count: int
     programs_per_sm: int              # the GPU's answer: programs one SM runs at once (0: none fits)
-    limiter: Limiter                  # what caps programs_per_sm: one of SM_LIMITERS
+    limiter: Limiter                  # the first of `limiters` (one of SM_LIMITERS): say `limiters` when tied
     slots: int                        # SMs x programs_per_sm: programs resident at once
     num_programs: int                 # the grid launched (the chapter's wrapper, unless set by hand)
     grid_from_plan: bool              # False: num_programs was set by hand, not by the wrapper
@@ -42,6 +38,12 @@ class LaunchFacts:
     chapter_limiter: Limiter          # REGISTERS | SHARED_MEMORY (the formula's smaller term)
     chapter_grid: int                 # the wrapper's grid for these rows: min(SMs x formula, rows)
     chapter_full_grid: int            # SMs x formula: the grid for a matrix with rows to spare
+    limiters: tuple[Limiter, ...] = ()          # every limit allowing exactly programs_per_sm: 2+ is a tie
+    chapter_limiters: tuple[Limiter, ...] = ()  # the formula's terms equal to its answer: 2 is a tie
+
+    @property
+    def tied(self) -> bool:
+        return len(self.limiters) > 1
 
     @property
     def fits(self) -> bool:
@@ -70,7 +72,8 @@ def facts_of_plan(plan, num_programs: int | None = None) -> LaunchFacts:
     per_sm = occ.programs_per_sm
     limits = {Limiter.WARP_SLOTS: occ.by_warp_slots, Limiter.BLOCK_SLOTS: occ.by_block_slots,
               Limiter.REGISTERS: occ.by_registers, Limiter.SHARED_MEMORY: occ.by_shared}
-    limiter = next(name for name in SM_LIMITERS if limits[name] == per_sm)
+    limiters = binding(limits, per_sm)
+    limiter = limiters[0]
     sms = plan.gpu.multiprocessor_count
     slots = sms * per_sm
     grid = plan.num_programs if num_programs is None else int(num_programs)
@@ -81,7 +84,8 @@ def facts_of_plan(plan, num_programs: int | None = None) -> LaunchFacts:
                        and occ.chapter_sram_occupancy < occ.chapter_reg_occupancy else Limiter.REGISTERS)
     return LaunchFacts(plan.gpu.name, plan.n_rows, plan.n_cols, plan.dtype, sms, per_sm, limiter, slots, grid,
                        num_programs is None or grid == plan.num_programs, waves, occ.chapter_programs_per_sm,
-                       chapter_limiter, occ.chapter_num_programs, sms * occ.chapter_programs_per_sm)
+                       chapter_limiter, occ.chapter_num_programs, sms * occ.chapter_programs_per_sm, limiters,
+                       occ.chapter_limiters)
 
 
 def launch_facts(gpu: GpuSpec, dtype: torch.dtype | str, n_rows: int, n_cols: int,

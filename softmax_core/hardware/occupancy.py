@@ -29,7 +29,8 @@ from softmax_core.words import Code, Coded
 
 
 class Limiter(Code):
-    """The first resource to run out. A str: it equals (and is recorded as) its value."""
+    """A resource that caps programs per SM (or, for ROWS, the grid). A str: it equals (and is recorded as)
+    its value. Several can cap at once: a tie is a set of them (Occupancy.limiters), never one picked."""
     REGISTERS = "registers"
     SHARED_MEMORY = "shared memory"
     WARP_SLOTS = "warp slots"
@@ -44,6 +45,17 @@ class OccupancyRule(Code):
 
 
 LIMITERS = tuple(Limiter)
+# What can cap programs per SM on the hardware, in the order a set of them is named: the slot limits first
+# (no change to the kernel lifts them), then the resources. ROWS caps the grid, not what an SM holds.
+SM_LIMITERS = (Limiter.WARP_SLOTS, Limiter.BLOCK_SLOTS, Limiter.REGISTERS, Limiter.SHARED_MEMORY)
+CHAPTER_LIMITERS = (Limiter.REGISTERS, Limiter.SHARED_MEMORY)     # the two terms of the chapter's formula
+
+
+def binding(allowed: dict, programs: int) -> tuple[Limiter, ...]:
+    """Every limit whose allowance is `programs`, in SM_LIMITERS order: one name where one resource runs out
+    first, all of them where several allow the same count (a tie). `allowed`: {Limiter: programs per SM it
+    alone allows, or None where it sets no limit}."""
+    return tuple(name for name in SM_LIMITERS if allowed.get(name) is not None and allowed[name] == programs)
 
 
 @dataclass(frozen=True)
@@ -65,8 +77,20 @@ class Occupancy:
     chapter_reg_occupancy: int
     chapter_sram_occupancy: int | None
     chapter_num_programs: int        # the grid the chapter's wrapper launches
-    chapter_limiter: Limiter         # REGISTERS, SHARED_MEMORY or ROWS
+    chapter_limiter: Limiter         # REGISTERS, SHARED_MEMORY or ROWS (on a tie: REGISTERS; see chapter_limiters)
     chapter_rule: Coded              # the formula with these numbers (OccupancyRule.CHAPTER)
+    # Every limit that allows exactly programs_per_sm (SM_LIMITERS order): two or more are a tie, and then no
+    # single one "runs out first"; lifting one of them alone changes nothing. Never ROWS.
+    limiters: tuple[Limiter, ...] = ()
+    chapter_limiters: tuple[Limiter, ...] = ()   # the formula's terms equal to chapter_programs_per_sm
+
+    @property
+    def tied(self) -> bool:
+        return len(self.limiters) > 1
+
+    @property
+    def chapter_tied(self) -> bool:
+        return len(self.chapter_limiters) > 1
 
     @property
     def agrees(self) -> bool:
@@ -138,9 +162,8 @@ def occupancy(gpu: GpuSpec, n_regs: int, shared_bytes: int, num_warps: int, n_ro
     num_programs = min(full_grid, n_rows)
     if 0 < n_rows < full_grid:
         limiter = Limiter.ROWS
-    else:  # ties: name the hard slot limits first (no kernel change can lift them), then the resources
-        limiter = next(name for name in (Limiter.WARP_SLOTS, Limiter.BLOCK_SLOTS, Limiter.REGISTERS,
-                                         Limiter.SHARED_MEMORY) if limits[name] == programs_per_sm)
+    else:  # a tie is kept whole in `limiters`; this one name is its first in SM_LIMITERS order
+        limiter = binding(limits, programs_per_sm)[0]
 
     rule = Coded.of(OccupancyRule.HARDWARE, vendor=gpu.vendor, n_regs=n_regs, warp_size=gpu.warp_size,
                     register_alloc_unit=gpu.register_alloc_unit, alloc_per_lane=gpu.register_alloc_unit // gpu.warp_size,
@@ -163,6 +186,8 @@ def occupancy(gpu: GpuSpec, n_regs: int, shared_bytes: int, num_warps: int, n_ro
     chapter_rule = Coded.of(OccupancyRule.CHAPTER, max_num_regs=gpu.max_num_regs, n_regs=n_regs,
                             warp_size=gpu.warp_size, num_warps=num_warps, reg_occupancy=chapter_reg,
                             max_shared_mem=gpu.max_shared_mem, shared_bytes=shared_bytes, sram_occupancy=chapter_sram)
+    chapter_limiters = binding({Limiter.REGISTERS: chapter_reg, Limiter.SHARED_MEMORY: chapter_sram}, chapter_per_sm)
     return Occupancy(programs_per_sm, limiter, by_registers, by_shared, by_warp_slots, by_block_slots,
                      num_programs, full_grid, registers_per_warp, shared_per_program if shared_bytes else 0, rule,
-                     chapter_per_sm, chapter_reg, chapter_sram, chapter_num_programs, chapter_limiter, chapter_rule)
+                     chapter_per_sm, chapter_reg, chapter_sram, chapter_num_programs, chapter_limiter, chapter_rule,
+                     binding(limits, programs_per_sm), chapter_limiters)

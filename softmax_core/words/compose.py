@@ -19,7 +19,10 @@ def plan_reason(code, v: dict, lang: str) -> dict:
         sram = (piece("plan_pieces", "sram_none", lang) if v["sram_occupancy"] is None
                 else piece("plan_pieces", "sram_allows", lang, **v))
         limiter = str(v["limiter"]).replace(" ", "_")
-        return {"sram": sram, "limiter_why": piece("plan_pieces", f"limiter_{limiter}", lang)}
+        # the figures decide: when both terms allow the same count, neither runs out first
+        if limiter != "rows" and v["sram_occupancy"] is not None and v["sram_occupancy"] == v["reg_occupancy"]:
+            limiter = "tie"
+        return {"sram": sram, "limiter_why": piece("plan_pieces", f"limiter_{limiter}", lang, **v)}
     if value not in ("rows", "tiled", "split", "any_dim"):
         return {}
     why = describe(type(code)(v["why"]), v, lang)
