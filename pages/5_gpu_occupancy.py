@@ -9,6 +9,7 @@ import softmax_core as sc
 
 from explorer_ui.i18n import bound, limits_said, say, t
 from explorer_ui.urlstate import PageState
+from softmax_core.hardware.compile import RegisterSource
 from softmax_core.hardware.occupancy import chapter_occupancy
 from softmax_core.plans.tutorial import TUTORIAL_NUM_STAGES, TUTORIAL_STAGES_SHARED_THRESHOLD
 
@@ -73,6 +74,12 @@ with right:
     st.caption(t("gpu_resources_how", how=say(plan.resources_how)))
     if plan.toolchain:
         st.caption(t("occupancy_toolchain", toolchain=plan.toolchain))
+    if plan.resources_how.code == RegisterSource.RECORDED:      # the recorded GPU: the local compile beside it
+        local = data.local_launch_plan(M, N, dtype, gpu_key)
+        if (local.n_regs, local.n_spills, local.shared_bytes) != (plan.n_regs, plan.n_spills, plan.shared_bytes):
+            st.caption(t("occupancy_local_differs", regs=local.n_regs, spills=local.n_spills,
+                         shared=f"{local.shared_bytes:,}", per_sm=local.occupancy.programs_per_sm,
+                         grid=f"{local.num_programs:,}", toolchain=local.toolchain))
     hw = plan.occupancy
     facts = data.launch_facts(M, N, dtype, gpu_key)     # the GPU's figures, as every page states them
     m = st.columns(3)

@@ -6,10 +6,10 @@ import pandas as pd
 import streamlit as st
 
 from explorer_ui import chapter_benchmark, charts, code, data, defaults, layout, quiz, recorded_text
-from explorer_ui.i18n import say, t
+from explorer_ui.i18n import say, sentences, t
 from explorer_ui.urlstate import PageState
 from softmax_teaching import chapter_notes as sc_chapter
-from softmax_core.hardware import runtime
+from softmax_core.hardware import dtypes, runtime
 from softmax_core.plans.tutorial import TUTORIAL_STAGES_SHARED_THRESHOLD, tutorial_num_stages
 
 STRIDE_M, STRIDE_N = sc_chapter.STRIDE_DEMO
@@ -141,11 +141,15 @@ if costs:
                                     t("chapter_col_extra"): f"{c.shared_bytes - costs[0].shared_bytes:,}"}
                                    for c in costs]), hide_index=True, width="stretch")
     with right:
-        step = costs[1].shared_bytes - costs[0].shared_bytes if len(costs) > 1 else 0
+        growth = sc_chapter.stage_growth(costs, dtypes.element_size(dtype))
         chosen = tutorial_num_stages(gpu)
-        st.markdown(t("chapter_stages_text", step=f"{step:,}", row=f"{costs[0].row_bytes:,}", block=block or "—",
-                      gpu=gpu.name, smem=f"{gpu.max_shared_mem:,}", threshold=f"{TUTORIAL_STAGES_SHARED_THRESHOLD:,}",
-                      stages=chosen))
+        st.markdown(sentences(
+            t(f"chapter_stages_{growth.kind}", step=f"{growth.steps[0]:,}" if growth.steps else "0",
+              steps=t("occupancy_list_separator").join(f"{s:,}" for s in growth.steps), row=f"{growth.row_bytes:,}",
+              block=block or "—", elem=growth.element_bytes, shared=f"{costs[0].shared_bytes:,}", gpu=gpu.name),
+            t("chapter_stages_choice", gpu=gpu.name, smem=f"{gpu.max_shared_mem:,}",
+              threshold=f"{TUTORIAL_STAGES_SHARED_THRESHOLD:,}", stages=chosen)))
+        st.caption(t("occupancy_toolchain", toolchain=data.toolchain_label(gpu_key)))
 
 # -- 4. the num_warps rule ------------------------------------------------------------------------------------
 st.header(t("chapter_warps_title"), anchor="num-warps")

@@ -91,14 +91,19 @@ def warmup_resources(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float3
                           "kernel.metadata.shared")
 
 
-def offline_resources(n_cols: int, dtype: torch.dtype = torch.float32, gpu: GpuSpec | None = None) -> ResourceReport:
+def offline_resources(n_cols: int, dtype: torch.dtype = torch.float32, gpu: GpuSpec | None = None,
+                      resources_of=None) -> ResourceReport:
     """The same two numbers without a GPU: compile the same kernel for the GPU's architecture and read the
     cubin (softmax_core.hardware.compile). Never loads it, even where a GPU is present, so the two ways can be compared."""
     gpu = gpu or default_gpu()
     block_size, num_warps, num_stages = _tutorial_meta(n_cols, gpu)
     job = dataclasses.replace(tutorial_compile_job(block_size, num_warps, num_stages, dtype, gpu), on_device=False)
-    res: KernelResources = kernel_resources(job)
+    res: KernelResources = (resources_of or kernel_resources)(job)
     return ResourceReport(res.n_regs, res.n_spills, res.shared_bytes, block_size, num_warps, num_stages, res.how)
+
+
+# `resources_of` (default softmax_core.hardware.compile.kernel_resources): where a job's registers and shared
+# memory are read; the app passes one that answers from a device record for the GPU it was made on.
 
 
 # -- strides -------------------------------------------------------------------------------------------------
@@ -171,8 +176,30 @@ class StageCost:
     row_bytes: int               # one padded row of the input: BLOCK_SIZE x element size
 
 
+STAGE_GROWTH = ("row", "none", "uneven")
+
+
+@dataclass(frozen=True)
+class StageGrowth:
+    """What each further num_stages costs in shared memory, read from a stages_cost table: "row" (each adds
+    exactly one padded row: a buffer for the row being loaded), "none" (no stage adds a byte: the compiler
+    buffers no rows in shared memory on this GPU), or "uneven" (they add other amounts: `steps`)."""
+
+    kind: str                    # one of STAGE_GROWTH
+    steps: tuple[int, ...]       # bytes each further stage adds, in order
+    row_bytes: int
+    element_bytes: int
+
+
+def stage_growth(costs: tuple[StageCost, ...], element_bytes: int) -> StageGrowth:
+    steps = tuple(b.shared_bytes - a.shared_bytes for a, b in zip(costs, costs[1:]))
+    row = costs[0].row_bytes if costs else 0
+    kind = ("none" if all(s == 0 for s in steps) else "row" if all(s == row for s in steps) else "uneven")
+    return StageGrowth(kind, steps, row, element_bytes)
+
+
 def stages_cost(n_cols: int, dtype: torch.dtype = torch.float32, gpu: GpuSpec | None = None,
-                stages: tuple[int, ...] = (1, 2, 3, 4)) -> tuple[StageCost, ...]:
+                stages: tuple[int, ...] = (1, 2, 3, 4), resources_of=None) -> tuple[StageCost, ...]:
     """Compile the tutorial kernel once per num_stages and read what each asks of the SM: the pipelined
     loop keeps num_stages - 1 rows in flight, each in a buffer of shared memory."""
     gpu = gpu or default_gpu()
@@ -182,7 +209,7 @@ def stages_cost(n_cols: int, dtype: torch.dtype = torch.float32, gpu: GpuSpec | 
     out = []
     for s in stages:
         job = dataclasses.replace(tutorial_compile_job(block_size, num_warps, s, dtype, gpu), on_device=False)
-        res = kernel_resources(job)
+        res = (resources_of or kernel_resources)(job)
         out.append(StageCost(s, res.n_regs, res.shared_bytes, row_bytes))
     return tuple(out)
 
@@ -219,14 +246,14 @@ class WarpsCost:
 
 
 def num_warps_cost(block_sizes: tuple[int, ...], dtype: torch.dtype = torch.float32,
-                   gpu: GpuSpec | None = None) -> tuple[WarpsCost, ...]:
+                   gpu: GpuSpec | None = None, resources_of=None) -> tuple[WarpsCost, ...]:
     """The rule for each BLOCK_SIZE beside the registers the kernel then needs, compiled offline for `gpu`'s
     architecture (`offline_resources`, so the same numbers with or without the GPU at hand)."""
     gpu = gpu or default_gpu()
     out = []
     for r in num_warps_rule(block_sizes, gpu.warp_size):
         try:
-            res = offline_resources(r.block_size, dtype, gpu)
+            res = offline_resources(r.block_size, dtype, gpu, resources_of)
             out.append(WarpsCost(r, res.n_regs, res.n_spills))
         except Exception:        # a row too wide to compile for this GPU: the rule still stands
             out.append(WarpsCost(r, None, None))

@@ -10,13 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
+import triton
 
 from softmax_core.hardware.gpu import GpuSpec, gpu_catalog
 from softmax_core.hardware.occupancy import Limiter
 from softmax_core.hardware.dtypes import element_size
 from softmax_core.traffic import bytes_moved
 from softmax_core.plans.choose import plan_softmax
-from softmax_core.plans.tutorial import plan_launch
+from softmax_core.plans.tutorial import plan_launch, tutorial_compile_job, tutorial_num_stages, tutorial_num_warps
 
 KERNELS = ("tutorial", "tuned")
 
@@ -47,9 +48,10 @@ class GpuComparison:
 
 
 def compare_gpus(kernel: str, n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32,
-                 gpus: tuple[GpuSpec, ...] | None = None) -> tuple[GpuComparison, ...]:
+                 gpus: tuple[GpuSpec, ...] | None = None, recorded=None) -> tuple[GpuComparison, ...]:
     """`kernel` ("tutorial" or "tuned") for an n_rows x n_cols matrix of `dtype` on each of `gpus`
-    (default: every catalog GPU), in catalog order."""
+    (default: every catalog GPU), in catalog order. `recorded(job, gpu)`: a GPU's own recorded compile of
+    the tutorial kernel's job, or None (then the local compile's figures stand)."""
     if kernel not in KERNELS:
         raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
     for name, value in (("n_rows", n_rows), ("n_cols", n_cols)):
@@ -59,7 +61,9 @@ def compare_gpus(kernel: str, n_rows: int, n_cols: int, dtype: torch.dtype = tor
     rows = []
     for gpu in gpus if gpus is not None else gpu_catalog():
         if kernel == "tutorial":
-            plan = plan_launch(n_rows, n_cols, dtype, gpu)
+            block = triton.next_power_of_2(n_cols)
+            job = tutorial_compile_job(block, tutorial_num_warps(block), tutorial_num_stages(gpu), dtype, gpu)
+            plan = plan_launch(n_rows, n_cols, dtype, gpu, resources=recorded(job, gpu) if recorded else None)
             occ, res_regs, res_spills, shared, warps = (plan.occupancy, plan.n_regs, plan.n_spills,
                                                         plan.shared_bytes, plan.num_warps)
             path, grid, fits, chain = "rows", plan.num_programs, plan.fits, plan.toolchain

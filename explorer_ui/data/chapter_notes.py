@@ -10,7 +10,7 @@ import streamlit as st
 from softmax_teaching import chapter_notes as sc_chapter
 from softmax_core.hardware import dtypes, runtime
 
-from .kernels import gpu_by_key, kernel_asm
+from .kernels import gpu_by_key, kernel_asm, resources_of
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -33,7 +33,8 @@ def stride_cases(n_rows: int, n_cols: int) -> tuple[sc_chapter.StrideCase, ...]:
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def stages_cost(n_cols: int, dtype: str, gpu_key: str) -> tuple[sc_chapter.StageCost, ...]:
-    return sc_chapter.stages_cost(n_cols, dtypes.torch_dtype(dtype), gpu_by_key(gpu_key))
+    return sc_chapter.stages_cost(n_cols, dtypes.torch_dtype(dtype), gpu_by_key(gpu_key),
+                                  resources_of=resources_of(gpu_key))
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -41,7 +42,8 @@ def warps_table(block_sizes: tuple[int, ...], dtype: str, gpu_key: str) -> list[
     """The num_warps rule for each BLOCK_SIZE, with the registers the compiled kernel then needs."""
     return [{"block_size": c.rule.block_size, "num_warps": c.rule.num_warps, "threads": c.rule.threads,
              "values_per_thread": c.rule.values_per_thread, "n_regs": c.n_regs, "n_spills": c.n_spills}
-            for c in sc_chapter.num_warps_cost(block_sizes, dtypes.torch_dtype(dtype), gpu_by_key(gpu_key))]
+            for c in sc_chapter.num_warps_cost(block_sizes, dtypes.torch_dtype(dtype), gpu_by_key(gpu_key),
+                                               resources_of(gpu_key))]
 
 
 @st.cache_data(show_spinner=False, max_entries=4)

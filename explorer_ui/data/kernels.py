@@ -53,9 +53,50 @@ def gpu_labeler():
     return lambda key: f"{gpu_by_key(key).name} ({tr('gpu_live') if gpu_by_key(key).live else tr('gpu_catalog')})"
 
 
+def recorded_resources(job, gpu_key: str):
+    """`job`'s resources as the GPU `gpu_key` gave them with the toolchain of its recorded runs
+    (explorer_ui.device_compiles), or None: no record for that GPU or that kernel, or the GPU is this
+    machine's own (its driver answers)."""
+    from explorer_ui.device_compiles import recorded_resources as from_record
+
+    return None if gpu_by_key(gpu_key).live else from_record(job, gpu_key)
+
+
+def toolchain_label(gpu_key: str) -> str:
+    """Which compiler the pages' figures for `gpu_key` come from: the device record's toolchain, GPU and day
+    where there is one, else this machine's offline toolchain for that GPU's architecture."""
+    from explorer_ui.device_compiles import record
+    from softmax_core.hardware.compile import toolchain
+
+    gpu = gpu_by_key(gpu_key)
+    rec = None if gpu.live else record(gpu_key)
+    return rec.label if rec else toolchain(tuple(gpu.compile_target))
+
+
+def resources_of(gpu_key: str):
+    """kernel_resources for the pages on `gpu_key`: the recorded compile where there is one, else the local one."""
+    from softmax_core.hardware.compile import kernel_resources
+
+    return lambda job, want_asm=False: (None if want_asm else recorded_resources(job, gpu_key)) or \
+        kernel_resources(job, want_asm)
+
+
 @st.cache_data(show_spinner=False, max_entries=512)
 def launch_plan(n_rows: int, n_cols: int, dtype: str, gpu_key: str) -> sc.LaunchPlan:
-    """The tutorial kernel's plan, with n_regs / shared bytes from the real compiled kernel."""
+    """The tutorial kernel's plan, with n_regs / shared bytes from the real compiled kernel: on a GPU with a
+    device record (the H200), the record's compile (its toolchain is the plan's `toolchain`)."""
+    import triton
+    from softmax_core.plans.tutorial import tutorial_compile_job, tutorial_num_stages, tutorial_num_warps
+
+    gpu, torch_dtype = gpu_by_key(gpu_key), dtypes.torch_dtype(dtype)
+    block = triton.next_power_of_2(n_cols)
+    job = tutorial_compile_job(block, tutorial_num_warps(block), tutorial_num_stages(gpu), torch_dtype, gpu)
+    return sc.plan_launch(n_rows, n_cols, torch_dtype, gpu, resources=recorded_resources(job, gpu_key))
+
+
+@st.cache_data(show_spinner=False, max_entries=512)
+def local_launch_plan(n_rows: int, n_cols: int, dtype: str, gpu_key: str) -> sc.LaunchPlan:
+    """The same plan from this machine's own offline compile (its toolchain), to show beside a recorded one."""
     return sc.plan_launch(n_rows, n_cols, dtypes.torch_dtype(dtype), gpu_by_key(gpu_key))
 
 
@@ -79,7 +120,8 @@ def gpu_comparison(kernel: str, n_rows: int, n_cols: int, dtype: str, gpu_key: s
     """One catalog GPU's row of softmax_teaching.gpu_compare.compare_gpus (a compile for that GPU, cached)."""
     from softmax_teaching.gpu_compare import compare_gpus
 
-    return compare_gpus(kernel, n_rows, n_cols, dtypes.torch_dtype(dtype), gpus=(gpu_by_key(gpu_key),))[0]
+    return compare_gpus(kernel, n_rows, n_cols, dtypes.torch_dtype(dtype), gpus=(gpu_by_key(gpu_key),),
+                        recorded=lambda job, gpu: recorded_resources(job, gpu_key))[0]
 
 
 @st.cache_data(show_spinner=False, max_entries=16)

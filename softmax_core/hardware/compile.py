@@ -40,6 +40,7 @@ class RegisterSource(Code):
     CUOBJDUMP = "cuobjdump"              # NVIDIA: triton.compile for the target, cuobjdump on the cubin
     AMDGCN_METADATA = "amdgcn_metadata"  # AMD: triton.compile for the target, .vgpr_count in the metadata
     GIVEN = "given"                      # set by the caller (a what-if, a test), not read from a kernel
+    RECORDED = "recorded"                # loaded on a real GPU elsewhere, its driver's count kept in a record
 
 
 @dataclass(frozen=True)

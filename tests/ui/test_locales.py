@@ -17,7 +17,7 @@ from softmax_bench import models, trust
 from explorer_ui import (glossary, gpu_figures, i18n, layout, long_row_frames, padding, pages_registry, quiz,
                          recorded_text, row_schedule, your_kernel)
 from softmax_core.hardware.gpu import CACHE_KINDS
-from softmax_teaching.chapter_notes import STRIDE_VIEWS
+from softmax_teaching.chapter_notes import STAGE_GROWTH, STRIDE_VIEWS
 from softmax_teaching.bench_reading import IMPOSSIBLE
 from softmax_core.traffic import PASS_TENSORS
 from softmax_teaching.tutorial_trace import VARIANTS
@@ -72,6 +72,7 @@ def families() -> dict[str, tuple[set[str], bool]]:
         "cache_name_*": ({f"cache_name_{k}" for k in CACHE_KINDS}, True),
         "shape_kind_*": ({f"shape_kind_{k}" for k in models.KINDS}, True),
         "cache_full_*": ({f"cache_full_{k}" for k in CACHE_KINDS}, True),
+        "chapter_stages_*": ({f"chapter_stages_{g}" for g in STAGE_GROWTH}, True),
         "yk_box_*": ({f"yk_box_{b}" for b in your_kernel.BOXES}, True),
         "yk_problem_*": ({f"yk_problem_{c}" for c in your_kernel.BOX_PROBLEMS}, True),
     }
