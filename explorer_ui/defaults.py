@@ -18,9 +18,8 @@ SHORT_BLOCKS = tuple(2 ** k for k in range(0, 5))
 # The GPU page's largest N: the longest row a teacher can ask about (the pre-warm compiles it for every GPU).
 GPU_PAGE_MAX_N = 262_144
 
-# The row-schedule page starts on the chapter's RTX 4060 Ti (when this machine has no GPU), with rows long
-# enough that only a few programs fit on an SM.
-SCHEDULE_GPU = "rtx4060ti"
+# The row-schedule page starts with rows long enough that only a few programs fit on an SM (on the lesson's
+# GPU, as every page: explorer_ui.layout.lesson_gpu_key).
 SCHEDULE_N = 16384
 
 # The long-rows pages' path map (and the tiled path's L2 chart): the chapter's 781 and powers of two up to 1M

@@ -159,7 +159,7 @@ def device_banner() -> None:
         st.success(t("banner_gpu", name=live.name, sms=live.multiprocessor_count, regs=live.max_num_regs,
                      smem=live.max_shared_mem, warp=live.warp_size), icon="🟢")
     else:
-        st.info(t("banner_cpu", gpu=sc.default_gpu().name), icon="💻")
+        st.info(t("banner_cpu", gpu=data.gpu_by_key(lesson_gpu_key()).name), icon="💻")
 
 
 def intro(page: str, title: str | None = None, lead: str | None = None) -> None:
@@ -241,15 +241,48 @@ def working(kind: str, what: str):
     record_wait(kind, time.perf_counter() - start)
 
 
-def gpu_choice(state: urlstate.PageState, where, label: str, *, cache_model: bool = False) -> tuple[str, sc.GpuSpec]:
-    """The page's GPU: a catalog (or live) GPU chosen in `where`, kept in the URL as `gpu`, labelled by
-    name, with vendor_notes under it. Returns the key (what the cached plans take) and its GpuSpec.
+# The lesson's GPU: one for every page of a session. The first page that declares a GPU takes it from its link
+# (?gpu=) or the one default (data.default_gpu_key: this machine's GPU, else the catalog's H200); a choice on
+# any page is carried to every other, and each page writes it back into its own link.
+LESSON_GPU = "lesson_gpu"
+
+
+def lesson_gpu_key() -> str:
+    """The GPU the lesson is on now (a page without a GPU picker of its own, e.g. the padding chain, uses it)."""
+    keys = data.gpu_keys()
+    chosen = st.session_state.get(LESSON_GPU)
+    if chosen in keys:
+        return chosen
+    raw = urlstate.url_value("gpu")
+    return raw if raw in keys else data.default_gpu_key()
+
+
+def _carry_gpu(key: str) -> None:
+    st.session_state[LESSON_GPU] = st.session_state[key]
+
+
+def gpu_choice(state: urlstate.PageState, where, label: str, *, cache_model: bool = False,
+               help: str | None = None) -> tuple[str, sc.GpuSpec]:
+    """The page's GPU: the lesson's GPU (LESSON_GPU), chosen in `where`, kept in the URL as `gpu`, labelled
+    by name, with vendor_notes under it. Returns the key (what the cached plans take) and its GpuSpec.
     `cache_model`: the page predicts from the size of the last cache before DRAM (say which cache that is)."""
-    key = state.choice_key("gpu", data.default_gpu_key(), data.gpu_keys(), label=data.gpu_labeler())
-    gpu_key = where.selectbox(label, data.gpu_keys(), key=key, format_func=data.gpu_labeler())
+    key = gpu_key_declared(state)
+    gpu_key = where.selectbox(label, data.gpu_keys(), key=key, format_func=data.gpu_labeler(),
+                              on_change=_carry_gpu, args=(key,), help=help)
     gpu = data.gpu_by_key(gpu_key)
     vendor_notes(gpu, where, cache_model=cache_model)
     return gpu_key, gpu
+
+
+def gpu_key_declared(state: urlstate.PageState) -> str:
+    """Declare the page's `gpu` input, set to the lesson's GPU (the first page of a session reads its link)."""
+    keys = data.gpu_keys()
+    key = state.choice_key("gpu", lesson_gpu_key(), keys, label=data.gpu_labeler())
+    if st.session_state.get(LESSON_GPU) in keys:
+        st.session_state[key] = st.session_state[LESSON_GPU]
+    else:
+        st.session_state[LESSON_GPU] = st.session_state[key]
+    return key
 
 
 def vendor_notes(gpu: sc.GpuSpec, where=st, *, cache_model: bool = False) -> None:

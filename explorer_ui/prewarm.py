@@ -237,7 +237,7 @@ def work_items(defaults_only: bool = False) -> list[tuple[str, object]]:
     M, N = defaults.CHAPTER_M, defaults.CHAPTER_N
     live = sc.current_gpu(0)
     home = sc.default_gpu()
-    schedule_gpu = live or sc.catalog_gpu(defaults.SCHEDULE_GPU)
+    schedule_gpu = home
 
     def plan(n_cols: int, gpu):
         return lambda: sc.plan_launch(M, n_cols, dtype, gpu)

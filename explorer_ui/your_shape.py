@@ -139,8 +139,11 @@ def show() -> None:
     live = data.live_gpu()
     if live is None:
         keys = data.gpu_keys()
-        gpu_key = st.selectbox(t("shape_gpu"), keys, index=keys.index(data.default_gpu_key()), key="shape_gpu",
-                               format_func=data.gpu_labeler())
+        from .layout import LESSON_GPU, lesson_gpu_key
+
+        st.session_state["shape_gpu"] = lesson_gpu_key()      # the lesson's GPU (a change here is carried on)
+        gpu_key = st.selectbox(t("shape_gpu"), keys, key="shape_gpu", format_func=data.gpu_labeler(),
+                               on_change=lambda: st.session_state.__setitem__(LESSON_GPU, st.session_state["shape_gpu"]))
     else:
         gpu_key = live.key
     try:

@@ -39,7 +39,7 @@ with c1:
 with c2:
     zoom = st.toggle(t("padding_zoom"), key=kzoom, help=t("padding_zoom_help"))
 
-gpu_key = data.default_gpu_key()
+gpu_key = layout.lesson_gpu_key()
 try:
     with layout.working("trace", t("acc_wait_trace", rows=n_rows, N=N)):
         trace = data.trace(n_rows, N, num_programs=None, num_stages=None, dtype=defaults.DTYPE, variant=variant,

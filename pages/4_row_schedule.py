@@ -27,8 +27,7 @@ state = PageState("schedule")
 layout.intro("schedule")
 state.show_notes()
 
-live = data.live_gpu()
-kgpu = state.choice_key("gpu", live.key if live else defaults.SCHEDULE_GPU, data.gpu_keys(), label=data.gpu_labeler())
+kgpu = layout.gpu_key_declared(state)
 kN = state.int_key("N", defaults.SCHEDULE_N, 1, MAX_TRACE_BLOCK)
 # Default rows: half again as many as the wrapper's grid for a matrix with rows to spare, so the strided walk
 # and its uneven tail show.
@@ -39,9 +38,7 @@ except Exception:
 rows_default = min(MAX_ROWS, max(1, slots * 3 // 2))
 krows, rows_kept = state.derived_int_key("rows", rows_default, 1, MAX_ROWS)
 c1, c2, c3 = st.columns(3)
-gpu_key = c1.selectbox(t("gpu_choice"), data.gpu_keys(), key=kgpu, format_func=data.gpu_labeler(),
-                       help=None if live else t("schedule_gpu_help", gpu=sc.catalog_gpu(defaults.SCHEDULE_GPU).name))
-layout.vendor_notes(data.gpu_by_key(gpu_key), c1)
+gpu_key, _ = layout.gpu_choice(state, c1, t("gpu_choice"), help=t("schedule_gpu_help"))
 N = int(c2.number_input(t("cols_N"), 1, MAX_TRACE_BLOCK, step=1, key=kN, help=t("schedule_N_help")))
 n_rows = c3.slider(t("schedule_rows"), 1, MAX_ROWS, key=krows)
 if rows_kept:
