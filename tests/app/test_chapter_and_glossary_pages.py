@@ -7,7 +7,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import softmax_core as sc
-from explorer_ui import glossary
+from explorer_ui import data, glossary
 from softmax_core.plans.tutorial import TUTORIAL_NUM_WARPS
 from explorer_ui.i18n import LOCALES_DIR, TEXT, text_in
 from tests.support import apptest
@@ -33,7 +33,7 @@ def test_glossary_lists_every_term_with_its_figure(lang):
     h200 = sc.catalog_gpu("h200")
     body = "\n".join(m.value for m in at.markdown)
     assert f"{h200.multiprocessor_count}" in body and f"{h200.max_num_regs:,}" in body
-    plan = sc.plan_launch(4096, 781, gpu=h200)
+    plan = data.launch_plan(4096, 781, "float32", "h200")        # the H200's own compile (its device record)
     assert f"grid = {plan.grid}" in body
 
 
