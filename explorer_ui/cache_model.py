@@ -59,3 +59,34 @@ def cache_size(gpu) -> str:
     """The cache's size as the vendor quotes it, in MiB ("60 MiB"), or "—"."""
     found = last_cache(gpu)
     return f"{found.mib:,g} MiB" if found else "—"
+
+
+# What the measurements on one side of the cache crossing say about the two predictions (each row judged by its
+# own figures): all nearer the cache's, all nearer the DRAM count, all above both, all below both, or mixed.
+SIDE_READINGS = ("near_cache", "near_dram", "above_both", "below_both", "mixed")
+
+
+def row_reading(measured: float, predicted: float, predicted_cache: float) -> str:
+    """One N's measured speedup against the DRAM count and the cache prediction."""
+    if measured > max(predicted, predicted_cache):
+        return "above_both"
+    if measured < min(predicted, predicted_cache):
+        return "below_both"
+    return "near_dram" if abs(measured - predicted) <= abs(measured - predicted_cache) else "near_cache"
+
+
+def side_readings(table, cross_n: float) -> list[dict]:
+    """For each side of the crossing that has measurements (N below it, then above it): the N range, the
+    measured range, each prediction's range, and the reading every row agrees on ("mixed" if they differ).
+    `table`: explorer_ui.data.speedup_table's columns N, measured, predicted, predicted_l2."""
+    out = []
+    for side, rows in (("below", table[table["N"] < cross_n]), ("above", table[table["N"] >= cross_n])):
+        if rows.empty:
+            continue
+        readings = {row_reading(m, p, c) for m, p, c in zip(rows["measured"], rows["predicted"], rows["predicted_l2"])}
+        out.append({"side": side, "reading": readings.pop() if len(readings) == 1 else "mixed",
+                    "n_lo": int(rows["N"].min()), "n_hi": int(rows["N"].max()),
+                    "lo": float(rows["measured"].min()), "hi": float(rows["measured"].max()),
+                    "dram_lo": float(rows["predicted"].min()), "dram_hi": float(rows["predicted"].max()),
+                    "cache_lo": float(rows["predicted_l2"].min()), "cache_hi": float(rows["predicted_l2"].max())})
+    return out

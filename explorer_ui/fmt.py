@@ -82,3 +82,23 @@ def table(frame: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
                            f"{int(v):,}" if float(v).is_integer() and abs(v) >= 1000 else f"{v:,.{digits}f}"
                            for v in series]
     return out
+
+
+def ratio_range(lo: float, hi: float, digits: int = 2) -> str:
+    """A range of ratios as shown: "2.97–3.86×", or one figure when both ends print the same ("2.00×")."""
+    a, b = f"{lo:.{digits}f}", f"{hi:.{digits}f}"
+    return f"{a}×" if a == b else f"{a}–{b}×"
+
+
+def product_shown(ratio: float, fused: float, naive: float, result: float, ratio_digits: int = 3,
+                  result_digits: int = 2) -> tuple[str, str, bool]:
+    """`ratio × fused ÷ naive = result` written so that the figures shown give the result shown: the two
+    percentages get the fewest decimals (0-3) for which they do. Returns (fused, naive, exact): exact is False
+    when no such number of decimals exists (then the sentence says "≈")."""
+    want = f"{result:.{result_digits}f}"
+    shown_ratio = round(ratio, ratio_digits)
+    for d in range(4):
+        f, n = round(fused * 100, d), round(naive * 100, d)
+        if n and f"{shown_ratio * f / n:.{result_digits}f}" == want:
+            return f"{f:.{d}f}%", f"{n:.{d}f}%", True
+    return f"{fused:.1%}", f"{naive:.1%}", False

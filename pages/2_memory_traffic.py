@@ -93,6 +93,10 @@ with right:
     if measured_here and measured_here["exact"]:
         b.metric(t("memory_measured"), f"{measured_here['speedup']:.2f}×",
                  help=t("memory_measured_help", **measured_here))
+        if "fused_eff" in measured_here:
+            fused, naive, exact = fmt.product_shown(measured_here["byte_ratio"], measured_here["fused_eff"],
+                                                    measured_here["naive_eff"], measured_here["speedup"])
+            measured_here = {**measured_here, "fused": fused, "naive": naive, "equals": "=" if exact else "≈"}
         st.caption(sentences(t("memory_measured_parts", **measured_here) if "fused_eff" in measured_here else
                              t("memory_measured_caption", **measured_here), layout.spread_sentence(measured_here)))
     elif measured_here:     # never borrow another shape's figure: say what was measured, and where
@@ -162,6 +166,12 @@ if table is not None:
         if cross_n is not None:
             st.markdown(t("acc_crossing_text", M=run_M, gpu=run_gpu.name, l2=cache_model.cache_size(run_gpu),
                           cross=cross_n, **run_cache))
+            for side in cache_model.side_readings(table, cross_n):     # each judged by its own rows' figures
+                ranges = dict(measured=fmt.ratio_range(side["lo"], side["hi"]),
+                              cache_pred=fmt.ratio_range(side["cache_lo"], side["cache_hi"]),
+                              dram_pred=fmt.ratio_range(side["dram_lo"], side["dram_hi"]))
+                st.markdown("- " + t(f"acc_reading_{side['reading']}", where=t(f"acc_side_{side['side']}", **side,
+                                                                              **ranges), **ranges, **run_cache))
     shown = table[["N", "M", "predicted", "predicted_l2", "measured", "lo", "hi"]].copy()
     shown["verdict"] = spread["verdict"]
     st.dataframe(fmt.table(shown).rename(columns={

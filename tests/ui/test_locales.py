@@ -14,7 +14,7 @@ import pytest
 import softmax_core as sc
 import softmax_bench as bench
 from softmax_bench import models, trust
-from explorer_ui import (glossary, gpu_figures, i18n, layout, long_row_frames, padding, pages_registry, quiz,
+from explorer_ui import (cache_model, glossary, gpu_figures, i18n, layout, long_row_frames, padding, pages_registry, quiz,
                          recorded_text, row_schedule, your_kernel)
 from softmax_core.hardware.gpu import CACHE_KINDS
 from softmax_teaching.chapter_notes import STAGE_GROWTH, STRIDE_VIEWS
@@ -73,6 +73,8 @@ def families() -> dict[str, tuple[set[str], bool]]:
         "shape_kind_*": ({f"shape_kind_{k}" for k in models.KINDS}, True),
         "cache_full_*": ({f"cache_full_{k}" for k in CACHE_KINDS}, True),
         "chapter_stages_*": ({f"chapter_stages_{g}" for g in STAGE_GROWTH}, True),
+        "acc_reading_*": ({f"acc_reading_{r}" for r in cache_model.SIDE_READINGS}, True),
+        "acc_side_*": ({"acc_side_below", "acc_side_above"}, True),
         "yk_box_*": ({f"yk_box_{b}" for b in your_kernel.BOXES}, True),
         "yk_problem_*": ({f"yk_problem_{c}" for c in your_kernel.BOX_PROBLEMS}, True),
     }
