@@ -1,5 +1,5 @@
 """Compile results recorded on a real GPU with the toolchain of its recorded benchmark runs (the H200, triton
-3.6: assets/device_compiles/, written by `python -m bench_tools.record.device_compiles`), read back for the
+3.6: assets/device_compiles/, written by `python -m explorer_ui.record_compiles`), read back for the
 pages. The pages compile offline with the local triton, whose ptxas may allocate registers otherwise (the
 tutorial kernel at N = 781 on sm_90: 48 registers with triton 3.6 on the H200, 40 with triton 3.9 here); for
 the GPU the record was made on, the pages state the record's figures, each with the toolchain that produced

@@ -15,7 +15,7 @@ H200 = sc.catalog_gpu("h200")
 def test_the_record_says_where_when_and_how_it_was_made():
     rec = device_compiles.record("h200")
     assert rec.gpu_name == "NVIDIA H200" and rec.toolchain.startswith("triton 3.6")
-    assert rec.command.startswith("python -m bench_tools.record.device_compiles") and rec.date[:4] == "2026"
+    assert rec.command.startswith("python -m explorer_ui.record_compiles") and rec.date[:4] == "2026"
     assert rec.label in {r.toolchain for r in rec.results.values()}
     assert device_compiles.record("t4") is None
 

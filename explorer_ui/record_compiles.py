@@ -3,7 +3,7 @@ the registers, spills and shared memory its driver reports.
 
 Run on the GPU of the recorded benchmarks (the project's H200, triton 3.6):
 
-    python -m bench_tools.record.device_compiles --out assets/device_compiles
+    python -m explorer_ui.record_compiles --out assets/device_compiles
 
 The pages compile offline with the local triton, whose ptxas may allocate registers otherwise than the one
 the recorded runs used (the tutorial kernel at N = 781 on sm_90: 40 registers with triton 3.9, 48 with 3.6).
@@ -12,7 +12,8 @@ This run compiles, loads and asks the driver for:
    it, num_stages 1-4 and every dtype the pages offer;
 2. every compile the pages themselves make for this GPU's architecture at their defaults and after a click
    (explorer_ui.prewarm.work_items: the tuned plans, the chapter notes' tables, the long-rows path map).
-Each result is keyed by `compile.job_identity` (the job, toolchain left out), so a page asking for the same
+It lives with the pages because it compiles what they ask for (explorer_ui.prewarm's work items, which the
+shipped compile seed is also made of). Each result is keyed by `compile.job_identity` (the job, toolchain left out), so a page asking for the same
 kernel finds it. It writes <gpu>-compiles.json: provenance (GPU, versions, date, command) and the results.
 """
 from __future__ import annotations
@@ -133,7 +134,7 @@ def main() -> None:
         "toolchain": kc.toolchain(tuple(gpu.compile_target)),
         "offline_smoke_test": args.offline,
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "command": " ".join(["python", "-m", "bench_tools.record.device_compiles", *sys.argv[1:]]),
+        "command": " ".join(["python", "-m", "explorer_ui.record_compiles", *sys.argv[1:]]),
     }
     items = prewarm.work_items(defaults_only=True)
     tasks = [("item", i) for i in range(len(items))]
