@@ -155,11 +155,15 @@ def show() -> None:
     for sentence in plan_text(plan):
         st.markdown(sentence)
     gpu = plan.gpu
+    from .layout import vendor_notes
+
+    vendor_notes(gpu, cache_model=True)     # AMD: the plan's "L2" is the Infinity Cache every CU shares
     if plan.floor_us is not None:
         st.markdown(t("shape_floor", gpu=gpu.name, bytes=fmt.fmt_bytes(plan.bytes_moved),
                       bandwidth=gpu.memory_bandwidth_gbps, us=plan.floor_us))
     near = models.nearest_recorded(recorded_models_runs(str(data.recorded_dir() / "models")), dtype, plan.route == "any_dim",
-                                   plan.bytes_moved / 1e6, direction, (shape, plan.dim, transposed))
+                                   plan.bytes_moved / 1e6, direction, (shape, plan.dim, transposed),
+                                   reduce_len=plan.layout.n_reduce)
     if near is not None:
         r = near.row
         figures = dict(kind=kind_text(r["kind"]), shape=r["shape"].replace("x", " × "), dtype=r["dtype"],

@@ -86,7 +86,7 @@ def ceiling_sentence(run, direction: str) -> str:
     passed = [(data.provider_label(r["provider"]), int(r["N"]), float(r["gbps"]) / copy_at[int(r["N"])])
               for r in part[part["provider"] != "copy"].to_dict("records")
               if int(r["N"]) in copy_at and float(r["gbps"]) > copy_at[int(r["N"])]]
-    beaten = (t("bench_ceiling_passed", which=", ".join(f"{name} {x:.2f}× at N = {n:,}" for name, n, x in passed[:4]))
+    beaten = (t("bench_ceiling_passed", which=t("occupancy_list_separator").join(t("bench_at_n", what=f"{name} {x:.2f}×", n=n) for name, n, x in passed[:4]))
               if passed else t("bench_ceiling_not_passed"))
     if ceiling.far_gbps is None:
         return sentences(t("bench_ceiling_no_far", gpu=gpu.name, spec=f"{ceiling.spec_gbps or 0:,.0f}",
@@ -131,7 +131,7 @@ def show_run(run, prefix: str, eager_run=None) -> None:
             st.caption(t("acc_bench_unsteady", n=unsteady, limit=trust.SPREAD_LIMIT))
         if dipped:
             st.caption(t("bench_dips", n=len(dipped), dip=bench_reading.DIP,
-                         which=", ".join(f"{data.provider_label(p)} at N = {n:,}" for p, n in dipped)))
+                         which=t("occupancy_list_separator").join(t("bench_at_n", what=data.provider_label(p), n=n) for p, n in dipped)))
         if slow_roof:
             worst = min(slow_roof, key=lambda n: slow_roof[n][0] / slow_roof[n][1])     # the largest shortfall
             st.caption(t("bench_graph_slow_roofline", sizes=", ".join(f"{n:,}" for n in slow_roof), n=f"{worst:,}",

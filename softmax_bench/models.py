@@ -293,9 +293,10 @@ def is_recorded_case(row: dict, shape: Sequence[int], dtype: str, dim: int, tran
 
 
 def nearest_recorded(runs: Sequence[BenchmarkRun], dtype: str, strided_dim: bool, megabytes: float,
-                     direction: str, case: tuple | None = None) -> NearestRecord | None:
+                     direction: str, case: tuple | None = None, reduce_len: int | None = None) -> NearestRecord | None:
     """The recorded case most like a shape: the same direction; then the same dtype, the same kind of layout
-    (softmax over a strided dim or the contiguous one), and the nearest bytes moved (by ratio), in that order.
+    (softmax over a strided dim or the contiguous one), the same length of the softmax dim (`reduce_len`: the
+    plan's kernel and tile follow it), and the nearest bytes moved (by ratio), in that order.
     `case` (shape, dim, transposed) tells whether the nearest one is the very case asked about."""
     s = summary(runs)
     if s.empty:
@@ -307,7 +308,12 @@ def nearest_recorded(runs: Sequence[BenchmarkRun], dtype: str, strided_dim: bool
     def strided(r):
         return r["layout"] == "transposed" or r["dim"] not in (-1, len(str(r["shape"]).split("x")) - 1)
 
+    def length(r):
+        dims = [int(d) for d in str(r["shape"]).split("x")]
+        return dims[int(r["dim"])] if -len(dims) <= int(r["dim"]) < len(dims) else None
+
     best = min(rows, key=lambda r: (r["dtype"] != dtype, strided(r) != strided_dim,
+                                    reduce_len is not None and length(r) != reduce_len,
                                     abs(math.log(max(r["MB"], 1e-9) / max(megabytes, 1e-9)))))
     run = runs[-1]
     same = case is not None and is_recorded_case(best, case[0], dtype, case[1], case[2])

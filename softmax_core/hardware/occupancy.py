@@ -172,6 +172,7 @@ def occupancy(gpu: GpuSpec, n_regs: int, shared_bytes: int, num_warps: int, n_ro
                     by_registers=by_registers, max_warps_per_sm=gpu.max_warps_per_sm, by_warp_slots=by_warp_slots,
                     by_block_slots=by_block_slots, by_shared=by_shared, shared_mem_per_sm=gpu.shared_mem_per_sm,
                     shared_bytes=shared_bytes, reserved_shared_per_block=gpu.reserved_shared_per_block,
+                    shared_alloc_unit=gpu.shared_alloc_unit, shared_per_program=shared_per_program,
                     programs_per_sm=programs_per_sm)
 
     chapter_reg, chapter_sram, chapter_per_sm = chapter_occupancy(gpu, n_regs, shared_bytes, num_warps)

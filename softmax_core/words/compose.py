@@ -61,7 +61,10 @@ def occupancy_rule(code, v: dict, lang: str) -> dict:
             "bank": piece("hardware_pieces", f"bank_{vendor}", lang),
             "block_part": "" if v["by_block_slots"] is None else piece("hardware_pieces", "block_slots", lang, **v),
             "shared_part": (piece("hardware_pieces", "no_shared", lang) if v["by_shared"] is None
-                            else piece("hardware_pieces", "shared", lang, **v))}
+                            # the rounding to the allocation unit is written out where it changes the bytes
+                            else piece("hardware_pieces", "shared", lang, **v) if v.get("shared_per_program") in
+                            (None, v["shared_bytes"] + v["reserved_shared_per_block"])
+                            else piece("hardware_pieces", "shared_rounded", lang, **v))}
 
 
 def timer(code, v: dict, lang: str) -> dict:
