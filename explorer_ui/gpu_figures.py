@@ -55,6 +55,21 @@ def formula_limits(plan) -> tuple[Limiter, ...]:
 FORMULA_FOCUS = {Limiter.REGISTERS: "reg_occupancy = gpu.max_num_regs", Limiter.SHARED_MEMORY: "sram_occupancy = gpu.max_shared_mem"}
 
 
+def numbered_sources(citations: list) -> tuple[list[str], list[str]]:
+    """Each row's source as a note number ("[1]", or "—" for none) and the distinct citations in order of first
+    use: a table cites each source once, below it, instead of repeating it on every row it covers."""
+    order: list[str] = []
+    marks = []
+    for c in citations:
+        if not c:
+            marks.append("—")
+            continue
+        if c not in order:
+            order.append(c)
+        marks.append(f"[{order.index(c) + 1}]")
+    return marks, order
+
+
 def register_curve(gpu: GpuSpec, shared_bytes: int, num_warps: int, regs: range) -> list[dict]:
     """Programs per SM for each register count in `regs`, per limit: rows of (x, programs, limit) with limit
     "registers", "shared memory" (only when the kernel uses shared memory) and "programs" (the smaller) by the

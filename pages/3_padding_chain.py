@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explorer_ui import charts, code, data, defaults, fmt, layout, padding, quiz, slides
+from explorer_ui import charts, code, data, defaults, fmt, layout, padding, present, quiz, slides
 from explorer_ui.i18n import bound, has, sentences, t
 from explorer_ui.padding import FRAMES, LANE_STATES, MEMORY_STATES
 from explorer_ui.player import player
@@ -17,6 +17,8 @@ COLORS = (charts.PALETTE["blue"], "#59627a", charts.PALETTE["light"], charts.PAL
           charts.PALETTE["red"], charts.PALETTE["green"], "#eceff4", charts.PALETTE["purple"])
 MEMORY_COLORS = (charts.PALETTE["green"], charts.PALETTE["yellow"], charts.PALETTE["red"],
                  charts.PALETTE["purple"], "#eceff4")
+
+PRESENT_CODE_CONTEXT = 4     # lines shown around the step's own lines in presentation mode
 
 layout.setup_page("padding")
 state = PageState("padding")
@@ -115,8 +117,10 @@ def render(step: int) -> None:
             anchors = anchors + ("store_masked",)
         # the code as this launch ran it: its own PAD_VALUE and STORE_MASKED written in
         flags = launch_flags(variant)
+        # on a projector only the lines of this step and a few around them, so they stay above the 720-px fold
         code.kernel_panel(*anchors, flags=flags, caption=t("padding_code_as_launched", pad=code.constexpr_text(
-            flags["PAD_VALUE"]), masked=code.constexpr_text(flags["STORE_MASKED"])))
+            flags["PAD_VALUE"]), masked=code.constexpr_text(flags["STORE_MASKED"])),
+            context=PRESENT_CODE_CONTEXT if present.is_on() else None)
         edge = [c for c in range(max(0, N - 3), min(B, N + 3))]
         near = pd.DataFrame({t("padding_lane"): edge,
                              t("padding_in_row"): ["✓" if c < N else "✗" for c in edge],

@@ -49,11 +49,14 @@ FIGURES = gpu_figures.gpu_figures(gpu, t("gpu_cc"))
 left, right = st.columns([1, 1])
 with left:
     st.subheader(t("gpu_props_title"))
+    marks, cited = gpu_figures.numbered_sources([recorded_text.source_text(gpu.source[k]) if k in gpu.source
+                                                 else None for k, _ in FIGURES])
     props = pd.DataFrame({t("gpu_col_figure"): [t(f"gpu_fig_{k}") for k, _ in FIGURES],
-                          t("gpu_col_value"): [v for _, v in FIGURES],
-                          t("gpu_col_source"): [recorded_text.source_text(gpu.source[k]) if k in gpu.source else "—"
-                                                   for k, _ in FIGURES]})
+                          t("gpu_col_value"): [v for _, v in FIGURES], t("gpu_col_source"): marks})
     layout.show_table(props)
+    with st.expander(t("gpu_sources_title", n=len(cited))):
+        for i, citation in enumerate(cited, 1):
+            st.caption(f"[{i}] {citation}")
     if gpu.vendor == "amd":
         st.caption(t("gpu_amd_note", warp=gpu.warp_size))
 with right:
@@ -101,17 +104,18 @@ else:
 
 # -- the tutorial's arithmetic, with this plan's numbers, beside the code that does it ----------------------
 st.subheader(t("gpu_formula_title"))
+# the arithmetic at the page's full width: a line of it never wraps mid-expression
+sram = (f"{gpu.max_shared_mem} // {plan.shared_bytes} = {plan.sram_occupancy}" if plan.sram_occupancy is not None
+        else t("gpu_no_shared"))
+reg_line = (f"{gpu.max_num_regs} // ({plan.n_regs} × {gpu.warp_size} × {plan.num_warps}) = "
+            f"{plan.reg_occupancy}")
+st.code(f"reg_occupancy   = {reg_line}\n"
+        f"sram_occupancy  = {sram}\n"
+        f"programs_per_sm = {plan.programs_per_sm}\n"
+        f"num_programs    = min({gpu.multiprocessor_count} × {plan.programs_per_sm}, {M}) = {plan.num_programs}",
+        language=None)
 left, right = st.columns([2, 3])
 with left:
-    sram = (f"{gpu.max_shared_mem} // {plan.shared_bytes} = {plan.sram_occupancy}" if plan.sram_occupancy is not None
-            else t("gpu_no_shared"))
-    reg_line = (f"{gpu.max_num_regs} // ({plan.n_regs} × {gpu.warp_size} × {plan.num_warps}) = "
-                f"{plan.reg_occupancy}")
-    st.code(f"reg_occupancy   = {reg_line}\n"
-            f"sram_occupancy  = {sram}\n"
-            f"programs_per_sm = {plan.programs_per_sm}\n"
-            f"num_programs    = min({gpu.multiprocessor_count} × {plan.programs_per_sm}, {M}) = {plan.num_programs}",
-            language=None, wrap_lines=True)
     st.markdown(t("gpu_formula_text"))
     code.kernel_panel("block_size", "num_stages", "range", "load", caption=t("kernel_caption"), context=1)
 with right:
