@@ -46,10 +46,16 @@ import torch
 assert "TRITON_INTERPRET" not in os.environ
 x = torch.randn(512, 781)
 torch.testing.assert_close(sc.softmax(x), torch.softmax(x, -1))
-start = time.perf_counter()
-for _ in range(20):
-    sc.softmax(x)
-per_call = (time.perf_counter() - start) / 20
+def best(f, rounds=7, calls=10):
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for _ in range(calls):
+            f(x)
+        times.append((time.perf_counter() - start) / calls)
+    return min(times)
+ours, theirs = best(sc.softmax), best(lambda t: torch.softmax(t, -1))
+per_call_like_torch = ours <= 2 * theirs + 1e-3     # torch's speed, not the interpreter's (about a second)
 after = {name: id(value) for name, value in vars(tl).items() if isinstance(value, JITFunction)}
 assert "TRITON_INTERPRET" not in os.environ
 assert before == after and before, "triton.language was rebound"
@@ -58,7 +64,7 @@ try:
     raise SystemExit("use_interpreter after the kernels were defined did not refuse")
 except sc.runtime.InterpreterChosenTooLate:
     pass
-print("inert", per_call < 0.05, sc.runtime.INTERPRETED)
+print("inert", per_call_like_torch, sc.runtime.INTERPRETED)
 """
 
 

@@ -21,7 +21,7 @@ PATH = re.compile(r"(?<![\w./~$@:<{-])((?:\.?[A-Za-z_][\w.-]*/)+[\w.*-]*)")
 DEFINED_IN = re.compile(r"([\w/]+\.py)(?:'s |:)(?:`([A-Za-z_]\w*)`|([A-Za-z_]\w*_\w*|[A-Za-z_]\w*(?=\()))")
 # paths that are made when the code runs (a cache, a build, a run's output), not kept in the tree
 MADE_AT_RUN_TIME = ("dist/", "build/", "wheelhouse/", "explorer_ui/app/", "softmax_core/data/assets/", ".venv/",
-                    "tests/browser/screenshots/", ".gl/", ".whl/")
+                    "tests/browser/screenshots/", "test-artifacts/", ".gl/", ".whl/")
 
 
 def cited_files() -> list[Path]:
