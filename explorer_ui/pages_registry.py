@@ -66,6 +66,7 @@ DECLARED: tuple[Page, ...] = (
     Page("schedule", "pages/4_row_schedule.py", ":material/format_list_numbered:"),
     Page("gpu", "pages/5_gpu_occupancy.py", ":material/developer_board:"),
     Page("bench", "pages/6_benchmark.py", ":material/speed:"),
+    Page("layouts", "pages/12_layouts.py", ":material/grid_on:"),
     Page("longrows", "pages/7_long_rows.py", ":material/straighten:"),
     Page("sharing", "pages/8_sharing_a_row.py", ":material/call_split:"),
     Page("chapter", "pages/9_chapter_notes.py", ":material/menu_book:"),

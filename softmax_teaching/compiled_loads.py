@@ -21,7 +21,7 @@ from pathlib import Path
 from softmax_core.hardware import runtime
 from softmax_core.hardware.compile import CompileJob, cache_dir, resolve_kernel, toolchain
 
-READER_VERSION = 1
+READER_VERSION = 2
 
 LOAD = re.compile(r"= tt\.load .*: tensor<(?P<shape>[\dx]+)x!tt\.ptr<(?P<elt>\w+)>, (?P<layout>#[\w.]+)> "
                   r"loc\((?P<loc>#loc\d*|\"[^)]*)\)")
@@ -50,7 +50,7 @@ class CompiledLoad:
     element_bytes: int
     layout: str                    # the layout as the TTGIR states it
     width_bytes: int | None        # bytes one load instruction moves per lane (None: no instruction found)
-    instruction: str               # one such instruction, as the assembly writes it
+    instruction: str               # that instruction's opcode, as the assembly writes it
     linked: bool                   # the instructions were found on the load's own source line
 
 
@@ -115,19 +115,22 @@ def asm_sites(assembly: str, source_name: str) -> list[tuple[int, int | None]]:
     return sites
 
 
-def _ptx_width(text: str) -> int | None:
+def _ptx_width(text: str) -> tuple[int, str] | None:
+    """(bytes per lane, the opcode) of a PTX global load (`ld.global.v4.b32` -> 16), None for anything else."""
     found = PTX_LOAD.search(text)
     if not found:
         return None
     parts = found.group(0).split(".")
     vector = next((int(p[1:]) for p in parts if re.fullmatch(r"v\d+", p)), 1)
     bits = next((int(p[1:]) for p in reversed(parts) if re.fullmatch(r"[bsuf]\d+", p)), None)
-    return vector * bits // 8 if bits else None
+    return (vector * bits // 8, found.group(0)) if bits else None
 
 
-def _amd_width(text: str) -> int | None:
+def _amd_width(text: str) -> tuple[int, str] | None:
+    """(bytes per lane, the opcode) of an AMDGCN global or buffer load (`buffer_load_dwordx4` -> 16)."""
     found = AMD_LOAD.search(text)
-    return AMD_WIDTH.get(found.group(1)) if found else None
+    width = AMD_WIDTH.get(found.group(1)) if found else None
+    return (width, found.group(0)) if width else None
 
 
 def read_loads(ttgir: str, assembly: str, kind: str, source_name: str) -> list[CompiledLoad]:
@@ -148,10 +151,10 @@ def read_loads(ttgir: str, assembly: str, kind: str, source_name: str) -> list[C
     by_site: dict[tuple, list[tuple[int, str]]] = {}
     elsewhere: list[tuple[int, str]] = []
     for site, text in zip(asm_sites(assembly, source_name), assembly.splitlines()):
-        width = width_of(text) if not text.lstrip().startswith((".", ";", "//")) else None
-        if width is None:
+        found = width_of(text) if not text.lstrip().startswith((".", ";", "//")) else None
+        if found is None:
             continue
-        (by_site.setdefault(site, []) if site in keys else elsewhere).append((width, text.strip()))
+        (by_site.setdefault(site, []) if site in keys else elsewhere).append(found)
     loads = []
     for chain, shape, elt, layout in found_loads:
         key = (chain[0] if chain else 0, chain[1] if len(chain) > 1 else None)

@@ -1,0 +1,194 @@
+"""The "Layouts and memory transactions" page's logic: presets, the cached traces, one request's lanes as a
+table, the recorded ratio to copy for a layout's class, and the ncu comparison. Pure functions beside the
+cached calls; the page draws what they return."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from softmax_core.hardware import dtypes
+from softmax_teaching import transactions as tx
+from softmax_teaching.layout_trace import KernelTrace, kernel_trace
+from softmax_teaching.load_record import VIEWS, Case, case_strides, planner_view
+from softmax_teaching.ncu_record import NcuRecord, read_record
+
+DTYPES = ("float32", "bfloat16", "float16", "float64")
+MAX_ELEMENTS = 2 ** 31          # the tensor is allocated (not filled): keep it within what a laptop can map
+MAX_STEPS = 64                  # requests the animation steps through (the counts cover them all)
+# The presets: the layouts Nsight Compute counted on the H200 (bench_tools.record.layout_sectors), by name.
+PRESETS = {
+    "rows_fp32": Case((4096, 1024), "float32", 1, "contiguous"),
+    "transposed_fp32": Case((4096, 1024), "float32", 1, "transposed"),
+    "nchw_dim1_fp32": Case((64, 1000, 49), "float32", 1, "contiguous"),
+    "padded_fp32": Case((4096, 1000), "float32", 1, "padded"),
+    "offset_fp32": Case((4096, 1000), "float32", 1, "offset"),
+}
+# Which models-sweep case stands for a layout class until a sweep by class is recorded.
+CLASS_CASES = {"transposed": "transposed-last", "strided": "channel-dim1"}
+
+
+def layout_class(case: Case, family: str, n_inner: int) -> str:
+    """"rows" (the softmax dim is the contiguous one), "transposed" (a transposed view's last dim) or
+    "strided" (a strided dim with a contiguous inner run: dim=1 of N, C, H, W)."""
+    if family != "any_dim":
+        return "rows"
+    return "transposed" if case.view == "transposed" and case.dim == len(case.shape) - 1 else "strided"
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def trace(case: Case, kernel: str, target: tuple) -> KernelTrace:
+    """One program's loads of `kernel` for the case, on `target`'s lanes (cached: a warm page is instant)."""
+    return kernel_trace(case, kernel, target)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def planned(case: Case, gpu) -> object:
+    return planner_view(case.shape, case_strides(case).strides, case.dim, case.dtype, gpu, case.direction)
+
+
+def first_row(case: Case, limit: int = 16) -> list[int]:
+    """Storage offsets (elements) of the first reduced row's first `limit` elements."""
+    layout = case_strides(case)
+    start = layout.storage_offset
+    step = layout.strides[case.dim]
+    return [start + r * step for r in range(min(limit, case.shape[case.dim]))]
+
+
+def requests_of(kt: KernelTrace) -> list[tuple[int, int]]:
+    """(load index, request index) of every request of the trace, in issue order, at most MAX_STEPS."""
+    out = []
+    for i, load in enumerate(kt.loads):
+        if load.requests is None:
+            continue
+        out += [(i, k) for k in range(load.requests.n_requests)]
+    return out[:MAX_STEPS]
+
+
+LANE_COLUMNS = ["lane", "vector", "address", "sector", "line", "sector_rank", "byte_in_sector"]
+
+
+def lane_frame(kt: KernelTrace | None, load: int = 0, request: int = 0) -> pd.DataFrame:
+    """One request lane by lane: lane, its element's byte address (from the storage's start), the sector and
+    line it falls in, the sector's rank in the request (0 = the lowest address) and the byte within it.
+    No trace: an empty frame of those columns."""
+    if kt is None:
+        return pd.DataFrame({c: pd.Series(dtype="int64") for c in LANE_COLUMNS})
+    addr = kt.loads[load].requests.addresses[request]
+    lanes, vectors = np.nonzero(addr >= 0)
+    a = addr[lanes, vectors].astype(np.int64)
+    frame = pd.DataFrame({"lane": lanes, "vector": vectors, "address": a, "sector": a // tx.SECTOR_BYTES,
+                          "line": a // tx.LINE_BYTES})
+    frame["sector_rank"] = frame.sector.rank(method="dense").astype("int64") - 1
+    frame["byte_in_sector"] = frame.address % tx.SECTOR_BYTES
+    return frame[LANE_COLUMNS]
+
+
+def most_sectors(*traces: KernelTrace) -> int:
+    """The most sectors one request of these traces touches (the picture's fixed height)."""
+    return max([int(l.requests.sectors.max()) for kt in traces for l in kt.loads
+                if l.requests is not None and l.requests.n_requests] or [1])
+
+
+@dataclass(frozen=True)
+class Ratio:
+    case: str                    # the models-sweep case it was read from
+    shape: str
+    dtype: str
+    direction: str
+    median: float
+    low: float                   # copy's p20 over the softmax's p80 (the slowest honest reading)
+    high: float
+    runs: int                    # recorded runs of that case
+    run_low: float               # the medians' range over those runs
+    run_high: float
+
+
+def _nearest_rows_case(frame: pd.DataFrame, n_reduce: int) -> str | None:
+    rows = frame[(frame.layout == "contiguous") & (frame.dim.astype(int) == -1)]
+    if rows.empty:
+        return None
+    distance = (np.log(rows.N.astype(float)) - math.log(max(n_reduce, 1))).abs()
+    return str(rows.loc[distance.idxmin(), "case"])
+
+
+@st.cache_data(show_spinner=False)
+def _models_frames() -> list[pd.DataFrame]:
+    from softmax_bench.models import load_models_runs
+
+    return [run.frame for run in load_models_runs()]
+
+
+def recorded_ratio(klass: str, n_reduce: int, direction: str, frames: list[pd.DataFrame] | None = None) -> Ratio | None:
+    """The tuned softmax's ratio to copy, recorded on the H200 by the models sweep, for the case standing for
+    this layout class (the nearest row length for rows), with its spread: within the latest run (p20-p80) and
+    over every run of that case."""
+    frames = _models_frames() if frames is None else frames
+    if not frames:
+        return None
+    latest = frames[-1]
+    name = CLASS_CASES.get(klass) or _nearest_rows_case(latest, n_reduce)
+    medians = []
+    chosen = None
+    for frame in frames:
+        mine = frame[(frame.case == name) & (frame.direction == direction) & (frame.status == "ok")]
+        tuned, copy = mine[mine.provider == "tuned"], mine[mine.provider == "copy"]
+        if tuned.empty or copy.empty:
+            continue
+        t, c = tuned.iloc[0], copy.iloc[0]
+        medians.append(c.ms_median / t.ms_median)
+        chosen = (t, c)
+    if chosen is None:
+        return None
+    t, c = chosen
+    return Ratio(name, str(t["shape"]), str(t["dtype"]), direction, c.ms_median / t.ms_median,
+                 c.ms_p20 / t.ms_p80, c.ms_p80 / t.ms_p20, len(medians), min(medians), max(medians))
+
+
+@st.cache_data(show_spinner=False)
+def ncu() -> NcuRecord | None:
+    return read_record()
+
+
+def ncu_rows(record: NcuRecord, target: tuple) -> list[dict]:
+    """Each counted launch beside the page's own figure for the same case (program 0, compiled here)."""
+    out = []
+    for launch in record.launches:
+        case = Case(launch.shape, launch.dtype, launch.dim, launch.view)
+        kt = trace(case, launch.kernel, target)
+        out.append({"name": launch.name, "kernel": launch.kernel_name, "page": kt.totals.sectors_per_request,
+                    "ncu": launch.sectors_per_request, "page_used": kt.totals.used_fraction,
+                    "ncu_sectors": launch.sectors, "ncu_requests": launch.requests})
+    return out
+
+
+def check_case(shape_text: str, dtype: str, dim: int, view: str, direction: str) -> Case:
+    """The page's inputs as a case; ValueError with a code (`args[0]`) and figures for bad input."""
+    from softmax_core.plans.shapes import ShapeError, parse_shape
+
+    try:
+        shape = parse_shape(shape_text)
+    except ShapeError as err:
+        raise ValueError(f"shape_{err.code}", err.figures) from None
+    if not -len(shape) <= dim < len(shape):
+        raise ValueError("dim_out_of_range", {"dim": dim, "n": len(shape)})
+    if view == "transposed" and len(shape) < 2:
+        raise ValueError("transposed_needs_two_dims", {})
+    case = Case(shape, dtype, dim % len(shape), view, direction)
+    if case_strides(case).storage_elements * dtypes.element_size(dtype) > MAX_ELEMENTS * 4:
+        raise ValueError("too_big", {"limit": f"{MAX_ELEMENTS * 4 / 1e9:.1f} GB"})
+    return case
+
+
+def target_of(gpu) -> tuple:
+    """The GPUTarget of a catalog card: ("cuda", 90, 32) or ("hip", "gfx942", 64)."""
+    if gpu.vendor == "amd":
+        return ("hip", gpu.arch, gpu.warp_size)
+    major, minor = gpu.compute_capability
+    return ("cuda", major * 10 + minor, gpu.warp_size)
+
+
+VIEW_NAMES = VIEWS
