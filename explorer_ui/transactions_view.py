@@ -13,7 +13,7 @@ import streamlit as st
 from softmax_core.hardware import dtypes
 from softmax_teaching import transactions as tx
 from softmax_teaching.layout_trace import KernelTrace, kernel_trace
-from softmax_teaching.load_record import VIEWS, Case, case_strides, planner_view
+from softmax_teaching.layout_case import VIEWS, Case, case_strides, planner_view
 from softmax_teaching.ncu_record import NcuRecord, read_record
 
 DTYPES = ("float32", "bfloat16", "float16", "float64")
@@ -172,7 +172,9 @@ def check_case(shape_text: str, dtype: str, dim: int, view: str, direction: str)
     try:
         shape = parse_shape(shape_text)
     except ShapeError as err:
-        raise ValueError(f"shape_{err.code}", err.figures) from None
+        # `text` is i18n.t's own first parameter: the figure goes by `value`
+        figures = {("value" if k == "text" else k): v for k, v in err.figures.items()}
+        raise ValueError(f"shape_{err.code}", figures) from None
     if not -len(shape) <= dim < len(shape):
         raise ValueError("dim_out_of_range", {"dim": dim, "n": len(shape)})
     if view == "transposed" and len(shape) < 2:

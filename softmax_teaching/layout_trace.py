@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from softmax_teaching import transactions as tx
 from softmax_teaching.compiled_loads import CompiledLoad, CompiledLoads, compiled_loads
-from softmax_teaching.load_record import Case, RecordedLaunch, RecordedLoad, record
+from softmax_teaching.layout_case import Case
+from softmax_teaching.load_record import RecordedLaunch, RecordedLoad, record
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ def main(out: str) -> None:
     import triton
 
     import softmax_core as sc
-    from softmax_teaching.load_record import Case, make_input, planner_view
+    from softmax_teaching.layout_case import Case, make_input, planner_view
     from softmax_teaching.row_walk import launch_row_walk
     from softmax_core.hardware.gpu import default_gpu
 

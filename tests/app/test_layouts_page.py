@@ -1,0 +1,62 @@
+"""The layouts and memory transactions page under AppTest: both languages, every preset, a custom layout, bad
+input as an error box, the player's steps, and a link that reopens the same state."""
+from __future__ import annotations
+
+import pytest
+
+from explorer_ui import transactions_view as tv
+from explorer_ui.i18n import TEXT
+from explorer_ui.pages_registry import next_page, script
+from tests.support.apptest import assert_ok, open_page
+
+PAGE = script("layouts")
+
+
+def facts(at) -> list[str]:
+    return [m.value for m in at.markdown if "sizePerThread" in m.value]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_page_opens_with_both_kernels_facts(lang):
+    at = open_page(PAGE, {"lang": lang})
+    assert_ok(at)
+    assert len(facts(at)) == 2
+    assert len(at.get("vega_lite_chart")) == 2
+    assert at.header[0].value == TEXT["layouts_memory_title"][lang]
+
+
+def test_it_comes_after_the_benchmark():
+    assert next_page("bench").key == "layouts"
+
+
+@pytest.mark.slow
+def test_every_preset_and_the_player():
+    at = open_page(PAGE)
+    for preset in tv.PRESETS:
+        at.selectbox(key="layouts_preset").set_value(preset).run()
+        assert_ok(at)
+        assert len(facts(at)) == 2, preset
+    at.button(key="layouts_next").click().run()
+    assert_ok(at)
+    assert at.slider(key="layouts_step").value == 1
+
+
+@pytest.mark.slow
+def test_a_custom_layout_and_bad_input():
+    at = open_page(PAGE, {"preset": "custom"})
+    at.text_input(key="layouts_shape_text").set_value("6x40").run()
+    at.selectbox(key="layouts_view").set_value("offset").run()
+    assert_ok(at)
+    assert any("6 × 40" in m.value or "40" in m.value for m in at.markdown)
+    at.text_input(key="layouts_shape_text").set_value("6, a").run()
+    assert not at.exception
+    assert at.error and at.error[0].value.startswith(TEXT["layouts_error_shape_not_whole_numbers"]["en"].split("{")[0])
+
+
+@pytest.mark.slow
+def test_a_link_reopens_the_same_state():
+    at = open_page(PAGE, {"preset": "nchw_dim1_fp32", "gpu": "mi300x", "step": "2"})
+    assert_ok(at)
+    assert at.selectbox(key="layouts_preset").value == "nchw_dim1_fp32"
+    assert at.slider(key="layouts_step").value == 2
+    assert any("[4, 16]" in f for f in facts(at))            # 64 lanes a wavefront on the MI300X

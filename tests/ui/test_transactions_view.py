@@ -1,0 +1,64 @@
+"""The layouts page's logic: bad input becomes a code with figures, each layout falls in its class, the recorded
+ratio to copy is read from the models sweep with its spread, and one request's lanes come out as a table."""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+import softmax_core as sc
+from explorer_ui import transactions_view as tv
+from softmax_teaching.layout_case import Case
+
+H200 = ("cuda", 90, 32)
+
+
+@pytest.mark.parametrize("text, code", [("", "shape_no_sizes"), ("8, a", "shape_not_whole_numbers"),
+                                        ("0x4", "shape_size_below_one"), ("1x2x3x4x5x6x7x8x9", "shape_too_many_dims")])
+def test_a_bad_shape_is_a_code(text, code):
+    with pytest.raises(ValueError) as err:
+        tv.check_case(text, "float32", 0, "contiguous", "forward")
+    assert err.value.args[0] == code
+
+
+def test_bad_dims_views_and_sizes_are_codes():
+    for args, code in ((("8x4", "float32", 2, "contiguous", "forward"), "dim_out_of_range"),
+                       (("8", "float32", 0, "transposed", "forward"), "transposed_needs_two_dims"),
+                       (("100000x100000", "float32", 1, "contiguous", "forward"), "too_big")):
+        with pytest.raises(ValueError) as err:
+            tv.check_case(*args)
+        assert err.value.args[0] == code
+    assert tv.check_case("8x4", "float32", -1, "padded", "backward") == Case((8, 4), "float32", 1, "padded", "backward")
+
+
+def test_each_preset_falls_in_its_class():
+    gpu = sc.catalog_gpu("h200")
+    classes = {name: tv.layout_class(case, view.family, view.fold.n_inner)
+               for name, case in tv.PRESETS.items() for view in [tv.planned(case, gpu)]}
+    assert classes == {"rows_fp32": "rows", "transposed_fp32": "transposed", "nchw_dim1_fp32": "strided",
+                       "padded_fp32": "rows", "offset_fp32": "rows"}
+
+
+def test_the_recorded_ratio_has_its_spread():
+    ratio = tv.recorded_ratio("transposed", 2048, "forward")
+    assert ratio.case == "transposed-last" and ratio.runs >= 1
+    assert ratio.low <= ratio.median <= ratio.high and ratio.run_low <= ratio.median <= ratio.run_high
+
+
+def test_rows_take_the_nearest_row_length():
+    frame = pd.DataFrame({"case": ["a", "b"], "layout": ["contiguous"] * 2, "dim": [-1, -1], "N": [256, 50257]})
+    assert tv._nearest_rows_case(frame, 40000) == "b" and tv._nearest_rows_case(frame, 300) == "a"
+
+
+def test_targets_of_the_catalog():
+    assert tv.target_of(sc.catalog_gpu("h200")) == ("cuda", 90, 32)
+    assert tv.target_of(sc.catalog_gpu("t4")) == ("cuda", 75, 32)
+    assert tv.target_of(sc.catalog_gpu("mi300x")) == ("hip", "gfx942", 64)
+
+
+def test_one_request_lane_by_lane():
+    kt = tv.kernel_trace(Case((8, 1024), "float32", 1, "contiguous"), "planned", H200)
+    frame = tv.lane_frame(kt, 0, 0)
+    assert list(frame.columns) == tv.LANE_COLUMNS
+    assert len(frame) == 128 and frame.sector_rank.max() == 15 and frame.lane.nunique() == 32
+    assert tv.most_sectors(kt) == 16
+    assert tv.lane_frame(None).empty
