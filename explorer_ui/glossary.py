@@ -43,6 +43,7 @@ TERMS = (
     ("fusion", "memory"),
     ("interpreter", "chapter"),
     ("stride", "chapter"),
+    ("sector", "layouts"),
 )
 TERM_KEYS = tuple(term for term, _ in TERMS)
 

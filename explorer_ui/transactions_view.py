@@ -107,7 +107,7 @@ class Ratio:
     run_high: float
 
 
-def _nearest_rows_case(frame: pd.DataFrame, n_reduce: int) -> str | None:
+def nearest_rows_case(frame: pd.DataFrame, n_reduce: int) -> str | None:
     rows = frame[(frame.layout == "contiguous") & (frame.dim.astype(int) == -1)]
     if rows.empty:
         return None
@@ -130,7 +130,7 @@ def recorded_ratio(klass: str, n_reduce: int, direction: str, frames: list[pd.Da
     if not frames:
         return None
     latest = frames[-1]
-    name = CLASS_CASES.get(klass) or _nearest_rows_case(latest, n_reduce)
+    name = CLASS_CASES.get(klass) or nearest_rows_case(latest, n_reduce)
     medians = []
     chosen = None
     for frame in frames:

@@ -157,6 +157,14 @@ class PageState:
             st.session_state[key] = [v for v in st.session_state[key] if v in options]
         return key
 
+    def text_key(self, name: str, default: str, max_chars: int = 200) -> str:
+        """Declare a free-text input (a shape typed by hand): the URL's text, cut at `max_chars`, or the
+        default. What it means is the page's to check, with an error box for text it cannot use."""
+        key = self._declare(name)
+        if key not in st.session_state:
+            st.session_state[key] = self._from_url(name, default, lambda raw: (raw[:max_chars], None))
+        return key
+
     def bool_key(self, name: str, default: bool) -> str:
         key = self._declare(name)
         if key not in st.session_state:

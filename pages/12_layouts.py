@@ -40,9 +40,8 @@ else:
     kdim = state.int_key("dim", 1, 0, 7)
     kdir = state.choice_key("direction", "forward", ("forward", "backward"))
     a, b, c, d, e = st.columns([2, 1, 1, 1.4, 1.2])
-    if "layouts_shape_text" not in st.session_state:
-        st.session_state["layouts_shape_text"] = shape_default
-    shape_text = a.text_input(t("layouts_shape"), key="layouts_shape_text", help=t("layouts_shape_help"))
+    kshape = state.text_key("shape", shape_default)
+    shape_text = a.text_input(t("layouts_shape"), key=kshape, help=t("layouts_shape_help"))
     dtype = b.selectbox(t("dtype"), tv.DTYPES, key=kdtype)
     dim = int(c.number_input(t("layouts_dim"), 0, 7, step=1, key=kdim))
     view = d.selectbox(t("layouts_view"), tv.VIEW_NAMES, key=kview, format_func=lambda v, tr=bound(): tr(f"layouts_view_{v}"))

@@ -115,7 +115,7 @@ def asm_sites(assembly: str, source_name: str) -> list[tuple[int, int | None]]:
     return sites
 
 
-def _ptx_width(text: str) -> tuple[int, str] | None:
+def ptx_width(text: str) -> tuple[int, str] | None:
     """(bytes per lane, the opcode) of a PTX global load (`ld.global.v4.b32` -> 16), None for anything else."""
     found = PTX_LOAD.search(text)
     if not found:
@@ -126,7 +126,7 @@ def _ptx_width(text: str) -> tuple[int, str] | None:
     return (vector * bits // 8, found.group(0)) if bits else None
 
 
-def _amd_width(text: str) -> tuple[int, str] | None:
+def amd_width(text: str) -> tuple[int, str] | None:
     """(bytes per lane, the opcode) of an AMDGCN global or buffer load (`buffer_load_dwordx4` -> 16)."""
     found = AMD_LOAD.search(text)
     width = AMD_WIDTH.get(found.group(1)) if found else None
@@ -137,7 +137,7 @@ def read_loads(ttgir: str, assembly: str, kind: str, source_name: str) -> list[C
     """Every tensor load of the TTGIR with its layout, and the width of the instructions at its line."""
     aliases = {found.group(1): found.group(2) for text in ttgir.splitlines() if (found := ALIAS.match(text))}
     resolve = _resolver(ttgir, source_name)
-    width_of = _ptx_width if kind == "ptx" else _amd_width
+    width_of = ptx_width if kind == "ptx" else amd_width
     found_loads = []
     for text in ttgir.splitlines():
         found = LOAD.search(text) or AMD_BUFFER_LOAD.search(text)

@@ -44,11 +44,11 @@ def test_every_preset_and_the_player():
 @pytest.mark.slow
 def test_a_custom_layout_and_bad_input():
     at = open_page(PAGE, {"preset": "custom"})
-    at.text_input(key="layouts_shape_text").set_value("6x40").run()
+    at.text_input(key="layouts_shape").set_value("6x40").run()
     at.selectbox(key="layouts_view").set_value("offset").run()
     assert_ok(at)
     assert any("6 × 40" in m.value or "40" in m.value for m in at.markdown)
-    at.text_input(key="layouts_shape_text").set_value("6, a").run()
+    at.text_input(key="layouts_shape").set_value("6, a").run()
     assert not at.exception
     assert at.error and at.error[0].value.startswith(TEXT["layouts_error_shape_not_whole_numbers"]["en"].split("{")[0])
 
@@ -57,6 +57,10 @@ def test_a_custom_layout_and_bad_input():
 def test_a_link_reopens_the_same_state():
     at = open_page(PAGE, {"preset": "nchw_dim1_fp32", "gpu": "mi300x", "step": "2"})
     assert_ok(at)
+    custom = open_page(PAGE, {"preset": "custom", "shape": "6x40", "view": "padded", "dim": "0"})
+    assert_ok(custom)
+    assert custom.text_input(key="layouts_shape").value == "6x40"
+    assert custom.selectbox(key="layouts_view").value == "padded"
     assert at.selectbox(key="layouts_preset").value == "nchw_dim1_fp32"
     assert at.slider(key="layouts_step").value == 2
     assert any("[4, 16]" in f for f in facts(at))            # 64 lanes a wavefront on the MI300X

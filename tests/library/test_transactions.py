@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from softmax_teaching import transactions as tx
-from softmax_teaching.compiled_loads import _amd_width, _ptx_width, read_loads
+from softmax_teaching.compiled_loads import amd_width, ptx_width, read_loads
 from softmax_teaching.layout_case import DIRECTIONS, VIEWS, Case, ViewStrides, case_strides, view_strides
 from softmax_teaching.layout_trace import kernel_trace
 from softmax_teaching.load_record import record
@@ -76,12 +76,12 @@ def test_cost_over_fetch_and_floor():
 
 
 def test_instruction_widths():
-    assert _ptx_width("@%p2 ld.global.L1::evict_first.L2::cache_hint.v4.b32 { %r1, %r2, %r3, %r4 }, [ %rd8 + 0 ];") \
+    assert ptx_width("@%p2 ld.global.L1::evict_first.L2::cache_hint.v4.b32 { %r1, %r2, %r3, %r4 }, [ %rd8 + 0 ];") \
         == (16, "ld.global.L1::evict_first.L2::cache_hint.v4.b32")
-    assert _ptx_width("ld.global.b16 { %rs1 }, [ %rd1 + 0 ];")[0] == 2
-    assert _ptx_width("st.global.v4.b32 [ %rd1 + 0 ], { %r1 };") is None
-    assert _amd_width("buffer_load_dwordx4 v[6:9], v1, s[16:19], 0 offen")[0] == 16
-    assert _amd_width("global_load_ushort v3, v[1:2], off")[0] == 2
+    assert ptx_width("ld.global.b16 { %rs1 }, [ %rd1 + 0 ];")[0] == 2
+    assert ptx_width("st.global.v4.b32 [ %rd1 + 0 ], { %r1 };") is None
+    assert amd_width("buffer_load_dwordx4 v[6:9], v1, s[16:19], 0 offen")[0] == 16
+    assert amd_width("global_load_ushort v3, v[1:2], off")[0] == 2
 
 
 TTGIR = '''#blocked = #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [1, 32], warpsPerCTA = [1, 2], order = [1, 0]}>

@@ -18,7 +18,7 @@ PROJECTOR = {"width": 1280, "height": 720}
 # The pages with an animation (a "<prefix>_play" button), by URL path, and the player's prefix.
 # tests/browser/test_fit_1280x720.py holds every page to this list, so a page that gains or loses one fails there.
 ANIMATED = {"memory_traffic": "memory", "padding_chain": "padding", "row_schedule": "schedule",
-            "long_rows": "longrows", "sharing_a_row": "sharing"}
+            "long_rows": "longrows", "sharing_a_row": "sharing", "layouts": "layouts"}
 # Vega draws a chart after the script has finished, and may size it again once its box is known: a chart is
 # settled when every chart holds its canvas (or svg) at a height and no chart's size changed since the last
 # look (every CHARTS_POLL_MS). At most CHARTS_SETTLED_MS is waited; a chart unsettled then is left for the

@@ -46,7 +46,7 @@ def test_the_recorded_ratio_has_its_spread():
 
 def test_rows_take_the_nearest_row_length():
     frame = pd.DataFrame({"case": ["a", "b"], "layout": ["contiguous"] * 2, "dim": [-1, -1], "N": [256, 50257]})
-    assert tv._nearest_rows_case(frame, 40000) == "b" and tv._nearest_rows_case(frame, 300) == "a"
+    assert tv.nearest_rows_case(frame, 40000) == "b" and tv.nearest_rows_case(frame, 300) == "a"
 
 
 def test_targets_of_the_catalog():
