@@ -27,6 +27,14 @@ PRESETS = {
     "padded_fp32": Case((4096, 1000), "float32", 1, "padded"),
     "offset_fp32": Case((4096, 1000), "float32", 1, "offset"),
 }
+# The layouts with a name of their own (the presets, the ncu record's extra launch, "custom"), the kernels drawn,
+# the planner's families, the classes of layout and the codes of bad input: the page says each in words.
+NAMED_LAYOUTS = tuple(PRESETS) + ("transposed_fp32_row_walk", "custom")
+KERNELS = ("planned", "row_walk")
+FAMILIES = ("rows", "tiled", "split", "any_dim")
+CLASSES = ("rows", "transposed", "strided")
+INPUT_ERRORS = ("shape_no_sizes", "shape_not_whole_numbers", "shape_size_below_one", "shape_too_many_dims",
+                "dim_out_of_range", "transposed_needs_two_dims", "too_big")
 # Which models-sweep case stands for a layout class until a sweep by class is recorded.
 CLASS_CASES = {"transposed": "transposed-last", "strided": "channel-dim1"}
 

@@ -23,7 +23,7 @@ state.show_notes()
 
 # -- 1. the tensor as memory ----------------------------------------------------------------------------------
 st.header(t("layouts_memory_title"))
-presets = list(tv.PRESETS) + ["custom"]
+presets = [name for name in tv.NAMED_LAYOUTS if name in tv.PRESETS or name == "custom"]
 kpreset = state.choice_key("preset", "transposed_fp32", presets)
 c1, c2 = st.columns([2, 1])
 preset = c1.selectbox(t("layouts_preset"), presets, key=kpreset, format_func=lambda p, tr=bound(): tr(f"layouts_preset_{p}"))
@@ -117,7 +117,7 @@ def frame_text(step: int) -> str:
         i, k = s[step]
         req = traces[kernel].loads[i].requests
         parts.append(t("layouts_frame", kernel=t(f"layouts_kernel_{kernel}"), request=k + 1, of=req.n_requests,
-                       lanes=int(req.lane_count[k]), sectors=int(req.sectors[k]), lines=int(req.lines[k]),
+                       active=int(req.lane_count[k]), sectors=int(req.sectors[k]), lines=int(req.lines[k]),
                        used=f"{int(req.useful_bytes[k]) / (int(req.sectors[k]) * tx.SECTOR_BYTES):.1%}"))
     return "  \n".join(parts)
 
@@ -177,7 +177,7 @@ else:
     with st.spinner(t("computing")):
         ncu_target = ("cuda", 90, 32)
         table = tv.ncu_rows(record, ncu_target)
-    layout.show_table(pd.DataFrame([{t("layouts_ncu_case"): t(f"layouts_preset_{r['name']}") if r["name"] in tv.PRESETS else r["name"],
+    layout.show_table(pd.DataFrame([{t("layouts_ncu_case"): t(f"layouts_preset_{r['name']}"),
                                      t("layouts_ncu_kernel"): r["kernel"],
                                      t("layouts_ncu_page"): fmt.number(r["page"] or 0, 3),
                                      t("layouts_ncu_counted"): fmt.number(r["ncu"] or 0, 3)} for r in table]))

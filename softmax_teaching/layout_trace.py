@@ -15,6 +15,8 @@ from softmax_teaching.compiled_loads import CompiledLoad, CompiledLoads, compile
 from softmax_teaching.layout_case import Case
 from softmax_teaching.load_record import RecordedLaunch, RecordedLoad, record
 
+MISSING = ("no_compiled_load", "not_blocked", "no_width")
+
 
 @dataclass(frozen=True)
 class LoadTrace:

@@ -21,6 +21,8 @@ from softmax_teaching.chapter_notes import STAGE_GROWTH, STRIDE_VIEWS
 from softmax_teaching.bench_reading import IMPOSSIBLE
 from softmax_core.traffic import PASS_TENSORS
 from softmax_teaching.tutorial_trace import VARIANTS
+from softmax_teaching import layout_case, layout_trace
+from explorer_ui import transactions_view
 
 ROOT = Path(__file__).resolve().parents[2]
 CODE = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py")), *sorted((ROOT / "explorer_ui").rglob("*.py"))]
@@ -70,6 +72,14 @@ def families() -> dict[str, tuple[set[str], bool]]:
         "bench_status_*": ({f"bench_status_{s}" for s in recorded_text.STATUSES}, True),
         "bench_timing_*": ({f"bench_timing_{v}" for v in bench.TIMING_VIEWS}, True),
         "cache_name_*": ({f"cache_name_{k}" for k in CACHE_KINDS}, True),
+        "layouts_preset_*": ({f"layouts_preset_{k}" for k in transactions_view.NAMED_LAYOUTS}, True),
+        "layouts_view_*": ({f"layouts_view_{k}" for k in layout_case.VIEWS}, True),
+        "layouts_direction_*": ({f"layouts_direction_{k}" for k in layout_case.DIRECTIONS}, True),
+        "layouts_error_*": ({f"layouts_error_{k}" for k in transactions_view.INPUT_ERRORS}, True),
+        "layouts_family_*": ({f"layouts_family_{k}" for k in transactions_view.FAMILIES}, True),
+        "layouts_kernel_*": ({f"layouts_kernel_{k}" for k in transactions_view.KERNELS}, True),
+        "layouts_missing_*": ({f"layouts_missing_{k}" for k in layout_trace.MISSING}, True),
+        "layouts_class_*": ({f"layouts_class_{k}" for k in transactions_view.CLASSES}, True),
         "shape_kind_*": ({f"shape_kind_{k}" for k in models.KINDS}, True),
         "cache_full_*": ({f"cache_full_{k}" for k in CACHE_KINDS}, True),
         "chapter_stages_*": ({f"chapter_stages_{g}" for g in STAGE_GROWTH}, True),
