@@ -23,7 +23,7 @@ pytestmark = pytest.mark.slow                # a real browser against a real ser
 RENDER_TIMEOUT_MS = 90_000
 # Pages whose animation is their second section: the teacher scrolls to it once; from there the controls and
 # the picture must still be on one screen together.
-SECOND_SECTION = {"long_rows"}
+SECOND_SECTION = {"long_rows", "layouts"}
 
 # The first chart below the Play button, in the same fragment: the one the player animates.
 GEOMETRY_JS = """(prefix) => {
