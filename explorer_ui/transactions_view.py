@@ -173,6 +173,16 @@ def ncu_rows(record: NcuRecord, target: tuple) -> list[dict]:
     return out
 
 
+AGREEMENTS = ("same", "differs")
+SAME_WITHIN = 0.01          # sectors per request: the page's figure and ncu's are "the same" this close
+
+
+def agreement(row: dict) -> str:
+    """"same" when the page's sectors per request is ncu's (within SAME_WITHIN), else "differs"."""
+    page, counted = row["page"], row["ncu"]
+    return "same" if page is not None and counted is not None and abs(page - counted) <= SAME_WITHIN else "differs"
+
+
 def check_case(shape_text: str, dtype: str, dim: int, view: str, direction: str) -> Case:
     """The page's inputs as a case; ValueError with a code (`args[0]`) and figures for bad input."""
     from softmax_core.plans.shapes import ShapeError, parse_shape

@@ -180,7 +180,8 @@ else:
     layout.show_table(pd.DataFrame([{t("layouts_ncu_case"): t(f"layouts_preset_{r['name']}"),
                                      t("layouts_ncu_kernel"): r["kernel"],
                                      t("layouts_ncu_page"): fmt.number(r["page"] or 0, 3),
-                                     t("layouts_ncu_counted"): fmt.number(r["ncu"] or 0, 3)} for r in table]))
+                                     t("layouts_ncu_counted"): fmt.number(r["ncu"] or 0, 3),
+                                     t("layouts_ncu_verdict"): t(f"layouts_ncu_{tv.agreement(r)}")} for r in table]))
     st.caption(t("layouts_ncu_note"))
 layout.page_end()
 state.sync()

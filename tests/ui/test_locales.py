@@ -80,6 +80,7 @@ def families() -> dict[str, tuple[set[str], bool]]:
         "layouts_kernel_*": ({f"layouts_kernel_{k}" for k in transactions_view.KERNELS}, True),
         "layouts_missing_*": ({f"layouts_missing_{k}" for k in layout_trace.MISSING}, True),
         "layouts_class_*": ({f"layouts_class_{k}" for k in transactions_view.CLASSES}, True),
+        "layouts_ncu_*": ({f"layouts_ncu_{k}" for k in transactions_view.AGREEMENTS}, True),
         "shape_kind_*": ({f"shape_kind_{k}" for k in models.KINDS}, True),
         "cache_full_*": ({f"cache_full_{k}" for k in CACHE_KINDS}, True),
         "chapter_stages_*": ({f"chapter_stages_{g}" for g in STAGE_GROWTH}, True),

@@ -62,3 +62,9 @@ def test_one_request_lane_by_lane():
     assert len(frame) == 128 and frame.sector_rank.max() == 15 and frame.lane.nunique() == 32
     assert tv.most_sectors(kt) == 16
     assert tv.lane_frame(None).empty
+
+
+def test_the_page_and_ncu_agree_only_when_their_figures_do():
+    assert tv.agreement({"page": 16.0, "ncu": 16.0}) == "same"
+    assert tv.agreement({"page": 5.75, "ncu": 4.8125}) == "differs"
+    assert tv.agreement({"page": None, "ncu": 4.0}) == "differs"
