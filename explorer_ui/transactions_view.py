@@ -156,6 +156,61 @@ def recorded_ratio(klass: str, n_reduce: int, direction: str, frames: list[pd.Da
                  c.ms_p20 / t.ms_p80, c.ms_p80 / t.ms_p20, len(medians), min(medians), max(medians))
 
 
+# The class sweep's names for the classes (bench_tools/class_sweep.py draws shapes of each): rows split by length.
+SHORT_ROWS, MID_ROWS = 255, 16384       # the sweep's upper bounds of short and mid rows
+WIDE_INNER = 64                          # a strided dim's inner run from which the sweep calls it wide
+
+
+def sweep_class(klass: str, n_reduce: int, n_inner: int) -> str:
+    if klass == "rows":
+        return "short_rows" if n_reduce <= SHORT_ROWS else "mid_rows" if n_reduce <= MID_ROWS else "long_rows"
+    if klass == "strided":
+        return "dim_inner_wide" if n_inner >= WIDE_INNER else "dim_inner_narrow"
+    return "transposed"
+
+
+@dataclass(frozen=True)
+class ClassRatio:
+    sweep_class: str
+    direction: str
+    median: float                # of the latest run's shapes in the class, tuned over copy
+    low: float                   # the lowest and highest of those shapes
+    high: float
+    shapes: int
+    runs: int                    # recorded runs with shapes of this class
+    run_low: float               # the runs' medians, lowest and highest
+    run_high: float
+    record: str                  # the latest run's file
+
+
+@st.cache_data(show_spinner=False)
+def _class_frames() -> list[tuple[str, pd.DataFrame]]:
+    from softmax_bench.records import RECORDED_DIR
+
+    return [(path.name, pd.read_csv(path)) for path in sorted((RECORDED_DIR / "classes").glob("*.csv"))]
+
+
+def class_ratio(key: str, direction: str, frames: list[tuple[str, pd.DataFrame]] | None = None) -> ClassRatio | None:
+    """The tuned softmax over copy for every recorded shape of the class sweep's class `key` (H200 records in
+    assets/benchmarks/classes/): the latest run's median and range over its shapes, and the spread of the runs."""
+    frames = _class_frames() if frames is None else frames
+    found = []
+    for name, frame in frames:
+        mine = frame[(frame["class"] == key) & (frame.direction == direction) & (frame.status == "ok")]
+        times = mine.pivot_table(index="case", columns="provider", values="ms_median")
+        if "tuned" not in times or "copy" not in times:
+            continue
+        ratios = (times["copy"] / times["tuned"]).dropna()
+        if len(ratios):
+            found.append((name, ratios))
+    if not found:
+        return None
+    name, latest = found[-1]
+    medians = [float(r.median()) for _, r in found]
+    return ClassRatio(key, direction, float(latest.median()), float(latest.min()), float(latest.max()), len(latest),
+                      len(found), min(medians), max(medians), name)
+
+
 @st.cache_data(show_spinner=False)
 def ncu() -> NcuRecord | None:
     return read_record()

@@ -158,8 +158,14 @@ for kernel in ("planned", "row_walk"):
 layout.show_table(pd.DataFrame(rows))
 st.caption(t("layouts_cost_note", gpu=gpu.name, bw=f"{gpu.memory_bandwidth_gbps:,.0f}" if gpu.memory_bandwidth_gbps else "—"))
 klass = tv.layout_class(case, view_plan.family, fold.n_inner)
-ratio = tv.recorded_ratio(klass, fold.n_reduce, case.direction)
-if ratio is None:
+swept = tv.class_ratio(tv.sweep_class(klass, fold.n_reduce, fold.n_inner), case.direction)
+ratio = None if swept is not None else tv.recorded_ratio(klass, fold.n_reduce, case.direction)
+if swept is not None:
+    st.markdown(t("layouts_ratio_class", klass=t(f"layouts_class_{klass}"), sweep=swept.sweep_class,
+                  median=f"{swept.median:.2f}", low=f"{swept.low:.2f}", high=f"{swept.high:.2f}", shapes=swept.shapes,
+                  runs=swept.runs, run_low=f"{swept.run_low:.2f}", run_high=f"{swept.run_high:.2f}",
+                  record=swept.record))
+elif ratio is None:
     st.info(t("layouts_no_ratio"))
 else:
     st.markdown(t("layouts_ratio", klass=t(f"layouts_class_{klass}"), case=ratio.case, shape=ratio.shape.replace("x", " × "),

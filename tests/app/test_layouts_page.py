@@ -2,6 +2,9 @@
 input as an error box, the player's steps, and a link that reopens the same state."""
 from __future__ import annotations
 
+import math
+import re
+
 import pytest
 
 from explorer_ui import transactions_view as tv
@@ -63,4 +66,6 @@ def test_a_link_reopens_the_same_state():
     assert custom.selectbox(key="layouts_view").value == "padded"
     assert at.selectbox(key="layouts_preset").value == "nchw_dim1_fp32"
     assert at.slider(key="layouts_step").value == 2
-    assert any("[4, 16]" in f for f in facts(at))            # 64 lanes a wavefront on the MI300X
+    lanes = [math.prod(int(v) for v in found.split(","))
+             for f in facts(at) for found in re.findall(r"threadsPerWarp \[([\d, ]+)\]", f)]
+    assert lanes == [64, 64]                                   # a wavefront of 64 lanes on the MI300X

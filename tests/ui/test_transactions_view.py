@@ -68,3 +68,17 @@ def test_the_page_and_ncu_agree_only_when_their_figures_do():
     assert tv.agreement({"page": 16.0, "ncu": 16.0}) == "same"
     assert tv.agreement({"page": 5.75, "ncu": 4.8125}) == "differs"
     assert tv.agreement({"page": None, "ncu": 4.0}) == "differs"
+
+
+def test_the_class_sweep_gives_each_class_its_ratio():
+    assert tv.sweep_class("rows", 1024, 1) == "mid_rows" and tv.sweep_class("rows", 100, 1) == "short_rows"
+    assert tv.sweep_class("strided", 1000, 49) == "dim_inner_narrow" and tv.sweep_class("transposed", 9, 9) == "transposed"
+    ratio = tv.class_ratio("transposed", "forward")
+    assert ratio is not None and ratio.shapes >= 1 and ratio.low <= ratio.median <= ratio.high
+    assert ratio.run_low <= ratio.run_high
+    frame = pd.DataFrame({"class": ["a"] * 4, "direction": ["forward"] * 4, "status": ["ok"] * 4,
+                          "case": ["a-0", "a-0", "a-1", "a-1"], "provider": ["copy", "tuned"] * 2,
+                          "ms_median": [1.0, 2.0, 1.0, 4.0]})
+    made = tv.class_ratio("a", "forward", [("r.csv", frame)])
+    assert (made.low, made.high, made.shapes) == (0.25, 0.5, 2)
+    assert tv.class_ratio("b", "forward", [("r.csv", frame)]) is None
