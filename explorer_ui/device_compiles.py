@@ -35,7 +35,9 @@ class DeviceRecord:
 
 @lru_cache(maxsize=None)
 def record(gpu_key: str) -> DeviceRecord | None:
-    """The record made on catalog GPU `gpu_key`, or None where there is none."""
+    """The record made on catalog GPU `gpu_key`, or None where there is none. A kernel the driver refused to
+    load keeps its figures; the driver's own English message stays in the file (the pages explain a refusal
+    from the figures, in the reader's language)."""
     name = RECORDS.get(gpu_key)
     if name is None or not (RECORD_DIR / name).exists():
         return None
@@ -43,8 +45,7 @@ def record(gpu_key: str) -> DeviceRecord | None:
     prov = data["provenance"]
     label = f"{prov['toolchain']} on {prov['gpu']}, recorded {prov['date'][:10]}"
     results = {row["identity"]: KernelResources(int(row["n_regs"]), int(row["n_spills"]), int(row["shared_bytes"]),
-                                                 RegisterSource.RECORDED, f"sm_{row['target'][1]}", row["refused"],
-                                                 label)
+                                                 RegisterSource.RECORDED, f"sm_{row['target'][1]}", "", label)
                for row in data["results"]}
     return DeviceRecord(gpu_key, prov["gpu"], prov["toolchain"], prov["date"], prov["command"], results)
 
