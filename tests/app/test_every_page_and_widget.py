@@ -379,7 +379,11 @@ def test_prewarm_starts_once_per_server_and_not_when_switched_off(monkeypatch):
 # Every page at its defaults (each in a new session: links from one page don't carry over), the GPU page last,
 # with its BLOCK_SIZE sweep and compiled code: every compile they ask for must be one the pre-warm made.
 GPU_PAGE = script("gpu")
-PREWARMED_PAGES = tuple(page for page in PAGE_FILES if page != GPU_PAGE) + (GPU_PAGE,)
+# The layouts page compiles the launch it first records in Triton's interpreter (softmax_teaching.load_record):
+# the pre-warm's child is an offline compiler without the interpreter, so it cannot make that compile ahead of
+# the page; the page caches it on disk after its first visit instead (softmax_teaching.compiled_loads).
+NOT_PREWARMED = ("pages/12_layouts.py",)
+PREWARMED_PAGES = tuple(page for page in PAGE_FILES if page != GPU_PAGE and page not in NOT_PREWARMED) + (GPU_PAGE,)
 
 
 def open_pages_at_their_defaults(asked: list) -> None:
