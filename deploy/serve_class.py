@@ -281,21 +281,9 @@ def parser() -> argparse.ArgumentParser:
     return ap
 
 
-def sandbox_line(args: argparse.Namespace) -> str:
-    """How the replicas compile pasted kernels, from the jail's live probe (kernel_inspector/policy.py)."""
-    from kernel_inspector import policy
-
-    decided = policy.compile_policy(args.address)
-    return {"sandboxed": "pasted kernels compile in the bubblewrap jail",
-            "unsandboxed_local": "the bubblewrap jail does not work here; pasted kernels compile without it "
-                                 "(this machine only)",
-            "unsandboxed_allowed": "the bubblewrap jail does not work here; pasted kernels compile WITHOUT it "
-                                   "for every student (--allow-unsandboxed-compile)",
-            "off_no_sandbox": "the bubblewrap jail does not work here, so compiling pasted kernels is off "
-                              "(apt-get install bubblewrap, or --allow-unsandboxed-compile)"}[decided.code]
-
-
 def main(argv: list[str] | None = None) -> int:
+    from explorer_ui import launcher      # the one start-up line on how pasted kernels compile, as softmax-explorer says it
+
     args = parser().parse_args(argv)
     server = ClassServer(replicas=args.replicas, address=args.address, port=args.port,
                          first_replica_port=args.first_replica_port, run_dir=args.run_dir, lang=args.lang,
@@ -311,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"serve_class: {args.replicas} replicas on 127.0.0.1:{server.replica_ports[0]}-"
                   f"{server.replica_ports[-1]}, nginx on {args.address}:{args.port}; logs in {server.prefix}",
                   flush=True)
-            print(f"serve_class: {sandbox_line(args)}", flush=True)
+            print(f"serve_class: {launcher.sandbox_line(args)}", flush=True)
             while not stop:          # only the teacher stops the class: whatever else dies is started again
                 for line in server.supervise():
                     print(f"serve_class: {line}", file=sys.stderr, flush=True)
