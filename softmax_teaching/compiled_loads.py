@@ -4,21 +4,19 @@ A recorded launch (load_record.RecordedLaunch.compile_job) is compiled for a tar
 specialise it. Its TTGIR gives every `tt.load` a distributed layout (`#blocked`: sizePerThread,
 threadsPerWarp, warpsPerCTA, order) and a source location; its PTX (NVIDIA) or AMDGCN (AMD) gives each load
 instruction a width, and `.loc` lines link the instructions to the same source lines ("Your kernel" reads
-them the same way: kernel_inspector.ptxlines). Compiling must not happen in an interpreting process, so it
-runs in a child (`python -m softmax_teaching.compiled_loads`, one JSON job in, one JSON answer out), and the
-answers are kept on disk beside the project's other compile results.
+them the same way: kernel_inspector.ptxlines). The compile is the project's one (softmax_core.hardware.compile,
+in its compiler child when this process interprets kernels); what is read from it is kept on disk beside the
+project's other compile results.
 """
 from __future__ import annotations
 
 import json
 import os
 import re
-import subprocess
-import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from softmax_core.hardware import runtime
+from softmax_core.hardware import compile as kc
 from softmax_core.hardware.compile import CompileJob, cache_dir, resolve_kernel, toolchain
 
 READER_VERSION = 2
@@ -166,22 +164,8 @@ def read_loads(ttgir: str, assembly: str, kind: str, source_name: str) -> list[C
     return loads
 
 
-def compile_loads(job: CompileJob) -> CompiledLoads:
-    """Compile `job` in this process (it must not be interpreting) and read its loads."""
-    import triton
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
-
-    fn = resolve_kernel(job.kernel)
-    names = [name for name, _ in job.signature]
-    attrs = {(names.index(name),): [["tt.divisibility", 16]] for name in job.divisible}
-    src = ASTSource(fn=fn, signature=dict(job.signature), constexprs=dict(job.constexprs), attrs=attrs)
-    compiled = triton.compile(src, target=GPUTarget(*job.target),
-                              options={"num_warps": job.num_warps, "num_stages": job.num_stages})
-    kind = "amdgcn" if job.target[0] == "hip" else "ptx"
-    source_name = Path(fn.fn.__code__.co_filename).name
-    loads = read_loads(compiled.asm["ttgir"], compiled.asm[kind], kind, source_name)
-    return CompiledLoads(tuple(job.target), toolchain(tuple(job.target)), kind, tuple(loads))
+def _source_name(job: CompileJob) -> str:
+    return Path(resolve_kernel(job.kernel).fn.__code__.co_filename).name
 
 
 def _from_json(data: dict) -> CompiledLoads:
@@ -191,37 +175,19 @@ def _from_json(data: dict) -> CompiledLoads:
 
 
 def compiled_loads(job: CompileJob) -> CompiledLoads:
-    """`compile_loads` for `job`, from the disk cache when it was asked before, else compiled (in a child
-    process when this one interprets kernels)."""
+    """The loads of `job`'s kernel compiled for its target (the compiler's TTGIR and PTX / AMDGCN, from
+    softmax_core.hardware.compile.compiler_texts), kept on disk once read: a second question is a file read."""
     path = cache_dir() / f"{job.key()}-loads-v{READER_VERSION}.json"
     if path.exists():
         try:
             return _from_json(json.loads(path.read_text()))
         except (ValueError, KeyError, TypeError):
             pass                                     # a torn file: compile again
-    if runtime.INTERPRETED:
-        env = {k: v for k, v in os.environ.items() if k != runtime.INTERPRET_ENV}
-        env[runtime.OFFLINE_COMPILER_ENV] = "1"
-        done = subprocess.run([sys.executable, "-m", "softmax_teaching.compiled_loads"], input=json.dumps(asdict(job)),
-                              capture_output=True, text=True, env=env, cwd=str(Path(__file__).resolve().parents[1]),
-                              timeout=300)
-        if done.returncode != 0:
-            raise RuntimeError(f"compiling {job.kernel} for {job.target} failed: {done.stderr.strip()[-2000:]}")
-        result = _from_json(json.loads(done.stdout.strip().splitlines()[-1]))
-    else:
-        result = compile_loads(job)
+    texts = kc.compiler_texts(job)
+    kind = "amdgcn" if job.target[0] == "hip" else "ptx"
+    loads = read_loads(texts["ttgir"], texts[kind], kind, _source_name(job))
+    result = CompiledLoads(tuple(job.target), toolchain(tuple(job.target)), kind, tuple(loads))
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_text(json.dumps(asdict(result)))
     tmp.replace(path)
     return result
-
-
-def _job_from(spec: dict) -> CompileJob:
-    return CompileJob(kernel=spec["kernel"], signature=tuple(map(tuple, spec["signature"])),
-                      constexprs=tuple(map(tuple, spec["constexprs"])), num_warps=spec["num_warps"],
-                      num_stages=spec["num_stages"], target=tuple(spec["target"]),
-                      divisible=tuple(spec.get("divisible", ())))
-
-
-if __name__ == "__main__":
-    print(json.dumps(asdict(compile_loads(_job_from(json.loads(sys.stdin.read()))))))

@@ -174,8 +174,8 @@ def nvidia_tool(name: str) -> str:
     return str(Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / name)
 
 
-def compile_for_target(job: CompileJob, want_asm: bool = False) -> KernelResources:
-    """Compile in this process (it must not be interpreting) and read the resource usage."""
+def triton_compile(job: CompileJob):
+    """`job` through triton.compile in this process (it must not be interpreting): the CompiledKernel."""
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
@@ -184,8 +184,27 @@ def compile_for_target(job: CompileJob, want_asm: bool = False) -> KernelResourc
     names = [name for name, _ in job.signature]
     attrs = {(names.index(name),): [["tt.divisibility", 16]] for name in job.divisible}
     src = ASTSource(fn=fn, signature=dict(job.signature), constexprs=dict(job.constexprs), attrs=attrs)
-    compiled = triton.compile(src, target=GPUTarget(*job.target),
-                              options={"num_warps": job.num_warps, "num_stages": job.num_stages})
+    return triton.compile(src, target=GPUTarget(*job.target),
+                          options={"num_warps": job.num_warps, "num_stages": job.num_stages})
+
+
+# The texts triton.compile writes on its way to the binary that compiler_texts hands back: the TTGIR (the
+# distributed layout it gave every tensor) and the target's assembly (PTX on NVIDIA, AMDGCN on AMD).
+COMPILER_TEXTS = ("ttgir", "ptx", "amdgcn")
+
+
+def compiler_texts(job: CompileJob) -> dict[str, str]:
+    """`job`'s TTGIR and PTX or AMDGCN (COMPILER_TEXTS), compiled here or, when this process interprets
+    kernels, by the compiler child (not cached: its reader keeps what it reads)."""
+    if runtime.INTERPRETED:
+        return compiler_process.texts(job)
+    compiled = triton_compile(job)
+    return {kind: compiled.asm[kind] for kind in COMPILER_TEXTS if kind in compiled.asm}
+
+
+def compile_for_target(job: CompileJob, want_asm: bool = False) -> KernelResources:
+    """Compile in this process (it must not be interpreting) and read the resource usage."""
+    compiled = triton_compile(job)
     shared = int(compiled.metadata.shared)
     asm: dict = {}
     refused = ""
@@ -243,6 +262,12 @@ class _CompilerChild:
         self._lock = threading.Lock()
 
     def request(self, job: CompileJob, want_asm: bool) -> KernelResources:
+        return KernelResources(**self._ask({"job": asdict(job), "want_asm": want_asm}))
+
+    def texts(self, job: CompileJob) -> dict[str, str]:
+        return self._ask({"job": asdict(job), "texts": True})["texts"]
+
+    def _ask(self, message: dict) -> dict:
         with self._lock:
             if self._proc is None or self._proc.poll() is not None:
                 env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
@@ -252,7 +277,7 @@ class _CompilerChild:
                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
                     cwd=str(Path(__file__).resolve().parents[2]))
                 atexit.register(self._proc.kill)
-            self._proc.stdin.write(json.dumps({"job": asdict(job), "want_asm": want_asm}) + "\n")
+            self._proc.stdin.write(json.dumps(message) + "\n")
             self._proc.stdin.flush()
             line = self._proc.stdout.readline()
         if not line:
@@ -260,7 +285,7 @@ class _CompilerChild:
         reply = json.loads(line)
         if "error" in reply:
             raise RuntimeError(reply["error"])
-        return KernelResources(**reply)
+        return reply
 
 
 compiler_process = _CompilerChild()   # compiles for kernel_resources when kernels are interpreted here
@@ -305,7 +330,8 @@ def kernel_resources(job: CompileJob, want_asm: bool = False) -> KernelResources
 
 
 def _serve() -> None:
-    """Child side: one JSON job per line on stdin, one JSON reply per line on stdout."""
+    """Child side: one JSON job per line on stdin (its resources, or with "texts" its compiler_texts), one JSON
+    reply per line on stdout."""
     for line in sys.stdin:
         try:
             msg = json.loads(line)
@@ -314,7 +340,10 @@ def _serve() -> None:
                              constexprs=tuple(map(tuple, spec["constexprs"])), num_warps=spec["num_warps"],
                              num_stages=spec["num_stages"], target=tuple(spec["target"]),
                              on_device=spec.get("on_device", False), divisible=tuple(spec.get("divisible", ())))
-            reply = asdict(compile_for_target(job, msg["want_asm"]))
+            if msg.get("texts"):
+                reply = {"texts": compiler_texts(job)}
+            else:
+                reply = asdict(compile_for_target(job, msg["want_asm"]))
         except Exception as exc:  # report, keep serving
             reply = {"error": f"{type(exc).__name__}: {exc}"}
         sys.stdout.write(json.dumps(reply) + "\n")
