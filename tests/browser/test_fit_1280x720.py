@@ -4,6 +4,7 @@ session: the first page opened by its URL, every other reached by the sidebar's 
 
 Measured in the page, not judged from a picture:
 - no metric label or value is cut (an element wider inside than its box: scrollWidth > clientWidth),
+- no page's name in the sidebar is cut (the same measure; the open page's name is bold, so wider),
 - no table cell is cut (st.table's cells wrap; a grid cell never holds a sentence: tests/app/test_pages_registry.py),
 - code keeps its indentation: no code block wraps a line (it scrolls sideways instead),
 - no chart draws outside its box, and none is squeezed below a readable plot,
@@ -34,7 +35,10 @@ FIT_JS = """() => {
   const main = document.querySelector('[data-testid="stMain"]');
   const text = el => (el.innerText || '').trim().slice(0, 60);
   const cut = el => el.scrollWidth > el.clientWidth + 1;
-  const out = {metrics: [], cells: [], code: [], charts: [], links: []};
+  const out = {metrics: [], cells: [], code: [], charts: [], links: [], nav: []};
+  // the sidebar's page names, the current page's in bold among them: none cut (Streamlit ends a long one with '…')
+  for (const a of document.querySelectorAll('[data-testid="stSidebar"] [data-testid="stPageLink"] a'))
+    if ([a, ...a.querySelectorAll('*')].some(cut)) out.nav.push(text(a).split('\\n').pop());
   for (const m of main.querySelectorAll('[data-testid="stMetricLabel"], [data-testid="stMetricValue"]'))
     for (const el of [m, ...m.querySelectorAll('*')])
       if (cut(el) && getComputedStyle(el).overflow !== 'visible') out.metrics.push(text(m));
@@ -119,6 +123,7 @@ def test_page_fits_1280x720_with_the_sidebar_open(browser, server, sessions, pag
         tab.screenshot(path=str(ARTIFACTS / f"fit_{page_key}_{lang}.png"))
         assert tab.locator('[data-testid="stSidebar"]').get_attribute("aria-expanded") != "false"
         assert not found["metrics"], found["metrics"]
+        assert not found["nav"], found["nav"]
         assert not found["cells"], found["cells"]
         assert not found["code"], found["code"]
         assert not found["charts"], found["charts"]
@@ -139,16 +144,18 @@ def test_page_fits_1280x720_with_the_sidebar_open(browser, server, sessions, pag
         raise
 
 
-def test_the_checks_see_a_cut_metric_and_a_wrapped_code_line(browser, server):
+def test_the_checks_see_a_cut_metric_a_cut_page_name_and_a_wrapped_code_line(browser, server):
     """The measurements find what they look for: the same page with Streamlit's own cutting put back."""
     tab, _ = open_page(browser, server, "gpu", "en")
     try:
         tab.add_style_tag(content='[data-testid="stMetricValue"] .stMarkdownEllipsis { width: 2ch !important; '
                                   'white-space: nowrap !important; overflow: hidden !important; } '
                                   '[data-testid="stMetricValue"] p { white-space: nowrap !important; } '
-                                  '[data-testid="stMain"] pre { white-space: pre-wrap !important; }')
+                                  '[data-testid="stMain"] pre { white-space: pre-wrap !important; } '
+                                  '[data-testid="stSidebar"] [data-testid="stPageLink"] a span { max-width: 6ch; }')
         found = tab.evaluate(FIT_JS)
         assert found["metrics"] and found["code"]
+        assert TEXT["nav_gpu"]["en"] in found["nav"]
     finally:
         tab.context.close()
 
