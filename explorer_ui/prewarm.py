@@ -260,6 +260,8 @@ def work_items(defaults_only: bool = False) -> list[tuple[str, object]]:
              (f"tuned plan {M}x{N} on {home.key} (GPU page)", tuned(home)),
              (f"plan for {first.name} on {home.key} (benchmark page, your shape)",
               lambda: plan_shape(first.shape, first.dtype, first.dim, home, transposed=first.transposed))]
+    items.append((f"loads recorded and compiled for the layouts page's defaults on {home.key} and the ncu "
+                  f"record's H200 (layouts page)", lambda: layouts_traces(home.key)))
     # the GPU page's "vary BLOCK_SIZE" (after a click) and the long-rows page's cliff (at its defaults)
     items += [(f"plan {M}x{b} on {home.key} (BLOCK_SIZE sweep, long-rows cliff)", plan(b, home)) for b in defaults.BLOCK_SWEEP]
     items += [(f"tuned plan {M}x{n} on {home.key} (long-rows path map)", (lambda n=n: sc.plan_softmax(M, n, dtype, home)))
@@ -294,7 +296,20 @@ def work_items(defaults_only: bool = False) -> list[tuple[str, object]]:
                   (f"tuned plan {M}x{top} on {gpu.key} (longest row)", tuned(gpu, top))]
     for gpu in others:
         items += [(f"plan {M}x{b} on {gpu.key} (BLOCK_SIZE sweep)", plan(b, gpu)) for b in defaults.BLOCK_SWEEP]
+    items += [(f"loads for the layouts page's defaults on {gpu.key}", lambda gpu=gpu: layouts_traces(gpu.key))
+              for gpu in others]
     return items
+
+
+def layouts_traces(gpu_key: str) -> None:
+    """The layouts page's traces at its defaults with `gpu_key` chosen (transactions_view.default_requests):
+    each program's loads recorded in Triton's interpreter (in a child process of its own here: this one
+    compiles) and read from the kernel compiled for the GPU, into the disk caches the page reads."""
+    from explorer_ui import data
+    from explorer_ui import transactions_view as tv
+
+    for cases, key in tv.default_requests(gpu_key):
+        tv.kernel_traces(list(cases), data.gpu_by_key(key))
 
 
 def run_items(items: list[tuple[str, object]]) -> list[tuple[str, float, str]]:

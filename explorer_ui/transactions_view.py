@@ -12,12 +12,13 @@ import streamlit as st
 
 from softmax_core.hardware import dtypes
 from softmax_teaching import transactions as tx
-from softmax_teaching.layout_trace import KernelTrace, kernel_trace
+from softmax_teaching.layout_trace import KernelTrace, kernel_trace, kernel_traces  # noqa: F401
 from softmax_teaching.layout_case import VIEWS, Case, case_strides, planner_view
 from softmax_teaching.ncu_record import NcuRecord, read_record
 
 DTYPES = ("float32", "bfloat16", "float16", "float64")
 MAX_ELEMENTS = 2 ** 31          # the tensor is allocated (not filled): keep it within what a laptop can map
+NCU_GPU = "h200"                # the catalog card of the GPU the ncu record was counted on
 MAX_STEPS = 64                  # requests the animation steps through (the counts cover them all)
 # The presets: the layouts Nsight Compute counted on the H200 (bench_tools.record.layout_sectors), by name.
 PRESETS = {
@@ -27,6 +28,7 @@ PRESETS = {
     "padded_fp32": Case((4096, 1000), "float32", 1, "padded"),
     "offset_fp32": Case((4096, 1000), "float32", 1, "offset"),
 }
+DEFAULT_PRESET = "transposed_fp32"
 # The layouts with a name of their own (the presets, the ncu record's extra launch, "custom"), the kernels drawn,
 # the planner's families, the classes of layout and the codes of bad input: the page says each in words.
 NAMED_LAYOUTS = tuple(PRESETS) + ("transposed_fp32_row_walk", "custom")
@@ -48,9 +50,28 @@ def layout_class(case: Case, family: str, n_inner: int) -> str:
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def trace(case: Case, kernel: str, target: tuple) -> KernelTrace:
-    """One program's loads of `kernel` for the case, on `target`'s lanes (cached: a warm page is instant)."""
-    return kernel_trace(case, kernel, target)
+def traces(cases: tuple[tuple[Case, str], ...], gpu_key: str) -> list[KernelTrace]:
+    """One program's loads of each (case, kernel), planned for and compiled for the GPU `gpu_key`: on disk
+    after the first question (softmax_teaching.load_record, compiled_loads), in memory after this one."""
+    from explorer_ui import data
+
+    return kernel_traces(list(cases), data.gpu_by_key(gpu_key))
+
+
+def default_requests(gpu_key: str) -> list[tuple[tuple[tuple[Case, str], ...], str]]:
+    """What the page traces at its defaults with the GPU `gpu_key` chosen, as (its (case, kernel) pairs, the
+    GPU they are for): the default preset's two kernels on that GPU, and the ncu record's launches on the
+    H200 they were counted on. The pre-warm makes these (explorer_ui.prewarm)."""
+    record = read_record()
+    counted = () if record is None else tuple(
+        (Case(launch.shape, launch.dtype, launch.dim, launch.view), launch.kernel) for launch in record.launches)
+    return [(tuple((PRESETS[DEFAULT_PRESET], kernel) for kernel in KERNELS), gpu_key)] + \
+        ([(counted, NCU_GPU)] if counted else [])
+
+
+def page_traces(case: Case, gpu_key: str) -> dict[str, KernelTrace]:
+    """The planner's kernel and the row walk for the case on the GPU, by KERNELS' names."""
+    return dict(zip(KERNELS, traces(tuple((case, kernel) for kernel in KERNELS), gpu_key)))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -216,12 +237,12 @@ def ncu() -> NcuRecord | None:
     return read_record()
 
 
-def ncu_rows(record: NcuRecord, target: tuple) -> list[dict]:
-    """Each counted launch beside the page's own figure for the same case (program 0, compiled here)."""
+def ncu_rows(record: NcuRecord) -> list[dict]:
+    """Each counted launch beside the page's own figure for the same case (program 0, planned for and compiled
+    for the H200 it was counted on)."""
     out = []
-    for launch in record.launches:
-        case = Case(launch.shape, launch.dtype, launch.dim, launch.view)
-        kt = trace(case, launch.kernel, target)
+    cases = tuple((Case(launch.shape, launch.dtype, launch.dim, launch.view), launch.kernel) for launch in record.launches)
+    for launch, kt in zip(record.launches, traces(cases, NCU_GPU)):
         out.append({"name": launch.name, "kernel": launch.kernel_name, "page": kt.totals.sectors_per_request,
                     "ncu": launch.sectors_per_request, "page_used": kt.totals.used_fraction,
                     "ncu_sectors": launch.sectors, "ncu_requests": launch.requests})
@@ -256,14 +277,6 @@ def check_case(shape_text: str, dtype: str, dim: int, view: str, direction: str)
     if case_strides(case).storage_elements * dtypes.element_size(dtype) > MAX_ELEMENTS * 4:
         raise ValueError("too_big", {"limit": f"{MAX_ELEMENTS * 4 / 1e9:.1f} GB"})
     return case
-
-
-def target_of(gpu) -> tuple:
-    """The GPUTarget of a catalog card: ("cuda", 90, 32) or ("hip", "gfx942", 64)."""
-    if gpu.vendor == "amd":
-        return ("hip", gpu.arch, gpu.warp_size)
-    major, minor = gpu.compute_capability
-    return ("cuda", major * 10 + minor, gpu.warp_size)
 
 
 VIEW_NAMES = VIEWS

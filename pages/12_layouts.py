@@ -13,7 +13,7 @@ from explorer_ui.charts.transactions import request_lanes
 from explorer_ui.i18n import bound, say, t
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState
-from softmax_core.hardware import dtypes, runtime
+from softmax_core.hardware import dtypes
 from softmax_teaching import transactions as tx
 
 layout.setup_page("layouts")
@@ -24,11 +24,11 @@ state.show_notes()
 # -- 1. the tensor as memory ----------------------------------------------------------------------------------
 st.header(t("layouts_memory_title"))
 presets = [name for name in tv.NAMED_LAYOUTS if name in tv.PRESETS or name == "custom"]
-kpreset = state.choice_key("preset", "transposed_fp32", presets)
+kpreset = state.choice_key("preset", tv.DEFAULT_PRESET, presets)
 c1, c2 = st.columns([2, 1])
 preset = c1.selectbox(t("layouts_preset"), presets, key=kpreset, format_func=lambda p, tr=bound(): tr(f"layouts_preset_{p}"))
 gpu_key, gpu = layout.gpu_choice(state, c2, t("gpu_choice"))
-base = tv.PRESETS.get(preset, tv.PRESETS["transposed_fp32"])
+base = tv.PRESETS.get(preset, tv.PRESETS[tv.DEFAULT_PRESET])
 shape_default = "x".join(str(n) for n in base.shape)
 if preset != "custom":
     shape_text, dtype, dim, view, direction = shape_default, base.dtype, base.dim, base.view, "forward"
@@ -71,16 +71,9 @@ st.markdown(t("layouts_reason", reason=say(view_plan.reason)))
 
 # -- 2. one warp's load, lane by lane -------------------------------------------------------------------------
 st.header(t("layouts_lanes_title"))
-if not runtime.INTERPRETED:
-    st.info(t("layouts_needs_interpreter"))
-    state.sync()
-    layout.stop_page()
-target = tv.target_of(gpu)
-traces = {}
 try:
     with st.spinner(t("computing")):
-        for kernel in ("planned", "row_walk"):
-            traces[kernel] = tv.trace(case, kernel, target)
+        traces = tv.page_traces(case, gpu_key)
 except Exception as err:
     st.error(t("error_generic", error=err))
     layout.stop_page()
@@ -181,8 +174,7 @@ else:
     st.markdown(t("layouts_ncu_text", gpu=record.machine.get("gpu", ""), triton=record.machine.get("triton", ""),
                   folder=record.folder))
     with st.spinner(t("computing")):
-        ncu_target = ("cuda", 90, 32)
-        table = tv.ncu_rows(record, ncu_target)
+        table = tv.ncu_rows(record)
     layout.show_table(pd.DataFrame([{t("layouts_ncu_case"): t(f"layouts_preset_{r['name']}"),
                                      t("layouts_ncu_kernel"): r["kernel"],
                                      t("layouts_ncu_page"): fmt.number(r["page"] or 0, 3),

@@ -10,10 +10,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from softmax_core.hardware.gpu import GpuSpec
 from softmax_teaching import transactions as tx
 from softmax_teaching.compiled_loads import CompiledLoad, CompiledLoads, compiled_loads
 from softmax_teaching.layout_case import Case
-from softmax_teaching.load_record import RecordedLaunch, RecordedLoad, record
+from softmax_teaching.load_record import RecordedLaunch, RecordedLoad
+from softmax_teaching.recorded_loads import recorded
 
 MISSING = ("no_compiled_load", "not_blocked", "no_width")
 
@@ -60,9 +62,19 @@ def trace_load(recorded: RecordedLoad, compiled: CompiledLoads) -> LoadTrace:
     return LoadTrace(recorded, load, layout, vector, requests)
 
 
-def kernel_trace(case: Case, kernel: str, target: tuple, program: int = 0) -> KernelTrace:
-    """The loads of `program` of the case's launch (`kernel` "planned": the one sc.softmax makes; "row_walk":
-    one program per reduced row), on the lanes of that kernel compiled for `target`."""
-    launch = record(case, kernel, program)
-    compiled = compiled_loads(launch.compile_job(target))
-    return KernelTrace(kernel, launch, compiled, tuple(trace_load(l, compiled) for l in launch.loads))
+def kernel_traces(cases: list[tuple[Case, str]], gpu: GpuSpec, program: int = 0) -> list[KernelTrace]:
+    """For each (case, kernel), the loads of `program` of the launch `sc.softmax` makes for the case on `gpu`
+    (`kernel` "planned"; "row_walk": one program per reduced row instead), on the lanes of that kernel
+    compiled for `gpu`. The records are made together (recorded_loads.recorded: one child process for all
+    those this process cannot make itself)."""
+    launches = recorded(cases, gpu, program)
+    out = []
+    for (case, kernel), launch in zip(cases, launches):
+        compiled = compiled_loads(launch.compile_job(gpu.compile_target))
+        out.append(KernelTrace(kernel, launch, compiled, tuple(trace_load(l, compiled) for l in launch.loads)))
+    return out
+
+
+def kernel_trace(case: Case, kernel: str, gpu: GpuSpec, program: int = 0) -> KernelTrace:
+    """kernel_traces for one case."""
+    return kernel_traces([(case, kernel)], gpu, program)[0]

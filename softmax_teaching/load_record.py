@@ -11,6 +11,7 @@ forward's own launch skipped (its values do not change where the backward reads)
 
 The case and its tensor are layout_case's (whose `planner_view` is the one place this package reads the
 planner).
+(softmax_teaching.recorded_loads keeps records on disk and makes them for any GPU, on any server.)
 """
 from __future__ import annotations
 
@@ -274,3 +275,4 @@ def _load_of(recorder: _Recorder, addresses: np.ndarray, mask: np.ndarray) -> Re
         if start <= probe < end:
             return RecordedLoad(lines[0] if lines else 0, name, elt, (addresses - start) // elt, mask, lines[1:2])
     raise RuntimeError("a load outside every tensor argument")
+

@@ -166,7 +166,7 @@ def group_requests(offsets: np.ndarray, mask: np.ndarray, element_bytes: int, la
     active = (addr >= 0).any(axis=2)
     issued = active.any(axis=1)
     addr, active = addr[issued], active[issued]
-    flat = addr.reshape(len(addr), -1)
+    flat = addr.reshape(len(addr), n_lanes * vector)
     sectors = _distinct_per_row(np.where(flat >= 0, flat // SECTOR_BYTES, -1))
     lines = _distinct_per_row(np.where(flat >= 0, flat // LINE_BYTES, -1))
     useful = _distinct_per_row(flat) * element_bytes

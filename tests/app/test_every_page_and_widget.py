@@ -379,11 +379,7 @@ def test_prewarm_starts_once_per_server_and_not_when_switched_off(monkeypatch):
 # Every page at its defaults (each in a new session: links from one page don't carry over), the GPU page last,
 # with its BLOCK_SIZE sweep and compiled code: every compile they ask for must be one the pre-warm made.
 GPU_PAGE = script("gpu")
-# The layouts page compiles the launch it first records in Triton's interpreter (softmax_teaching.load_record):
-# the pre-warm's child is an offline compiler without the interpreter, so it cannot make that compile ahead of
-# the page; the page caches it on disk after its first visit instead (softmax_teaching.compiled_loads).
-NOT_PREWARMED = ("pages/12_layouts.py",)
-PREWARMED_PAGES = tuple(page for page in PAGE_FILES if page != GPU_PAGE and page not in NOT_PREWARMED) + (GPU_PAGE,)
+PREWARMED_PAGES = tuple(page for page in PAGE_FILES if page != GPU_PAGE) + (GPU_PAGE,)
 
 
 def open_pages_at_their_defaults(asked: list) -> None:
@@ -416,8 +412,14 @@ def record_compiles(monkeypatch) -> list:
             answers[offline] = compile_here(*offline)
         return answers[offline]
 
+    def texts(job):                     # the compiler's TTGIR and assembly (the layouts page reads them)
+        asked.append((job, "texts"))
+        return compile_texts(job)
+
+    compile_texts = sc_compile.compiler_texts
     monkeypatch.setattr(sc_compile.compiler_process, "request", record)
     monkeypatch.setattr(sc_compile, "compile_for_target", record)
+    monkeypatch.setattr(sc_compile, "compiler_texts", texts)
     return asked
 
 
@@ -443,7 +445,7 @@ def describe_compiles(asked: list) -> str:
         constexprs = ", ".join(f"{k}={v}" for k, v in job.constexprs if v is not None)
         lines.append(f"  {job.kernel.split(':')[1]}({job.signature[0][1]}) target={job.target} "
                      f"on_device={job.on_device} num_warps={job.num_warps} num_stages={job.num_stages}"
-                     f"{' +PTX/SASS' if want_asm else ''}: {constexprs}")
+                     f"{' +TTGIR/assembly' if want_asm == 'texts' else ' +PTX/SASS' if want_asm else ''}: {constexprs}")
     return f"{len(set(compiles(asked)))} compile(s) the pre-warm did not make:\n" + "\n".join(lines)
 
 
@@ -474,8 +476,14 @@ def test_prewarm_compiles_what_the_pages_ask_for(tmp_path, monkeypatch):
 
     forget_compiles()
     asked = record_compiles(monkeypatch)
+    from softmax_teaching import load_record
+
+    recorded_here = []        # the layouts page's loads, recorded in the interpreter: the pre-warm's too
+    record = load_record.record
+    monkeypatch.setattr(load_record, "record", lambda *a, **k: recorded_here.append(a) or record(*a, **k))
     open_pages_at_their_defaults(asked)
     assert not compiles(asked), describe_compiles(asked)
+    assert not recorded_here, recorded_here
 
 
 def test_the_pages_imports_are_warmed_once_after_the_first_page_and_not_when_switched_off(monkeypatch):

@@ -69,3 +69,51 @@ def test_a_link_reopens_the_same_state():
     lanes = [math.prod(int(v) for v in found.split(","))
              for f in facts(at) for found in re.findall(r"threadsPerWarp \[([\d, ]+)\]", f)]
     assert lanes == [64, 64]                                   # a wavefront of 64 lanes on the MI300X
+
+
+def test_a_server_running_kernels_on_its_gpu_draws_the_lanes(tmp_path, monkeypatch):
+    """A server whose kernels run on its GPU cannot switch to the interpreter: its records come from a child
+    process that interprets (here: this interpreting process pretends to be such a server; what it would
+    compile in-process, the offline compiler's child compiles for it)."""
+    import dataclasses
+
+    import streamlit as st
+
+    from softmax_core.hardware import compile as sc_compile
+    from softmax_core.hardware import runtime
+    from softmax_teaching import load_record
+
+    monkeypatch.setenv("SOFTMAX_EXPLORER_CACHE", str(tmp_path))
+    st.cache_data.clear()
+    assert_ok(open_page(PAGE))                              # the compiles and records of the page's defaults
+    here = sorted(path.name for path in (tmp_path / "compile").glob("*-record-*.npz"))
+    for path in (tmp_path / "compile").glob("*-record-*.npz"):
+        path.unlink()
+    st.cache_data.clear()
+    monkeypatch.setattr(runtime, "INTERPRETED", False)
+    child = sc_compile.compiler_process
+    monkeypatch.setattr(sc_compile, "compile_for_target",
+                        lambda job, want_asm=False: child.request(dataclasses.replace(job, on_device=False), want_asm))
+    monkeypatch.setattr(sc_compile, "compiler_texts", child.texts)
+    monkeypatch.setattr(load_record, "record", lambda *a, **k: pytest.fail("recorded in the server's process"))
+    at = open_page(PAGE)
+    assert_ok(at)
+    assert len(facts(at)) == 2 and len(at.get("vega_lite_chart")) == 2
+    assert sorted(path.name for path in (tmp_path / "compile").glob("*-record-*.npz")) == here
+    st.cache_data.clear()
+
+
+# lanes per warp, and the 16-byte vector load of each GPU's assembly (PTX for sm_75, AMDGCN for gfx942)
+LESSON_GPUS = [("t4", 32, r"`ld\.global\S*\.v4\.b32`"), ("mi300x", 64, r"`\w+_load_dwordx4`")]
+
+
+@pytest.mark.parametrize("gpu, lanes, instruction", LESSON_GPUS)
+def test_the_lesson_gpus_kernel_lanes_and_load_width(gpu, lanes, instruction):
+    """The lesson's GPU, carried from the page before: the launch is planned for it, compiled for it (its
+    TTGIR's lanes per warp, its load instruction) and its requests counted with its lanes."""
+    at = open_page(PAGE, {"gpu": gpu, "preset": "rows_fp32"})
+    assert_ok(at)
+    planned = facts(at)[0]
+    found = re.search(r"threadsPerWarp \[([\d, ]+)\]", planned)
+    assert math.prod(int(v) for v in found.group(1).split(",")) == lanes
+    assert re.search(instruction, planned) and "16 bytes per lane" in planned

@@ -5,18 +5,23 @@ byte used, for contiguous fp32 rows read in 16-byte vectors; one useful 4-byte v
 column walk down a transposed fp32 view."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
+import torch
 
+import softmax_core as sc
+from softmax_core.hardware import runtime
+from softmax_teaching import load_record, recorded_loads
 from softmax_teaching import transactions as tx
 from softmax_teaching.compiled_loads import amd_width, ptx_width, read_loads
 from softmax_teaching.layout_case import DIRECTIONS, VIEWS, Case, ViewStrides, case_strides, view_strides
-from softmax_teaching.layout_trace import kernel_trace
+from softmax_teaching.layout_trace import kernel_trace, kernel_traces
 from softmax_teaching.load_record import record
 from softmax_teaching.ncu_record import read_record
 
-H200 = ("cuda", 90, 32)
-MI300X = ("hip", "gfx942", 64)
+H200, T4, MI300X = (sc.catalog_gpu(key) for key in ("h200", "t4", "mi300x"))
 DTYPES = ("float32", "bfloat16", "float16", "float64")
 # one of each class: rows (the softmax dim contiguous), a strided dim with an inner run, a dim with inner run 1
 SHAPES = (((8, 40), 1), ((3, 12, 5), 1), ((40, 6), 0))
@@ -66,6 +71,8 @@ def test_masked_lanes_fetch_nothing_and_an_all_masked_request_is_not_issued():
     req = tx.group_requests(np.arange(64), mask, 4, layout, 1)
     assert req.n_requests == 1 and req.lane_count[0] == 20
     assert req.sectors[0] == 3 and req.useful_bytes[0] == 80
+    none = tx.group_requests(np.arange(64), np.zeros(64, bool), 4, layout, 1)   # a program past the tensor's end
+    assert none.n_requests == 0 and none.fetched_bytes == 0 and none.sectors_per_request is None
 
 
 def test_cost_over_fetch_and_floor():
@@ -185,11 +192,67 @@ def test_a_transposed_fp32_column_walk_uses_4_bytes_of_each_sector():
     assert planned.totals.used_fraction == 1.0               # the planner's tiles read the same view whole
 
 
+# ------------------------------------------------------------ the lesson's GPU, and a server with a GPU
+
+# Each GPU's lanes per warp and the load the compiler writes for 16-byte aligned fp32 rows: a 4-wide vector.
+LESSON_GPUS = [(T4, 32, 16, "ld.global"), (MI300X, 64, 16, "_load_dwordx4")]
+
+
+@pytest.mark.parametrize("gpu, lanes, width, opcode", LESSON_GPUS, ids=lambda v: getattr(v, "key", None))
+def test_the_lesson_gpus_lanes_and_load_width(gpu, lanes, width, opcode):
+    kt = kernel_trace(Case((8, 1024), "float32", 1, "contiguous"), "planned", gpu)
+    load = kt.loads[0]
+    assert kt.compiled.target == gpu.compile_target
+    assert load.layout.warp_size == lanes and load.requests.addresses.shape[1] == lanes
+    assert load.compiled.width_bytes == width and opcode in load.compiled.instruction
+    assert kt.totals.sectors_per_request == tx.ideal_sectors(lanes, width) and kt.totals.used_fraction == 1.0
+
+
 @pytest.mark.slow
-def test_amd_wavefronts_have_64_lanes():
-    kt = kernel_trace(Case((8, 1024), "float32", 1, "contiguous"), "planned", MI300X)
-    assert kt.loads[0].layout.warp_size == 64
-    assert kt.totals.sectors_per_request == tx.ideal_sectors(64, 16)
+def test_the_recorded_launch_is_the_lesson_gpus_plan():
+    """Long fp32 rows: the H200 and the T4 split each row over programs on grids of their own sizes, the MI300X
+    tiles it (the planner's choices for them, softmax_core.plans): the recorded launch is each GPU's."""
+    case = Case((4096, 50257), "float32", 1, "contiguous")
+    kernels = set()
+    for gpu in (H200, T4, MI300X):
+        plan = sc.plan_softmax(4096, 50257, torch.float32, gpu)
+        launch = kernel_trace(case, "planned", gpu).launch
+        assert launch.grid[0] == math.prod(plan.grid) and launch.num_warps == plan.num_warps, gpu.key
+        kernels.add(launch.kernel)
+    assert len(kernels) == 2
+
+
+def test_records_come_back_from_the_disk_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("SOFTMAX_EXPLORER_CACHE", str(tmp_path))
+    case = Case((6, 40), "float32", 1, "offset")
+    first = recorded_loads.recorded([(case, "planned")], H200)[0]
+    saved = recorded_loads.record_path(case, "planned", H200)
+    assert saved.exists()
+    again = recorded_loads.load_saved(saved)
+    assert again.arguments == first.arguments and again.grid == first.grid and again.complete == first.complete
+    for a, b in zip(first.loads, again.loads):
+        assert (a.line, a.tensor, a.caller) == (b.line, b.tensor, b.caller)
+        assert np.array_equal(a.offsets, b.offsets) and np.array_equal(a.mask, b.mask)
+    saved.write_bytes(b"torn")
+    assert recorded_loads.load_saved(saved) is None
+
+
+def test_a_server_running_kernels_on_its_gpu_records_in_an_interpreting_child(tmp_path, monkeypatch):
+    """A server whose kernels are compiled for its GPU cannot interpret: its records come from a child process
+    that does (here: this interpreting process pretends to be such a server once the compile is on disk)."""
+    monkeypatch.setenv("SOFTMAX_EXPLORER_CACHE", str(tmp_path))
+    cases = [(Case((64, 48), "float32", 1, "transposed"), kernel) for kernel in ("planned", "row_walk")]
+    here = kernel_traces(cases, H200)
+    for case, kernel in cases:
+        recorded_loads.record_path(case, kernel, H200).unlink()
+    made = []
+    monkeypatch.setattr(runtime, "INTERPRETED", False)
+    monkeypatch.setattr(load_record, "record", lambda *a, **k: made.append(a))     # never in this process
+    there = kernel_traces(cases, H200)
+    assert made == []
+    for a, b in zip(here, there):
+        assert a.launch.kernel == b.launch.kernel and a.totals == b.totals
+        assert all(np.array_equal(x.recorded.offsets, y.recorded.offsets) for x, y in zip(a.loads, b.loads))
 
 
 # -------------------------------------------------------------------------------- against the counters

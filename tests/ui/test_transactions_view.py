@@ -9,7 +9,7 @@ import softmax_core as sc
 from explorer_ui import transactions_view as tv
 from softmax_teaching.layout_case import Case
 
-H200 = ("cuda", 90, 32)
+H200 = sc.catalog_gpu("h200")
 
 
 @pytest.mark.parametrize("text, code", [("", "shape_no_sizes"), ("8, a", "shape_not_whole_numbers"),
@@ -47,12 +47,6 @@ def test_the_recorded_ratio_has_its_spread():
 def test_rows_take_the_nearest_row_length():
     frame = pd.DataFrame({"case": ["a", "b"], "layout": ["contiguous"] * 2, "dim": [-1, -1], "N": [256, 50257]})
     assert tv.nearest_rows_case(frame, 40000) == "b" and tv.nearest_rows_case(frame, 300) == "a"
-
-
-def test_targets_of_the_catalog():
-    assert tv.target_of(sc.catalog_gpu("h200")) == ("cuda", 90, 32)
-    assert tv.target_of(sc.catalog_gpu("t4")) == ("cuda", 75, 32)
-    assert tv.target_of(sc.catalog_gpu("mi300x")) == ("hip", "gfx942", 64)
 
 
 def test_one_request_lane_by_lane():
