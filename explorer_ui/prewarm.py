@@ -355,7 +355,8 @@ def write_seed(dest: Path | None = None) -> Path:
             shutil.copyfile(path, dest / path.name)
         home = sc.default_gpu()
         provenance = {
-            "what": "compile results (registers, spills, shared memory) of explorer_ui.prewarm.work_items(), "
+            "what": "compile results (registers, spills, shared memory; the layouts page's loads as read from the "
+                    "TTGIR and assembly) of explorer_ui.prewarm.work_items(), "
                     "copied into an empty compile cache by explorer_ui.prewarm.plant_seed at a server's start",
             "command": "python -m explorer_ui.prewarm --write-seed",
             "written_utc": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
