@@ -53,9 +53,7 @@ def layout_class(case: Case, family: str, n_inner: int) -> str:
 def traces(cases: tuple[tuple[Case, str], ...], gpu_key: str) -> list[KernelTrace]:
     """One program's loads of each (case, kernel), planned for and compiled for the GPU `gpu_key`: on disk
     after the first question (softmax_teaching.load_record, compiled_loads), in memory after this one."""
-    from explorer_ui import data
-
-    return kernel_traces(list(cases), data.gpu_by_key(gpu_key))
+    return kernel_traces(list(cases), data_gpu(gpu_key))
 
 
 def default_requests(gpu_key: str) -> list[tuple[tuple[tuple[Case, str], ...], str]]:
@@ -239,24 +237,37 @@ def ncu() -> NcuRecord | None:
 
 def ncu_rows(record: NcuRecord) -> list[dict]:
     """Each counted launch beside the page's own figure for the same case (program 0, planned for and compiled
-    for the H200 it was counted on)."""
+    for the H200 it was counted on), and both launches' (programs, threads per program)."""
     out = []
     cases = tuple((Case(launch.shape, launch.dtype, launch.dim, launch.view), launch.kernel) for launch in record.launches)
     for launch, kt in zip(record.launches, traces(cases, NCU_GPU)):
+        mine = (math.prod(kt.launch.grid), kt.launch.num_warps * data_gpu(NCU_GPU).warp_size)
         out.append({"name": launch.name, "kernel": launch.kernel_name, "page": kt.totals.sectors_per_request,
+                    "page_launch": mine, "ncu_launch": launch.launch_shape,
                     "ncu": launch.sectors_per_request, "page_used": kt.totals.used_fraction,
                     "ncu_sectors": launch.sectors, "ncu_requests": launch.requests})
     return out
 
 
-AGREEMENTS = ("same", "differs")
+AGREEMENTS = ("same", "differs", "other_launch")
 SAME_WITHIN = 0.01          # sectors per request: the page's figure and ncu's are "the same" this close
 
 
 def agreement(row: dict) -> str:
-    """"same" when the page's sectors per request is ncu's (within SAME_WITHIN), else "differs"."""
+    """"other_launch" when the planner's launch now is not the one counted (other programs or threads per
+    program: the planner changed since the record), else "same" when the page's sectors per request is ncu's
+    (within SAME_WITHIN), else "differs"."""
+    if row.get("page_launch") is not None and row.get("ncu_launch") is not None \
+            and tuple(row["page_launch"]) != tuple(row["ncu_launch"]):
+        return "other_launch"
     page, counted = row["page"], row["ncu"]
     return "same" if page is not None and counted is not None and abs(page - counted) <= SAME_WITHIN else "differs"
+
+
+def data_gpu(key: str):
+    from explorer_ui import data
+
+    return data.gpu_by_key(key)
 
 
 def check_case(shape_text: str, dtype: str, dim: int, view: str, direction: str) -> Case:

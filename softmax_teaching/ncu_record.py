@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import csv
 import json
+import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +24,8 @@ class CountedLaunch:
     view: str
     kernel: str                  # "planned" | "row_walk"
     kernel_name: str             # as ncu names it
-    grid: str
+    grid: str                    # as ncu writes it: "(256, 1, 1)"
+    block: str                   # threads per program, the same way
     sectors: int
     requests: int
     correct: bool
@@ -30,6 +33,11 @@ class CountedLaunch:
     @property
     def sectors_per_request(self) -> float | None:
         return self.sectors / self.requests if self.requests else None
+
+    @property
+    def launch_shape(self) -> tuple[int, int]:
+        """(programs, threads per program) of the counted launch."""
+        return tuple(math.prod(int(v) for v in re.findall(r"\d+", text)) for text in (self.grid, self.block))
 
 
 @dataclass(frozen=True)
@@ -59,7 +67,8 @@ def read_record(folder: Path | None = None) -> NcuRecord | None:
     start = next(i for i, line in enumerate(lines) if line.startswith('"ID"'))
     counts: dict[int, dict] = {}
     for row in csv.DictReader(lines[start:]):
-        entry = counts.setdefault(int(row["ID"]), {"kernel_name": row["Kernel Name"], "grid": row["Grid Size"]})
+        entry = counts.setdefault(int(row["ID"]), {"kernel_name": row["Kernel Name"], "grid": row["Grid Size"],
+                                                   "block": row["Block Size"]})
         entry[row["Metric Name"]] = _number(row["Metric Value"])
     if len(counts) != len(meta["launches"]):
         raise ValueError(f"{folder}: {len(counts)} profiled kernels for {len(meta['launches'])} launches")
@@ -67,6 +76,6 @@ def read_record(folder: Path | None = None) -> NcuRecord | None:
     for index, launch in enumerate(meta["launches"]):
         c = counts[index]
         launches.append(CountedLaunch(launch["name"], tuple(launch["shape"]), launch["dtype"], launch["dim"],
-                                      launch["view"], launch["kernel"], c["kernel_name"], c["grid"], c[SECTORS],
+                                      launch["view"], launch["kernel"], c["kernel_name"], c["grid"], c["block"], c[SECTORS],
                                       c[REQUESTS], launch["correct"]))
     return NcuRecord(folder.name, meta["machine"], tuple(launches))

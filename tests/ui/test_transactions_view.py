@@ -62,6 +62,8 @@ def test_the_page_and_ncu_agree_only_when_their_figures_do():
     assert tv.agreement({"page": 16.0, "ncu": 16.0}) == "same"
     assert tv.agreement({"page": 5.75, "ncu": 4.8125}) == "differs"
     assert tv.agreement({"page": None, "ncu": 4.0}) == "differs"
+    assert tv.agreement({"page": 16.0, "ncu": 16.0, "page_launch": (512, 128), "ncu_launch": (512, 128)}) == "same"
+    assert tv.agreement({"page": 16.0, "ncu": 16.0, "page_launch": (512, 128), "ncu_launch": (256, 256)}) == "other_launch"
 
 
 def test_the_class_sweep_gives_each_class_its_ratio():
