@@ -215,6 +215,14 @@ def excerpt_span(lines: tuple[str, ...], first: int, last: int) -> tuple[int, in
         return first, last
 
 
+# A code line longer than the panel wraps, hanging under its own indentation plus HANG more columns, so a
+# continuation never starts at column 0 under the block it belongs to, and no panel scrolls sideways (the kernel's
+# comments are written for an editor's width; the pages show its real source, so the wrapping is the panel's).
+HANG = 4
+LINE_STYLE = "white-space:pre-wrap;overflow-wrap:anywhere;margin:0"
+HIGHLIGHT = "#ffe58a"
+
+
 def code_html(lines: tuple[str, ...], highlighted: tuple[int, ...], caption: str | None, max_height: int | None,
                context: int | None) -> str:
     highlighted = list(highlighted)
@@ -224,17 +232,23 @@ def code_html(lines: tuple[str, ...], highlighted: tuple[int, ...], caption: str
                                    min(len(lines), max(highlighted) + context))
         lines = lines[first - 1: last]
         highlighted = [n - first + 1 for n in highlighted]
-    formatter = HtmlFormatter(noclasses=True, hl_lines=highlighted, linenos="inline", linenostart=first,
-                              style="default", hl_color="#ffe58a", nobackground=False)
-    body = highlight("\n".join(lines), PythonLexer(), formatter)
-    # Lines keep their indentation and do not wrap (a wrapped line would restart at column 0, under the block
-    # it belongs to): a line longer than the panel scrolls sideways inside it.
-    body = body.replace('<pre style="', '<pre style="white-space:pre;overflow-x:auto;', 1)
+    # Pygments closes its spans at every line end, so each line's HTML stands alone
+    coloured = highlight("\n".join(lines), PythonLexer(), HtmlFormatter(noclasses=True, nowrap=True, style="default"))
+    shown = coloured.split("\n")
+    width = len(str(first + len(lines) - 1))
+    rows = []
+    for n, (line, text) in enumerate(zip(lines, shown), start=1):
+        hang = _indent(line) + HANG
+        background = f"background:{HIGHLIGHT};" if n in highlighted else ""
+        number = f'<span style="color:#999;user-select:none;flex:none;width:{width + 1}ch">{first + n - 1}</span>'
+        rows.append(f'<div style="display:flex;{background}">{number}<div style="{LINE_STYLE};flex:1;min-width:0;'
+                    f'padding-left:{hang}ch;text-indent:-{hang}ch">{text or " "}</div></div>')
     head = f'<div style="font-size:0.8rem;color:#555;margin-bottom:0.2rem">{html.escape(caption)}</div>' \
         if caption else ""
-    limit = f"max-height:{max_height}px;" if max_height else ""
-    return (f'{head}<div style="font-size:0.74rem;line-height:1.3;overflow:auto;{limit}'
-            f'border:1px solid #e3e6ee;border-radius:6px;padding:0 0.3rem">{body}</div>')
+    limit = f"max-height:{max_height}px;overflow-y:auto;" if max_height else ""
+    return (f'{head}<pre class="code-panel" style="white-space:normal;font-family:monospace;font-size:0.74rem;'
+            f'line-height:1.3;overflow-x:hidden;{limit}border:1px solid #e3e6ee;border-radius:6px;padding:0.3rem;'
+            f'margin:0;background:#fff">\n{chr(10).join(rows)}\n</pre>')
 
 
 def constexpr_text(value) -> str:

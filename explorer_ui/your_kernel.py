@@ -224,7 +224,7 @@ def results_table(rows: list[ki.Inspection]) -> None:
             where = t("yk_error_line", line=f.line) if f.line else t("yk_error_no_line")
             st.error(t("yk_error", gpu=r.gpu.name, where=where, hint=hint_text(f.hint)))
             if f.message:
-                st.code(f.message, language="text")
+                st.code(f.message, language="text", wrap_lines=True)
         elif r.exceeds_shared:
             st.warning(t("yk_exceeds_shared", gpu=r.gpu.name, shared=r.variant.resources.shared_bytes,
                          limit=r.gpu.max_shared_mem))
@@ -253,7 +253,7 @@ def _line_listing(kind: str, asm_lines: list[str], numbers: tuple[int, ...], lin
     st.caption(t("yk_asm_count", n=len(numbers), kind=kind, line=line))
     shown = (_tight(asm_lines[n - 1]) if kind == "SASS" else asm_lines[n - 1] for n in numbers[:ASM_PREVIEW_LINES])
     st.code("\n".join(f"{n:5d}  {text}" for n, text in zip(numbers, shown)), language="text",
-            height=ASM_PANEL_HEIGHT if len(numbers) > 20 else "content")
+            height=ASM_PANEL_HEIGHT if len(numbers) > 20 else "content", wrap_lines=True)
 
 
 def assembly(row: ki.Inspection, source: str) -> None:
@@ -266,7 +266,7 @@ def assembly(row: ki.Inspection, source: str) -> None:
     lines = source.splitlines()
     linked = sorted(n for n in links.source_to_asm if n <= len(lines))
     if not linked:
-        st.code("\n".join(text.splitlines()[:ASM_PREVIEW_LINES]), language="text")
+        st.code("\n".join(text.splitlines()[:ASM_PREVIEW_LINES]), language="text", wrap_lines=True)
         return
     busiest = max(linked, key=lambda n: len(links.instructions_of(n)))   # the line most instructions come from
     chosen = st.selectbox(t("yk_asm_line"), linked, index=linked.index(busiest),
@@ -290,10 +290,12 @@ def assembly(row: ki.Inspection, source: str) -> None:
         if sass:
             st.caption(t("yk_asm_sass_no_lines"))
     with st.expander(t("yk_asm_all", kind=kind.upper())):
-        st.code("\n".join(asm_lines[:ASM_PREVIEW_LINES]), language="text", height=ASM_PANEL_HEIGHT)
+        st.code("\n".join(asm_lines[:ASM_PREVIEW_LINES]), language="text", height=ASM_PANEL_HEIGHT,
+                wrap_lines=True)
     if "sass" in asm:
         with st.expander(t("yk_asm_sass")):
-            st.code("\n".join(asm["sass"].splitlines()[:ASM_PREVIEW_LINES]), language="text", height=ASM_PANEL_HEIGHT)
+            st.code("\n".join(asm["sass"].splitlines()[:ASM_PREVIEW_LINES]), language="text",
+                    height=ASM_PANEL_HEIGHT, wrap_lines=True)
 
 
 def measurement(m: measure.Measurement) -> None:

@@ -183,7 +183,7 @@ with left:
             st.success(t("chapter_test_passed", **values), icon="✅")
         else:
             st.error(t("chapter_test_failed", **values), icon="❌")
-            st.code(result.message)
+            st.code(result.message, wrap_lines=True)
         live_gpu = data.live_gpu()
         st.caption(t("sidebar_gpu", name=live_gpu.name) if live_gpu else t("sidebar_no_gpu"))
 
@@ -214,7 +214,7 @@ if plan is not None and gpu.vendor == "nvidia":
         st.caption(t("error_generic", error=err_ptx))
     if ex2 is not None and ex2.exponentials:
         st.markdown(t("chapter_exp_ptx", count=len(ex2.exponentials), gpu=gpu.name, arch=gpu.arch, log2e=ex2.log2e))
-        st.code("\n".join(ex2.multiplies[:1] + ex2.exponentials[:1]), language="text")
+        st.code("\n".join(ex2.multiplies[:1] + ex2.exponentials[:1]), language="text", wrap_lines=True)
 
 # -- 7. the chapter's benchmark, measured ---------------------------------------------------------------------------
 st.header(t("chapter_bench_title"), anchor="benchmark")

@@ -6,7 +6,7 @@ Measured in the page, not judged from a picture:
 - no metric label or value is cut (an element wider inside than its box: scrollWidth > clientWidth),
 - no page's name in the sidebar is cut (the same measure; the open page's name is bold, so wider),
 - no table cell is cut (st.table's cells wrap; a grid cell never holds a sentence: tests/app/test_pages_registry.py),
-- code keeps its indentation: no code block wraps a line (it scrolls sideways instead),
+- no code block scrolls sideways: a long line wraps, hanging under its own indentation,
 - no chart draws outside its box, and none is squeezed below a readable plot,
 - the page ends with a link to the next page of the story (explorer_ui/pages_registry.py);
 - and it renders as a classroom needs: no exception box, no JavaScript or console error, nothing asked of
@@ -44,10 +44,12 @@ FIT_JS = """() => {
       if (cut(el) && getComputedStyle(el).overflow !== 'visible') out.metrics.push(text(m));
   for (const td of main.querySelectorAll('[data-testid="stTable"] td, [data-testid="stTable"] th'))
     if (cut(td)) out.cells.push(text(td));
-  for (const pre of main.querySelectorAll('pre')) {
-    const ws = getComputedStyle(pre).whiteSpace;
-    if (ws !== 'pre') out.code.push(ws + ': ' + text(pre));
-  }
+  // no code block scrolls sideways: st.code's <pre> and the code panels (explorer_ui.code.code_html), and a
+  // wrapped line of a panel hangs under its own indentation (its text-indent is negative)
+  for (const pre of main.querySelectorAll('pre, .code-panel'))
+    if (cut(pre)) out.code.push(`scrolls ${pre.scrollWidth - pre.clientWidth} px: ` + text(pre));
+  for (const line of main.querySelectorAll('.code-panel > div > div'))
+    if (parseFloat(getComputedStyle(line).textIndent) >= 0) out.code.push('no hanging indent: ' + text(line));
   for (const c of main.querySelectorAll('[data-testid="stVegaLiteChart"]')) {
     const drawn = c.querySelector('canvas, svg');
     if (!drawn) { out.charts.push('not drawn'); continue; }
@@ -144,14 +146,15 @@ def test_page_fits_1280x720_with_the_sidebar_open(browser, server, sessions, pag
         raise
 
 
-def test_the_checks_see_a_cut_metric_a_cut_page_name_and_a_wrapped_code_line(browser, server):
+def test_the_checks_see_a_cut_metric_a_cut_page_name_and_a_code_block_scrolling_sideways(browser, server):
     """The measurements find what they look for: the same page with Streamlit's own cutting put back."""
     tab, _ = open_page(browser, server, "gpu", "en")
     try:
         tab.add_style_tag(content='[data-testid="stMetricValue"] .stMarkdownEllipsis { width: 2ch !important; '
                                   'white-space: nowrap !important; overflow: hidden !important; } '
                                   '[data-testid="stMetricValue"] p { white-space: nowrap !important; } '
-                                  '[data-testid="stMain"] pre { white-space: pre-wrap !important; } '
+                                  '[data-testid="stMain"] .code-panel > div > div { white-space: pre !important; }'
+                                  '[data-testid="stMain"] .code-panel { overflow-x: auto !important; } '
                                   '[data-testid="stSidebar"] [data-testid="stPageLink"] a span { max-width: 6ch; }')
         found = tab.evaluate(FIT_JS)
         assert found["metrics"] and found["code"]

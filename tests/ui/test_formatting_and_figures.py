@@ -4,6 +4,7 @@ The same figures on the pages themselves: tests/app/test_page_figures.py."""
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -123,11 +124,20 @@ def test_code_as_launched_shows_the_launch_s_pad_value():
     assert "STORE_MASKED: tl.constexpr = False" in "\n".join(lines)
 
 
-def test_code_panels_keep_indentation_and_scroll_long_lines():
-    """A long line scrolls sideways inside its panel; it never wraps to column 0 under the block it belongs to."""
-    html = code.code_html(("    x = tl.load(ptr + offsets, mask=mask, other=PAD_VALUE).to(tl.float32)",), (1,),
-                          None, None, None)
-    assert "pre-wrap" not in html and "white-space:pre" in html.replace(" ", "") and "overflow:auto" in html
+def test_code_panels_wrap_long_lines_under_their_own_indentation():
+    """A long line wraps inside its panel (no panel scrolls sideways), its continuation hanging under the line's
+    own indentation plus code.HANG columns, never at column 0 under the block it belongs to; the line numbers
+    stay the source's."""
+    long = "        x = tl.load(ptr + offsets, mask=mask, other=PAD_VALUE).to(tl.float32)  # " + "word " * 30
+    html = code.code_html(("def f():", long), (2,), None, None, None)
+    assert "overflow-x:hidden" in html and "white-space:pre-wrap" in html
+    assert f"padding-left:{8 + code.HANG}ch;text-indent:-{8 + code.HANG}ch" in html
+    assert f"padding-left:{code.HANG}ch;text-indent:-{code.HANG}ch" in html      # the unindented line
+    assert html.count(f"background:{code.HIGHLIGHT}") == 1
+    numbers = re.findall(r"user-select:none[^>]*>(\d+)<", html)
+    assert numbers == ["1", "2"]
+    excerpt = code.code_html(tuple(f"x{i} = {i}" for i in range(1, 21)), (10,), None, None, 2)
+    assert re.findall(r"user-select:none[^>]*>(\d+)<", excerpt) == ["8", "9", "10", "11", "12"]
 
 
 def test_a_row_depends_on_its_index_only():
