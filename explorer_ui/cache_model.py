@@ -49,9 +49,9 @@ def cache_crossing_n(M: int, element_size: int, gpu) -> float | None:
 
 def cache_words(gpu) -> dict[str, str]:
     """The cache's names in the session's language, for sentences: `cache` ("L2", "Infinity Cache") and
-    `cache_full` ("L2 cache", "Infinity Cache"); the L2's names when the catalog gives no cache."""
-    found = last_cache(gpu)
-    kind = found.kind if found else "l2"
+    `cache_full` ("L2 cache", "Infinity Cache"), as the catalog names the GPU's last-level cache (also where
+    it gives no size for it)."""
+    kind = gpu.last_level_cache
     return {"cache": t(f"cache_name_{kind}"), "cache_full": t(f"cache_full_{kind}")}
 
 

@@ -42,6 +42,26 @@ def gpu_figures(gpu: GpuSpec, cc_label: str) -> list[tuple[str, str]]:
     return [(field, shown[field]) for field in GPU_FIGURES if shown[field] is not None]
 
 
+def max_num_regs_said(gpu: GpuSpec, t) -> str:
+    """What the chapter formula's `max_num_regs` is on `gpu` (`t`: the page's words): the figure Triton's driver
+    reports (on AMD a CU's whole register file: VGPRs per SIMD x SIMDs x lanes, from the catalog's figures)."""
+    if gpu.live:
+        return t("gpu_formula_regs_live", regs=gpu.max_num_regs)
+    if gpu.vendor == "amd":
+        simds = gpu.register_banks or 1
+        return t("gpu_formula_regs_amd", regs=gpu.max_num_regs, gpu=gpu.name, simds=simds, lanes=gpu.warp_size,
+                 per_simd=gpu.max_num_regs // (simds * gpu.warp_size))
+    return t("gpu_formula_regs_nvidia", regs=gpu.max_num_regs, gpu=gpu.name)
+
+
+def tuned_figures(plan) -> dict:
+    """What the GPU page states of a tuned plan besides its path: registers, spills, shared memory, programs
+    per SM and the grid (two compiles of the same plan are compared by these)."""
+    res = plan.resources
+    return {"path_code": plan.path, "regs": res.n_regs, "spills": res.n_spills, "shared": f"{res.shared_bytes:,}",
+            "per_sm": plan.occupancy.programs_per_sm, "grid": f"{plan.num_programs:,}"}
+
+
 def formula_limits(plan) -> tuple[Limiter, ...]:
     """What caps a tutorial plan's grid by the chapter's formula: the rows, or every one of its two terms that
     allows exactly its programs per SM (both, when they tie)."""

@@ -103,6 +103,20 @@ def say(subject, /, **figures) -> str:
     return said_in(language(), subject, **figures)
 
 
+def cache_named(gpu):
+    """`gpu`'s last cache before DRAM as a figure for words (softmax_core.hardware.gpu.CacheKind): "L2", or the
+    Infinity Cache on AMD CDNA 3/4 (the catalog's last_level_cache)."""
+    from softmax_core.hardware.gpu import CacheKind
+
+    return CacheKind(gpu.last_level_cache)
+
+
+def plan_said(plan, /, **figures) -> str:
+    """A plan's reason (a tuned or any-dim plan, or a launch plan) in the page's language, its cache named as
+    the plan's GPU names it."""
+    return say(plan.reason, **{"cache": cache_named(plan.gpu), **figures})
+
+
 def limits_said(limiters) -> str:
     """A set of limits (softmax_core.hardware.occupancy.Limiter) in the page's language: the one that runs out
     first, or every one of a tie, named as a tie. "—" for none."""

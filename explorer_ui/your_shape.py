@@ -13,7 +13,7 @@ from softmax_core.hardware import dtypes, runtime
 from softmax_core.plans.shapes import MAX_DIMS, ShapeError, ShapePlan, parse_shape, plan_shape
 
 from . import data, fmt
-from .i18n import bound, say, t
+from .i18n import bound, plan_said, t
 
 CUSTOM = "custom"
 # A live measurement allocates x, y, dy and float32 references: keep it well inside a laptop-class GPU.
@@ -69,7 +69,7 @@ def plan_text(plan: ShapePlan) -> list[str]:
                    else t("shape_any_dim_two", block_r=p.block_r, chunks=p.n_chunks))
         return out
     p = plan.rows_plan
-    out.append(say(p.reason))
+    out.append(plan_said(p))
     if p.edges:
         out.append(t("shape_edges", vec=16 // dtypes.element_size(plan.dtype), n=p.n_cols))
     if p.tiny:

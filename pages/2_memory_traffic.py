@@ -112,7 +112,7 @@ l2 = cache_model.cache_bytes(gpu)
 cache = cache_model.cache_words(gpu)
 st.subheader(t("acc_l2_title", **cache))
 if l2 is None:
-    st.markdown(t("acc_l2_unknown", gpu=gpu.name))
+    st.markdown(t("acc_l2_unknown", gpu=gpu.name, **cache))
 else:
     tensor = int(M) * int(N) * traffic.element_size
     st.markdown(t("acc_l2_text", gpu=gpu.name, l2=f"{cache_model.cache_size(gpu)} ({fmt.fmt_bytes(l2)})", M=int(M),

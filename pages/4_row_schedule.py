@@ -7,7 +7,7 @@ import streamlit as st
 
 import softmax_core as sc
 from explorer_ui import charts, code, data, defaults, fmt, layout, quiz, row_schedule, slides
-from explorer_ui.i18n import limits_said, say, sentences, t
+from explorer_ui.i18n import limits_said, plan_said, sentences, t
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState, in_url
 from softmax_teaching.launch_facts import program_placement
@@ -54,7 +54,7 @@ except Exception as err:
     st.stop()
 
 if not plan.fits:     # the tutorial kernel cannot launch this row length on this GPU: nothing to schedule
-    st.warning(t("schedule_no_fit", explanation=say(plan.reason)))
+    st.warning(t("schedule_no_fit", explanation=plan_said(plan)))
     state.sync()
     st.stop()
 # A link that names P means "this many programs", not the plan's number.

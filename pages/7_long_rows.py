@@ -136,7 +136,7 @@ if trace is not None:
             return t("longrows_frame_check", m_k=fmt.number(check.m_kernel, 8), m_t=fmt.number(check.m_torch, 8),
                      d_k=fmt.number(check.d_kernel, 8), d_t=fmt.number(check.d_torch, 8), rel=f"{check.d_rel_err:.1e}",
                      ysum=fmt.number(check.y_sum, 8), err=f"{check.y_err:.1e}")
-        text = t(f"longrows_frame_{kind}", **facts(step))
+        text = t(f"longrows_frame_{kind}", **facts(step), **cache_model.cache_words(gpu))
         f = facts(step)
         if steps[step][0] == "pass1" and f["pad"]:
             text = sentences(text, t("longrows_frame_padding", pad=f["pad"]))
@@ -204,7 +204,7 @@ if flight is not None:
                                 title=t("longrows_l2_chart", gpu=gpu.name, dtype=dtype, **cache)), key="longrows_l2")
         first = flight.iloc[0]
         if cache_model.cache(gpu) is None:
-            st.info(t("longrows_l2_unknown", gpu=gpu.name))
+            st.info(t("longrows_l2_unknown", gpu=gpu.name, **cache))
         elif crossing is None:
             st.info(t("longrows_l2_never", gpu=gpu.name, top=f"{int(flight['N'].iloc[-1]):,}", **cache))
         else:
@@ -217,6 +217,7 @@ if flight is not None:
         st.markdown(t("longrows_l2_bytes", M=f"{lr.MAP_ROWS:,}", N=f"{int(shown_n['N']):,}",
                       nominal=fmt.fmt_bytes(shown_n["nominal_mb"] * 1e6),
                       dram=fmt.fmt_bytes(shown_n["dram_mb"] * 1e6), **cache))
+        st.caption(t("longrows_l2_toolchain", toolchain=data.toolchain_label(gpu_key)))
     with right:
         rec = data.recorded_paths_cached()
         rec = rec[rec["dtype"] == dtype]

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from softmax_core.words.core import Code
+
 # The catalog is package data: it is found beside the code, in a checkout and in an installed wheel alike.
 CATALOG_PATH = Path(__file__).resolve().parents[1] / "data" / "gpus.json"
 DEFAULT_GPU_KEY = "h200"  # plans made on a machine with no GPU target the H200 we benchmark on
@@ -31,6 +33,7 @@ class GpuSpec:
     memory_gb: float | None = None               # GB (decimal: the H200 has 141 GB = 131 GiB)
     l2_mib: float | None = None                  # MiB (binary: what the driver reports, in bytes / 2**20)
     infinity_cache_mib: float | None = None      # AMD: the Infinity Cache behind the XCDs' L2s, shared by every CU
+    last_level_cache: str = "l2"                 # the last cache before DRAM, every SM's: one of CACHE_KINDS
     peak_fp32_tflops: float | None = None        # non-tensor FP32 rate, 10^12 flop/s (the vendor's figure)
     peak_bf16_tflops: float | None = None        # dense BF16 tensor-core (matrix-core) rate, 10^12 flop/s
     # What the occupancy rules need (softmax_core/hardware/occupancy.py), per architecture in softmax_core/data/gpus.json:
@@ -58,7 +61,14 @@ class GpuSpec:
         return f"{self.name} ({'this machine' if self.live else 'catalog'})"
 
 
-CACHE_KINDS = ("l2", "infinity_cache")       # what LastCache.kind can be
+class CacheKind(Code):
+    """The last cache before DRAM that every SM (CU) shares (GpuSpec.last_level_cache): its words are its name."""
+    L2 = "l2"
+    INFINITY_CACHE = "infinity_cache"
+    LAST_LEVEL = "last_level"       # a sentence about no GPU in particular: "the last-level cache"
+
+
+CACHE_KINDS = ("l2", "infinity_cache")       # what LastCache.kind and GpuSpec.last_level_cache can be
 
 
 @dataclass(frozen=True)
@@ -76,11 +86,10 @@ class LastCache:
 
 
 def last_cache(gpu: GpuSpec) -> LastCache | None:
-    """The last cache before DRAM on `gpu` (the Infinity Cache where the catalog knows one, else the L2), or
-    None when the catalog gives neither."""
-    if gpu.infinity_cache_mib:
-        return LastCache("infinity_cache", float(gpu.infinity_cache_mib))
-    return LastCache("l2", float(gpu.l2_mib)) if gpu.l2_mib else None
+    """The last cache before DRAM on `gpu` (the catalog's last_level_cache: the Infinity Cache on AMD CDNA 3/4,
+    else the L2), or None when the catalog gives no size for it."""
+    size = gpu.infinity_cache_mib if gpu.last_level_cache == "infinity_cache" else gpu.l2_mib
+    return LastCache(gpu.last_level_cache, float(size)) if size else None
 
 
 @lru_cache(maxsize=1)
@@ -114,6 +123,9 @@ def gpu_catalog() -> tuple[GpuSpec, ...]:
         entry = {**limits, **entry}
         entry["compute_capability"] = tuple(entry["compute_capability"])
         entry["source"] = {fig: sources[src] for fig, src in {**limit_sources, **entry["source"]}.items()}
+        if entry.get("last_level_cache", "l2") not in CACHE_KINDS:
+            raise ValueError(f"{entry['key']}: last_level_cache must be one of {CACHE_KINDS}, "
+                             f"not {entry['last_level_cache']!r} (softmax_core/data/gpus.json)")
         specs.append(GpuSpec(**entry))
     return tuple(specs)
 
@@ -171,6 +183,8 @@ def current_gpu(index: int = 0) -> GpuSpec | None:
     if same_arch:
         limits["infinity_cache_mib"] = same_arch[0].infinity_cache_mib
         limit_sources["infinity_cache_mib"] = f"{same_arch[0].source['infinity_cache_mib']} (catalog, same architecture)"
+        limits["last_level_cache"] = same_arch[0].last_level_cache
+        limit_sources["last_level_cache"] = f"{same_arch[0].source['last_level_cache']} (catalog, same architecture)"
     return GpuSpec(
         key=f"live-{index}",
         name=torch_props.name,

@@ -125,15 +125,21 @@ COMPOSERS: dict[str, Composer] = {}
 
 def describe(subject, figures: Mapping | None = None, lang: str = "en") -> str:
     """Words for a code and its figures in `lang`. `subject`: a Code (figures given), or anything with a
-    `code` and `values` (Coded, softmax_core.plans.reasons.PlanReason)."""
+    `code` and `values` (Coded, softmax_core.plans.reasons.PlanReason; `figures` then adds to its values, e.g.
+    the GPU's `cache`)."""
     if not isinstance(subject, Code):
-        subject, figures = subject.code, subject.values
+        subject, figures = subject.code, {**subject.values, **(figures or {})}
     values = dict(figures or {})
     if lang not in LANGUAGES:
         raise ValueError(f"unknown language {lang!r}; known: {', '.join(LANGUAGES)}")
     table = type(subject).__name__
     template = words_for(table, subject.value, lang)
     composer = COMPOSERS.get(table)
+    if "cache" not in values and ("{cache" in template or composer):
+        # The cache a re-read finds its rows in is a GPU's (its last_level_cache): a caller that knows the GPU
+        # names it (`cache=CacheKind...`, softmax_core.hardware.gpu); without one the words say "the last-level
+        # cache" (CacheKind.LAST_LEVEL's words), never a wrong name.
+        values["cache"] = words_for("CacheKind", "last_level", lang)
     extra = composer(subject, values, lang) if composer else {}
     return format_counted(template, **_said({**values, **extra}, lang))
 
