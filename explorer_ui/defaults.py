@@ -17,6 +17,7 @@ SHORT_BLOCKS = tuple(2 ** k for k in range(0, 5))
 
 # The GPU page's largest N: the longest row a teacher can ask about (the pre-warm compiles it for every GPU).
 GPU_PAGE_MAX_N = 262_144
+GPU_PAGE_MAX_M = 1_048_576       # the GPU page's rows box
 
 # The row-schedule page starts with rows long enough that only a few programs fit on an SM (on the lesson's
 # GPU, as every page: explorer_ui.layout.lesson_gpu_key).

@@ -14,8 +14,11 @@ from pathlib import Path
 from softmax_core.hardware.compile import CompileJob, KernelResources, RegisterSource, job_identity
 
 RECORD_DIR = Path(__file__).resolve().parents[1] / "assets" / "device_compiles"
-# The catalog GPU each record was made on, and its file.
-RECORDS = {"h200": "h200-compiles.json"}
+# The catalog GPU each record was made on, and its files: the chapter kernel's grid and the pages' work items
+# (`python -m explorer_ui.record_compiles`), then every compile the tuned plans the pages offer can ask for
+# (`... --jobs`, the list from `--list-jobs`: explorer_ui.tuned_configs), then the tiny-rows programs of more than
+# 64 rows that list first left out (`--jobs` on the 15 jobs it lacked).
+RECORDS = {"h200": ("h200-compiles.json", "h200-tuned-compiles.json", "h200-tuned-compiles-2.json")}
 
 
 @dataclass(frozen=True)
@@ -23,9 +26,10 @@ class DeviceRecord:
     gpu_key: str
     gpu_name: str
     toolchain: str                # "triton 3.6.0, ptxas 12.8.93 (ptxas, sm_90)"
-    date: str                     # ISO date of the run
+    date: str                     # ISO date of the first run
     command: str
     results: dict                 # job_identity -> KernelResources
+    files: tuple = ()             # (file name, its provenance) of every run read
 
     @property
     def label(self) -> str:
@@ -33,21 +37,29 @@ class DeviceRecord:
         return f"{self.toolchain} on {self.gpu_name}, recorded {self.date[:10]}"
 
 
+def _label(prov: dict) -> str:
+    return f"{prov['toolchain']} on {prov['gpu']}, recorded {prov['date'][:10]}"
+
+
 @lru_cache(maxsize=None)
 def record(gpu_key: str) -> DeviceRecord | None:
-    """The record made on catalog GPU `gpu_key`, or None where there is none. A kernel the driver refused to
-    load keeps its figures; the driver's own English message stays in the file (the pages explain a refusal
-    from the figures, in the reader's language)."""
-    name = RECORDS.get(gpu_key)
-    if name is None or not (RECORD_DIR / name).exists():
+    """The record made on catalog GPU `gpu_key` (its runs together), or None where there is none. A kernel the
+    driver refused to load keeps its figures; the driver's own English message stays in the file (the pages
+    explain a refusal from the figures, in the reader's language)."""
+    runs = [(name, json.loads((RECORD_DIR / name).read_text())) for name in RECORDS.get(gpu_key, ())
+            if (RECORD_DIR / name).exists()]
+    if not runs:
         return None
-    data = json.loads((RECORD_DIR / name).read_text())
-    prov = data["provenance"]
-    label = f"{prov['toolchain']} on {prov['gpu']}, recorded {prov['date'][:10]}"
-    results = {row["identity"]: KernelResources(int(row["n_regs"]), int(row["n_spills"]), int(row["shared_bytes"]),
-                                                 RegisterSource.RECORDED, f"sm_{row['target'][1]}", "", label)
-               for row in data["results"]}
-    return DeviceRecord(gpu_key, prov["gpu"], prov["toolchain"], prov["date"], prov["command"], results)
+    results: dict = {}
+    for _, data in runs:
+        label = _label(data["provenance"])
+        for row in data["results"]:
+            results.setdefault(row["identity"], KernelResources(
+                int(row["n_regs"]), int(row["n_spills"]), int(row["shared_bytes"]), RegisterSource.RECORDED,
+                f"sm_{row['target'][1]}", "", label))
+    prov = runs[0][1]["provenance"]
+    return DeviceRecord(gpu_key, prov["gpu"], prov["toolchain"], prov["date"], prov["command"], results,
+                        tuple((name, data["provenance"]) for name, data in runs))
 
 
 def recorded_resources(job: CompileJob, gpu_key: str) -> KernelResources | None:

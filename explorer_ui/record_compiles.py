@@ -12,6 +12,8 @@ This run compiles, loads and asks the driver for:
    it, num_stages 1-4 and every dtype the pages offer;
 2. every compile the pages themselves make for this GPU's architecture at their defaults and after a click
    (explorer_ui.prewarm.work_items: the tuned plans, the chapter notes' tables, the long-rows path map).
+3. with `--jobs FILE`, instead: every compile the tuned plans the pages offer can ask for, listed here by
+   `--list-jobs FILE` (explorer_ui.tuned_configs; no GPU needed), written to <gpu>-tuned-compiles.json.
 It lives with the pages because it compiles what they ask for (explorer_ui.prewarm's work items, which the
 shipped compile seed is also made of). Each result is keyed by `compile.job_identity` (the job, toolchain left out), so a page asking for the same
 kernel finds it. It writes <gpu>-compiles.json: provenance (GPU, versions, date, command) and the results.
@@ -90,6 +92,42 @@ def _run(task: tuple) -> dict:
     return {"task": [kind, what], "rows": rows, "error": error, "seconds": round(time.perf_counter() - started, 2)}
 
 
+def _job_of(spec: dict):
+    """A CompileJob from its JSON form (tuples where the dataclass holds tuples, so its identity is the same)."""
+    from softmax_core.hardware.compile import CompileJob
+
+    return CompileJob(spec["kernel"], tuple(map(tuple, spec["signature"])), tuple(map(tuple, spec["constexprs"])),
+                      spec["num_warps"], spec["num_stages"], tuple(spec["target"]), False,
+                      tuple(spec.get("divisible", ())))
+
+
+def _run_job(spec: dict) -> dict:
+    """Pool worker: one listed compile job (tuned_jobs), loaded on this GPU."""
+    from softmax_core.hardware import compile as kc
+
+    started = time.perf_counter()
+    _SEEN.clear()
+    error = ""
+    try:
+        kc.kernel_resources(_job_of(spec))
+    except Exception as exc:  # noqa: BLE001  record and go on
+        error = f"{type(exc).__name__}: {exc}"[:300]
+    rows = [_row(job, result) for job, result in _SEEN]
+    return {"task": ["job", spec["kernel"]], "rows": rows, "error": error,
+            "seconds": round(time.perf_counter() - started, 2)}
+
+
+def write_tuned_jobs(path: Path) -> int:
+    """Write every compile the tuned plans the pages offer on the H200 can ask for (explorer_ui.tuned_configs),
+    the plans it most likely needs first (fewest compiles that spilled on the way), as JSON; returns how many."""
+    import softmax_core as sc
+    from explorer_ui import tuned_configs
+
+    jobs = tuned_configs.tuned_jobs(sc.catalog_gpu("h200"))
+    path.write_text(json.dumps([dataclasses.asdict(job) for job in jobs]) + "\n")
+    return len(jobs)
+
+
 def _init_worker(cache: str, offline: bool) -> None:
     os.environ["SOFTMAX_EXPLORER_CACHE"] = cache
     _record_compiles(offline)
@@ -101,14 +139,30 @@ def _init_worker(cache: str, offline: bool) -> None:
     torch.empty(1, device="cuda")      # the primary context current, as triton expects
 
 
+def _write(path: Path, provenance: dict, rows: dict, started: float) -> None:
+    provenance["seconds"] = round(time.perf_counter() - started, 1)
+    provenance["results"] = len(rows)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"provenance": provenance,
+                               "results": sorted(rows.values(), key=lambda r: r["identity"])}, indent=0) + "\n")
+    tmp.replace(path)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="assets/device_compiles")
     parser.add_argument("--workers", type=int, default=14)
     parser.add_argument("--offline", action="store_true", help="smoke test without a GPU: the catalog's H200, "
                         "registers read from the cubin")
+    parser.add_argument("--jobs", help="compile the jobs listed in this JSON file (written by --list-jobs) "
+                        "instead of the tutorial grid and the pages' work items; the record is <gpu>-tuned-compiles.json")
+    parser.add_argument("--list-jobs", metavar="FILE", help="write the tuned plans' compile jobs "
+                        "(explorer_ui.tuned_configs) to FILE and exit (no GPU needed)")
     parser.add_argument("--limit", type=int, default=0, help="only the first LIMIT tasks (smoke test)")
     args = parser.parse_args()
+    if args.list_jobs:
+        print(f"{write_tuned_jobs(Path(args.list_jobs))} jobs -> {args.list_jobs}", flush=True)
+        return
     import torch
     import triton
 
@@ -136,20 +190,29 @@ def main() -> None:
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "command": " ".join(["python", "-m", "explorer_ui.record_compiles", *sys.argv[1:]]),
     }
-    items = prewarm.work_items(defaults_only=True)
-    tasks = [("item", i) for i in range(len(items))]
-    tasks += [("tutorial", (b, tutorial_num_warps(b), s, d)) for d in dtypes.TUTORIAL_DTYPES
-              for b in TUTORIAL_BLOCKS for s in TUTORIAL_STAGES]
+    if args.jobs:
+        provenance["what"] = ("registers (the driver's NUM_REGS after loading), spills and shared memory of every "
+                              "compile the tuned plans the pages offer can ask for (explorer_ui.tuned_configs), "
+                              "compiled with this machine's triton for its GPU")
+        items = []
+        tasks = [("job", spec) for spec in json.loads(Path(args.jobs).read_text())]
+        stem += "-tuned"
+    else:
+        items = prewarm.work_items(defaults_only=True)
+        tasks = [("item", i) for i in range(len(items))]
+        tasks += [("tutorial", (b, tutorial_num_warps(b), s, d)) for d in dtypes.TUTORIAL_DTYPES
+                  for b in TUTORIAL_BLOCKS for s in TUTORIAL_STAGES]
+        # the widest rows first: their compiles take longest, so they start while the short ones fill the gaps
+        tasks.sort(key=lambda task: -task[1][0] if task[0] == "tutorial" else 0)
     tasks = tasks[:args.limit] if args.limit else tasks
-    # the widest rows first: their compiles take longest, so they start while the short ones fill the gaps
-    tasks.sort(key=lambda task: -task[1][0] if task[0] == "tutorial" else 0)
-    started = time.perf_counter()
+    started = written = time.perf_counter()
     rows: dict[str, dict] = {}
     log = open(out / f"{stem}-compiles.log.jsonl", "w")
     cache = tempfile.mkdtemp(prefix="device-compiles-")     # empty: every compile is made here, none read
     ctx = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(args.workers, mp_context=ctx, initializer=_init_worker, initargs=(cache, args.offline)) as pool:
-        futures = {pool.submit(_run, task): task for task in tasks}
+        futures = {(pool.submit(_run_job, task[1]) if task[0] == "job" else pool.submit(_run, task)): task
+                   for task in tasks}
         for future in as_completed(futures):
             done = future.result()
             done["what"] = items[done["task"][1]][0] if done["task"][0] == "item" else done["task"]
@@ -157,11 +220,10 @@ def main() -> None:
             log.flush()
             for row in done["rows"]:
                 rows[row["identity"]] = row
-            provenance["seconds"] = round(time.perf_counter() - started, 1)
-            provenance["results"] = len(rows)
-            (out / f"{stem}-compiles.json").write_text(json.dumps(
-                {"provenance": provenance, "results": sorted(rows.values(), key=lambda r: r["identity"])},
-                indent=0) + "\n")
+            if time.perf_counter() - written > 5 or len(rows) >= len(tasks):      # what is done survives a timeout
+                _write(out / f"{stem}-compiles.json", provenance, rows, started)
+                written = time.perf_counter()
+    _write(out / f"{stem}-compiles.json", provenance, rows, started)
     print(f"{len(rows)} compiles from {len(tasks)} tasks in {time.perf_counter() - started:.0f} s -> {out}", flush=True)
 
 

@@ -7,7 +7,7 @@ import streamlit as st
 from explorer_ui import charts, code, data, defaults, fmt, gpu_figures, layout, quiz, recorded_text
 import softmax_core as sc
 
-from explorer_ui.i18n import bound, limits_said, say, t
+from explorer_ui.i18n import bound, limits_said, plan_said, say, t
 from explorer_ui.urlstate import PageState
 from softmax_core.hardware.compile import RegisterSource
 from softmax_core.hardware.occupancy import chapter_occupancy
@@ -25,12 +25,12 @@ state = PageState("gpu")
 layout.intro("gpu")
 state.show_notes()
 
-kM = state.int_key("M", defaults.CHAPTER_M, 1, 1_048_576)
+kM = state.int_key("M", defaults.CHAPTER_M, 1, defaults.GPU_PAGE_MAX_M)
 kN = state.int_key("N", defaults.CHAPTER_N, 1, MAX_N)
 kdtype = state.choice_key("dtype", defaults.DTYPE, data.DTYPE_NAMES)
 c1, c2, c3, c4 = st.columns([2, 1, 1, 1])
 gpu_key, gpu = layout.gpu_choice(state, c1, t("gpu_choice"))
-M = int(c2.number_input(t("rows_M"), 1, 1_048_576, step=1, key=kM))
+M = int(c2.number_input(t("rows_M"), 1, defaults.GPU_PAGE_MAX_M, step=1, key=kM))
 N = int(c3.number_input(t("cols_N"), 1, MAX_N, step=1, key=kN))
 dtype = c4.selectbox(t("dtype"), data.DTYPE_NAMES, key=kdtype)
 
@@ -96,7 +96,7 @@ with right:
     launched = dict(grid=facts.num_programs, slots=facts.slots, waiting=facts.waiting, waves=facts.waves)
     st.caption(t("occupancy_waves", **launched) if facts.any_waits else t("occupancy_no_wait", **launched))
 
-explanation = say(plan.reason)
+explanation = plan_said(plan)
 if plan.fits:
     st.success(explanation)
 else:
@@ -114,6 +114,7 @@ st.code(f"reg_occupancy   = {reg_line}\n"
         f"programs_per_sm = {plan.programs_per_sm}\n"
         f"num_programs    = min({gpu.multiprocessor_count} × {plan.programs_per_sm}, {M}) = {plan.num_programs}",
         language=None)
+st.caption(gpu_figures.max_num_regs_said(gpu, t))
 left, right = st.columns([2, 3])
 with left:
     st.markdown(t("gpu_formula_text"))
@@ -243,7 +244,13 @@ if plan.fits:
 else:
     st.markdown(t("gpu_long_fails", shared=plan.shared_bytes, limit=gpu.max_shared_mem, N=N))
 if tuned is not None:
-    st.info(t("gpu_tuned_path", path=t(f"gpu_path_{tuned.path}"), reason=say(tuned.reason)), icon="🧭")
+    st.info(t("gpu_tuned_path", path=t(f"gpu_path_{tuned.path}"), reason=plan_said(tuned)), icon="🧭")
+    st.caption(t("gpu_tuned_toolchain", toolchain=tuned.resources.toolchain or say(tuned.resources.how)))
+    if tuned.resources.source == RegisterSource.RECORDED:      # the recorded GPU: the local compile beside it
+        local_tuned = data.local_softmax_plan(M, N, dtype, gpu_key)
+        if gpu_figures.tuned_figures(local_tuned) != gpu_figures.tuned_figures(tuned):
+            st.caption(t("gpu_tuned_local_differs", toolchain=local_tuned.resources.toolchain,
+                         path=t(f"gpu_path_{local_tuned.path}"), **gpu_figures.tuned_figures(local_tuned)))
 
 # -- compiled code -------------------------------------------------------------------------------------
 st.subheader(t("gpu_asm_title"))
@@ -261,7 +268,7 @@ if st.toggle(t("gpu_asm_toggle"), key=kasm):
             with tab:
                 lines = text.splitlines()
                 st.caption(t("gpu_asm_caption", shown=min(len(lines), ASM_PREVIEW_LINES), total=len(lines)))
-                st.code("\n".join(lines[:ASM_PREVIEW_LINES]), language=None, height=420)
+                st.code("\n".join(lines[:ASM_PREVIEW_LINES]), language=None, height=420, wrap_lines=True)
                 st.download_button(t("gpu_asm_download", name=name.upper()), text,
                                    file_name=f"tutorial_softmax_{plan.block_size}_{gpu.arch}.{name}",
                                    key=f"gpu_asm_dl_{name}")

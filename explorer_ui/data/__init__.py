@@ -16,9 +16,10 @@ from .chapter_notes import (chapter_unit_test, exp_error, exp_ptx, grid_quirk, o
                             stages_cost, stride_cases, warmup_resources, warps_table)
 from .kernels import (DTYPE_NAMES, default_gpu_key, gpu_by_key, gpu_comparison, gpu_for_name,  # noqa: F401
                       gpu_keys, gpu_labeler, kernel_asm, launch_facts, launch_plan, live_gpu, local_launch_plan,
-                      recorded_resources, resources_of, softmax_plan, toolchain_label,
+                      local_softmax_plan, recorded_first, recorded_resources, resources_of, softmax_plan,
+                      toolchain_label,
                       store_footprint, trace, what_if_plan)
-from .long_rows import (cliff_plans, exact_edge, online_trace, path_plans, split_plan, split_trace,  # noqa: F401
+from .long_rows import (cliff_plans, exact_edge, online_trace, path_plans, split_trace,  # noqa: F401
                         traffic_table)
 from .recorded import (FUSED_PROVIDERS, LIVE_RUN_KEY, RECORDED_DIR_ENV, benchmark_runs, chart_frame,  # noqa: F401
                        graph_run_for, measured_speedup, provider_label, recorded_dir, recorded_paths_cached,

@@ -2,6 +2,8 @@
 compiled kernel's assembly, and the row traces (the interpreter replaying the kernel)."""
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import streamlit as st
 
 import softmax_core as sc
@@ -62,6 +64,17 @@ def recorded_resources(job, gpu_key: str):
     return None if gpu_by_key(gpu_key).live else from_record(job, gpu_key)
 
 
+@contextmanager
+def recorded_first(gpu_key: str):
+    """Within the block every compile a plan asks for is answered from `gpu_key`'s device record where it has
+    the kernel (softmax_core.hardware.compile.answered_first), so a tuned plan on the H200 chooses its path from
+    the H200's own figures and states them with their toolchain; the local compile answers the rest."""
+    from softmax_core.hardware.compile import answered_first
+
+    with answered_first(lambda job: recorded_resources(job, gpu_key)):
+        yield
+
+
 def toolchain_label(gpu_key: str) -> str:
     """Which compiler the pages' figures for `gpu_key` come from: the device record's toolchain, GPU and day
     where there is one, else this machine's offline toolchain for that GPU's architecture."""
@@ -111,7 +124,15 @@ def what_if_plan(n_rows: int, n_cols: int, dtype: str, gpu_key: str, n_regs: int
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def softmax_plan(n_rows: int, n_cols: int, dtype: str, gpu_key: str):
-    """The tuned softmax's plan (rows in registers, or tiles for long rows)."""
+    """The tuned softmax's plan (rows in registers, or tiles for long rows), from the GPU's device record where
+    it has one (its figures' toolchain is `plan.resources.toolchain`)."""
+    with recorded_first(gpu_key):
+        return sc.plan_softmax(n_rows, n_cols, dtypes.torch_dtype(dtype), gpu_by_key(gpu_key))
+
+
+@st.cache_data(show_spinner=False, max_entries=128)
+def local_softmax_plan(n_rows: int, n_cols: int, dtype: str, gpu_key: str):
+    """The same plan from this machine's own offline compile (its toolchain), to show beside a recorded one."""
     return sc.plan_softmax(n_rows, n_cols, dtypes.torch_dtype(dtype), gpu_by_key(gpu_key))
 
 
@@ -120,8 +141,9 @@ def gpu_comparison(kernel: str, n_rows: int, n_cols: int, dtype: str, gpu_key: s
     """One catalog GPU's row of softmax_teaching.gpu_compare.compare_gpus (a compile for that GPU, cached)."""
     from softmax_teaching.gpu_compare import compare_gpus
 
-    return compare_gpus(kernel, n_rows, n_cols, dtypes.torch_dtype(dtype), gpus=(gpu_by_key(gpu_key),),
-                        recorded=lambda job, gpu: recorded_resources(job, gpu_key))[0]
+    with recorded_first(gpu_key):
+        return compare_gpus(kernel, n_rows, n_cols, dtypes.torch_dtype(dtype), gpus=(gpu_by_key(gpu_key),),
+                            recorded=lambda job, gpu: recorded_resources(job, gpu_key))[0]
 
 
 @st.cache_data(show_spinner=False, max_entries=16)

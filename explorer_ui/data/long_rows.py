@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
-import torch
 
 import softmax_core as sc
 from softmax_core.hardware import dtypes
@@ -12,7 +11,7 @@ from softmax_teaching import long_row_trace as lrt
 
 from explorer_ui import long_row_frames as frames
 
-from .kernels import gpu_by_key, launch_plan
+from .kernels import gpu_by_key, launch_plan, recorded_first
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -47,15 +46,14 @@ def exact_edge(gpu_key: str, dtype: str, n: int) -> tuple[bool, bool]:
 @st.cache_data(show_spinner=False, max_entries=32)
 def traffic_table(gpu_key: str, dtype: str) -> pd.DataFrame:
     gpu = gpu_by_key(gpu_key)
-    return frames.l2_table([lrt.tiled_traffic(frames.MAP_ROWS, n, dtypes.torch_dtype(dtype), gpu) for n in frames.L2_NS])
+    with recorded_first(gpu_key):
+        return frames.l2_table([lrt.tiled_traffic(frames.MAP_ROWS, n, dtypes.torch_dtype(dtype), gpu)
+                                for n in frames.L2_NS])
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def path_plans(gpu_key: str, dtype: str) -> tuple:
+    """The tuned plan at each N of the path map, from the GPU's device record where it has one."""
     gpu = gpu_by_key(gpu_key)
-    return tuple(sc.plan_softmax(frames.MAP_ROWS, n, dtypes.torch_dtype(dtype), gpu) for n in frames.MAP_NS)
-
-
-@st.cache_data(show_spinner=False, max_entries=32)
-def split_plan(gpu_key: str, n_cols: int):
-    return sc.plan_softmax(frames.MAP_ROWS, n_cols, torch.float32, gpu_by_key(gpu_key))
+    with recorded_first(gpu_key):
+        return tuple(sc.plan_softmax(frames.MAP_ROWS, n, dtypes.torch_dtype(dtype), gpu) for n in frames.MAP_NS)

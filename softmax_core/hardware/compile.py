@@ -12,6 +12,7 @@ page or a test pays each compile once.
 from __future__ import annotations
 
 import atexit
+import contextvars
 import hashlib
 import importlib
 import inspect
@@ -22,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from contextlib import contextmanager
 from functools import lru_cache
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -306,8 +308,31 @@ def _read_cached(path: Path) -> KernelResources | None:
     return None
 
 
+# A function job -> KernelResources | None asked before any compile (answered_first); per thread and task, so
+# that one page's record never answers another session's question.
+_first_answer: contextvars.ContextVar = contextvars.ContextVar("first_answer", default=None)
+
+
+@contextmanager
+def answered_first(lookup):
+    """Within the block, kernel_resources asks `lookup(job)` first and compiles only where it returns None: a
+    record of compiles made on a real GPU with another toolchain (a planner then chooses its path from that
+    GPU's own figures, and every compile it asks for is looked up the same way). Assembly is never looked up."""
+    token = _first_answer.set(lookup)
+    try:
+        yield
+    finally:
+        _first_answer.reset(token)
+
+
 def kernel_resources(job: CompileJob, want_asm: bool = False) -> KernelResources:
-    """Registers and shared memory of `job`'s kernel, compiled for `job.target` (cached)."""
+    """Registers and shared memory of `job`'s kernel, compiled for `job.target` (cached); inside
+    answered_first, its lookup's answer where it has one."""
+    lookup = _first_answer.get()
+    if lookup is not None and not want_asm:
+        found = lookup(job)
+        if found is not None:
+            return found
     key = job.key()
     hit = _memory.get((key, want_asm)) or (_memory.get((key, True)) if not want_asm else None)
     if hit:
