@@ -4,13 +4,14 @@
 the one `sc.softmax` makes on that GPU, which plans for the machine's default GPU (the live one, else the
 catalog's H200). So the record is made in this process only when this process interprets kernels and that GPU
 is its default; otherwise in a child (`python -m softmax_teaching.recorded_loads`) that interprets, sees no GPU
-of the machine's, and has the chosen catalog GPU as its default (gpu.DEFAULT_GPU_KEY): there the planner plans
-for it as it would on a laptop that names it. A server that runs kernels on its GPU records so too: it cannot
+of the machine's, and has the chosen GPU stand in for the machine's own (gpu.current_gpu, which the launches'
+default_gpu reads): there the planner plans for it as it would on a machine that has it. A server that runs kernels on its GPU records so too: it cannot
 switch to the interpreter once its kernels are defined. The child writes the records into the disk cache,
 where this process reads them.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -133,14 +134,10 @@ def recorded(cases: list[tuple[Case, str]], gpu: GpuSpec, program: int = 0) -> l
 
 
 def _record_in_child(cases: list[tuple[Case, str]], gpu: GpuSpec, program: int) -> None:
-    if gpu.live and gpu != gpu_catalog.current_gpu(0):
-        raise ValueError(f"{gpu.name} is not this machine's GPU number 0")
     env = {k: v for k, v in os.environ.items() if k != runtime.OFFLINE_COMPILER_ENV}
     env[runtime.INTERPRET_ENV] = "1"
-    if not gpu.live:                      # the child sees no GPU: its default is the catalog's card named here
-        env["CUDA_VISIBLE_DEVICES"] = env["HIP_VISIBLE_DEVICES"] = ""
-    job = {"gpu": None if gpu.live else gpu.key, "program": program,
-           "cases": [[asdict(case), kernel] for case, kernel in cases]}
+    env["CUDA_VISIBLE_DEVICES"] = env["HIP_VISIBLE_DEVICES"] = ""     # the child asks no driver anything
+    job = {"gpu": asdict(gpu), "program": program, "cases": [[asdict(case), kernel] for case, kernel in cases]}
     done = subprocess.run([sys.executable, "-m", "softmax_teaching.recorded_loads"], input=json.dumps(job),
                           capture_output=True, text=True, env=env, cwd=str(ROOT), timeout=CHILD_TIMEOUT_S)
     if done.returncode != 0:
@@ -148,15 +145,22 @@ def _record_in_child(cases: list[tuple[Case, str]], gpu: GpuSpec, program: int) 
 
 
 def _child(job: dict) -> None:
-    """The child's side: the catalog GPU `job["gpu"]` (None: the machine's own) as the default GPU, then every
-    case recorded into the disk cache."""
-    if job["gpu"] is not None:
-        gpu_catalog.DEFAULT_GPU_KEY = gpu_catalog.catalog_gpu(job["gpu"]).key
-    gpu = default_gpu()
-    cases = [(Case(**{**case, "shape": tuple(case["shape"])}), kernel) for case, kernel in job["cases"]]
-    if not records_here(gpu):
-        raise SystemExit(f"this process cannot record for {gpu.name} (interpreting: {runtime.INTERPRETED})")
-    recorded(cases, gpu, job["program"])
+    """The child's side: the GPU `job["gpu"]` (a GpuSpec's fields) stands in for the machine's, so the planner
+    plans every launch for it (gpu.default_gpu is the live GPU when there is one); then every case is recorded
+    into the disk cache, under the name the asking process looks for. A live GPU of the asking server stands in
+    as a card of its figures without a driver here: its plans read registers from the kernel compiled for its
+    architecture (the same binary its driver would load) instead of loading it."""
+    spec = job["gpu"]
+    asked = GpuSpec(**{**spec, "compute_capability": tuple(spec["compute_capability"])})
+    chosen = dataclasses.replace(asked, live=False)
+    gpu_catalog.current_gpu = lambda index=0: chosen
+    if not runtime.INTERPRETED or default_gpu() != chosen:
+        raise SystemExit(f"this process cannot record for {asked.name} (interpreting: {runtime.INTERPRETED})")
+    for case, kernel in job["cases"]:
+        case = Case(**{**case, "shape": tuple(case["shape"])})
+        path = record_path(case, kernel, asked, job["program"])
+        if load_saved(path) is None:
+            save_record(load_record.record(case, kernel, job["program"]), path)
 
 
 if __name__ == "__main__":

@@ -283,3 +283,14 @@ def test_the_pages_figure_is_ncus_where_programs_are_alike():
             assert page == pytest.approx(launch.sectors_per_request, abs=0.01), launch.name
         compared += 1
     assert compared >= 4
+
+
+def test_a_live_gpu_is_recorded_as_planned_for_it(tmp_path, monkeypatch):
+    """A server's own GPU (live, read from its driver) is not in the catalog: the child plans for its figures."""
+    import dataclasses
+
+    monkeypatch.setenv("SOFTMAX_EXPLORER_CACHE", str(tmp_path))
+    live = dataclasses.replace(T4, key="live-0", name="Pretend T4", live=True)
+    launch = recorded_loads.recorded([(Case((4096, 50257), "float32", 1, "contiguous"), "planned")], live)[0]
+    plan = sc.plan_softmax(4096, 50257, torch.float32, T4)
+    assert launch.grid[0] == math.prod(plan.grid) != math.prod(sc.plan_softmax(4096, 50257, torch.float32, H200).grid)
