@@ -179,7 +179,7 @@ else:
                                      t("layouts_ncu_kernel"): r["kernel"],
                                      t("layouts_ncu_page"): fmt.number(r["page"] or 0, 3),
                                      t("layouts_ncu_counted"): fmt.number(r["ncu"] or 0, 3),
-                                     t("layouts_ncu_launch"): " / ".join(f"{p:,} × {n}" for p, n in
+                                     t("layouts_ncu_launch"): " / ".join(f"{p:,}\u00a0×\u00a0{n}" for p, n in
                                                                         (r["page_launch"], r["ncu_launch"])),
                                      t("layouts_ncu_verdict"): t(f"layouts_ncu_{tv.agreement(r)}")} for r in table]))
     st.caption(t("layouts_ncu_note"))
