@@ -7,6 +7,7 @@ them, and the local compile beside them where the two differ. Pure: no Streamlit
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -34,11 +35,22 @@ class DeviceRecord:
     @property
     def label(self) -> str:
         """The toolchain as a figure's caption names it: compiler, GPU and the day it was recorded."""
-        return f"{self.toolchain} on {self.gpu_name}, recorded {self.date[:10]}"
+        return _label({"toolchain": self.toolchain, "gpu": self.gpu_name, "date": self.date})
 
 
 def _label(prov: dict) -> str:
     return f"{prov['toolchain']} on {prov['gpu']}, recorded {prov['date'][:10]}"
+
+
+_LABEL = re.compile(r"^(?P<toolchain>.+) on (?P<gpu>.+), recorded (?P<date>\d{4}-\d{2}-\d{2})$")
+
+
+def label_parts(text: str) -> dict | None:
+    """A recorded figure's toolchain label ("triton 3.6.0, ptxas ... on NVIDIA H200, recorded 2026-12-01") as
+    its toolchain, gpu and date, for the pages to say in the reader's language; None for any other text (a
+    local compile's toolchain)."""
+    found = _LABEL.match(text or "")
+    return found.groupdict() if found else None
 
 
 @lru_cache(maxsize=None)

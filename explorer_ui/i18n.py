@@ -103,6 +103,15 @@ def say(subject, /, **figures) -> str:
     return said_in(language(), subject, **figures)
 
 
+def toolchain_said(text: str) -> str:
+    """Which compiler made a figure, in the page's language: a device record's label (explorer_ui.device_compiles)
+    as the page's words put it; a local toolchain as it is (names and versions)."""
+    from explorer_ui.device_compiles import label_parts
+
+    parts = label_parts(text)
+    return t("toolchain_recorded", **parts) if parts else text
+
+
 def cache_named(gpu):
     """`gpu`'s last cache before DRAM as a figure for words (softmax_core.hardware.gpu.CacheKind): "L2", or the
     Infinity Cache on AMD CDNA 3/4 (the catalog's last_level_cache)."""

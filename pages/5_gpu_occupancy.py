@@ -7,7 +7,7 @@ import streamlit as st
 from explorer_ui import charts, code, data, defaults, fmt, gpu_figures, layout, quiz, recorded_text
 import softmax_core as sc
 
-from explorer_ui.i18n import bound, limits_said, plan_said, say, t
+from explorer_ui.i18n import bound, limits_said, plan_said, say, t, toolchain_said
 from explorer_ui.urlstate import PageState
 from softmax_core.hardware.compile import RegisterSource
 from softmax_core.hardware.occupancy import chapter_occupancy
@@ -76,7 +76,7 @@ with right:
     m[2].metric(t("gpu_limiter"), limits_said(gpu_figures.formula_limits(plan)))
     st.caption(t("gpu_resources_how", how=say(plan.resources_how)))
     if plan.toolchain:
-        st.caption(t("occupancy_toolchain", toolchain=plan.toolchain))
+        st.caption(t("occupancy_toolchain", toolchain=toolchain_said(plan.toolchain)))
     if plan.resources_how.code == RegisterSource.RECORDED:      # the recorded GPU: the local compile beside it
         local = data.local_launch_plan(M, N, dtype, gpu_key)
         if (local.n_regs, local.n_spills, local.shared_bytes) != (plan.n_regs, plan.n_spills, plan.shared_bytes):
@@ -217,7 +217,7 @@ if compare_on:
             t("occupancy_hardware_limiter"): limits_said(r.limiters), t("gpu_grid"): r.grid,
             t("occupancy_resident"): r.resident_programs,
             t("compare_col_floor"): "—" if r.time_floor_us is None else f"{r.time_floor_us:,.1f}",
-            t("compare_col_path"): r.path, t("compare_col_toolchain"): r.toolchain} for r in rows])
+            t("compare_col_path"): r.path, t("compare_col_toolchain"): toolchain_said(r.toolchain)} for r in rows])
         figures = [t("compare_fig_hardware"), t("compare_fig_chapter")]
         bars = pd.DataFrame([{"gpu": r.gpu.name, "figure": f, "programs": v} for r in rows
                              for f, v in zip(figures, (r.programs_per_sm, r.chapter_programs_per_sm))])
@@ -245,7 +245,7 @@ else:
     st.markdown(t("gpu_long_fails", shared=plan.shared_bytes, limit=gpu.max_shared_mem, N=N))
 if tuned is not None:
     st.info(t("gpu_tuned_path", path=t(f"gpu_path_{tuned.path}"), reason=plan_said(tuned)), icon="🧭")
-    st.caption(t("gpu_tuned_toolchain", toolchain=tuned.resources.toolchain or say(tuned.resources.how)))
+    st.caption(t("gpu_tuned_toolchain", toolchain=toolchain_said(tuned.resources.toolchain) or say(tuned.resources.how)))
     if tuned.resources.source == RegisterSource.RECORDED:      # the recorded GPU: the local compile beside it
         local_tuned = data.local_softmax_plan(M, N, dtype, gpu_key)
         if gpu_figures.tuned_figures(local_tuned) != gpu_figures.tuned_figures(tuned):

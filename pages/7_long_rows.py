@@ -7,7 +7,7 @@ import streamlit as st
 
 from explorer_ui import cache_model, charts, code, data, defaults, fmt, layout, quiz, slides
 from explorer_ui import long_row_frames as lr
-from explorer_ui.i18n import bound, say, sentences, t
+from explorer_ui.i18n import bound, say, sentences, t, toolchain_said
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState
 from softmax_teaching.long_row_trace import MAX_TRACE_TILES, MAX_TRACE_VALUES
@@ -217,7 +217,7 @@ if flight is not None:
         st.markdown(t("longrows_l2_bytes", M=f"{lr.MAP_ROWS:,}", N=f"{int(shown_n['N']):,}",
                       nominal=fmt.fmt_bytes(shown_n["nominal_mb"] * 1e6),
                       dram=fmt.fmt_bytes(shown_n["dram_mb"] * 1e6), **cache))
-        st.caption(t("longrows_l2_toolchain", toolchain=data.toolchain_label(gpu_key)))
+        st.caption(t("longrows_l2_toolchain", toolchain=toolchain_said(data.toolchain_label(gpu_key))))
     with right:
         rec = data.recorded_paths_cached()
         rec = rec[rec["dtype"] == dtype]

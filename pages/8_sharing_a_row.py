@@ -7,7 +7,7 @@ import streamlit as st
 
 from explorer_ui import charts, code, data, defaults, fmt, layout, quiz, slides
 from explorer_ui import long_row_frames as lr
-from explorer_ui.i18n import bound, plan_said, t
+from explorer_ui.i18n import bound, plan_said, t, toolchain_said
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState
 from softmax_teaching import long_row_trace as lrt
@@ -138,7 +138,7 @@ if split_plans:
                   warps=p.num_warps, regs=p.resources.n_regs, per_sm=per_sm, sms=gpu.multiprocessor_count,
                   slots=f"{per_sm * gpu.multiprocessor_count:,}", groups=p.num_programs // p.split,
                   grid=f"{p.num_programs:,}", rows=f"{p.n_rows:,}"))
-    st.caption(t("sharing_toolchain", toolchain=p.resources.toolchain))
+    st.caption(t("sharing_toolchain", toolchain=toolchain_said(p.resources.toolchain)))
     last = split_plans[-1]
     beyond = [q for q in dtype_plans if q.n_cols > last.n_cols and q.path != "split"]
     if beyond:
@@ -177,7 +177,7 @@ if plans:
     layout.show_table(pd.DataFrame(rows))
     st.caption(t("sharing_reason_note"))
     st.caption(t("sharing_map_toolchain", toolchain=t("occupancy_list_separator").join(
-        dict.fromkeys(p.resources.toolchain for p in plans))))
+        dict.fromkeys(toolchain_said(p.resources.toolchain) for p in plans))))
 
 # -- 6. to FlashAttention ---------------------------------------------------------------------------------------
 st.header(t("sharing_fa_title"))

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from explorer_ui import chapter_benchmark, charts, code, data, defaults, layout, quiz, recorded_text
-from explorer_ui.i18n import say, sentences, t
+from explorer_ui.i18n import say, sentences, t, toolchain_said
 from explorer_ui.urlstate import PageState
 from softmax_teaching import chapter_notes as sc_chapter
 from softmax_core.hardware import dtypes, runtime
@@ -149,7 +149,7 @@ if costs:
               block=block or "—", elem=growth.element_bytes, shared=f"{costs[0].shared_bytes:,}", gpu=gpu.name),
             t("chapter_stages_choice", gpu=gpu.name, smem=f"{gpu.max_shared_mem:,}",
               threshold=f"{TUTORIAL_STAGES_SHARED_THRESHOLD:,}", stages=chosen)))
-        st.caption(t("occupancy_toolchain", toolchain=data.toolchain_label(gpu_key)))
+        st.caption(t("occupancy_toolchain", toolchain=toolchain_said(data.toolchain_label(gpu_key))))
 
 # -- 4. the num_warps rule ------------------------------------------------------------------------------------
 st.header(t("chapter_warps_title"), anchor="num-warps")

@@ -75,3 +75,15 @@ def test_the_gpu_page_says_what_max_num_regs_is(lang):
     assert "131,072" in amd and "regsPerBlock" in amd and "512" in amd and "× 4 " in amd and "64" in amd
     nvidia = gpu_figures.max_num_regs_said(sc.catalog_gpu("t4"), t)
     assert "65,536" in nvidia and "regsPerBlock" not in nvidia
+
+
+@pytest.mark.parametrize("lang, word", [("en", "recorded"), ("zh", "上记录")])
+def test_a_recorded_figures_toolchain_is_said_in_the_readers_language(lang, word, monkeypatch):
+    from explorer_ui import data, i18n
+
+    monkeypatch.setattr(i18n, "language", lambda: lang)
+    said = i18n.toolchain_said(data.toolchain_label("h200"))
+    assert said.startswith("triton 3.6") and word in said and "NVIDIA H200" in said
+    assert (" on NVIDIA" in said) == (lang == "en")
+    local = data.toolchain_label("t4")
+    assert i18n.toolchain_said(local) == local          # a local toolchain: names and versions as they are
