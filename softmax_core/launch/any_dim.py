@@ -14,8 +14,9 @@ from functools import lru_cache
 import torch
 
 from softmax_core.hardware import dtypes, runtime
+from softmax_core.hardware.compile import resolve_kernel
 from softmax_core.hardware.gpu import default_gpu
-from softmax_core.kernels.any_dim import softmax_any_dim_kernel, softmax_backward_any_dim_kernel
+from softmax_core.kernels.row_slots import NOT_PUBLISHED
 from softmax_core.launch.autograd import call_backward_directly
 from softmax_core.launch.fast import KeptLaunch, trailing_values
 from softmax_core.launch.launches import backward_launch, cached_plan, launch_aligned, rows_unit_stride
@@ -23,11 +24,44 @@ from softmax_core.plans.any_dim import (AnyDimPlan, ReductionLayout, contiguous_
                                         layout_in, plan_any_dim, transposes)
 
 
-def launch(kernel, grid: tuple, args: tuple, constexprs: tuple, num_warps: int):
-    """Through Triton's JIT (one launch at a time under the interpreter); the compiled kernel (None under the
-    interpreter)."""
-    with runtime.one_launch_at_a_time():
-        return kernel[grid](*args, **dict(constexprs), num_warps=num_warps, num_stages=1)
+class PlanCalls:
+    """The kernel calls of one any-dim plan, as the plan made them (`AnyDimPlan.kernel`, `.launches`, `.grid`,
+    `.num_warps`): the launch binds tensors and the layout's integer arguments to them and adds nothing else.
+    Plans whose programs share a tile also take a fresh buffer of slots (`AnyDimPlan.n_slots` words)."""
+
+    __slots__ = ("kernel", "launches", "grid", "num_warps", "n_slots")
+
+    def __init__(self, plan: AnyDimPlan):
+        self.kernel = resolve_kernel(plan.kernel)
+        self.launches, self.grid, self.num_warps, self.n_slots = plan.launches, plan.grid, plan.num_warps, plan.n_slots
+
+    @property
+    def constexprs(self) -> tuple:
+        return self.launches[-1]
+
+    def slots(self, device) -> torch.Tensor:
+        return torch.full((self.n_slots,), NOT_PUBLISHED, dtype=torch.int64, device=device)
+
+    def run(self, tensors: tuple, ints: tuple, wrap=None):
+        """Every launch through Triton's JIT, or through `wrap(kernel)` (torch.library.wrap_triton); the last
+        launch's compiled kernel (None under the interpreter or wrapped)."""
+        args = tensors + ints + ((self.slots(tensors[0].device),) if self.n_slots else ())
+        kernel = self.kernel if wrap is None else wrap(self.kernel)
+        compiled = None
+        for constexprs in self.launches:
+            with runtime.one_launch_at_a_time():
+                compiled = kernel[self.grid](*args, **dict(constexprs), num_warps=self.num_warps, num_stages=1)
+        return None if wrap is not None else compiled
+
+    def keep(self, compiled, tensors: tuple, ints: tuple, fallback):
+        """`go(*tensors)` through the compiled kernel's launcher (fast.py), or `fallback` where there is nothing
+        to keep (the interpreter, two launches, a launcher of unknown form)."""
+        if compiled is None or len(self.launches) != 1:
+            return fallback
+        n_args = len(tensors) + len(ints) + (1 if self.n_slots else 0)
+        tail = trailing_values(self.kernel, n_args, self.constexprs)
+        return (KeptLaunch(compiled, self.grid, tensors[0].get_device()).bind(
+            len(tensors), ints, tail, self.slots if self.n_slots else None, fallback) or fallback)
 
 
 @lru_cache(maxsize=4096)
@@ -57,8 +91,7 @@ class ReadyAnyDim:
     by AnyDimSoftmax, whose backward is kept here too, per layout of dy. (`go` is None and `plain` False:
     api.softmax's shortcut is the row kernels'.)"""
 
-    __slots__ = ("args", "constexprs", "grid", "num_warps", "dtype", "in_dtype", "dim", "shape", "copy_x",
-                 "like_x", "kept", "backward_kept")
+    __slots__ = ("args", "calls", "dtype", "in_dtype", "dim", "shape", "copy_x", "like_x", "kept", "backward_kept")
     go = None
     plain = False
     grad_direct = False
@@ -73,16 +106,28 @@ class ReadyAnyDim:
         plan = cached_any_dim_plan(x_layout, x.dtype, "forward", x.get_device(), transposes(x_layout, y_layout),
                                    y_layout, safe)
         self.args = x_layout.strides + y_layout.strides + sizes(x_layout)
-        self.constexprs = plan.constexprs
-        self.grid, self.num_warps, self.dtype, self.in_dtype = plan.grid, plan.num_warps, out_dtype, x.dtype
+        self.calls = PlanCalls(plan)
+        self.dtype, self.in_dtype = out_dtype, x.dtype
         self.dim, self.shape = dim, shape
         # a contiguous x of the output's dtype: y = empty_like(x), half the price of torch.empty(shape)
         self.like_x = x.is_contiguous() and out_dtype == x.dtype
         self.kept = None
         self.backward_kept: dict = {}
 
-    def run(self, x: torch.Tensor, y: torch.Tensor):
-        return launch(softmax_any_dim_kernel, self.grid, (x, y) + self.args, self.constexprs, self.num_warps)
+    @property
+    def grid(self) -> tuple:
+        return self.calls.grid
+
+    @property
+    def num_warps(self) -> int:
+        return self.calls.num_warps
+
+    @property
+    def constexprs(self) -> tuple:
+        return self.calls.constexprs
+
+    def run(self, x: torch.Tensor, y: torch.Tensor, wrap=None):
+        return self.calls.run((x, y), self.args, wrap)
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         y = _empty_like(x) if self.like_x else _empty(self.shape, dtype=self.dtype, device=x.device)
@@ -94,9 +139,7 @@ class ReadyAnyDim:
             return y
         compiled = self.run(x, y)
         if compiled is not None:
-            tail = trailing_values(softmax_any_dim_kernel, 2 + len(self.args), self.constexprs)
-            self.kept = (KeptLaunch(compiled, self.grid, x.get_device()).bind(2, self.args, tail, None, self.run)
-                         or self.run)
+            self.kept = self.calls.keep(compiled, (x, y), self.args, self.run)
         return y
 
     def with_grad(self, x: torch.Tensor) -> torch.Tensor:
@@ -124,7 +167,7 @@ class BackwardLaunch:
     """The any-dim backward for a contiguous y of one shape and a dy of one layout and dtype: the kernel's
     integer arguments and constexprs; `dy_for` brings a dy that does not fold as y does into y's layout."""
 
-    __slots__ = ("grid", "num_warps", "args", "constexprs", "converted")
+    __slots__ = ("args", "calls", "converted")
 
     def __init__(self, y: torch.Tensor, dy: torch.Tensor, dim: int, plan: AnyDimPlan | None = None):
         """`plan` overrides the fitted one (tuning sweeps; it must be for y's layout)."""
@@ -139,15 +182,25 @@ class BackwardLaunch:
         plan = plan or cached_any_dim_plan(y_layout, y.dtype, "backward", y.get_device(),
                                            transposes(y_layout, dy_layout), dy_layout)
         self.args = y_layout.strides + dy_layout.strides + sizes(y_layout)
-        self.constexprs = plan.constexprs
-        self.grid, self.num_warps = plan.grid, plan.num_warps
+        self.calls = PlanCalls(plan)
+
+    @property
+    def grid(self) -> tuple:
+        return self.calls.grid
+
+    @property
+    def num_warps(self) -> int:
+        return self.calls.num_warps
+
+    @property
+    def constexprs(self) -> tuple:
+        return self.calls.constexprs
 
     def dy_for(self, y: torch.Tensor, dy: torch.Tensor) -> torch.Tensor:
         return torch.empty_like(y).copy_(dy) if self.converted else dy
 
-    def run(self, y, dy, dx):
-        return launch(softmax_backward_any_dim_kernel, self.grid, (y, dy, dx) + self.args, self.constexprs,
-                      self.num_warps)
+    def run(self, y, dy, dx, wrap=None):
+        return self.calls.run((y, dy, dx), self.args, wrap)
 
 
 def backward_step(y: torch.Tensor, dy: torch.Tensor, dim: int, grad_dtype: torch.dtype):
@@ -191,9 +244,7 @@ def backward_step(y: torch.Tensor, dy: torch.Tensor, dim: int, grad_dtype: torch
             return dx
         compiled = made.run(y, dy, dx)
         if compiled is not None:
-            tail = trailing_values(softmax_backward_any_dim_kernel, 3 + len(made.args), made.constexprs)
-            kept.append(KeptLaunch(compiled, made.grid, y.get_device()).bind(3, made.args, tail, None, made.run)
-                        or made.run)
+            kept.append(made.calls.keep(compiled, (y, dy, dx), made.args, made.run))
         return dx
     return step
 
@@ -232,8 +283,7 @@ def any_dim_forward(x: torch.Tensor, dim: int, safe: bool, out_dtype: torch.dtyp
     given must be for x's layout, `any_dim_layout(x, dim)`). For tuning sweeps and tests."""
     ready = ReadyAnyDim(x, dim, safe, out_dtype)
     if plan is not None:
-        ready.grid, ready.num_warps = plan.grid, plan.num_warps
-        ready.constexprs = dataclasses.replace(plan, safe=safe).constexprs
+        ready.calls = PlanCalls(dataclasses.replace(plan, safe=safe))
     return ready(x)
 
 

@@ -25,7 +25,6 @@ from softmax_core.hardware import runtime
 from softmax_core.launch.autograd import softmax_double_backward
 from softmax_core.launch.launches import backward_launch, cached_plan, forward_launch, launch_aligned, rows_unit_stride
 from softmax_core.launch import any_dim
-from softmax_core.kernels.any_dim import softmax_any_dim_kernel, softmax_backward_any_dim_kernel
 
 NAMESPACE = "softmax_core"
 
@@ -60,9 +59,7 @@ def _any_dim_forward_body(x: torch.Tensor, dim: int, safe: bool, out_dtype: torc
     y = torch.empty(tuple(x.shape), dtype=out_dtype, device=x.device)
     if ready.copy_x:
         x = x.contiguous()
-    with runtime.one_launch_at_a_time():
-        wrap(softmax_any_dim_kernel)[ready.grid](x, y, *ready.args, **dict(ready.constexprs),
-                                                 num_warps=ready.num_warps, num_stages=1)
+    ready.run(x, y, wrap)
     return y
 
 
@@ -71,9 +68,7 @@ def _any_dim_backward_body(y: torch.Tensor, dy: torch.Tensor, dim: int, grad_dty
     step = any_dim.BackwardLaunch(y, dy, dim)
     dy = step.dy_for(y, dy)
     dx = torch.empty(tuple(y.shape), dtype=grad_dtype, device=y.device)
-    with runtime.one_launch_at_a_time():
-        wrap(softmax_backward_any_dim_kernel)[step.grid](y, dy, dx, *step.args, **dict(step.constexprs),
-                                                         num_warps=step.num_warps, num_stages=1)
+    step.run(y, dy, dx, wrap)
     return dx
 
 

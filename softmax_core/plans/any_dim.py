@@ -56,6 +56,8 @@ REDUCE_MIN_BYTES = 128
 # The any-dim kernels, by direction (module:function, as a CompileJob names them).
 ANY_DIM_KERNEL = {"forward": "softmax_core.kernels.any_dim:softmax_any_dim_kernel",
                   "backward": "softmax_core.kernels.any_dim:softmax_backward_any_dim_kernel"}
+SHARED_DIM_KERNEL = {"forward": "softmax_core.kernels.shared_dim:softmax_shared_dim_kernel",
+                     "backward": "softmax_core.kernels.shared_dim:softmax_backward_shared_dim_kernel"}
 
 
 @dataclass(frozen=True)
@@ -218,10 +220,34 @@ class AnyDimPlan:
     safe: bool = False              # forward: a column of only -inf gives zeros (else NaN, as torch)
     n_regs: int | None = None       # the compiled kernel's registers per thread (None: not compiled)
     n_spills: int = 0
+    split: int = 1                  # programs that share a column tile's reduced axis (kernels/shared_dim.py)
 
     @property
     def grid(self) -> tuple[int]:
         return (self.num_programs,)
+
+    @property
+    def shares(self) -> bool:     # programs share a tile: the launch then takes a buffer of `n_slots` slots
+        return self.split > 1
+
+    @property
+    def n_slots(self) -> int:
+        """One 64-bit slot per column of every tile per program sharing it (0 when programs do not share)."""
+        n_tiles = self.layout.n_outer * triton.cdiv(self.layout.n_inner, self.block_i)
+        return n_tiles * self.block_i * self.split if self.shares else 0
+
+    @property
+    def kernel(self) -> str:
+        """The kernel every launch of this plan runs (module:function)."""
+        return (SHARED_DIM_KERNEL if self.shares else ANY_DIM_KERNEL)[self.direction]
+
+    @property
+    def launches(self) -> tuple[tuple[tuple[str, object], ...], ...]:
+        """The constexprs of each launch, in order: one launch, or for shared tiles under the interpreter
+        (which runs programs one after another) a publishing launch and a finishing one."""
+        phases = (1, 2) if runtime_interpreted() else (0,)
+        return tuple(self.constexprs[:-2] + (("PHASE", phase), self.constexprs[-1]) for phase in phases) \
+            if self.shares else (self.constexprs,)
 
     @property
     def n_chunks(self) -> int:
@@ -231,8 +257,19 @@ class AnyDimPlan:
     def constexprs(self) -> tuple[tuple[str, object], ...]:
         """The kernel's constexprs for this plan, in one place: the planner compiles these and the launch
         (launch/any_dim.py) passes these, so the registers the plan read are those of the kernel that runs."""
+        if self.shares:
+            return shared_dim_constexprs(self.direction, self.block_r, self.block_i, self.split, self.safe)
         return any_dim_constexprs(self.direction, self.block_o, self.block_r, self.block_i, self.one_pass,
                                   self.safe, self.dtype == "float64")
+
+
+def shared_dim_constexprs(direction: str, block_r: int, block_i: int, split: int,
+                          safe: bool) -> tuple[tuple[str, object], ...]:
+    """kernels/shared_dim.py's constexprs in its one-launch form (PHASE 0: wait for the peers)."""
+    from softmax_core.kernels.row_slots import SPIN_LIMIT
+
+    head = (("BLOCK_R", block_r), ("BLOCK_I", block_i), ("SPLIT", split), ("PEERS", triton.next_power_of_2(split)))
+    return head + ((("SAFE", safe),) if direction == "forward" else ()) + (("PHASE", 0), ("SPIN", SPIN_LIMIT))
 
 
 def any_dim_constexprs(direction: str, block_o: int, block_r: int, block_i: int, one_pass: bool, safe: bool,
@@ -244,12 +281,13 @@ def any_dim_constexprs(direction: str, block_o: int, block_r: int, block_i: int,
 AXES = ("outer", "outer2", "reduce", "inner")
 
 
-def _pow2_floor(n: int) -> int:
+def pow2_floor(n: int) -> int:
     return 1 << (max(1, n).bit_length() - 1)
 
 
 def any_dim_compile_job(layout: ReductionLayout, written: ReductionLayout, dtype_name: str, gpu: GpuSpec,
-                        direction: str, constexprs, num_warps: int):
+                        direction: str, constexprs, num_warps: int, kernel: str | None = None,
+                        pointers: dict | None = None):
     """The compile job of one any-dim launch, specialised as Triton's JIT will launch it on a fresh contiguous
     output and an aligned input: pointers 16-byte aligned, integer arguments equal to 1 constants, the others
     that are multiples of 16 marked so (the unit stride is what makes the loads vectors)."""
@@ -257,8 +295,9 @@ def any_dim_compile_job(layout: ReductionLayout, written: ReductionLayout, dtype
     from softmax_core.hardware.compile import CompileJob
     from softmax_core.hardware.signatures import kernel_signature
 
-    kernel = ANY_DIM_KERNEL[direction]
-    signature, values = kernel_signature(kernel, dtypes.of(dtype_name).triton_pointer, "i32", dict(constexprs))
+    kernel = kernel or ANY_DIM_KERNEL[direction]
+    signature, values = kernel_signature(kernel, dtypes.of(dtype_name).triton_pointer, "i32", dict(constexprs),
+                                         pointers)
     sides = ("x", "y") if direction == "forward" else ("y", "dy")
     ints = dict(zip([f"{sides[0]}_{a}" for a in AXES], layout.strides))
     ints.update(zip([f"{sides[1]}_{a}" for a in AXES], written.strides))
@@ -282,18 +321,20 @@ def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
                  direction: str = "forward", *, block_i: int | None = None, block_r: int | None = None,
                  num_warps: int | None = None, block_o: int | None = None, transposing: bool = False,
                  written: ReductionLayout | None = None, safe: bool = False, compile: bool = True) -> AnyDimPlan:
-    """The plan for a softmax down `layout`'s reduced axis. `transposing`: one side of the call steps down the
-    reduced axis with unit stride (a transposed view in, a contiguous output), so a chunk spans at least
-    REDUCE_MIN_BYTES of it. `block_i`, `block_r`, `block_o` and `num_warps` override the fitted shape (tuning
-    sweeps); a `block_r` below the padded reduced axis means two passes. With `compile`, the fitted tile is
-    compiled for `gpu` (with `written`, the other tensor's layout: y forward, dy backward; default `layout`'s) and
-    halved while the compiler spills registers. `safe`: the forward's -inf columns give zeros."""
+    """The plan for a softmax down `layout`'s reduced axis (two passes where the slab is more than one program
+    holds; plans/shared_dim.py's tiles shared by programs are a tuning sweep's opt-in). `transposing`: one side
+    of the call steps down the reduced axis with unit stride (a transposed view in, a contiguous output), so a
+    chunk spans at least REDUCE_MIN_BYTES of it. `block_i`, `block_r`, `block_o` and `num_warps` override the
+    fitted shape (tuning sweeps); a `block_r` below the padded reduced axis means two passes. With `compile`, the
+    fitted tile is compiled for `gpu` (with `written`, the other tensor's layout: y forward, dy backward; default
+    `layout`'s) and halved while the compiler spills registers. `safe`: the forward's -inf columns give zeros.
+    """
     forced = any(v is not None for v in (block_i, block_r, num_warps, block_o))
     inner_pow2 = triton.next_power_of_2(layout.n_inner)
     reduce_pow2 = triton.next_power_of_2(layout.n_reduce)
 
     def columns(nbytes: float) -> int:
-        return min(inner_pow2, max(1, _pow2_floor(int(nbytes) // element_bytes)))
+        return min(inner_pow2, max(1, pow2_floor(int(nbytes) // element_bytes)))
     narrowest = columns(INNER_MIN_BYTES)
     wanted = FILL_PROGRAMS_PER_SM * gpu.multiprocessor_count
     l2_bytes = (gpu.l2_mib or 0) * 2**20 * L2_SHARE

@@ -57,6 +57,8 @@ Any-dim plan (`plans.any_dim.AnyDimPlan.reason`):
   Figures: ``slab_values``, ``max_values``.
 - ``slab_over_limit`` (a why): the slab is more than one program holds: two passes. Figures: ``slab_values``,
   ``max_values``.
+- ``slab_shared`` (a why): the slab is more than one program holds, and ``split`` programs that run at once
+  share it (kernels/shared_dim.py): one read, one write. Figures: ``slab_values``, ``max_values``, ``split``.
 """
 from __future__ import annotations
 
@@ -84,6 +86,7 @@ class ReasonCode(Code):
     ANY_DIM = "any_dim"
     SLAB_FITS = "slab_fits"
     SLAB_OVER_LIMIT = "slab_over_limit"
+    SLAB_SHARED = "slab_shared"
 
 
 FIGURES: dict[ReasonCode, tuple[str, ...]] = {
@@ -107,6 +110,7 @@ FIGURES: dict[ReasonCode, tuple[str, ...]] = {
     ReasonCode.ANY_DIM: ("why", "block_o", "block_i", "block_r", "n_chunks", "num_warps", "num_programs"),
     ReasonCode.SLAB_FITS: ("slab_values", "max_values"),
     ReasonCode.SLAB_OVER_LIMIT: ("slab_values", "max_values"),
+    ReasonCode.SLAB_SHARED: ("slab_values", "max_values", "split"),
 }
 
 # Which `why` each path can carry.
@@ -118,7 +122,7 @@ WHY_CODES: dict[ReasonCode, tuple[ReasonCode, ...]] = {
     ReasonCode.SPLIT: (ReasonCode.TOO_MANY_VALUES_PER_THREAD, ReasonCode.ROW_OVER_SHARED_MEMORY,
                        ReasonCode.ROW_OVER_REGISTERS, ReasonCode.ROW_SPILLS, ReasonCode.ROW_PAST_L2,
                        ReasonCode.UNALIGNED_LONG_ROW, ReasonCode.FORCED),
-    ReasonCode.ANY_DIM: (ReasonCode.SLAB_FITS, ReasonCode.SLAB_OVER_LIMIT, ReasonCode.FORCED),
+    ReasonCode.ANY_DIM: (ReasonCode.SLAB_FITS, ReasonCode.SLAB_OVER_LIMIT, ReasonCode.SLAB_SHARED, ReasonCode.FORCED),
 }
 
 

@@ -9,6 +9,7 @@ from softmax_core.plans import reasons, tuned as tuned_plan
 from softmax_core.hardware.compile import KernelResources
 from softmax_core.words import describe
 from softmax_core.plans.any_dim import ReductionLayout, plan_any_dim
+from softmax_core.plans.shared_dim import plan_shared_dim
 from softmax_core.plans.reasons import FIGURES, WHY_CODES, PlanReason, ReasonCode
 
 H200 = sc.catalog_gpu("h200")
@@ -57,7 +58,8 @@ def tuned_reasons(monkeypatch):
     found += [plan_any_dim(short, 4, "float32", H200).reason,
               plan_any_dim(channel, 4, "float32", H200).reason,
               plan_any_dim(channel, 4, "float32", H200, "backward").reason,
-              plan_any_dim(channel, 4, "float32", H200, block_i=8).reason]
+              plan_any_dim(channel, 4, "float32", H200, block_i=8).reason,
+              plan_shared_dim(channel, 4, "float32", H200, "forward").reason]
     return found
 
 

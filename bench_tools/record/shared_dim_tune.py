@@ -1,0 +1,179 @@
+"""Tuning sweep for the strided kernels whose programs share a tile (kernels/shared_dim.py) against the two-pass
+and fitted plans, on shapes drawn by the class sweep (bench_tools/class_sweep.py) whose slab down the reduced
+axis is more than one program holds: per shape, copy of the same bytes, the two-pass plan, the fitted plan and
+each two-pass variant (column bytes, chunk values) and shared variant (piece values, column bytes, warps),
+forward and backward, in one run; every variant is launched as sc.softmax launches it (the kept launcher after
+the first call), so the time is the kernel's and not the JIT's.
+
+Each variant's output is checked against torch's in float32 before it is timed. Timer: triton.testing.do_bench
+(L2 flushed before every call), median ms. The CSV is rewritten after every shape.
+
+    python -m bench_tools.record.shared_dim_tune OUT.csv --seeds 1,11,12 [--per-class 6]
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+
+import torch
+import triton
+import triton.testing
+
+from bench_tools.class_sweep import draw
+from softmax_core.hardware import dtypes
+from softmax_core.hardware.gpu import default_gpu
+from softmax_core.launch import any_dim
+from softmax_core.plans.any_dim import dim_groups, forward_groups, layout_in, plan_any_dim, transposes
+from softmax_core.plans.shared_dim import plan_shared_dim
+
+CLASSES = ("dim_inner_wide", "dim_inner_narrow", "transposed")
+# Shared tiles: (piece values, column bytes, warps or None for the fitted count)
+SHARED = ((8192, 128, None), (8192, 256, 16), (16384, 256, 16), (4096, 64, None))
+# Two passes: (column bytes, values per chunk)
+TWO_PASS = ((32, 4096), (128, 4096), (256, 4096), (512, 4096), (256, 8192), (128, 2048))
+
+
+def ms(fn) -> float:
+    return triton.testing.do_bench(fn, warmup=10, rep=30, quantiles=[0.5])
+
+
+def _plan(layout, elt, dtype, gpu, direction, written, transposing, kw):
+    """The variant's plan: shared tiles (None where they cannot run), or plan_any_dim's with its overrides."""
+    kw = dict(kw)
+    if kw.pop("shared", False):
+        return plan_shared_dim(layout, elt, dtype, gpu, direction, written=written, **kw)
+    return plan_any_dim(layout, elt, dtype, gpu, direction, transposing=transposing, written=written, **kw)
+
+
+def forward_call(x, dim, dt, plan):
+    """y = f() by `plan`, through the kept launcher after the first call (as sc.softmax launches)."""
+    ready = any_dim.ReadyAnyDim(x, dim, False, dt)
+    if plan is not None:
+        ready.calls = any_dim.PlanCalls(plan)
+    return lambda: ready(x)
+
+
+def backward_call(y, dy, dim, dt, plan):
+    made = any_dim.BackwardLaunch(y, dy, dim, plan)
+    dx = torch.empty_like(y)
+    kept = []
+
+    def go():
+        if kept:
+            kept[0](y, dy, dx)
+        else:
+            compiled = made.run(y, dy, dx)
+            kept.append(made.calls.keep(compiled, (y, dy, dx), made.args, made.run) if compiled is not None
+                        else made.run)
+        return dx
+    return go
+
+
+def main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("out")
+    p.add_argument("--seeds", default="1,11,12")
+    p.add_argument("--per-class", type=int, default=6)
+    p.add_argument("--directions", default="forward,backward")
+    args = p.parse_args(argv)
+    gpu = default_gpu()
+    rows: list[dict] = []
+    shapes = [s for seed in map(int, args.seeds.split(",")) for s in draw(seed, CLASSES, args.per_class)]
+    for n, shape in enumerate(shapes):
+        dt = dtypes.torch_dtype(shape.dtype)
+        elt = dtypes.element_size(shape.dtype)
+        if shape.transposed:
+            s = shape.shape
+            x = torch.randn(s[:-2] + (s[-1], s[-2]), device="cuda").to(dt).transpose(-1, -2)
+        else:
+            x = torch.randn(shape.shape, device="cuda").to(dt)
+        dim = shape.dim
+        groups, x_layout, y_layout = forward_groups(tuple(x.shape), tuple(x.stride()), dim)
+        x_layout = x_layout or y_layout
+        ref = torch.softmax(x.float(), dim)
+        base = dict(case=n, cls=shape.cls, shape="x".join(map(str, shape.shape)), dtype=shape.dtype,
+                    n_reduce=x_layout.n_reduce, n_inner=x_layout.n_inner)
+        nbytes = 2 * x.numel() * elt
+
+        def cols(b):
+            return max(1, min(b // elt, triton.next_power_of_2(x_layout.n_inner)))
+
+        def record(direction, variant, fn, check, moved, plan=None):
+            try:
+                err = check(fn())
+                fn()
+                out = fn()
+                err_kept = check(out)
+                nans = int(torch.isnan(out).sum().item())
+                t = ms(fn)
+                extra = {} if plan is None else dict(bi=plan.block_i, br=plan.block_r, split=plan.split,
+                                                     one_pass=plan.one_pass, warps=plan.num_warps,
+                                                     programs=plan.num_programs, n_regs=plan.n_regs)
+                rows.append({**base, "direction": direction, "variant": variant, "ms": t, "gbps": moved / t / 1e6,
+                             "err": err, "err_kept": err_kept, "nans": nans, **extra})
+            except Exception as e:       # noqa: BLE001  (a variant that cannot compile or run is recorded as such)
+                rows.append({**base, "direction": direction, "variant": variant, "ms": float("nan"),
+                             "error": repr(e)[:200]})
+
+        def fwd_check(y):
+            return (y.float() - ref).abs().max().item()
+        dirs = args.directions.split(",")
+        if "forward" in dirs:
+            copy_out = torch.empty_like(x)
+            record("forward", "copy", lambda: copy_out.copy_(x), lambda y: 0.0, nbytes)
+            trans = transposes(x_layout, y_layout)
+            variants = [("fitted", {})] + \
+                [(f"two-b{b}-v{v}", dict(block_i=cols(b), block_r=max(1, v // cols(b))))
+                 for b, v in TWO_PASS] + \
+                [(f"shared-v{v}-b{b}-w{w}", dict(shared=True, values=v, nbytes=b, num_warps=w))
+                 for v, b, w in SHARED]
+            for variant, kw in variants:
+                try:
+                    plan = _plan(x_layout, elt, shape.dtype, gpu, "forward", y_layout, trans, kw)
+                except Exception as e:   # noqa: BLE001
+                    rows.append({**base, "direction": "forward", "variant": variant, "error": repr(e)[:200]})
+                    continue
+                if plan is None:
+                    continue
+                if variant.startswith("two") and plan.one_pass:
+                    continue
+                record("forward", variant, forward_call(x, dim, dt, plan if kw else None), fwd_check, nbytes, plan)
+        if "backward" in dirs and not any_dim.rows_backward(tuple(x.shape), dim):
+            y = ref.to(dt).contiguous()
+            dy = torch.randn_like(y)
+            dref = y.float() * (dy.float() - (y.float() * dy.float()).sum(dim, keepdim=True))
+            c = torch.empty_like(y)
+            record("backward", "copy", lambda: torch.add(y, dy, out=c), lambda _: 0.0, 1.5 * nbytes)
+            g = dim_groups(tuple(y.shape), dim, y.stride(), y.stride())
+            yl = layout_in(g, tuple(y.shape), tuple(y.stride()))
+            variants = [("fitted", {})] + \
+                [(f"two-b{b}-v{v // 2}", dict(block_i=cols(b), block_r=max(1, v // 2 // cols(b))))
+                 for b, v in TWO_PASS] + \
+                [(f"shared-v{v // 2}-b{b}-w{w}", dict(shared=True, values=v // 2, nbytes=b, num_warps=w))
+                 for v, b, w in SHARED]
+            for variant, kw in variants:
+                try:
+                    plan = _plan(yl, elt, shape.dtype, gpu, "backward", yl, False, kw)
+                except Exception as e:   # noqa: BLE001
+                    rows.append({**base, "direction": "backward", "variant": variant, "error": repr(e)[:200]})
+                    continue
+                if plan is None:
+                    continue
+                if variant.startswith("two") and plan.one_pass:
+                    continue
+                record("backward", variant, backward_call(y, dy, dim, dt, plan if kw else None),
+                       lambda d: (d.float() - dref).abs().max().item(), 1.5 * nbytes, plan)
+        with open(args.out, "w", newline="") as f:
+            keys = list(dict.fromkeys(k for r in rows for k in r))
+            w = csv.DictWriter(f, keys)
+            w.writeheader()
+            w.writerows(rows)
+        print(f"[{n + 1}/{len(shapes)}] {base['cls']} {base['shape']} {shape.dtype}", flush=True)
+        del x, ref
+        torch.cuda.empty_cache()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
