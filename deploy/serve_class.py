@@ -15,7 +15,9 @@ It supervises: a replica that dies (a crash, a kill, memory) is started again on
 get a fresh session there while the others never notice; nginx is started again too if it dies. Only Ctrl-C
 (or SIGTERM) stops the class. Each replica is told the address students reach it on (PUBLIC_ADDRESS_ENV), so
 its "Your kernel" page compiles pasted code only in the jail unless --allow-unsandboxed-compile
-(kernel_inspector/policy.py). Needs nginx (Debian: `apt-get install nginx`; its service need not run: this starts an nginx of its own).
+(kernel_inspector/policy.py). Streamlit's cookie secret, one for all replicas so that what one signs the
+others read, is written to <run dir>/cookie-secret (mode 0600) and each replica is given only that file's
+path (explorer_ui/launcher.py's COOKIE_SECRET_FILE_ENV): no replica's environment holds it. Needs nginx (Debian: `apt-get install nginx`; its service need not run: this starts an nginx of its own).
 """
 from __future__ import annotations
 
@@ -44,6 +46,8 @@ if (CHECKOUT / "explorer_ui").is_dir() and str(CHECKOUT) not in sys.path:
     sys.path.insert(0, str(CHECKOUT))      # run from a checkout: its explorer_ui for the option checks
 PUBLIC_ADDRESS_ENV = "SOFTMAX_EXPLORER_PUBLIC_ADDRESS"            # = kernel_inspector.policy's names
 ALLOW_UNSANDBOXED_ENV = "SOFTMAX_EXPLORER_ALLOW_UNSANDBOXED_COMPILE"
+COOKIE_SECRET_FILE_ENV = "SOFTMAX_EXPLORER_COOKIE_SECRET_FILE"    # = explorer_ui.launcher's names
+STREAMLIT_SECRET_ENV = "STREAMLIT_SERVER_COOKIE_SECRET"
 
 
 def find_nginx() -> str | None:
@@ -140,13 +144,26 @@ class ClassServer:
     def access_log(self) -> Path:
         return self.prefix / "access.log"
 
+    @property
+    def secret_file(self) -> Path:
+        return self.run_dir / "cookie-secret"
+
+    def write_secret(self) -> None:
+        """The replicas' one cookie secret, in a file of mode 0600: the teacher's STREAMLIT_SERVER_COOKIE_SECRET
+        where set, else a new one."""
+        from explorer_ui.launcher import write_secret_file
+
+        write_secret_file(os.environ.get(STREAMLIT_SECRET_ENV) or secrets.token_hex(16), self.secret_file)
+
     def environment(self, index: int) -> dict[str, str]:
         env = dict(os.environ)
         cache = Path(self.cache_dir or env.get("SOFTMAX_EXPLORER_CACHE") or self.run_dir / "cache")
         triton = Path(self.triton_cache_dir or env.get("TRITON_CACHE_DIR") or cache / "triton")
         env["SOFTMAX_EXPLORER_CACHE"], env["TRITON_CACHE_DIR"] = str(cache), str(triton)
-        # One cookie secret for all, so anything Streamlit signs (its XSRF cookie) reads the same everywhere.
-        env.setdefault("STREAMLIT_SERVER_COOKIE_SECRET", self._secret)
+        # One cookie secret for all, so anything Streamlit signs reads the same everywhere: the file's path
+        # only, never the secret itself (a replica's environment is readable in /proc/<pid>/environ)
+        env.pop(STREAMLIT_SECRET_ENV, None)
+        env[COOKIE_SECRET_FILE_ENV] = str(self.secret_file)
         if index > 0:
             env["SOFTMAX_EXPLORER_PREWARM"] = "0"    # the first replica pre-warms the shared disk caches
         env[PUBLIC_ADDRESS_ENV] = self.address      # students reach it through nginx, not on 127.0.0.1
@@ -177,7 +194,7 @@ class ClassServer:
         problem = self.check()
         if problem:
             raise RuntimeError(problem)
-        self._secret = secrets.token_hex(16)
+        self.write_secret()
         for sub in ("tmp", "logs"):
             (self.prefix / sub).mkdir(parents=True, exist_ok=True)
         self.procs = [self.start_replica(index) for index in range(len(self.replica_ports))]

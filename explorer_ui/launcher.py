@@ -8,9 +8,17 @@ app.py, pages/ and .streamlit/config.toml there), in a checkout the repository's
 
 No Streamlit is imported here: without the `[app]` extra, `--help` still answers and running says what to
 install. Options are checked before the server starts (an address this machine does not have, a port another
-program holds, a language the app has no text in): a one-line message and exit status 2. At start it says
-whether pasted kernels compile in the jail here (kernel_inspector/jail.py's live probe) and, where they
-cannot, what the "Your kernel" page does about it on this address (kernel_inspector/policy.py).
+program holds, a language the app has no text in): a one-line message and exit status 2. At start it says,
+in the words table's sentence (explorer_ui/locales/launcher.*.toml, in --lang's language), whether pasted
+kernels compile in the jail here (kernel_inspector/jail.py's live probe) and, where they cannot, what the
+"Your kernel" page does about it on this address (kernel_inspector/policy.py).
+
+Streamlit's cookie secret (what it signs cookies with; the class server gives every replica the same one)
+never travels in an environment, where a process reading /proc/<pid>/environ would find it, nor on a command
+line (/proc/<pid>/cmdline): the server is given the path of a file only its user can read
+(COOKIE_SECRET_FILE_ENV, mode 0600), reads it as it starts and hands the secret to Streamlit's option parser
+inside the process (hand_cookie_secret_to_streamlit). A STREAMLIT_SERVER_COOKIE_SECRET found in the teacher's environment
+is moved into such a file and taken out of the server's environment.
 """
 from __future__ import annotations
 
@@ -20,6 +28,7 @@ import importlib.metadata
 import os
 import socket
 import sys
+import tempfile
 from pathlib import Path
 
 from explorer_ui import server_options
@@ -32,6 +41,9 @@ APP_EXTRA_HINT = ("the explorer needs its [app] extra: pip install 'fused-softma
                   "(in a checkout: pip install -r requirements.txt)")
 USAGE_ERROR = 2
 DISTRIBUTION = "fused-softmax-explorer"
+COOKIE_SECRET_FILE_ENV = "SOFTMAX_EXPLORER_COOKIE_SECRET_FILE"    # the path of the file holding the secret
+STREAMLIT_SECRET_ENV = "STREAMLIT_SERVER_COOKIE_SECRET"          # Streamlit's own variable, never passed on
+SECRET_FOLDER = Path.home() / ".cache" / "fused-softmax-explorer" / "secrets"
 
 
 def app_dir() -> Path:
@@ -109,7 +121,8 @@ def check_options(args: argparse.Namespace) -> str | None:
 # per-module import locks can meet in a cycle: seen with twelve students arriving 0.25 s apart on a fresh
 # process ("_DeadlockError: deadlock detected by _ModuleLock('softmax_teaching')", then "module
 # 'softmax_core' has no attribute 'memory_traffic'" in the sessions that found it half imported).
-RUN_STREAMLIT = ("import sys; from explorer_ui.launcher import import_library; import_library(); "
+RUN_STREAMLIT = ("import sys; from explorer_ui.launcher import import_library, hand_cookie_secret_to_streamlit; "
+                 "import_library(); hand_cookie_secret_to_streamlit(); "
                  "from streamlit.web.cli import main; sys.exit(main())")
 
 
@@ -133,6 +146,35 @@ def import_library() -> None:
                 importlib.import_module(module.name)
 
 
+def write_secret_file(secret: str, path: Path) -> Path:
+    """`secret` in a file of mode 0600 at `path` (its folder 0700), written whole before it has its name."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    descriptor, draft = tempfile.mkstemp(dir=path.parent, prefix=".secret-")    # mkstemp's files are 0600
+    with os.fdopen(descriptor, "w") as out:
+        out.write(secret)
+    os.replace(draft, path)
+    return path
+
+
+def hand_cookie_secret_to_streamlit() -> None:
+    """In the server process, before Streamlit starts: the secret from the file COOKIE_SECRET_FILE_ENV names
+    joins the options Streamlit's loader lays over its config files, as a command-line flag's would (Streamlit
+    rightly refuses the secret as a real flag, which /proc/<pid>/cmdline would show). Nothing where no file is
+    named: Streamlit then draws a secret of its own."""
+    path = os.environ.get(COOKIE_SECRET_FILE_ENV)
+    if not path:
+        return
+    secret = Path(path).read_text().strip()
+    from streamlit.web import bootstrap
+
+    load = bootstrap.load_config_options
+
+    def load_with_secret(flag_options: dict) -> None:
+        load({**flag_options, "server_cookieSecret": secret})
+
+    bootstrap.load_config_options = load_with_secret
+
+
 def streamlit_command(args: argparse.Namespace) -> list[str]:
     """`streamlit run app.py ...`, in a Python that has imported the library first (RUN_STREAMLIT)."""
     return [sys.executable, "-c", RUN_STREAMLIT, "run", str(app_dir() / "app.py"),
@@ -148,22 +190,24 @@ def server_environment(args: argparse.Namespace) -> dict[str, str]:
         env.pop(server_options.LANG_ENV, None)
     if args.allow_unsandboxed_compile:
         env[policy.ALLOW_UNSANDBOXED_ENV] = "1"
+    secret = env.pop(STREAMLIT_SECRET_ENV, None)
+    if secret and not env.get(COOKIE_SECRET_FILE_ENV):
+        env[COOKIE_SECRET_FILE_ENV] = str(write_secret_file(secret, SECRET_FOLDER / f"cookie-{args.port}"))
     return env
 
 
 def sandbox_line(args: argparse.Namespace) -> str:
-    """One line on how pasted kernels are compiled by this server, from the jail's live probe."""
+    """One line on how pasted kernels are compiled by this server, from the jail's live probe, in the words
+    table's sentence (--lang's language; English where none is given)."""
+    from explorer_ui.i18n import LANGUAGES, text_in
+
     if args.allow_unsandboxed_compile:
         os.environ[policy.ALLOW_UNSANDBOXED_ENV] = "1"
     decided = policy.compile_policy(args.address)
-    return {"sandboxed": "pasted kernels compile in the bubblewrap jail",
-            "unsandboxed_local": "the bubblewrap jail does not work here (apt-get install bubblewrap; user "
-                                 "namespaces on); pasted kernels compile without it, for this machine only",
-            "unsandboxed_allowed": "the bubblewrap jail does not work here; pasted kernels compile WITHOUT it "
-                                   "for everyone who reaches this address (--allow-unsandboxed-compile)",
-            "off_no_sandbox": "the bubblewrap jail does not work here, so compiling pasted kernels is off on "
-                              f"{args.address} (apt-get install bubblewrap, or --allow-unsandboxed-compile)",
-            }[decided.code]
+    lang = (args.lang or "en").strip().lower()
+    text_key = f"launcher_sandbox_{decided.code}"
+    return text_in(lang if lang in LANGUAGES else "en", text_key, address=args.address or "0.0.0.0",
+                   env=policy.ALLOW_UNSANDBOXED_ENV)
 
 
 def main(argv: list[str] | None = None) -> int:

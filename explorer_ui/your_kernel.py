@@ -299,9 +299,20 @@ def assembly(row: ki.Inspection, source: str) -> None:
 
 
 def measurement(m: measure.Measurement) -> None:
+    """A jailed run on the GPU: what the example's outputs hold against its reference, the bandwidth beside a
+    copy's; or why nothing ran (the sandbox does not work here, or cannot reach the GPU)."""
+    if m.code == "no_sandbox":
+        st.warning(t("yk_measure_no_sandbox"))
+        return
+    if m.code == "jail_no_gpu":
+        st.warning(t("yk_measure_jail_no_gpu", detail=(m.detail.strip().splitlines() or ["-"])[-1][-300:]))
+        return
     if not m.ok:
         st.error(t("yk_measure_failed", code=m.code, detail=m.detail[-500:]))
         return
+    st.caption(t("yk_measure_jailed"))
+    if m.tensors:
+        tensor_table(m.tensors)
     low, mid, high = m.achieved_gbps
     c_low, c_mid, c_high = m.copy_gbps
     st.metric(t("yk_measure_gbps"), f"{mid:,.0f} GB/s", help=t("yk_measure_spread", lo=low, hi=high))
@@ -329,16 +340,21 @@ def interpreter_run(run: interpret.InterpreterRun) -> None:
         return
     st.metric(t("yk_interpret_wall"), f"{run.wall_seconds * 1e3:,.0f} ms", help=t("yk_interpret_not_gpu"))
     st.caption(t("yk_interpret_not_gpu"))
+    tensor_table(run.tensors)
+
+
+def tensor_table(tensors: tuple[interpret.TensorSummary, ...]) -> None:
+    """What each tensor holds after one launch (in the interpreter or on the GPU), with the reference check."""
     frame = pd.DataFrame({
-        t("yk_tcol_name"): [s.name for s in run.tensors],
-        t("yk_tcol_shape"): [" × ".join(map(str, s.shape)) for s in run.tensors],
-        t("yk_tcol_dtype"): [s.dtype for s in run.tensors],
-        t("yk_tcol_written"): [t("yk_yes") if s.written else t("yk_no") for s in run.tensors],
-        t("yk_tcol_nan_inf"): [f"{s.nan:,} / {s.inf:,}" for s in run.tensors],
-        t("yk_tcol_min"): [_figure(s.minimum) for s in run.tensors],
-        t("yk_tcol_max"): [_figure(s.maximum) for s in run.tensors],
-        t("yk_tcol_mean"): [_figure(s.mean) for s in run.tensors],
-        t("yk_tcol_reference"): [reference_text(s) for s in run.tensors],
+        t("yk_tcol_name"): [s.name for s in tensors],
+        t("yk_tcol_shape"): [" × ".join(map(str, s.shape)) for s in tensors],
+        t("yk_tcol_dtype"): [s.dtype for s in tensors],
+        t("yk_tcol_written"): [t("yk_yes") if s.written else t("yk_no") for s in tensors],
+        t("yk_tcol_nan_inf"): [f"{s.nan:,} / {s.inf:,}" for s in tensors],
+        t("yk_tcol_min"): [_figure(s.minimum) for s in tensors],
+        t("yk_tcol_max"): [_figure(s.maximum) for s in tensors],
+        t("yk_tcol_mean"): [_figure(s.mean) for s in tensors],
+        t("yk_tcol_reference"): [reference_text(s) for s in tensors],
     })
     st.table(frame.set_index(t("yk_tcol_name")))
 

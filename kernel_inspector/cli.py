@@ -84,6 +84,18 @@ def refusal_sentence(code: str, figures: dict) -> str:
     return words["yk_refused"].format(line=figures.get("line", 1), rule=rule, detail=detail) + f" [{code}]"
 
 
+# A measurement refused before anything ran: the page's words for it
+MEASURE_REFUSALS = {"no_sandbox": "yk_measure_no_sandbox", "jail_no_gpu": "yk_measure_jail_no_gpu"}
+
+
+def measure_refusal_sentence(m) -> str:
+    """A refused measurement as the page says it in English, the code after it."""
+    words = english_words()
+    key = MEASURE_REFUSALS[m.code]
+    return (words[key].format(detail=m.detail.strip().splitlines()[-1] if m.detail.strip() else "-")
+            + f" [{m.code}]") if key in words else f"{m.code} {m.detail}"
+
+
 def _fail(args, code: str, **figures) -> int:
     payload = {"error": code, **figures}
     if args.json:
@@ -154,8 +166,11 @@ def main(argv: list[str]) -> int:
     result: object = rows
     if args.measure:
         m = measure.measure(kernel_file, report.kernel, specs, sizes, grid, args.num_warps, args.num_stages,
-                            moved or 0, args.flops)
+                            moved or 0, args.flops, reference=examples.example_named(source))
+        if m.code in MEASURE_REFUSALS and not args.json:
+            print(f"refused: {measure_refusal_sentence(m)}", file=sys.stderr)
         result = {"gpus": rows, "measurement": {"ok": m.ok, "code": m.code, "detail": m.detail, "gpu": m.gpu_name,
+                                                "sandbox": m.sandbox, "tensors": [asdict(t) for t in m.tensors],
                                                 "kernel_ms": m.kernel_ms, "copy_ms": m.copy_ms,
                                                 "achieved_gbps": m.achieved_gbps, "copy_gbps": m.copy_gbps,
                                                 "achieved_tflops": m.achieved_tflops,

@@ -143,7 +143,9 @@ def run_reply(obj) -> InterpreterRun:
                           None if wall is None else replies.number(wall))
 
 
-def _summary(torch, name: str, before, after, dtype: str) -> dict:
+def summary(torch, name: str, before, after, dtype: str) -> dict:
+    """One tensor after a launch: its shape, whether the launch wrote it, NaN / infinity counts, the finite
+    values' min / max / mean (the run's untrusted side: tensor_reply reads it back)."""
     values = after.double()
     finite = values[torch.isfinite(values)]
     return {"name": name, "shape": list(after.shape), "dtype": dtype,
@@ -210,9 +212,9 @@ def child_main() -> None:
         if arg["kind"] != "pointer":
             continue
         name = arg["name"]
-        summary = _summary(torch, name, before[name], tensors[name], arg["dtype"])
+        found = summary(torch, name, before[name], tensors[name], arg["dtype"])
         if name in expected:
-            summary.update(reference_error=examples.reference_error(tensors[name], expected[name]),
-                           reference_tolerance=examples.reference_tolerance(arg["dtype"]))
-        summaries.append(summary)
+            found.update(reference_error=examples.reference_error(tensors[name], expected[name]),
+                         reference_tolerance=examples.reference_tolerance(arg["dtype"]))
+        summaries.append(found)
     answer({"ok": True, "code": "ok", "tensors": summaries, "wall_seconds": wall})

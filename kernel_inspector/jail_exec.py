@@ -3,13 +3,16 @@
 Run by path as `python -I -S jail_exec.py SPEC` (standard library only: nothing of the project is imported
 here), SPEC being the JSON that jail.py wrote. In order:
 
-1. the resource limits: CPU seconds, address space, file size, no core dumps;
+1. the resource limits: CPU seconds, address space (or, for a run on the GPU, data), file size, no core dumps;
 2. where the server runs as root, the jail must not: inside a private mount namespace, each folder the jail
    reads (the Python environment, the packages) is bound under a staging folder every user can enter, and
    then this process becomes the unprivileged JAIL_UID. A process bound (RLIMIT_NPROC) does not hold for
    root's processes; it does for that uid, which bubblewrap then maps into the jail's user namespace;
 3. death with the parent (after the uid change, which would clear it);
 4. exec of the command (bubblewrap and, inside it, the worker; or the worker alone where there is no jail).
+
+A failure of its own (a mount, the uid change, an exec: bubblewrap removed since the probe) is one line on
+stderr beginning with FAILED, exit status 1: jail.py reads it as the jail not working.
 """
 from __future__ import annotations
 
@@ -23,12 +26,15 @@ import sys
 CLONE_NEWNS = 0x00020000
 MS_RDONLY, MS_BIND, MS_REC, MS_PRIVATE = 0x1, 0x1000, 0x4000, 0x40000
 PR_SET_PDEATHSIG = 1
+FAILED = "jail_exec:"              # = jail.JAIL_SETUP_FAILED
 
 
 def set_limits(spec: dict) -> None:
     cpu = int(spec["cpu_seconds"])
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-    resource.setrlimit(resource.RLIMIT_AS, (spec["memory_bytes"], spec["memory_bytes"]))
+    for limit, key in ((resource.RLIMIT_AS, "memory_bytes"), (resource.RLIMIT_DATA, "data_bytes")):
+        if spec.get(key) is not None:
+            resource.setrlimit(limit, (spec[key], spec[key]))
     resource.setrlimit(resource.RLIMIT_FSIZE, (spec["file_bytes"], spec["file_bytes"]))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
@@ -50,7 +56,14 @@ def stage_and_drop(libc, spec: dict) -> None:
 
 
 def main() -> None:
-    spec = json.loads(sys.argv[1])
+    try:
+        start(json.loads(sys.argv[1]))
+    except OSError as exc:
+        print(f"{FAILED} {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+        os._exit(1)
+
+
+def start(spec: dict) -> None:
     parent = os.getppid()
     libc = ctypes.CDLL(None, use_errno=True)
     set_limits(spec)

@@ -1,7 +1,7 @@
 """Your kernel: paste a Triton kernel, see what every GPU makes of it (registers, spills, shared memory,
 programs per SM by the hardware's rules and the chapter's formula, the limiter, a what-if, the floors, the
 PTX/SASS with source lines linked) and, where the teacher allows running pasted code and a GPU is present,
-measure it."""
+measure it in the sandbox."""
 import explorer_ui.startup  # noqa: F401  first: one session imports the project while the others wait
 import json
 
@@ -162,9 +162,11 @@ if st.button(t("yk_compile"), type="primary", key="yk_compile") or st.session_st
         st.caption(t("yk_measure_off", env=measure.RUN_PASTED_ENV))
     elif not torch.cuda.is_available():
         interpreter_section(kernel_file, kernel_name, specs, sizes, grid, num_warps, num_stages)
+    elif refused := measure.refusal():       # the sandbox cannot have the GPU here: nothing is run
+        yk.measurement(refused)
     elif st.button(t("yk_measure"), key="yk_measure"):
         with st.spinner(t("yk_measuring")):
             result = measure.measure(kernel_file, kernel_name, specs, sizes, grid, num_warps, num_stages, moved or 0,
-                                     flops or None)
+                                     flops or None, reference=examples.example_named(kernel_file.source))
         yk.measurement(result)
 layout.page_end()

@@ -76,3 +76,25 @@ def test_where_the_teacher_allows_it_the_kernel_runs_in_the_interpreter(monkeypa
     tensors = at.table[-1].value
     check = tensors[TEXT["yk_tcol_reference"]["en"]]
     assert check.loc["out_ptr"].startswith("matches") and check.loc["x_ptr"] == "—"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("probe, devices, key", [("none", ("/dev/nvidiactl",), "yk_measure_no_sandbox"),
+                                                 ("bubblewrap", (), "yk_measure_jail_no_gpu")])
+def test_with_a_gpu_but_no_jail_that_reaches_it_measuring_is_refused_in_words(monkeypatch, lang, probe, devices, key):
+    """Running allowed and a GPU here, but the jail does not work (or has no device nodes to give): the page
+    says why, offers no button, and nothing runs."""
+    from kernel_inspector import jail
+
+    monkeypatch.setenv("SOFTMAX_EXPLORER_RUN_PASTED", "1")
+    monkeypatch.setattr("torch.cuda.is_available", lambda: True)
+    monkeypatch.setattr(jail, "probe", lambda: probe)
+    monkeypatch.setattr(jail, "gpu_devices", lambda: devices)
+    at = page(lang)
+    at.selectbox(key="yk_example").set_value(TEXT["yk_ex_vector_add"][lang]).run()
+    at.multiselect(key="yk_gpus").set_value(["a100-80gb"]).run()
+    at.button(key="yk_compile").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    expected = TEXT[key][lang].split("{")[0]
+    assert any(w.value.startswith(expected) for w in at.warning), [w.value for w in at.warning]
+    assert not [b for b in at.button if b.key == "yk_measure"]

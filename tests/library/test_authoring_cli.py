@@ -1,5 +1,6 @@
 """`python -m softmax_core inspect`: JSON only on stdout, one object per GPU with the agreed fields; a
-refused file exits 2 with its code; --measure without a GPU says so; on a GPU (the device run) it measures."""
+refused file exits 2 with its code; --measure without a GPU says so; on a GPU (the device run) it measures in
+the jail, or refuses where the jail does not work there."""
 import json
 import subprocess
 from pathlib import Path
@@ -9,7 +10,7 @@ import torch
 
 import softmax_core as sc
 from softmax_core import __main__ as cli
-from kernel_inspector import examples
+from kernel_inspector import examples, jail
 
 ROOT = Path(__file__).resolve().parents[2]
 FIELDS = {"gpu", "registers", "spills", "shared_bytes", "num_warps", "programs_per_sm", "chapter_programs_per_sm",
@@ -72,7 +73,12 @@ def test_measure_on_a_gpu_reports_bandwidth_with_spread(capsys, tmp_path):
                    "n_elements=i32:1048576", "--measure", "--json", *ADD_SIZES)
     assert done.returncode == 0, done.stderr
     m = json.loads(done.stdout)["measurement"]
-    assert m["ok"], m
+    if jail.probe() != "bubblewrap":      # a pasted kernel runs only in the jail: here, a refusal, nothing run
+        assert (m["ok"], m["code"], m["sandbox"]) == (False, "no_sandbox", "none"), m
+        return
+    assert m["ok"] and m["sandbox"] == "bubblewrap", m
+    (out,) = [t for t in m["tensors"] if t["name"] == "out_ptr"]     # the example's reference check
+    assert out["reference_error"] <= out["reference_tolerance"], out
     low, mid, high = m["achieved_gbps"]
     assert 0 < low <= mid <= high and 0 < m["fraction_of_copy"] < 1.5
 

@@ -5,7 +5,9 @@ browsers through it.
   page, its web socket, reconnects) reaches the replica its first visit was given, and every replica serves
   some of the students (the many-students driver, classroom_tools/many_students.py, through the proxy);
 - a kernel compiled by one replica is read by the other from the shared disk cache, not compiled again;
-- a web socket cut off and reconnected lands on the same replica, and the page carries on.
+- a web socket cut off and reconnected lands on the same replica, and the page carries on;
+- no replica's environment or command line holds Streamlit's cookie secret (they read it from a 0600 file);
+- a replica killed mid-tour is started again on its port, the other replica's students never notice.
 
 Needs Debian's nginx (`apt-get install nginx`; .ci/run installs it) and Chromium; skipped, with the reason, where
 nginx is absent.
@@ -214,6 +216,18 @@ def test_many_students_through_the_proxy_each_stay_on_one_replica(class_server, 
             assert sockets[cookie] == {replica}, (cookie, sockets.get(cookie), replica)
     students_per_replica = collections.Counter(next(iter(v)) for v in sockets.values())
     assert set(students_per_replica) == {f"127.0.0.1:{p}" for p in class_server.replica_ports}, students_per_replica
+
+
+def test_no_replicas_environment_or_command_line_holds_the_cookie_secret(class_server):
+    import stat
+
+    secret = class_server.secret_file.read_text().strip()
+    assert len(secret) >= 32 and stat.S_IMODE(class_server.secret_file.stat().st_mode) == 0o600
+    for proc in [*class_server.procs, class_server.nginx]:
+        seen = Path(f"/proc/{proc.pid}/environ").read_bytes() + Path(f"/proc/{proc.pid}/cmdline").read_bytes()
+        assert secret.encode() not in seen, proc.args
+    replica = Path(f"/proc/{class_server.procs[0].pid}/environ").read_bytes()
+    assert f"{serve_class.COOKIE_SECRET_FILE_ENV}={class_server.secret_file}".encode() in replica
 
 
 def test_a_killed_replica_is_started_again_and_the_other_replicas_students_carry_on(class_server):

@@ -23,6 +23,7 @@ from softmax_core.traffic import PASS_TENSORS
 from softmax_teaching.tutorial_trace import VARIANTS
 from softmax_teaching import layout_case, layout_trace
 from explorer_ui import transactions_view
+from kernel_inspector.policy import POLICY_CODES
 
 ROOT = Path(__file__).resolve().parents[2]
 CODE = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py")), *sorted((ROOT / "explorer_ui").rglob("*.py"))]
@@ -88,6 +89,7 @@ def families() -> dict[str, tuple[set[str], bool]]:
         "acc_side_*": ({"acc_side_below", "acc_side_above"}, True),
         "yk_box_*": ({f"yk_box_{b}" for b in your_kernel.BOXES}, True),
         "yk_problem_*": ({f"yk_problem_{c}" for c in your_kernel.BOX_PROBLEMS}, True),
+        "launcher_sandbox_*": ({f"launcher_sandbox_{c}" for c in POLICY_CODES}, True),
     }
 
 
