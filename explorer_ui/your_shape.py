@@ -13,7 +13,7 @@ from softmax_core.hardware import dtypes, runtime
 from softmax_core.plans.shapes import MAX_DIMS, ShapeError, ShapePlan, parse_shape, plan_shape
 
 from . import data, fmt
-from .i18n import bound, plan_said, t
+from .i18n import bound, plan_said, t, toolchain_said
 
 CUSTOM = "custom"
 # A live measurement allocates x, y, dy and float32 references: keep it well inside a laptop-class GPU.
@@ -27,7 +27,8 @@ def recorded_models_runs(directory: str) -> list:
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def cached_plan(shape: tuple, dtype: str, dim: int, gpu_key: str, transposed: bool, direction: str) -> ShapePlan:
-    return plan_shape(shape, dtype, dim, data.gpu_by_key(gpu_key), transposed=transposed, direction=direction)
+    with data.recorded_first(gpu_key):          # the recorded GPU's own compiles where it has them
+        return plan_shape(shape, dtype, dim, data.gpu_by_key(gpu_key), transposed=transposed, direction=direction)
 
 
 def kind_text(kind: str, tr=t) -> str:
@@ -154,10 +155,12 @@ def show() -> None:
         return
     for sentence in plan_text(plan):
         st.markdown(sentence)
+    if plan.rows_plan is not None and plan.any_dim_plan is None:
+        st.caption(t("shape_toolchain", toolchain=toolchain_said(plan.rows_plan.resources.toolchain)))
     gpu = plan.gpu
     from .layout import vendor_notes
 
-    vendor_notes(gpu, cache_model=True)     # AMD: the plan's "L2" is the Infinity Cache every CU shares
+    vendor_notes(gpu, cache_model=True)     # AMD: the XCDs' L2s and the Infinity Cache every CU shares
     if plan.floor_us is not None:
         st.markdown(t("shape_floor", gpu=gpu.name, bytes=fmt.fmt_bytes(plan.bytes_moved),
                       bandwidth=gpu.memory_bandwidth_gbps, us=plan.floor_us))

@@ -132,3 +132,10 @@ def test_the_pages_tuned_plans_on_the_h200_are_the_h200s_own():
     # another GPU is compiled here and names this machine's toolchain
     t4 = data.softmax_plan(4096, 781, "float32", "t4")
     assert t4.resources.source != RegisterSource.RECORDED and "sm_75" in t4.resources.toolchain
+
+
+def test_your_shapes_row_plan_on_the_h200_is_the_h200s_own():
+    from explorer_ui import your_shape
+
+    plan = your_shape.cached_plan((8192, 50257), "bfloat16", -1, "h200", False, "forward")
+    assert plan.rows_plan.resources.source == RegisterSource.RECORDED
