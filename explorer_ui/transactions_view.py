@@ -73,8 +73,13 @@ def page_traces(case: Case, gpu_key: str) -> dict[str, KernelTrace]:
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def planned(case: Case, gpu) -> object:
-    return planner_view(case.shape, case_strides(case).strides, case.dim, case.dtype, gpu, case.direction)
+def planned(case: Case, gpu_key: str, gpu) -> object:
+    """The planner's view of the case on `gpu`, its compiles answered from the GPU's device record where it has
+    them (so the reason's registers are those of the recorded runs' toolchain, as on the other pages)."""
+    from explorer_ui import data
+
+    with data.recorded_first(gpu_key):
+        return planner_view(case.shape, case_strides(case).strides, case.dim, case.dtype, gpu, case.direction)
 
 
 def first_row(case: Case, limit: int = 16) -> list[int]:

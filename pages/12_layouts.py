@@ -10,7 +10,7 @@ import streamlit as st
 from explorer_ui import charts, fmt, layout
 from explorer_ui import transactions_view as tv
 from explorer_ui.charts.transactions import request_lanes
-from explorer_ui.i18n import bound, say, t
+from explorer_ui.i18n import bound, cache_named, say, t, toolchain_said
 from explorer_ui.player import player
 from explorer_ui.urlstate import PageState
 from softmax_core.hardware import dtypes
@@ -57,7 +57,7 @@ except ValueError as err:
     layout.stop_page()
 
 strides = tv.case_strides(case)
-view_plan = tv.planned(case, gpu)
+view_plan = tv.planned(case, gpu_key, gpu)
 fold = view_plan.fold
 elt = dtypes.element_size(case.dtype)
 st.markdown(t("layouts_memory_text", strides=", ".join(f"{s:,}" for s in strides.strides), offset=strides.storage_offset,
@@ -67,7 +67,9 @@ layout.show_table(pd.DataFrame([{t("layouts_fold_outer"): f"{fold.n_outer:,}", t
                                  t("layouts_fold_stride"): f"{fold.reduce_stride:,}",
                                  t("layouts_fold_inner"): f"{fold.n_inner:,}",
                                  t("layouts_fold_family"): t(f"layouts_family_{view_plan.family}")}]))
-st.markdown(t("layouts_reason", reason=say(view_plan.reason)))
+st.markdown(t("layouts_reason", reason=say(view_plan.reason, cache=cache_named(gpu))))
+if view_plan.toolchain:
+    st.caption(t("gpu_tuned_toolchain", toolchain=toolchain_said(view_plan.toolchain)))
 
 # -- 2. one warp's load, lane by lane -------------------------------------------------------------------------
 st.header(t("layouts_lanes_title"))

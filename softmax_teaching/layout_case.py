@@ -111,6 +111,7 @@ class PlannerView:
     family: str                # "rows" | "tiled" | "split" | "any_dim" (the planner's route)
     reason: object             # the plan's PlanReason: a code and figures, said by the UI
     fold: Fold
+    toolchain: str = ""        # the compiler whose figures the reason states ("" where it states none)
 
 
 def planner_view(shape: tuple[int, ...], strides: tuple[int, ...], dim: int, dtype: str, gpu: GpuSpec,
@@ -130,11 +131,11 @@ def planner_view(shape: tuple[int, ...], strides: tuple[int, ...], dim: int, dty
         _, read, written = found
         layout = read or written
         plan = plan_any_dim(layout, elt, dtype, gpu, direction, transposing=transposes(layout, written))
-        family, reason = "any_dim", plan.reason
+        family, reason, toolchain = "any_dim", plan.reason, ""
     else:
         layout = reduction_layout(shape, strides, dim)
         plan = plan_softmax(layout.n_outer, layout.n_reduce, dtypes.torch_dtype(dtype), gpu, direction)
-        family, reason = plan.path, plan.reason
+        family, reason, toolchain = plan.path, plan.reason, plan.resources.toolchain
     fold = Fold(layout.n_outer, layout.n_outer2, layout.n_reduce, layout.n_inner, layout.outer_stride,
                 layout.outer2_stride, layout.reduce_stride, layout.inner_stride)
-    return PlannerView(family, reason, fold)
+    return PlannerView(family, reason, fold, toolchain)

@@ -2,6 +2,8 @@
 ratio to copy is read from the models sweep with its spread, and one request's lanes come out as a table."""
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 import pytest
 
@@ -33,7 +35,7 @@ def test_bad_dims_views_and_sizes_are_codes():
 def test_each_preset_falls_in_its_class():
     gpu = sc.catalog_gpu("h200")
     classes = {name: tv.layout_class(case, view.family, view.fold.n_inner)
-               for name, case in tv.PRESETS.items() for view in [tv.planned(case, gpu)]}
+               for name, case in tv.PRESETS.items() for view in [tv.planned(case, "h200", gpu)]}
     assert classes == {"rows_fp32": "rows", "transposed_fp32": "transposed", "nchw_dim1_fp32": "strided",
                        "padded_fp32": "rows", "offset_fp32": "rows"}
 
@@ -78,3 +80,22 @@ def test_the_class_sweep_gives_each_class_its_ratio():
     made = tv.class_ratio("a", "forward", [("r.csv", frame)])
     assert (made.low, made.high, made.shapes) == (0.25, 0.5, 2)
     assert tv.class_ratio("b", "forward", [("r.csv", frame)]) is None
+
+
+def test_the_reason_on_the_h200_states_its_recorded_compile_and_names_each_gpus_cache():
+    # The layouts page states the planner's registers as every page does: on the H200 from its device record
+    # (the recorded runs' toolchain), so a contiguous row's reason is the GPU page's tuned plan for that shape.
+    from explorer_ui import data
+    from explorer_ui.i18n import cache_named, said_in
+
+    case = tv.PRESETS["rows_fp32"]
+    n_cols = case.shape[-1]
+    n_rows = math.prod(case.shape) // n_cols
+    recorded = data.softmax_plan.__wrapped__(n_rows, n_cols, case.dtype, "h200")
+    view = tv.planned(case, "h200", sc.catalog_gpu("h200"))
+    assert dict(view.reason.figures)["n_regs"] == recorded.resources.n_regs
+    assert view.toolchain == recorded.resources.toolchain and "H200" in view.toolchain
+    for key, cache in (("h200", "L2"), ("mi300x", "Infinity Cache")):
+        gpu = sc.catalog_gpu(key)
+        words = said_in("en", tv.planned(tv.PRESETS["transposed_fp32"], key, gpu).reason, cache=cache_named(gpu))
+        assert f"still in the {cache}" in words
