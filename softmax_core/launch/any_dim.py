@@ -84,7 +84,25 @@ def any_dim_layout(x: torch.Tensor, dim: int) -> ReductionLayout | None:
     return None if found is None else found[1]
 
 
-class ReadyAnyDim:
+class LaunchesItsPlan:
+    """A launch of one plan: its grid, warps and constexprs are the plan's calls' (PlanCalls), never its own."""
+
+    __slots__ = ()
+
+    @property
+    def grid(self) -> tuple:
+        return self.calls.grid
+
+    @property
+    def num_warps(self) -> int:
+        return self.calls.num_warps
+
+    @property
+    def constexprs(self) -> tuple:
+        return self.calls.constexprs
+
+
+class ReadyAnyDim(LaunchesItsPlan):
     """One eager call over a non-contiguous axis, ready to replay from launch/api.py's dictionary of ready
     calls: the layouts and plan are decided; a call allocates y and launches, through the kept launcher
     (fast.py) once the first launch through the JIT has compiled the kernel. With grad, the call is recorded
@@ -113,18 +131,6 @@ class ReadyAnyDim:
         self.like_x = x.is_contiguous() and out_dtype == x.dtype
         self.kept = None
         self.backward_kept: dict = {}
-
-    @property
-    def grid(self) -> tuple:
-        return self.calls.grid
-
-    @property
-    def num_warps(self) -> int:
-        return self.calls.num_warps
-
-    @property
-    def constexprs(self) -> tuple:
-        return self.calls.constexprs
 
     def run(self, x: torch.Tensor, y: torch.Tensor, wrap=None):
         return self.calls.run((x, y), self.args, wrap)
@@ -163,7 +169,7 @@ def rows_backward(shape: tuple, dim: int) -> bool:
     return dim_groups(tuple(shape), dim, contiguous_strides(tuple(shape)), contiguous_strides(tuple(shape))) is None
 
 
-class BackwardLaunch:
+class BackwardLaunch(LaunchesItsPlan):
     """The any-dim backward for a contiguous y of one shape and a dy of one layout and dtype: the kernel's
     integer arguments and constexprs; `dy_for` brings a dy that does not fold as y does into y's layout."""
 
@@ -183,18 +189,6 @@ class BackwardLaunch:
                                            transposes(y_layout, dy_layout), dy_layout)
         self.args = y_layout.strides + dy_layout.strides + sizes(y_layout)
         self.calls = PlanCalls(plan)
-
-    @property
-    def grid(self) -> tuple:
-        return self.calls.grid
-
-    @property
-    def num_warps(self) -> int:
-        return self.calls.num_warps
-
-    @property
-    def constexprs(self) -> tuple:
-        return self.calls.constexprs
 
     def dy_for(self, y: torch.Tensor, dy: torch.Tensor) -> torch.Tensor:
         return torch.empty_like(y).copy_(dy) if self.converted else dy
