@@ -31,6 +31,7 @@ def vector_add(source: str = examples.VECTOR_ADD):
 
 
 def test_without_a_working_jail_nothing_runs_and_the_answer_is_worded(monkeypatch):
+    pytest.importorskip("streamlit", reason="the page's words table (explorer_ui) needs streamlit")
     from explorer_ui.i18n import TEXT
 
     monkeypatch.setattr(jail, "probe", lambda: "none")
@@ -169,6 +170,18 @@ def test_an_attack_from_the_measured_kernel_runs_only_inside_the_jail(tmp_path, 
                f"cat /proc/{server}/environ /proc/$PPID/environ /proc/1/environ; kill -9 {server}; echo DONE")
     kernel_file, specs, sizes, grid, moved = vector_add(ATTACK.replace("PAYLOAD", payload))
     m = measure.measure(kernel_file, "add_kernel", specs, sizes, grid, 4, 3, moved, reference="vector_add")
+    # whatever the compiler made of the walk, nothing escaped and the server carries on
+    assert SECRET not in m.output_tail + m.detail
+    assert not marker.exists() and not (jail.PACKAGE_ROOT / "escaped").exists()
+    assert not (jail.PACKAGE_ROOT / "kernel_inspector" / "escaped").exists()
+    assert os.getpid() == server
+    if "ATTACK" not in m.output_tail and m.code == "failed" and m.detail.startswith("CompilationError"):
+        # Under some Triton versions (3.6, the H200's) the walk's line does not compile, so the shell command
+        # never runs and the jail is not exercised by this kernel: the skip says so, with the compiler's
+        # message (tests/library/test_sandbox_attacks.py runs the walk under a Triton where it compiles).
+        import triton
+
+        pytest.skip(f"triton {triton.__version__}: the codegen walk does not compile ({m.detail.splitlines()[0]})")
     assert "ATTACK" in m.output_tail and "DONE" in m.output_tail, m.output_tail[-3000:]
     assert f"uid={jail.JAIL_UID}" in m.output_tail
     assert SECRET not in m.output_tail + m.detail
