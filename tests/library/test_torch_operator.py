@@ -146,6 +146,7 @@ def test_a_meta_tensor_gets_a_meta_tensor_of_torch_s_shape_and_dtype(dim, dtype)
     assert ours.device.type == "meta" and (ours.shape, ours.dtype) == (theirs.shape, theirs.dtype)
 
 
+@pytest.mark.slow          # importing torch's op_db alone takes several seconds; the full suite runs it
 def test_pytorch_opinfo_samples():
     """PyTorch's own samples for `softmax` and `softmax` with_dtype (every input dtype it lists)."""
     pytest.importorskip("expecttest")
