@@ -68,7 +68,8 @@ class CacheKind(Code):
     LAST_LEVEL = "last_level"       # a sentence about no GPU in particular: "the last-level cache"
 
 
-CACHE_KINDS = ("l2", "infinity_cache")       # what LastCache.kind and GpuSpec.last_level_cache can be
+# what LastCache.kind and GpuSpec.last_level_cache can be: a cache a GPU has (not the sentence-only LAST_LEVEL)
+CACHE_KINDS = (CacheKind.L2.value, CacheKind.INFINITY_CACHE.value)
 
 
 @dataclass(frozen=True)
