@@ -93,12 +93,11 @@ def _run(task: tuple) -> dict:
 
 
 def _job_of(spec: dict):
-    """A CompileJob from its JSON form (tuples where the dataclass holds tuples, so its identity is the same)."""
-    from softmax_core.hardware.compile import CompileJob
+    """A listed job from its JSON form, as a job of the catalog GPU (on_device False: _record_compiles' hook is
+    what loads it on this GPU, or reads the cubin offline)."""
+    from softmax_core.hardware.compile import job_from_json
 
-    return CompileJob(spec["kernel"], tuple(map(tuple, spec["signature"])), tuple(map(tuple, spec["constexprs"])),
-                      spec["num_warps"], spec["num_stages"], tuple(spec["target"]), False,
-                      tuple(spec.get("divisible", ())))
+    return dataclasses.replace(job_from_json(spec), on_device=False)
 
 
 def _run_job(spec: dict) -> dict:

@@ -354,6 +354,15 @@ def kernel_resources(job: CompileJob, want_asm: bool = False) -> KernelResources
     return result
 
 
+def job_from_json(spec: dict) -> CompileJob:
+    """A CompileJob from its JSON form (`dataclasses.asdict`), with tuples where the dataclass holds tuples, so
+    its key and identity are those of the job that was written."""
+    return CompileJob(kernel=spec["kernel"], signature=tuple(map(tuple, spec["signature"])),
+                      constexprs=tuple(map(tuple, spec["constexprs"])), num_warps=spec["num_warps"],
+                      num_stages=spec["num_stages"], target=tuple(spec["target"]),
+                      on_device=spec.get("on_device", False), divisible=tuple(spec.get("divisible", ())))
+
+
 def _serve() -> None:
     """Child side: one JSON job per line on stdin (its resources, or with "texts" its compiler_texts), one JSON
     reply per line on stdout."""
@@ -361,10 +370,7 @@ def _serve() -> None:
         try:
             msg = json.loads(line)
             spec = msg["job"]
-            job = CompileJob(kernel=spec["kernel"], signature=tuple(map(tuple, spec["signature"])),
-                             constexprs=tuple(map(tuple, spec["constexprs"])), num_warps=spec["num_warps"],
-                             num_stages=spec["num_stages"], target=tuple(spec["target"]),
-                             on_device=spec.get("on_device", False), divisible=tuple(spec.get("divisible", ())))
+            job = job_from_json(spec)
             if msg.get("texts"):
                 reply = {"texts": compiler_texts(job)}
             else:
