@@ -1,0 +1,304 @@
+"""Tuning sweep for the backward of rows longer than 1024 values (issue 31: mid rows 1025-16K, long rows 16K-256K):
+random shapes drawn by the class sweep's generator (bench_tools/class_sweep.py) on two seeds, a fit set and a
+check set, and at every shape a grid of forced backward launches (whole rows on 2-32 warps, two passes over
+tiles with and without a grid bounded by L2, rows shared by programs), each checked against a float64
+reference and timed beside copy (torch.add of two tensors into a third), torch's backward and the library's
+own plan, in one run. The constants are fitted on the fit set afterwards; the check set is read only for the
+chosen rule.
+
+    python -m bench_tools.record.rows_backward_tune --list --fit-seed 4141 --check-seed 8686
+    python -m bench_tools.record.rows_backward_tune --warm K N --fit-seed 4141 --check-seed 8686   # compile
+    python -m bench_tools.record.rows_backward_tune OUT_STEM --fit-seed 4141 --check-seed 8686
+
+writes OUT_STEM.csv (one row per shape and provider: set, class, M, N, dtype, variant settings, ms, ratio to
+copy) after every shape, and OUT_STEM.json (provenance). `--warm K N` plans and launches every N-th
+(shape, variant) from the K-th once, so that a few processes compile the grid in parallel first.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+import torch
+import triton
+
+from softmax_core.hardware import dtypes, runtime
+from softmax_core.hardware.compile import kernel_resources
+from softmax_core.hardware.gpu import default_gpu
+from softmax_core.hardware.occupancy import occupancy
+from softmax_core.plans.any_width import edge_plan
+from softmax_core.plans.kernel_jobs import ROWS_KERNEL, compile_job
+from softmax_core.plans.tuned import SoftmaxPlan, plan_rows_tiled_split, plan_split, plan_tiled
+
+CLASSES = ("mid_rows", "long_rows")
+MIN_COLS = 1025                   # rows of at most 1024 values are another family's
+FLAGS = {"FP64": False}
+L2_FRACTION = 0.5                 # the L2-bounded grids: rows in flight x (y + dy) bytes within this much of L2
+
+
+@dataclass(frozen=True)
+class Shape:
+    set: str          # "fit" or "check"
+    cls: str
+    M: int
+    N: int
+    dtype: str
+
+
+def shapes(fit_seed: int, check_seed: int, fit_per_class: int, check_per_class: int) -> list[Shape]:
+    """The fit and check shapes, interleaved (a run cut short keeps some of both): the class sweep's draw of each
+    seed, rows of more than 1024 values only, the first `*_per_class` of each class."""
+    from bench_tools.class_sweep import draw
+
+    def take(seed, per_class, name, cls):
+        drawn = [s for s in draw(seed, (cls,), per_class=4 * per_class) if s.shape[-1] >= MIN_COLS]
+        return [Shape(name, cls, s.shape[0], s.shape[1], s.dtype) for s in drawn[:per_class]]
+    lists = [take(seed, n, name, cls) for cls in CLASSES
+             for seed, n, name in ((fit_seed, fit_per_class, "fit"), (check_seed, check_per_class, "check"))]
+    return [s for i in range(max(map(len, lists))) for got in lists for s in got[i:i + 1]]
+
+
+def _rows(M: int, N: int, dt: torch.dtype, warps: int) -> SoftmaxPlan:
+    """A whole row per program on `warps` warps: the edge kernel (ONE_TILE) where the width is not a multiple of
+    16, else the rows kernel; the resources are those of that launch's compile."""
+    gpu = default_gpu()
+    base = plan_rows_tiled_split(M, N, dt, gpu, "backward", path="rows")
+    plan = replace(base, rows_per_program=1, num_warps=warps, num_programs=M, vec=1)
+    if N % 16:
+        return edge_plan(plan, dt)
+    res = kernel_resources(compile_job(ROWS_KERNEL["backward"], dt,
+                                       {"ROWS": 1, "BLOCK_N": plan.block_n, **FLAGS, "VEC": 1}, warps, gpu, N, True))
+    return replace(plan, resources=res, occupancy=occupancy(gpu, res.n_regs, res.shared_bytes, warps, M))
+
+
+def _tiled(M: int, N: int, dt: torch.dtype, tile: int, warps: int, bounded: bool) -> SoftmaxPlan | None:
+    """Two passes over `tile`-wide tiles, one program per row (edge kernel where the width is not a multiple of
+    16); `bounded`: a persistent grid of at most as many programs as keep the rows in flight within L2_FRACTION of
+    L2 (None where that is no fewer than the grid of all rows would have resident)."""
+    gpu = default_gpu()
+    plan = plan_tiled(M, N, dt, gpu, "backward", FLAGS, tile=tile, num_warps=warps, split=1)
+    if N % 16:
+        plan = edge_plan(plan, dt)
+    if not bounded:
+        return plan
+    pair_bytes = 2 * N * dtypes.element_size(dt)
+    cap = max(gpu.multiprocessor_count, int(L2_FRACTION * gpu.l2_mib * 2**20) // pair_bytes)
+    resident = plan.occupancy.programs_per_sm * gpu.multiprocessor_count
+    if cap >= min(M, resident):
+        return None
+    return replace(plan, num_programs=cap)
+
+
+def _split(M: int, N: int, dt: torch.dtype, chunk: int, warps: int) -> SoftmaxPlan | None:
+    return plan_split(M, N, dt, default_gpu(), "backward", FLAGS, chunk=chunk, num_warps=warps, edges=N % 16 != 0)
+
+
+def candidates(shape: Shape) -> list[tuple[str, Callable[[], SoftmaxPlan | None]]]:
+    """(name, plan maker) for every forced launch of one shape, in a fixed order, the library's plan first; the
+    names follow from the shape alone, a maker compiles (and answers None where its launch cannot run)."""
+    M, N, dt = shape.M, shape.N, dtypes.torch_dtype(shape.dtype)
+    block = triton.next_power_of_2(N)
+    threads = default_gpu().warp_size
+    out = [("default", lambda: _library_plan(M, N, dt))]
+    for warps in (2, 4, 8, 16, 32):                      # whole rows: 8-64 values of each tensor a thread
+        if 8 <= block // (threads * warps) <= 64:
+            out.append((f"rows-w{warps}", lambda w=warps: _rows(M, N, dt, w)))
+    for tile in (1024, 2048, 4096, 8192, 16384):       # two passes: at least two tiles a row
+        if 2 * tile > block:
+            continue
+        for warps in (4, 8, 16):
+            if not 8 <= tile // (threads * warps) <= 64 or (warps == 16 and tile < 8192):
+                continue
+            for bounded in (False, True):
+                out.append((f"tiled-t{tile}-w{warps}{'-l2' if bounded else ''}",
+                            lambda t=tile, w=warps, b=bounded: _tiled(M, N, dt, t, w, b)))
+    for chunk in (2048, 4096, 8192):                    # shared rows: 2-64 programs a row
+        if not 2 <= triton.cdiv(N, chunk) <= 64:
+            continue
+        for warps in (2, 4, 8):
+            if 16 <= chunk // (threads * warps) <= (128 if dt.itemsize == 2 else 64):
+                out.append((f"split-c{chunk}-w{warps}", lambda c=chunk, w=warps: _split(M, N, dt, c, w)))
+    return out
+
+
+def plan_of(shape: Shape, name: str) -> SoftmaxPlan | None:
+    """The plan of one candidate (None where it cannot run, with the reason printed)."""
+    make = dict(candidates(shape))[name]
+    try:
+        return make()
+    except (ValueError, RuntimeError) as err:
+        print(f"{shape} {name}: not planned ({str(err).splitlines()[0][:80]})", flush=True)
+        return None
+
+
+def _library_plan(M, N, dt):
+    from softmax_core.plans.choose import plan_softmax
+    return plan_softmax(M, N, dt, default_gpu(), "backward")
+
+
+def describe(plan: SoftmaxPlan) -> dict:
+    return dict(path=plan.path, block=plan.block_n, warps=plan.num_warps, rows=plan.rows_per_program,
+                grid=plan.num_programs, split=plan.split, edges=plan.edges, vec=plan.vec,
+                regs=plan.resources.n_regs, spills=plan.resources.n_spills,
+                per_sm=plan.occupancy.programs_per_sm)
+
+
+def make_inputs(shape: Shape, seed: int):
+    """y = softmax(x) and dy in the shape's dtype, and dx in float64 from those very y and dy."""
+    dt = dtypes.torch_dtype(shape.dtype)
+    device = runtime.kernel_device()
+    gen = torch.Generator(device=device).manual_seed(seed)
+    x = torch.randn(shape.M, shape.N, device=device, generator=gen) * 2
+    y = torch.softmax(x, -1).to(dt)
+    dy = torch.randn(shape.M, shape.N, device=device, generator=gen).to(dt)
+    y64, dy64 = y.double(), dy.double()
+    dx_ref = y64 * (dy64 - (y64 * dy64).sum(-1, keepdim=True))
+    return x.to(dt), y, dy, dx_ref
+
+
+def _autograd(fn, x, dy):
+    leaf = x.detach().requires_grad_()
+    out = fn(leaf)
+    dy_like = torch.empty_like(out).copy_(dy)
+    return lambda: torch.autograd.grad(out, leaf, dy_like, retain_graph=True)[0]
+
+
+def warm(k: int, n: int, todo: list[Shape], seed: int) -> None:
+    """Plan and launch this process's share of the (shape, variant) pairs once. Launches that compile the same
+    kernel (the same dtype and variant, not a shared row, whose SPLIT follows the width) go to one process."""
+    from softmax_core.launch.api import softmax_backward
+    groups: dict = {}
+    for s in todo:
+        for name, _ in candidates(s):
+            key = (s, name) if name.startswith("split") or name == "default" else (s.dtype, name, s.M % 16 == 0)
+            groups.setdefault(key, []).append((s, name))
+    for i, key in enumerate(sorted(groups, key=str)):
+        if i % n != k:
+            continue
+        for s, name in groups[key]:
+            plan = plan_of(s, name)
+            if plan is None:
+                continue
+            dt = dtypes.torch_dtype(s.dtype)
+            y = torch.full((s.M, s.N), 1.0 / s.N, dtype=dt, device=runtime.kernel_device())
+            try:
+                softmax_backward(y, y, plan)
+            except Exception as err:  # noqa: BLE001  (the timed run records it)
+                print(f"warm {s} {name}: {type(err).__name__}", flush=True)
+            del y
+    if not runtime.INTERPRETED:
+        torch.cuda.synchronize()
+
+
+_INPUTS: dict = {}
+
+
+def inputs_cached(s: Shape, seed: int):
+    if s not in _INPUTS:
+        _INPUTS.clear()
+        _INPUTS[s] = make_inputs(s, seed)
+    return _INPUTS[s]
+
+
+def run(todo: list[Shape], stem: Path, seed: int, timer, command: str, deadline: float | None) -> pd.DataFrame:
+    from softmax_bench.harness import mismatch
+    from softmax_bench.records import provenance
+    from softmax_bench.timers import timer_figures, timer_kind
+    from softmax_core.launch.api import softmax, softmax_backward
+
+    rows: list[dict] = []
+    info = provenance(0, sorted({s.N for s in todo}), ",".join(sorted({s.dtype for s in todo})),
+                      ["copy", "torch", "tuned"], ["backward"], timer_kind(timer), timer_figures(timer),
+                      command, seed)
+    info.update(sweep="rows-backward-tune", shapes=[s.__dict__ for s in todo],
+                bytes="3 x numel x element_size (read y and dy, write dx)",
+                copy="torch.add(y, dy, out=c)", torch="autograd.grad through torch.softmax (the class sweep's way)",
+                variants="softmax_backward(y, dy, plan) with each forced plan: the kernel launch alone")
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    for s in todo:
+        if deadline is not None and time.time() > deadline:
+            print("deadline: stopping before", s, flush=True)
+            break
+        dt = dtypes.torch_dtype(s.dtype)
+        x, y, dy, dx_ref = inputs_cached(s, seed)
+        out = torch.empty_like(y)
+        calls = [("copy", None, lambda: torch.add(y, dy, out=out), False),
+                 ("torch", None, _autograd(lambda t: torch.softmax(t, -1), x, dy), True),
+                 ("autograd-default", None, _autograd(lambda t: softmax(t, -1), x, dy), True)]
+        planned = [(name, plan_of(s, name)) for name, _ in candidates(s)]
+        calls += [(name, plan, (lambda p=plan: softmax_backward(y, dy, p)), True) for name, plan in planned
+                  if plan is not None]
+        nbytes = 3 * s.M * s.N * dt.itemsize
+        for name, plan, call, check in calls:
+            row = dict(set=s.set, cls=s.cls, M=s.M, N=s.N, dtype=s.dtype, provider=name,
+                       **(describe(plan) if plan is not None else {}), status="ok", reason="")
+            try:
+                if check:
+                    # torch's own answer is checked against the float32-rounded y's float64 dx like ours
+                    problem = mismatch(call(), dx_ref, dt)
+                    if problem:
+                        rows.append({**row, "status": "failed", "reason": str(problem.to_json())})
+                        continue
+                t = timer(call)
+                row.update(ms_p20=t.p20, ms_median=t.median, ms_p80=t.p80, gbps=nbytes / t.median / 1e6)
+            except Exception as err:  # noqa: BLE001  (a failure is data)
+                row.update(status="failed", reason=f"{type(err).__name__}: {str(err).splitlines()[0][:120]}")
+            rows.append(row)
+        frame = pd.DataFrame(rows)
+        copy = {(r.M, r.N, r.dtype): r.gbps for r in frame.itertuples() if r.provider == "copy" and r.status == "ok"}
+        frame["copy_ratio"] = [r.gbps / copy.get((r.M, r.N, r.dtype), float("nan")) if r.status == "ok"
+                               else float("nan") for r in frame.itertuples()]
+        frame.to_csv(stem.with_suffix(".csv"), index=False)
+        stem.with_suffix(".json").write_text(json.dumps({**info, "csv": stem.with_suffix(".csv").name}, indent=2)
+                                             + "\n")
+        best = frame[(frame.M == s.M) & (frame.N == s.N) & frame.provider.ne("copy")].sort_values("copy_ratio")
+        print(s, " ".join(f"{r.provider}:{r.copy_ratio:.2f}" for r in best.tail(4).itertuples()), flush=True)
+        if not runtime.INTERPRETED:
+            torch.cuda.empty_cache()
+    return pd.DataFrame(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench_tools.record.rows_backward_tune",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("stem", nargs="?")
+    parser.add_argument("--fit-seed", type=int, required=True)
+    parser.add_argument("--check-seed", type=int, required=True)
+    parser.add_argument("--fit-per-class", type=int, default=8)
+    parser.add_argument("--check-per-class", type=int, default=6)
+    parser.add_argument("--warm", nargs=2, type=int, metavar=("K", "N"))
+    parser.add_argument("--list", action="store_true")
+    parser.add_argument("--warmup-ms", type=int, default=5)
+    parser.add_argument("--rep-ms", type=int, default=20)
+    parser.add_argument("--seconds", type=float, default=None, help="stop starting new shapes after this long")
+    args = parser.parse_args(argv)
+    todo = shapes(args.fit_seed, args.check_seed, args.fit_per_class, args.check_per_class)
+    seed = args.fit_seed * 1000 + args.check_seed
+    if args.list:
+        for s in todo:
+            names = [n for n, _ in candidates(s)]
+            print(s, len(names), " ".join(names))
+        return 0
+    if args.warm:
+        warm(*args.warm, todo, seed)
+        return 0
+    if not args.stem:
+        parser.error("name the output (STEM), or --warm K N, or --list")
+    from softmax_bench.timers import DoBenchTimer, default_timer
+    timer = default_timer() if runtime.INTERPRETED else DoBenchTimer(args.warmup_ms, args.rep_ms)
+    command = shlex.join(["python", "-m", "bench_tools.record.rows_backward_tune",
+                          *(argv if argv is not None else sys.argv[1:])])
+    deadline = time.time() + args.seconds if args.seconds else None
+    run(todo, Path(args.stem), seed, timer, command, deadline)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
