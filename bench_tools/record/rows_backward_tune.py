@@ -9,6 +9,7 @@ chosen rule.
     python -m bench_tools.record.rows_backward_tune --list --fit-seed 4141 --check-seed 8686
     python -m bench_tools.record.rows_backward_tune --warm K N --fit-seed 4141 --check-seed 8686   # compile
     python -m bench_tools.record.rows_backward_tune OUT_STEM --fit-seed 4141 --check-seed 8686
+    python -m bench_tools.record.rows_backward_tune --figures RECORD.csv     # the fitted plan's figures per set
 
 writes OUT_STEM.csv (one row per shape and provider: set, class, M, N, dtype, variant settings, ms, ratio to
 copy) after every shape, and OUT_STEM.json (provenance). `--warm K N` plans and launches every N-th
@@ -207,7 +208,8 @@ def inputs_cached(s: Shape, seed: int):
     return _INPUTS[s]
 
 
-def run(todo: list[Shape], stem: Path, seed: int, timer, command: str, deadline: float | None) -> pd.DataFrame:
+def run(todo: list[Shape], stem: Path, seed: int, timer, command: str, deadline: float | None,
+        fit_seed: int | None = None, check_seed: int | None = None) -> pd.DataFrame:
     from softmax_bench.harness import mismatch
     from softmax_bench.records import provenance
     from softmax_bench.timers import timer_figures, timer_kind
@@ -217,9 +219,11 @@ def run(todo: list[Shape], stem: Path, seed: int, timer, command: str, deadline:
     info = provenance(0, sorted({s.N for s in todo}), ",".join(sorted({s.dtype for s in todo})),
                       ["copy", "torch", "tuned"], ["backward"], timer_kind(timer), timer_figures(timer),
                       command, seed)
-    info.update(sweep="rows-backward-tune", shapes=[s.__dict__ for s in todo],
+    info.update(sweep="rows-backward-tune", shapes=[s.__dict__ for s in todo], fit_seed=fit_seed,
+                check_seed=check_seed,
                 bytes="3 x numel x element_size (read y and dy, write dx)",
-                copy="torch.add(y, dy, out=c)", torch="autograd.grad through torch.softmax (the class sweep's way)",
+                copy="torch.add(y, dy, out=c)",
+                torch_provider="autograd.grad through torch.softmax (the class sweep's way), as for autograd-default",
                 variants="softmax_backward(y, dy, plan) with each forced plan: the kernel launch alone")
     stem.parent.mkdir(parents=True, exist_ok=True)
     for s in todo:
@@ -265,12 +269,53 @@ def run(todo: list[Shape], stem: Path, seed: int, timer, command: str, deadline:
     return pd.DataFrame(rows)
 
 
+def rule_choice(grp: pd.DataFrame, M: int, N: int, dtype: str) -> str:
+    """The candidate the fitted plan (plans/tuned.py) takes at one recorded shape, decided by the H200's own
+    compiles as the record holds them (registers, spills, programs per SM of each launch): whole rows on the
+    warps of BACKWARD_BYTES_PER_THREAD or twice as many where the edge kernel reads them, unless too few bytes
+    are in flight for a row long enough to share; "default" (the plan the run measured) everywhere else, which
+    the fit leaves as it was (long rows, and rows the any-width plans' vector rows take)."""
+    from softmax_core.plans import tuned
+
+    gpu, dt = default_gpu(), dtypes.torch_dtype(dtype)
+    elt = dt.itemsize
+    edge = tuned.backward_rows_take_edges(N, dt, gpu, True, tuned.row_vector(N, dt), None, None)
+    rows, block, w0 = tuned.rows_config(N, elt, gpu, 1 if edge else M, "backward")
+    if not edge or tuned.values_per_thread(rows, block, w0) > tuned.max_values_per_thread(N, elt, "backward"):
+        return "default"
+    usable = [w for w in (w0, 2 * w0) if w <= tuned.MAX_WARPS and f"rows-w{w}" in grp.index
+              and grp.loc[f"rows-w{w}", "spills"] == 0 and grp.loc[f"rows-w{w}", "per_sm"] > 0]
+    if not usable:
+        return "default"
+    w = max(usable, key=lambda w: (grp.loc[f"rows-w{w}", "per_sm"], w))
+    in_flight = grp.loc[f"rows-w{w}", "per_sm"] * 2 * N * elt
+    shareable = tuned.split_config(N, gpu, "backward", element_bytes=elt)[0] > 1
+    return "default" if shareable and in_flight < tuned.BACKWARD_ROWS_MIN_IN_FLIGHT else f"rows-w{w}"
+
+
+def rule_figures(csv: str | Path) -> pd.DataFrame:
+    """Per recorded shape: the fitted plan's candidate and its ratio to copy, beside the run's default, the best
+    of the grid and torch's backward (`python -m bench_tools.record.rows_backward_tune --figures CSV`)."""
+    frame = pd.read_csv(csv)
+    out = []
+    for (name, cls, M, N, dtype), grp in frame[frame.status == "ok"].groupby(["set", "cls", "M", "N", "dtype"],
+                                                                             sort=False):
+        grp = grp.set_index("provider")
+        choice = rule_choice(grp, M, N, dtype)
+        grid = grp.drop(["copy", "torch", "autograd-default"], errors="ignore").copy_ratio
+        out.append(dict(set=name, cls=cls, M=M, N=N, dtype=dtype, choice=choice, rule=grp.copy_ratio[choice],
+                        default=grp.copy_ratio["default"], best=grid.max(), best_variant=grid.idxmax(),
+                        torch=grp.copy_ratio["torch"], rule_vs_torch=grp.copy_ratio[choice] / grp.copy_ratio["torch"]))
+    return pd.DataFrame(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench_tools.record.rows_backward_tune",
                                      description=__doc__.splitlines()[0])
     parser.add_argument("stem", nargs="?")
-    parser.add_argument("--fit-seed", type=int, required=True)
-    parser.add_argument("--check-seed", type=int, required=True)
+    parser.add_argument("--figures", metavar="CSV", help="the fitted plan's figures on a recorded run, per set")
+    parser.add_argument("--fit-seed", type=int)
+    parser.add_argument("--check-seed", type=int)
     parser.add_argument("--fit-per-class", type=int, default=8)
     parser.add_argument("--check-per-class", type=int, default=6)
     parser.add_argument("--warm", nargs=2, type=int, metavar=("K", "N"))
@@ -279,6 +324,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rep-ms", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=None, help="stop starting new shapes after this long")
     args = parser.parse_args(argv)
+    if args.figures:
+        import statistics
+        figures = rule_figures(args.figures)
+        print(figures.round(3).to_string(index=False))
+        for (name, cls), g in figures.groupby(["set", "cls"], sort=False):
+            print(f"{name} {cls}: fitted plan min {g.rule.min():.2f} / median {statistics.median(g.rule):.2f}, "
+                  f"the run's default {g.default.min():.2f} / {statistics.median(g.default):.2f}, best of the grid "
+                  f"median {statistics.median(g.best):.2f}; lowest ÷ torch {g.rule_vs_torch.min():.2f}")
+        return 0
+    if args.fit_seed is None or args.check_seed is None:
+        parser.error("--fit-seed and --check-seed are needed (or --figures CSV)")
     todo = shapes(args.fit_seed, args.check_seed, args.fit_per_class, args.check_per_class)
     seed = args.fit_seed * 1000 + args.check_seed
     if args.list:
@@ -296,7 +352,7 @@ def main(argv: list[str] | None = None) -> int:
     command = shlex.join(["python", "-m", "bench_tools.record.rows_backward_tune",
                           *(argv if argv is not None else sys.argv[1:])])
     deadline = time.time() + args.seconds if args.seconds else None
-    run(todo, Path(args.stem), seed, timer, command, deadline)
+    run(todo, Path(args.stem), seed, timer, command, deadline, args.fit_seed, args.check_seed)
     return 0
 
 

@@ -42,6 +42,26 @@ BYTES_PER_THREAD = 64
 MAX_VALUES_PER_THREAD = 32
 # 16 warps, not the 32 a program may have: a 32-warp program leaves a single program per SM.
 MIN_WARPS, MAX_WARPS = 4, 16
+# Whole rows, backward, of at least BACKWARD_FIT_FROM_COLS values (the mid rows class's part above 1024; shorter rows
+# are another family's): a whole-row backward reads y and dy once and writes dx once, so its speed follows the bytes
+# its resident programs hold in flight on each SM. Each thread holds BACKWARD_BYTES_PER_THREAD of y and as many of
+# dy (32 float32 or 64 two-byte values of each), on at least MIN_BACKWARD_WARPS warps; the plan compiles that many
+# warps and twice as many and keeps the one with more programs resident per SM, the larger where they tie
+# (_backward_rows_fit). Measured on the H200 on the mid rows class's random draw (fit set, seed 4141, widths
+# 1140-12040, tuning/h200-rows-backward-tune-20261202-1.csv): rows in flight of 128 KB of y and dy per SM ran
+# 0.87-0.99x copy, 64-96 KB 0.67-0.95, 32 KB 0.42-0.57; 3635 x 5222 float32 0.67 on 16 warps (one program per SM)
+# against 0.93 on 8 (two), 1259 x 7119 float32 0.75 against 0.94, 8751 x 3914 bf16 0.92 on 4 warps against 0.95
+# on 2; 13492 x 1140 float32 0.98 on 4 warps against 0.97 on 2 (both eight programs per SM: the tie goes up).
+# Rows the edge kernel would read whole, long enough to be shared (two chunks or more), are shared by programs
+# instead (the split path with edges) where the rows its resident programs hold come to less than
+# BACKWARD_ROWS_MIN_IN_FLIGHT of y and dy per SM: in the fit set 1259 x 7119 float32 with 57 KB in flight (one
+# program of 16 warps per SM) ran 0.75x copy, 20315 x 1548 fp16 with 62 KB (ten programs of 2 warps) 0.87. (This
+# bound was added after the check set, seed 8686, showed fp16 rows of 10670 and 11692 values held whole at 43-47 KB,
+# one program per SM: 0.61-0.63 against the split path's 0.78-0.82.)
+BACKWARD_FIT_FROM_COLS = 1025
+BACKWARD_BYTES_PER_THREAD = 128
+MIN_BACKWARD_WARPS = 2
+BACKWARD_ROWS_MIN_IN_FLIGHT = 60 * 1024
 # Tiled path: values per tile and warps per program. Its grid is one program per row. The backward reads
 # two tensors: from TILED_WIDE_FROM_BYTES of them per row it takes TILED_WIDE_WARPS (more loads in flight).
 TILE_VALUES = 16384
@@ -97,6 +117,11 @@ MAX_SPLIT = {"forward": 32, "backward": 64}
 SPLIT_VALUES_PER_THREAD = 64
 # 2-byte types: programs of 2 warps, 64-128 values a thread (the best or within 1% of it at every bf16 size
 # and direction measured; 4 warps: 0.73-0.86, 8 warps lower still).
+# On the long rows class's random draw, backward (fit set, seed 4141: 18354-251638 values, 69-1509 rows,
+# tuning/h200-rows-backward-tune-20261202-1.csv) these chunks and warps were within 0.015 of the best of 25-31
+# launches at every shape (0.77-0.81x copy; chunks of 8192 on 4 warps tied); two passes over tiles reached 0.51-0.77,
+# and bounding their grid so that the rows in flight fit in half the L2 made them slower at every shape (fewer
+# programs, fewer bytes in flight), so the split path's meeting, not L2, is what holds these rows near 0.8.
 SPLIT_WARPS_2_BYTE = 2
 
 
@@ -119,9 +144,62 @@ def rows_config(n_cols: int, element_bytes: int, gpu: GpuSpec, n_rows: int,
     program_bytes = rows * row_bytes
     if short:
         return rows, block_n, max(1, program_bytes // SHORT_PROGRAM_BYTES)
-    warps = _pow2_clamp(program_bytes // (warp_size * BYTES_PER_THREAD), MIN_WARPS, MAX_WARPS)
+    if direction == "backward" and n_cols >= BACKWARD_FIT_FROM_COLS:
+        warps = _pow2_clamp(program_bytes // (warp_size * BACKWARD_BYTES_PER_THREAD), MIN_BACKWARD_WARPS, MAX_WARPS)
+    else:
+        warps = _pow2_clamp(program_bytes // (warp_size * BYTES_PER_THREAD), MIN_WARPS, MAX_WARPS)
     warps = min(warps, max(1, rows * block_n // warp_size))   # never more threads than values
     return rows, block_n, warps
+
+
+def max_values_per_thread(n_cols: int, element_bytes: int, direction: str) -> int:
+    """Values of a whole row a thread may hold before the row is walked in tiles or shared instead: at least
+    MAX_VALUES_PER_THREAD, and for the backward's fitted rows BACKWARD_BYTES_PER_THREAD of them."""
+    if direction == "backward" and n_cols >= BACKWARD_FIT_FROM_COLS:
+        return max(MAX_VALUES_PER_THREAD, BACKWARD_BYTES_PER_THREAD // element_bytes)
+    return MAX_VALUES_PER_THREAD
+
+
+def backward_rows_take_edges(n_cols: int, dtype: torch.dtype, gpu: GpuSpec, aligned: bool, vec: int,
+                             path: str | None, edges: bool | None) -> bool:
+    """Whether plans/any_width.py's refine reads this backward's whole rows as an aligned body between masked edges
+    (its edge kernel, one row per program): the kernel whose registers the rows path must compile. (refine's own
+    rule, for the backward's rows; 2-byte rows with the vector hint take refine's vector rows instead.)"""
+    from softmax_core.plans.any_width import EDGES_FROM_BYTES
+
+    elt = dtypes.element_size(dtype)
+    automatic = (path is None and aligned and n_cols % 16 != 0 and gpu.vendor == "nvidia"
+                 and triton.next_power_of_2(n_cols) * elt >= EDGES_FROM_BYTES)
+    wanted = automatic if edges is None else edges
+    vector_rows = elt == 2 and vec > 1 and path is None and edges is None
+    return wanted and dtype != torch.float64 and not vector_rows
+
+
+def _backward_rows_fit(dtype: torch.dtype, gpu: GpuSpec, n_rows: int, n_cols: int, rows: int, block_n: int,
+                       warps: int, flags: dict, vec: int, aligned: bool,
+                       edge: bool) -> tuple[int, KernelResources, Occupancy]:
+    """(warps, resources, occupancy) of the whole-row backward (BACKWARD_BYTES_PER_THREAD): `warps` and twice as
+    many compiled (the edge kernel where `edge`, else the rows kernel), keeping the one with more programs resident
+    per SM that neither spills nor fails to fit, the larger where they tie; `warps`' own where neither fits."""
+    from softmax_core.plans.any_width import EDGE_KERNEL
+
+    n_blocks = triton.cdiv(n_rows, rows)
+    found = []
+    for w in (warps, 2 * warps):
+        if w > MAX_WARPS or (w > warps and w * gpu.warp_size > rows * block_n):
+            continue
+        if edge:
+            job = compile_job(EDGE_KERNEL["backward"], dtype, {"TILE": block_n, "VEC": 16 // dtypes.element_size(dtype),
+                                                               "ONE_TILE": True}, w, gpu, n_cols, True)
+        else:
+            job = compile_job(ROWS_KERNEL["backward"], dtype, {"ROWS": rows, "BLOCK_N": block_n, **flags, "VEC": vec},
+                              w, gpu, n_cols, aligned)
+        res = kernel_resources(job)
+        found.append((w, res, occupancy(gpu, res.n_regs, res.shared_bytes, w, n_blocks)))
+    usable = [f for f in found if f[2].programs_per_sm > 0 and f[1].n_spills == 0]
+    if not usable:
+        return found[0]
+    return max(usable, key=lambda f: (f[2].programs_per_sm, f[0]))
 
 
 def row_vector(n_cols: int, dtype: torch.dtype) -> int:
@@ -198,8 +276,12 @@ def plan_rows_tiled_split(n_rows: int, n_cols: int, dtype: torch.dtype = torch.f
     row_bytes = n_cols * elt
     float32_forward = direction == "forward" and dtype == torch.float32
     vec = row_vector(n_cols, dtype)
-    rows, block_n, warps = rows_config(n_cols, elt, gpu, n_rows, direction)
+    fitted_backward = direction == "backward" and n_cols >= BACKWARD_FIT_FROM_COLS
+    edge_rows = fitted_backward and backward_rows_take_edges(n_cols, dtype, gpu, aligned, vec, path, edges)
+    # rows the edge kernel reads are one a program
+    rows, block_n, warps = rows_config(n_cols, elt, gpu, 1 if edge_rows else n_rows, direction)
     per_thread = values_per_thread(rows, block_n, warps, gpu.warp_size)
+    max_per_thread = max_values_per_thread(n_cols, elt, direction)
     why: dict = {"why": ReasonCode.FORCED}
     if path in ("tiled", "split"):
         pass
@@ -208,30 +290,40 @@ def plan_rows_tiled_split(n_rows: int, n_cols: int, dtype: torch.dtype = torch.f
     elif (path is None and direction == "forward" and elt == 2 and block_n * elt >= TILED_FROM_PADDED_BYTES_2_BYTE
           and per_thread <= MAX_VALUES_PER_THREAD):
         why = {"why": ReasonCode.READ_TWICE_FASTER, "row_bytes": row_bytes}
-    elif path is None and per_thread > MAX_VALUES_PER_THREAD:
+    elif path is None and per_thread > max_per_thread:
         why = {"why": ReasonCode.TOO_MANY_VALUES_PER_THREAD, "threads": warps * gpu.warp_size,
-               "values_per_thread": per_thread, "block_n": block_n, "max_values_per_thread": MAX_VALUES_PER_THREAD}
+               "values_per_thread": per_thread, "block_n": block_n, "max_values_per_thread": max_per_thread}
     else:
         # Compile the whole-row kernel; if it does not fit or spills, try fewer rows per program first.
         while True:
-            res = kernel_resources(compile_job(ROWS_KERNEL[direction], dtype,
-                                               {"ROWS": rows, "BLOCK_N": block_n, **flags, "VEC": vec}, warps, gpu,
-                                               n_cols, aligned))
+            if fitted_backward:
+                warps, res, occ = _backward_rows_fit(dtype, gpu, n_rows, n_cols, rows, block_n, warps, flags, vec,
+                                                     aligned, edge_rows)
+            else:
+                res = kernel_resources(compile_job(ROWS_KERNEL[direction], dtype,
+                                                   {"ROWS": rows, "BLOCK_N": block_n, **flags, "VEC": vec}, warps,
+                                                   gpu, n_cols, aligned))
+                occ = occupancy(gpu, res.n_regs, res.shared_bytes, warps, triton.cdiv(n_rows, rows))
             n_blocks = triton.cdiv(n_rows, rows)
-            occ = occupancy(gpu, res.n_regs, res.shared_bytes, warps, n_blocks)
             if (occ.programs_per_sm > 0 and res.n_spills == 0) or rows == 1:
                 break
             rows //= 2
         fits = occ.programs_per_sm > 0
-        if (fits and res.n_spills == 0) or (fits and path == "rows"):
+        in_flight = occ.programs_per_sm * rows * 2 * row_bytes        # y and dy of the rows resident on an SM
+        shareable = split_config(n_cols, gpu, direction, element_bytes=elt)[0] > 1
+        if (edge_rows and path is None and fits and res.n_spills == 0 and in_flight < BACKWARD_ROWS_MIN_IN_FLIGHT
+                and shareable):
+            # too few bytes in flight for one pass to pay: the row is shared (below), else read twice in tiles
+            why = {"why": ReasonCode.READ_TWICE_FASTER, "row_bytes": row_bytes}
+        elif (fits and res.n_spills == 0) or (fits and path == "rows"):
             reason = PlanReason.of(ReasonCode.ROWS, why=ReasonCode.FORCED if path else ReasonCode.FITS_IN_REGISTERS,
                                    rows=rows, block_n=block_n, block_bytes=block_n * elt, n_regs=res.n_regs,
                                    n_spills=res.n_spills, programs_per_sm=occ.programs_per_sm)
             return SoftmaxPlan(gpu, direction, n_rows, n_cols, dtypes.name(dtype), "rows", rows, block_n, warps,
-                               n_blocks, res, occ, reason, vec=vec)
-        if path == "rows":
+                               n_blocks, res, occ, reason, edges=edge_rows, vec=vec)
+        elif path == "rows":
             raise ValueError(f"path='rows': not even one program holding a {block_n:,}-value row fits on an SM")
-        if occ.by_shared == 0:
+        elif occ.by_shared == 0:
             why = {"why": ReasonCode.ROW_OVER_SHARED_MEMORY, "row_shared_bytes": res.shared_bytes,
                    "max_shared_mem": gpu.max_shared_mem}
         elif occ.programs_per_sm == 0:
