@@ -13,13 +13,15 @@ import triton
 from softmax_core.hardware import dtypes
 from softmax_core.hardware.compile import kernel_resources
 from softmax_core.hardware.occupancy import occupancy
+from softmax_core.plans.kernel_jobs import EDGE_KERNEL, TINY_KERNEL
 from softmax_core.plans.reasons import PlanReason
+from softmax_core.plans.whole_rows import EDGES_FROM_BYTES
 from softmax_core.plans.tuned import (MAX_WARPS, PROGRAMS_PER_SM_TO_FILL, ROWS_KERNEL, SHORT_ROW_BYTES, SoftmaxPlan,
                                       compile_job, rows_config)
 
 # Widths that are not multiples of 16 (of the vocabularies 32000, 50257, 128256 and 151936, only 50257; odd
 # widths anywhere): Triton cannot prove a row's loads 16-byte aligned, and loads one value at a time. From
-# EDGES_FROM_BYTES of padded row, one row per program, the row is read as an aligned body between two
+# EDGES_FROM_BYTES of padded row (plans/whole_rows.py), one row per program, the row is read as an aligned body between two
 # masked edges instead (kernels/any_width.py); shorter rows keep several rows per program. Long rows walked in
 # tiles (forward) take EDGE_TILED_SHAPE[element bytes] = (tile, warps): on the H200 8192 x 50257 bf16 ran
 # 0.72x copy with (8192, 4) against 0.48 with the tiled plan's (16384, 16), and 4096 x 50257 fp32 0.76
@@ -27,7 +29,6 @@ from softmax_core.plans.tuned import (MAX_WARPS, PROGRAMS_PER_SM_TO_FILL, ROWS_K
 # Short float32 forward rows (at most SHORT_ROW_BYTES padded) keep the rows kernel: 4096 x 781 ran 0.95x copy
 # on it against 0.91 on the edge kernel, where bf16 gained (781: 0.86 -> 0.87, 16384 x 1000: 0.85 -> 0.95;
 # tuning/h200-shapes-check-20261201-1.csv).
-EDGES_FROM_BYTES = 2 * 1024
 EDGE_TILED_SHAPE = {2: (8192, 4), 4: (16384, 8)}
 # Tiny rows (forward, packed power-of-two rows of at most TINY_MAX_ROW_BYTES: routers, small heads): programs
 # of TINY_PROGRAM_BYTES (at least PROGRAMS_PER_SM_TO_FILL per SM), one warp per TINY_WARP_BYTES. Measured on the
@@ -50,9 +51,6 @@ TINY_WARP_BYTES = 2 * 1024
 VECTOR_ROWS_FROM_BYTES = 8 * 1024
 VECTOR_PROGRAM_BYTES = 16 * 1024
 VECTOR_ROWS_WARPS = 4
-TINY_KERNEL = "softmax_core.kernels.any_width:softmax_tiny_rows_kernel"
-EDGE_KERNEL = {"forward": "softmax_core.kernels.any_width:softmax_any_width_kernel",
-               "backward": "softmax_core.kernels.any_width:softmax_backward_any_width_kernel"}
 
 
 def refine(plan: SoftmaxPlan, dtype: torch.dtype, *, path: str | None = None, aligned: bool = True,

@@ -20,6 +20,10 @@ SPLIT_KERNEL = {"forward": "softmax_core.kernels.shared_rows:softmax_split_kerne
                 "backward": "softmax_core.kernels.shared_rows:softmax_backward_split_kernel"}
 # Shared tiled rows: the backward only (the forward's long 2-byte rows take the split path).
 TILED_SPLIT_KERNEL = {"backward": "softmax_core.kernels.shared_rows:softmax_backward_tiled_split_kernel"}
+# The any-width kernels (plans/any_width.py): an aligned body between masked edges, and tiny packed rows.
+EDGE_KERNEL = {"forward": "softmax_core.kernels.any_width:softmax_any_width_kernel",
+               "backward": "softmax_core.kernels.any_width:softmax_backward_any_width_kernel"}
+TINY_KERNEL = "softmax_core.kernels.any_width:softmax_tiny_rows_kernel"
 SHARED_ROW_KERNELS = (*SPLIT_KERNEL.values(), *TILED_SPLIT_KERNEL.values())   # they take a slots_ptr
 
 

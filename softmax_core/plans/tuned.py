@@ -21,47 +21,15 @@ from softmax_core.plans.kernel_jobs import (ROWS_KERNEL, SPLIT_KERNEL, TILED_KER
 from softmax_core.plans.plan import SoftmaxPlan
 from softmax_core.plans.reasons import PlanReason, ReasonCode
 from softmax_core.hardware.occupancy import Occupancy, occupancy
+# The rows path's shape (plans/whole_rows.py), read here and through this module.
+from softmax_core.plans.whole_rows import (  # noqa: F401
+    BYTES_PER_PROGRAM, PROGRAMS_PER_SM_TO_FILL, SHORT_ROW_BYTES, SHORT_PROGRAM_BYTES, BYTES_PER_THREAD,
+    MAX_VALUES_PER_THREAD, MIN_WARPS, MAX_WARPS, BACKWARD_FIT_FROM_COLS, BACKWARD_BYTES_PER_THREAD,
+    MIN_BACKWARD_WARPS, BACKWARD_ROWS_MIN_IN_FLIGHT, backward_rows_fit, backward_rows_take_edges,
+    max_values_per_thread, pow2_clamp, row_vector, rows_config, values_per_thread)
 
 # Every constant below was chosen by measurement on the H200; docs/performance.md, "The plan's constants",
 # gives the figures and the sweeps they come from.
-# Each program should move enough bytes to hide DRAM latency: short rows are grouped until a
-# program loads about this much (the tutorial's one-row programs move only N x 4 bytes each).
-BYTES_PER_PROGRAM = 16 * 1024
-PROGRAMS_PER_SM_TO_FILL = 2
-# Short rows, forward (a padded row of at most SHORT_ROW_BYTES): programs of about SHORT_PROGRAM_BYTES, one
-# warp for each SHORT_PROGRAM_BYTES. Replayed from a CUDA graph, where no launch cost hides the kernel, 1-2 rows
-# on 1-2 warps beat 4-8 rows on 4-8 warps by 10-30% at N = 256-1024 (tuning/h200-short-rows-tune-20261130-*.csv):
-# a row's max and sum stay among one warp's shuffles, with no barrier between warps, and small programs
-# finish sooner in a grid that fits on the GPU at once.
-SHORT_ROW_BYTES = 4 * 1024
-SHORT_PROGRAM_BYTES = 2 * 1024
-# Bytes of row each thread loads: four 16-byte vector loads (16 fp32 or 32 bf16 values).
-BYTES_PER_THREAD = 64
-# After the upcast every value is a float32 register. Beyond this many per thread the compiler runs out
-# of registers (one program per SM, or spills).
-MAX_VALUES_PER_THREAD = 32
-# 16 warps, not the 32 a program may have: a 32-warp program leaves a single program per SM.
-MIN_WARPS, MAX_WARPS = 4, 16
-# Whole rows, backward, of at least BACKWARD_FIT_FROM_COLS values (the mid rows class's part above 1024; shorter rows
-# are another family's): a whole-row backward reads y and dy once and writes dx once, so its speed follows the bytes
-# its resident programs hold in flight on each SM. Each thread holds BACKWARD_BYTES_PER_THREAD of y and as many of
-# dy (32 float32 or 64 two-byte values of each), on at least MIN_BACKWARD_WARPS warps; the plan compiles that many
-# warps and twice as many and keeps the one with more programs resident per SM, the larger where they tie
-# (_backward_rows_fit). Measured on the H200 on the mid rows class's random draw (fit set, seed 4141, widths
-# 1140-12040, tuning/h200-rows-backward-tune-20261202-1.csv): rows in flight of 128 KB of y and dy per SM ran
-# 0.87-0.99x copy, 64-96 KB 0.67-0.95, 32 KB 0.42-0.57; 3635 x 5222 float32 0.67 on 16 warps (one program per SM)
-# against 0.93 on 8 (two), 1259 x 7119 float32 0.75 against 0.94, 8751 x 3914 bf16 0.92 on 4 warps against 0.95
-# on 2; 13492 x 1140 float32 0.98 on 4 warps against 0.97 on 2 (both eight programs per SM: the tie goes up).
-# Rows the edge kernel would read whole, long enough to be shared (two chunks or more), are shared by programs
-# instead (the split path with edges) where the rows its resident programs hold come to less than
-# BACKWARD_ROWS_MIN_IN_FLIGHT of y and dy per SM: in the fit set 1259 x 7119 float32 with 57 KB in flight (one
-# program of 16 warps per SM) ran 0.75x copy, 20315 x 1548 fp16 with 62 KB (ten programs of 2 warps) 0.87. (This
-# bound was added after the check set, seed 8686, showed fp16 rows of 10670 and 11692 values held whole at 43-47 KB,
-# one program per SM: 0.61-0.63 against the split path's 0.78-0.82.)
-BACKWARD_FIT_FROM_COLS = 1025
-BACKWARD_BYTES_PER_THREAD = 128
-MIN_BACKWARD_WARPS = 2
-BACKWARD_ROWS_MIN_IN_FLIGHT = 60 * 1024
 # Tiled path: values per tile and warps per program. Its grid is one program per row. The backward reads
 # two tensors: from TILED_WIDE_FROM_BYTES of them per row it takes TILED_WIDE_WARPS (more loads in flight).
 TILE_VALUES = 16384
@@ -125,94 +93,6 @@ SPLIT_VALUES_PER_THREAD = 64
 SPLIT_WARPS_2_BYTE = 2
 
 
-def _pow2_clamp(value: int, low: int, high: int) -> int:
-    return max(low, min(high, triton.next_power_of_2(max(1, value))))
-
-
-def rows_config(n_cols: int, element_bytes: int, gpu: GpuSpec, n_rows: int,
-                direction: str = "forward") -> tuple[int, int, int]:
-    """(ROWS, BLOCK_N, num_warps) for holding whole rows in registers."""
-    warp_size = gpu.warp_size
-    block_n = triton.next_power_of_2(n_cols)
-    row_bytes = block_n * element_bytes
-    short = direction == "forward" and row_bytes <= SHORT_ROW_BYTES
-    rows = _pow2_clamp((SHORT_PROGRAM_BYTES if short else BYTES_PER_PROGRAM) // row_bytes, 1, 64)
-    # ... but never so many rows per program that the grid leaves SMs idle: keep at least
-    # PROGRAMS_PER_SM_TO_FILL programs for every SM.
-    fill_limit = max(1, n_rows // (PROGRAMS_PER_SM_TO_FILL * gpu.multiprocessor_count))
-    rows = min(rows, 1 << (fill_limit.bit_length() - 1))
-    program_bytes = rows * row_bytes
-    if short:
-        return rows, block_n, max(1, program_bytes // SHORT_PROGRAM_BYTES)
-    if direction == "backward" and n_cols >= BACKWARD_FIT_FROM_COLS:
-        warps = _pow2_clamp(program_bytes // (warp_size * BACKWARD_BYTES_PER_THREAD), MIN_BACKWARD_WARPS, MAX_WARPS)
-    else:
-        warps = _pow2_clamp(program_bytes // (warp_size * BYTES_PER_THREAD), MIN_WARPS, MAX_WARPS)
-    warps = min(warps, max(1, rows * block_n // warp_size))   # never more threads than values
-    return rows, block_n, warps
-
-
-def max_values_per_thread(n_cols: int, element_bytes: int, direction: str) -> int:
-    """Values of a whole row a thread may hold before the row is walked in tiles or shared instead: at least
-    MAX_VALUES_PER_THREAD, and for the backward's fitted rows BACKWARD_BYTES_PER_THREAD of them."""
-    if direction == "backward" and n_cols >= BACKWARD_FIT_FROM_COLS:
-        return max(MAX_VALUES_PER_THREAD, BACKWARD_BYTES_PER_THREAD // element_bytes)
-    return MAX_VALUES_PER_THREAD
-
-
-def backward_rows_take_edges(n_cols: int, dtype: torch.dtype, gpu: GpuSpec, aligned: bool, vec: int,
-                             path: str | None, edges: bool | None) -> bool:
-    """Whether plans/any_width.py's refine reads this backward's whole rows as an aligned body between masked edges
-    (its edge kernel, one row per program): the kernel whose registers the rows path must compile. (refine's own
-    rule, for the backward's rows; 2-byte rows with the vector hint take refine's vector rows instead.)"""
-    from softmax_core.plans.any_width import EDGES_FROM_BYTES
-
-    elt = dtypes.element_size(dtype)
-    automatic = (path is None and aligned and n_cols % 16 != 0 and gpu.vendor == "nvidia"
-                 and triton.next_power_of_2(n_cols) * elt >= EDGES_FROM_BYTES)
-    wanted = automatic if edges is None else edges
-    vector_rows = elt == 2 and vec > 1 and path is None and edges is None
-    return wanted and dtype != torch.float64 and not vector_rows
-
-
-def _backward_rows_fit(dtype: torch.dtype, gpu: GpuSpec, n_rows: int, n_cols: int, rows: int, block_n: int,
-                       warps: int, flags: dict, vec: int, aligned: bool,
-                       edge: bool) -> tuple[int, KernelResources, Occupancy]:
-    """(warps, resources, occupancy) of the whole-row backward (BACKWARD_BYTES_PER_THREAD): `warps` and twice as
-    many compiled (the edge kernel where `edge`, else the rows kernel), keeping the one with more programs resident
-    per SM that neither spills nor fails to fit, the larger where they tie; `warps`' own where neither fits."""
-    from softmax_core.plans.any_width import EDGE_KERNEL
-
-    n_blocks = triton.cdiv(n_rows, rows)
-    found = []
-    for w in (warps, 2 * warps):
-        if w > MAX_WARPS or (w > warps and w * gpu.warp_size > rows * block_n):
-            continue
-        if edge:
-            job = compile_job(EDGE_KERNEL["backward"], dtype, {"TILE": block_n, "VEC": 16 // dtypes.element_size(dtype),
-                                                               "ONE_TILE": True}, w, gpu, n_cols, True)
-        else:
-            job = compile_job(ROWS_KERNEL["backward"], dtype, {"ROWS": rows, "BLOCK_N": block_n, **flags, "VEC": vec},
-                              w, gpu, n_cols, aligned)
-        res = kernel_resources(job)
-        found.append((w, res, occupancy(gpu, res.n_regs, res.shared_bytes, w, n_blocks)))
-    usable = [f for f in found if f[2].programs_per_sm > 0 and f[1].n_spills == 0]
-    if not usable:
-        return found[0]
-    return max(usable, key=lambda f: (f[2].programs_per_sm, f[0]))
-
-
-def row_vector(n_cols: int, dtype: torch.dtype) -> int:
-    """The rows kernels' VEC: values in one 16-byte vector where `n_cols` is a multiple of that but not of 16
-    (Triton's JIT vectorises multiples of 16 by itself); 1 otherwise, and for float64."""
-    vec = 16 // dtypes.element_size(dtype)
-    return vec if dtype != torch.float64 and n_cols % 16 != 0 and n_cols % vec == 0 else 1
-
-
-def values_per_thread(rows: int, block_n: int, warps: int, warp_size: int = 32) -> int:
-    return rows * block_n // (warps * warp_size)
-
-
 def tiled_config(n_cols: int, element_bytes: int = 4, direction: str = "forward",
                  gpu: GpuSpec | None = None) -> tuple[int, int, int]:
     """(TILE, num_warps, programs per row) for the tiled path."""
@@ -239,7 +119,7 @@ def split_config(n_cols: int, gpu: GpuSpec, direction: str = "forward",
     split = triton.cdiv(n_cols, chunk)
     if element_bytes == 2:
         return split, chunk, SPLIT_WARPS_2_BYTE
-    warps = _pow2_clamp(chunk // (gpu.warp_size * SPLIT_VALUES_PER_THREAD), MIN_WARPS, MAX_WARPS)
+    warps = pow2_clamp(chunk // (gpu.warp_size * SPLIT_VALUES_PER_THREAD), MIN_WARPS, MAX_WARPS)
     return split, chunk, warps
 
 
@@ -297,7 +177,7 @@ def plan_rows_tiled_split(n_rows: int, n_cols: int, dtype: torch.dtype = torch.f
         # Compile the whole-row kernel; if it does not fit or spills, try fewer rows per program first.
         while True:
             if fitted_backward:
-                warps, res, occ = _backward_rows_fit(dtype, gpu, n_rows, n_cols, rows, block_n, warps, flags, vec,
+                warps, res, occ = backward_rows_fit(dtype, gpu, n_rows, n_cols, rows, block_n, warps, flags, vec,
                                                      aligned, edge_rows)
             else:
                 res = kernel_resources(compile_job(ROWS_KERNEL[direction], dtype,
