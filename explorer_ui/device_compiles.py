@@ -19,7 +19,8 @@ RECORD_DIR = Path(__file__).resolve().parents[1] / "assets" / "device_compiles"
 # (`python -m explorer_ui.record_compiles`), then every compile the tuned plans the pages offer can ask for
 # (`... --jobs`, the list from `--list-jobs`: explorer_ui.tuned_configs), then the tiny-rows programs of more than
 # 64 rows that list first left out (`--jobs` on the 15 jobs it lacked).
-RECORDS = {"h200": ("h200-compiles.json", "h200-tuned-compiles.json", "h200-tuned-compiles-2.json")}
+RECORDS = {"h200": ("h200-compiles.json", "h200-tuned-compiles.json", "h200-tuned-compiles-2.json",
+                    "h200-tuned-compiles-3.json")}
 
 
 @dataclass(frozen=True)

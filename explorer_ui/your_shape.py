@@ -75,6 +75,8 @@ def plan_text(plan: ShapePlan) -> list[str]:
         out.append(t("shape_edges", vec=16 // dtypes.element_size(plan.dtype), n=p.n_cols))
     if p.tiny:
         out.append(t("shape_tiny", rows=p.rows_per_program, n=p.n_cols))
+    if p.short_rows:
+        out.append(t(f"shape_short_{p.direction}", rows=p.rows_per_program, n=p.n_cols))
     return out
 
 

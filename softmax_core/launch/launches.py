@@ -32,6 +32,7 @@ from softmax_core.kernels.shared_rows import (softmax_backward_split_kernel, sof
 from softmax_core.kernels.tuned import (softmax_backward_rows_kernel, softmax_backward_tiled_kernel,
                                         softmax_rows_kernel, softmax_tiled_kernel)
 from softmax_core.kernels.any_width import any_width_calls, tiny_rows_calls
+from softmax_core.kernels.short_rows import short_rows_calls
 from softmax_core.launch.fast import KeptLaunch, trailing_values
 from softmax_core.plans.tuned import SoftmaxPlan, split_shape
 from softmax_core.plans.choose import plan_softmax
@@ -84,6 +85,8 @@ def plan_steps(plan: SoftmaxPlan, safe: bool = False) -> tuple[Step, ...]:
     """The launches that carry out `plan`, in order (two for a shared row under the interpreter)."""
     fp64 = plan.dtype == FLOAT64
     forward = plan.direction == "forward"
+    if plan.short_rows:     # short rows of any width (plans/any_width.py)
+        return tuple(Step(k, c) for k, c in short_rows_calls(plan.direction, plan.rows_per_program, plan.block_n, safe))
     if plan.tiny:           # packed tiny rows (plans/any_width.py)
         return tuple(Step(k, c) for k, c in tiny_rows_calls(plan.rows_per_program, plan.block_n, safe))
     if plan.path == "split":   # with plan.edges: the split kernels' aligned body between masked edges
@@ -192,7 +195,11 @@ def _spaced_for_edges(plan: SoftmaxPlan, same_spacing: bool, safe: bool) -> Soft
     """The plan to launch for `plan` on these tensors. The split kernels read rows as an aligned body between
     masked edges only where every tensor's rows are as far apart as the input's (the output's, and dy's, then
     share its pieces); other spacings (a padded input, a dy broadcast down the rows) take the tiled path, whose
-    any-width kernels place each tensor's row by its own stride."""
+    any-width kernels place each tensor's row by its own stride. The short-rows kernels take packed rows only
+    (every row stride equal to the width: `same_spacing`); other spacings take the rows kernel."""
+    if plan.short_rows and not same_spacing:
+        return plan_softmax(plan.n_rows, plan.n_cols, dtypes.torch_dtype(plan.dtype), plan.gpu, plan.direction, safe,
+                            path="rows")
     if plan.path != "split" or not plan.edges or same_spacing:
         return plan
     return plan_softmax(plan.n_rows, plan.n_cols, dtypes.torch_dtype(plan.dtype), plan.gpu, plan.direction, safe,

@@ -13,7 +13,7 @@ import triton
 from softmax_core.hardware import dtypes
 from softmax_core.hardware.compile import kernel_resources
 from softmax_core.hardware.occupancy import occupancy
-from softmax_core.plans.kernel_jobs import EDGE_KERNEL, TINY_KERNEL
+from softmax_core.plans.kernel_jobs import EDGE_KERNEL, SHORT_ROWS_KERNEL, TINY_KERNEL
 from softmax_core.plans.reasons import PlanReason
 from softmax_core.plans.whole_rows import EDGES_FROM_BYTES
 from softmax_core.plans.tuned import (MAX_WARPS, PROGRAMS_PER_SM_TO_FILL, ROWS_KERNEL, SHORT_ROW_BYTES, SoftmaxPlan,
@@ -52,6 +52,24 @@ VECTOR_ROWS_FROM_BYTES = 8 * 1024
 VECTOR_PROGRAM_BYTES = 16 * 1024
 VECTOR_ROWS_WARPS = 4
 
+# Short rows of any width (kernels/short_rows.py), on NVIDIA GPUs, where the rows kernel gives each row a group of
+# lanes that meet through shuffles and loads it a value at a time. Forward: rows of at most LANE_MAX_COLS values,
+# power-of-two rows of at most TINY_MAX_ROW_BYTES excepted (the tiny kernel's vectors are faster there), one lane a
+# row. Backward: rows of at most SHORT_MAX_COLS values (the short rows class, 2-255), a block of packed rows moved
+# as one span in 16-byte vectors. SHORT_BLOCK_VALUES values a program (padded), on SHORT_WARPS[direction] warps.
+# Fitted on the short rows class's random draw of seed 101 (ten shapes, widths 2-127, the three dtypes; each kernel
+# at 1024-4096 values a program on 2-8 warps; tuning/h200-short-rows-layouts-20261204-1.csv): the lane kernel at
+# 1024 values on 8 warps ran 0.35-0.63x copy at widths 3-25 where the rows plan ran 0.19-0.55 (and torch
+# 0.24-0.43); at widths 53-127 it did not gain (0.34-0.38 against 0.36-0.75), so the forward stops at 32. The
+# backward span kernel at 1024 values on 4 warps ran 0.43-0.92 where the rows plan ran 0.27-0.65 and torch
+# 0.28-0.49; it lost 0.01-0.07 at widths 3, 5 and 17 float32. In the class sweep through autograd (seed 101 fitted,
+# seed 5151 not looked at while fitting; classes/nvidia-h200-classes-seed{101,5151}-20261204T190*.csv) the forward's
+# lowest went 0.20-0.22 -> 0.35-0.37x copy, the backward's widths 53-127 stayed below torch (0.29-0.36 vs 0.45-0.48).
+LANE_MAX_COLS = 32
+SHORT_MAX_COLS = 255
+SHORT_BLOCK_VALUES = 1024
+SHORT_WARPS = {"forward": 8, "backward": 4}
+
 
 def refine(plan: SoftmaxPlan, dtype: torch.dtype, *, path: str | None = None, aligned: bool = True,
            edges: bool | None = None) -> SoftmaxPlan:
@@ -59,6 +77,8 @@ def refine(plan: SoftmaxPlan, dtype: torch.dtype, *, path: str | None = None, al
     `edges` is given), else `plan` itself."""
     n_cols, direction, gpu = plan.n_cols, plan.direction, plan.gpu
     elt = dtypes.element_size(dtype)
+    if takes_short_rows(plan, dtype, path, edges):
+        return short_rows_plan(plan, dtype)
     if (direction == "forward" and path is None and edges is None and dtype != torch.float64 and aligned
             and n_cols * elt <= TINY_MAX_ROW_BYTES and n_cols == triton.next_power_of_2(n_cols)
             and plan.path == "rows"):
@@ -106,6 +126,35 @@ def vector_rows_plan(plan: SoftmaxPlan, dtype: torch.dtype) -> SoftmaxPlan | Non
             return replace(plan, rows_per_program=rows, num_warps=warps, num_programs=n_blocks, resources=res,
                            occupancy=occ, reason=PlanReason.of(plan.reason.code, **figures))
     return None
+
+
+def takes_short_rows(plan: SoftmaxPlan, dtype: torch.dtype, path: str | None, edges: bool | None) -> bool:
+    """Whether the rows plan `plan` runs on the short-rows kernels (LANE_MAX_COLS, SHORT_MAX_COLS above)."""
+    if plan.path != "rows" or path is not None or edges is not None or dtype == torch.float64:
+        return False
+    if plan.gpu.vendor != "nvidia":
+        return False
+    if plan.direction == "backward":
+        return plan.n_cols <= SHORT_MAX_COLS
+    tiny = plan.n_cols * dtypes.element_size(dtype) <= TINY_MAX_ROW_BYTES and plan.n_cols == plan.block_n
+    return plan.n_cols <= LANE_MAX_COLS and not tiny
+
+
+def short_rows_plan(plan: SoftmaxPlan, dtype: torch.dtype, rows: int | None = None,
+                    num_warps: int | None = None) -> SoftmaxPlan:
+    """`plan` (rows) on the short-rows kernel of its direction; `rows` and `num_warps` override the fitted shape."""
+    rows = rows or max(1, SHORT_BLOCK_VALUES // plan.block_n)
+    warps = num_warps or SHORT_WARPS[plan.direction]
+    flags = {"SAFE": False} if plan.direction == "forward" else {}
+    res = kernel_resources(compile_job(SHORT_ROWS_KERNEL[plan.direction], dtype,
+                                       {"ROWS": rows, "BLOCK_N": plan.block_n, **flags}, warps, plan.gpu, plan.n_cols,
+                                       True))
+    n_blocks = triton.cdiv(plan.n_rows, rows)
+    occ = occupancy(plan.gpu, res.n_regs, res.shared_bytes, warps, n_blocks)
+    figures = {**plan.reason.values, "rows": rows, "n_regs": res.n_regs, "n_spills": res.n_spills,
+               "programs_per_sm": occ.programs_per_sm}
+    return replace(plan, short_rows=True, rows_per_program=rows, num_warps=warps, num_programs=n_blocks, resources=res,
+                   occupancy=occ, reason=PlanReason.of(plan.reason.code, **figures))
 
 
 def tiny_plan(plan: SoftmaxPlan, dtype: torch.dtype, rows: int | None = None,

@@ -24,6 +24,9 @@ TILED_SPLIT_KERNEL = {"backward": "softmax_core.kernels.shared_rows:softmax_back
 EDGE_KERNEL = {"forward": "softmax_core.kernels.any_width:softmax_any_width_kernel",
                "backward": "softmax_core.kernels.any_width:softmax_backward_any_width_kernel"}
 TINY_KERNEL = "softmax_core.kernels.any_width:softmax_tiny_rows_kernel"
+# Short rows of any width (plans/any_width.py): one lane a row forward, packed rows regrouped backward.
+SHORT_ROWS_KERNEL = {"forward": "softmax_core.kernels.short_rows:softmax_lane_rows_kernel",
+                     "backward": "softmax_core.kernels.short_rows:softmax_backward_short_rows_kernel"}
 SHARED_ROW_KERNELS = (*SPLIT_KERNEL.values(), *TILED_SPLIT_KERNEL.values())   # they take a slots_ptr
 
 

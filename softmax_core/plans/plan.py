@@ -35,6 +35,8 @@ class SoftmaxPlan:
                                     # or split, its chunks covering the body (kernels/shared_rows.py, EDGES)
     tiny: bool = False              # rows, forward: packed power-of-two rows of at most TINY_MAX_ROW_BYTES,
                                     # loaded with no column mask (plans/any_width.py)
+    short_rows: bool = False        # rows of at most SHORT_MAX_COLS values (plans/any_width.py): forward, one lane
+                                    # a row; backward, a block of packed rows moved as one span (kernels/short_rows.py)
     vec: int = 1                    # rows: values per 16-byte vector when the width is a multiple of it but
                                     # not of 16 (the kernel then checks the strides and loads vectors), else 1
 
