@@ -76,7 +76,8 @@ def plan_text(plan: ShapePlan) -> list[str]:
     if p.tiny:
         out.append(t("shape_tiny", rows=p.rows_per_program, n=p.n_cols))
     if p.short_rows:
-        out.append(t(f"shape_short_{p.direction}", rows=p.rows_per_program, n=p.n_cols))
+        out.append(t("shape_short_forward", rows=p.rows_per_program, n=p.n_cols) if p.direction == "forward"
+                   else t("shape_short_backward", rows=p.rows_per_program, n=p.n_cols))
     return out
 
 

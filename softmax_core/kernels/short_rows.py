@@ -77,6 +77,25 @@ def _span_of_rows(block, n_cols, ROWS: tl.constexpr, BLOCK_N: tl.constexpr):
 
 
 @triton.jit
+def _backward_span(y_ptr, dy_ptr, dx_ptr, start, n_cols, limit, ROWS: tl.constexpr, BLOCK_N: tl.constexpr,
+                   WHOLE: tl.constexpr):
+    f = tl.arange(0, ROWS * BLOCK_N)
+    # A whole block's span ends at ROWS x n_cols, a multiple of ROWS: Triton sees that its mask changes only
+    # between 16-byte vectors and loads vectors. The last, partial block ends at `limit`, where the tensor does.
+    # (Each mask is built in its own branch: one mask chosen at run time would hide that from Triton.)
+    if WHOLE:
+        ok = f < ROWS * n_cols
+    else:
+        ok = f < limit
+    cols = tl.arange(0, BLOCK_N)[None, :]
+    y = _rows_of_span(tl.load(y_ptr + start + f, mask=ok, other=0.0), n_cols, ROWS, BLOCK_N)
+    dy = _rows_of_span(tl.load(dy_ptr + start + f, mask=ok, other=0.0), n_cols, ROWS, BLOCK_N)
+    dot = tl.sum(tl.where(cols < n_cols, y * dy, 0.0), axis=1)
+    dx = y * (dy - dot[:, None])
+    tl.store(dx_ptr + start + f, _span_of_rows(dx, n_cols, ROWS, BLOCK_N), mask=ok)
+
+
+@triton.jit
 def softmax_backward_short_rows_kernel(
     y_ptr, dy_ptr, dx_ptr,
     y_row_stride, dy_row_stride, dx_row_stride,
@@ -85,21 +104,13 @@ def softmax_backward_short_rows_kernel(
 ):
     # Packed rows only (every row stride = n_cols; launch/launches.py plans other spacings on the rows kernel).
     n_full = n_rows // ROWS
-    f = tl.arange(0, ROWS * BLOCK_N)
-    cols = tl.arange(0, BLOCK_N)[None, :]
     for block in tl.range(tl.program_id(0), tl.cdiv(n_rows, ROWS), tl.num_programs(0)):
         start = tl.cast(block, tl.int64) * (ROWS * n_cols)
-        # A whole block's span ends at ROWS x n_cols, a multiple of ROWS: its mask changes only between 16-byte
-        # vectors. The last, partial block ends where the tensor does.
         if block < n_full:
-            ok = f < ROWS * n_cols
+            _backward_span(y_ptr, dy_ptr, dx_ptr, start, n_cols, 0, ROWS, BLOCK_N, True)
         else:
-            ok = f < (n_rows - block * ROWS) * n_cols
-        y = _rows_of_span(tl.load(y_ptr + start + f, mask=ok, other=0.0), n_cols, ROWS, BLOCK_N)
-        dy = _rows_of_span(tl.load(dy_ptr + start + f, mask=ok, other=0.0), n_cols, ROWS, BLOCK_N)
-        dot = tl.sum(tl.where(cols < n_cols, y * dy, 0.0), axis=1)
-        dx = y * (dy - dot[:, None])
-        tl.store(dx_ptr + start + f, _span_of_rows(dx, n_cols, ROWS, BLOCK_N), mask=ok)
+            _backward_span(y_ptr, dy_ptr, dx_ptr, start, n_cols, (n_rows - block * ROWS) * n_cols, ROWS, BLOCK_N,
+                           False)
 
 
 def short_rows_calls(direction: str, rows: int, block_n: int, safe: bool = False):

@@ -63,8 +63,9 @@ VECTOR_ROWS_WARPS = 4
 # 0.24-0.43); at widths 53-127 it did not gain (0.34-0.38 against 0.36-0.75), so the forward stops at 32. The
 # backward span kernel at 1024 values on 4 warps ran 0.43-0.92 where the rows plan ran 0.27-0.65 and torch
 # 0.28-0.49; it lost 0.01-0.07 at widths 3, 5 and 17 float32. In the class sweep through autograd (seed 101 fitted,
-# seed 5151 not looked at while fitting; classes/nvidia-h200-classes-seed{101,5151}-20261204T190*.csv) the forward's
-# lowest went 0.20-0.22 -> 0.35-0.37x copy, the backward's widths 53-127 stayed below torch (0.29-0.36 vs 0.45-0.48).
+# seed 5151 not looked at while fitting; classes/nvidia-h200-classes-seed{101,5151}-20261204T2034.csv): forward
+# 0.35 / 0.60 and 0.37 / 0.92 (min / median; seeds 1 and 2 had 0.20 / 0.55 and 0.21 / 1.02), backward 0.28 / 0.46
+# and 0.29 / 0.39, its lowest 0.97x and 0.88x torch's.
 LANE_MAX_COLS = 32
 SHORT_MAX_COLS = 255
 SHORT_BLOCK_VALUES = 1024
