@@ -187,11 +187,11 @@ def backward_launch(plan: SoftmaxPlan, y_stride: int, dy_stride: int, tensor_dty
 
 # (id(plan), what else decides the launch) -> (the plan asked for, its SoftmaxLaunch). Plans come from
 # cached_plan, which keeps them, so an id stays the plan's; an entry whose plan is not the one asked for is
-# replaced. (The launch's own plan can differ from the one asked for: see _spaced_for_edges.)
+# replaced. (The launch's own plan can differ from the one asked for: see _plan_for_spacing.)
 _LAUNCHES: dict = {}
 
 
-def _spaced_for_edges(plan: SoftmaxPlan, same_spacing: bool, safe: bool) -> SoftmaxPlan:
+def _plan_for_spacing(plan: SoftmaxPlan, same_spacing: bool, safe: bool) -> SoftmaxPlan:
     """The plan to launch for `plan` on these tensors. The split kernels read rows as an aligned body between
     masked edges only where every tensor's rows are as far apart as the input's (the output's, and dy's, then
     share its pieces); other spacings (a padded input, a dy broadcast down the rows) take the tiled path, whose
@@ -214,12 +214,12 @@ def _launch_for(plan: SoftmaxPlan, detail: tuple) -> SoftmaxLaunch:
     n_rows, n_cols = plan.n_rows, plan.n_cols
     if detail[0] == "forward":
         _, safe, row_stride, in_dtype, out_dtype = detail
-        steps_plan = _spaced_for_edges(plan, row_stride == n_cols, safe)
+        steps_plan = _plan_for_spacing(plan, row_stride == n_cols, safe)
         made = SoftmaxLaunch(steps_plan, plan_steps(steps_plan, safe), (row_stride, n_cols, n_rows, n_cols),
                              (in_dtype, out_dtype))
     else:
         _, y_stride, dy_stride, tensor_dtypes = detail
-        steps_plan = _spaced_for_edges(plan, y_stride == dy_stride == n_cols, False)
+        steps_plan = _plan_for_spacing(plan, y_stride == dy_stride == n_cols, False)
         made = SoftmaxLaunch(steps_plan, plan_steps(steps_plan), (y_stride, dy_stride, n_cols, n_rows, n_cols),
                              tensor_dtypes)
     _LAUNCHES[key] = (plan, made)

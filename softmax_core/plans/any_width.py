@@ -147,15 +147,7 @@ def short_rows_plan(plan: SoftmaxPlan, dtype: torch.dtype, rows: int | None = No
     rows = rows or max(1, SHORT_BLOCK_VALUES // plan.block_n)
     warps = num_warps or SHORT_WARPS[plan.direction]
     flags = {"SAFE": False} if plan.direction == "forward" else {}
-    res = kernel_resources(compile_job(SHORT_ROWS_KERNEL[plan.direction], dtype,
-                                       {"ROWS": rows, "BLOCK_N": plan.block_n, **flags}, warps, plan.gpu, plan.n_cols,
-                                       True))
-    n_blocks = triton.cdiv(plan.n_rows, rows)
-    occ = occupancy(plan.gpu, res.n_regs, res.shared_bytes, warps, n_blocks)
-    figures = {**plan.reason.values, "rows": rows, "n_regs": res.n_regs, "n_spills": res.n_spills,
-               "programs_per_sm": occ.programs_per_sm}
-    return replace(plan, short_rows=True, rows_per_program=rows, num_warps=warps, num_programs=n_blocks, resources=res,
-                   occupancy=occ, reason=PlanReason.of(plan.reason.code, **figures))
+    return _blocks_of_rows(plan, dtype, SHORT_ROWS_KERNEL[plan.direction], rows, warps, flags, short_rows=True)
 
 
 def tiny_plan(plan: SoftmaxPlan, dtype: torch.dtype, rows: int | None = None,
@@ -166,13 +158,21 @@ def tiny_plan(plan: SoftmaxPlan, dtype: torch.dtype, rows: int | None = None,
         fill = max(1, plan.n_rows // (PROGRAMS_PER_SM_TO_FILL * plan.gpu.multiprocessor_count))
         rows = max(1, min(TINY_PROGRAM_BYTES // row_bytes, 1 << (fill.bit_length() - 1)))
     warps = num_warps or max(1, min(MAX_WARPS, rows * row_bytes // TINY_WARP_BYTES))
-    res = kernel_resources(compile_job(TINY_KERNEL, dtype, {"ROWS": rows, "BLOCK_N": plan.block_n, "SAFE": False}, warps,
-                                plan.gpu, plan.n_cols, True))
+    return _blocks_of_rows(plan, dtype, TINY_KERNEL, rows, warps, {"SAFE": False}, tiny=True)
+
+
+def _blocks_of_rows(plan: SoftmaxPlan, dtype: torch.dtype, kernel: str, rows: int, warps: int, flags: dict,
+                    **kernel_flag: bool) -> SoftmaxPlan:
+    """`plan` on `kernel`, `rows` rows a program on `warps` warps (one program a block of rows): that kernel
+    compiled for its resources and occupancy, the reason's figures updated; `kernel_flag` names the kernel in the
+    plan (tiny=True, short_rows=True)."""
+    res = kernel_resources(compile_job(kernel, dtype, {"ROWS": rows, "BLOCK_N": plan.block_n, **flags}, warps,
+                                       plan.gpu, plan.n_cols, True))
     n_blocks = triton.cdiv(plan.n_rows, rows)
     occ = occupancy(plan.gpu, res.n_regs, res.shared_bytes, warps, n_blocks)
     figures = {**plan.reason.values, "rows": rows, "n_regs": res.n_regs, "n_spills": res.n_spills,
                "programs_per_sm": occ.programs_per_sm}
-    return replace(plan, tiny=True, rows_per_program=rows, num_warps=warps, num_programs=n_blocks, resources=res,
+    return replace(plan, **kernel_flag, rows_per_program=rows, num_warps=warps, num_programs=n_blocks, resources=res,
                    occupancy=occ, reason=PlanReason.of(plan.reason.code, **figures))
 
 
