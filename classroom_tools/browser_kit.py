@@ -26,8 +26,11 @@ ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
 # Launched with headless=True (Playwright adds --headless), and nothing that phones home: without the
 # networking flags Chromium tries Google's hosts at every start.
+# --disable-dev-shm-usage: Chromium's shared memory in /tmp, not /dev/shm, which a container can make small
+# (64 MB under Docker's default); a class of tabs in one browser outgrows that.
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
+                 "--disable-dev-shm-usage"]
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 # When a source file changes under a running server, Streamlit evicts the app's modules from sys.modules at
 # the next run of any session, and another session importing them at that moment fails (seen:
@@ -253,15 +256,18 @@ class PageWatch:
 # "notRunning", ...). Rendered = connected, the script has finished, the main area holds elements, none of
 # them left over from the previous run (data-stale), and none of them still a skeleton (the front end loads some widgets' code lazily: a slider can be a grey
 # placeholder for a moment after the script has finished).
-RENDERED_JS = """() => {
+_PAGE_IS = """() => {
   const app = document.querySelector('[data-testid="stApp"]');
   if (!app) return false;
   return app.getAttribute('data-test-connection-state') === 'CONNECTED'
       && app.getAttribute('data-test-script-state') === 'notRunning'
       && document.querySelectorAll('[data-testid="stMain"] [data-testid="stElementContainer"]').length > 0
-      && document.querySelectorAll('[data-testid="stMain"] [data-testid="stSkeleton"]').length === 0
-      && document.querySelectorAll('[data-testid="stMain"] [data-stale="true"]').length === 0;
+      && document.querySelectorAll('[data-testid="stMain"] [data-stale="true"]').length === 0%s;
 }"""
+RENDERED_JS = _PAGE_IS % """
+      && document.querySelectorAll('[data-testid="stMain"] [data-testid="stSkeleton"]').length === 0"""
+# The server's part of a render done (the same, skeletons allowed: front-end code may still be loading).
+SERVED_JS = _PAGE_IS % ""
 
 # Keys of the app's play buttons: Streamlit gives a widget with key K a container with class "st-key-K".
 PLAY_KEYS_JS = r"""() => Array.from(document.querySelectorAll('[data-testid="stMain"] [class*="st-key-"]'))

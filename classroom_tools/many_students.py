@@ -37,6 +37,11 @@ MARKERS = {False: ("<!-- many_students:begin -->", "<!-- many_students:end -->")
            True: ("<!-- many_students_play:begin -->", "<!-- many_students_play:end -->")}
 
 
+# Once the server has sent a page (kit.SERVED_JS), the browser may still be loading the code of some of its
+# elements (grey skeletons). One headless Chromium holding a whole class's tabs on two busy cores can stall
+# there for good, which a student's own browser does not; such a tab is reloaded once, as a student would,
+# and the reload is recorded.
+SKELETON_GRACE_MS = 60_000
 MAX_RECLICKS = 2
 RECLICK_AFTER_MS = 20_000
 # After a click on a sidebar link: the address or the tab's title changed, or the page shows a run going on.
@@ -83,7 +88,8 @@ async def student(browser, base: str, number: int, tour: list[kit.AppPage], stag
     context = await browser.new_context(viewport=VIEWPORT, locale=locale)
     page = await context.new_page()
     watch = kit.PageWatch().attach(page)
-    result = {"student": number, "locale": locale, "stops": [], "errors": [], "played": 0, "reclicks": []}
+    result = {"student": number, "locale": locale, "stops": [], "errors": [], "played": 0, "reclicks": [],
+              "reloads": []}
     started = time.perf_counter()
     try:
         for stop, app_page in enumerate(tour):
@@ -91,7 +97,13 @@ async def student(browser, base: str, number: int, tour: list[kit.AppPage], stag
             try:
                 if stop == 0:
                     await page.goto(app_page.url(base), wait_until="commit", timeout=STOP_TIMEOUT_MS)
-                    await page.wait_for_function(kit.RENDERED_JS, timeout=STOP_TIMEOUT_MS)
+                    await page.wait_for_function(kit.SERVED_JS, timeout=STOP_TIMEOUT_MS)
+                    try:
+                        await page.wait_for_function(kit.RENDERED_JS, timeout=SKELETON_GRACE_MS)
+                    except Exception:
+                        result["reloads"].append((app_page.label, await page.evaluate(STUCK_STATE_JS)))
+                        await page.reload(wait_until="commit", timeout=STOP_TIMEOUT_MS)
+                        await page.wait_for_function(kit.RENDERED_JS, timeout=STOP_TIMEOUT_MS)
                 else:
                     old_title = await page.title()
                     link = page.locator(kit.nav_link_selector(app_page))
@@ -198,6 +210,9 @@ def report(results: list[dict], info: dict, args) -> str:
     rc = [f"student {r['student']}: {label}" for r in results for label in r["reclicks"]]
     reclicks = (f" **Sidebar clicks that started nothing within {RECLICK_AFTER_MS // 1000} s** and were "
                 f"clicked again: {len(rc)} ({', '.join(rc)})." if rc else "")
+    rl = [f"student {r['student']}: {label}" for r in results for label, _ in r["reloads"]]
+    reclicks += (f" **Tabs reloaded** after {SKELETON_GRACE_MS // 1000} s of skeletons once the server had sent "
+                 f"the page: {len(rl)} ({', '.join(rl)})." if rl else "")
     summary = (f"**{len(ok)} of {n} students** went through all {n_pages} pages with no error (pages rendered, "
                f"no exception box, no browser error, no request outside 127.0.0.1){played}. Whole class: "
                f"{info['wall_s']:.0f} s wall time (students started {args.stagger:g} s apart); one student's tour "
@@ -238,7 +253,8 @@ def main() -> int:
     info.update(server_info)
     for r in results:
         print(f"student {r['student']:2d} ({r['locale']}): {len(r['stops'])} pages in {r['seconds']:.1f} s, "
-              f"{r['played']} played, {len(r['errors'])} errors, re-clicked {r['reclicks']}", flush=True)
+              f"{r['played']} played, {len(r['errors'])} errors, re-clicked {r['reclicks']}, "
+              f"reloaded {[label for label, _ in r['reloads']]}", flush=True)
     section = report(results, info, args)
     print(section)
     if args.write_docs:

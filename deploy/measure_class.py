@@ -38,7 +38,8 @@ async def one_student(browser, base: str, i: int, tour, stagger: float, think: f
     try:
         return await ms.student(browser, base, i, tour, stagger, think, False)
     except Exception as exc:
-        return {"student": i, "stops": [], "played": 0, "reclicks": [], "seconds": float("nan"),
+        return {"student": i, "stops": [], "played": 0, "reclicks": [], "reloads": [],
+                "seconds": float("nan"),
                 "errors": [f"the driver failed: {type(exc).__name__}: {str(exc).splitlines()[0]}"]}
 
 
