@@ -37,9 +37,11 @@ from softmax_core.hardware.occupancy import occupancy
 from softmax_core.plans.any_width import edge_plan
 from softmax_core.plans.kernel_jobs import ROWS_KERNEL, compile_job
 from softmax_core.plans.tuned import SoftmaxPlan, plan_rows_tiled_split, plan_split, plan_tiled
+from softmax_core.plans.whole_rows import row_vector
 
 CLASSES = ("mid_rows", "long_rows")
-MIN_COLS = 1025                   # rows of at most 1024 values are another family's
+MIN_COLS = 1025                   # by default rows of more than 1024 values (--cols takes another range)
+SHORT_FROM_COLS = 256             # rows of at most 255 values are the short-rows kernels' (plans/any_width.py)
 FLAGS = {"FP64": False}
 L2_FRACTION = 0.5                 # the L2-bounded grids: rows in flight x (y + dy) bytes within this much of L2
 
@@ -53,13 +55,14 @@ class Shape:
     dtype: str
 
 
-def shapes(fit_seed: int, check_seed: int, fit_per_class: int, check_per_class: int) -> list[Shape]:
+def shapes(fit_seed: int, check_seed: int, fit_per_class: int, check_per_class: int,
+           cols: tuple[int, int] = (MIN_COLS, 1 << 30)) -> list[Shape]:
     """The fit and check shapes, interleaved (a run cut short keeps some of both): the class sweep's draw of each
-    seed, rows of more than 1024 values only, the first `*_per_class` of each class."""
+    seed, rows of `cols` values only (both ends included), the first `*_per_class` of each class that has any."""
     from bench_tools.class_sweep import draw
 
     def take(seed, per_class, name, cls):
-        drawn = [s for s in draw(seed, (cls,), per_class=4 * per_class) if s.shape[-1] >= MIN_COLS]
+        drawn = [s for s in draw(seed, (cls,), per_class=16 * per_class) if cols[0] <= s.shape[-1] <= cols[1]]
         return [Shape(name, cls, s.shape[0], s.shape[1], s.dtype) for s in drawn[:per_class]]
     lists = [take(seed, n, name, cls) for cls in CLASSES
              for seed, n, name in ((fit_seed, fit_per_class, "fit"), (check_seed, check_per_class, "check"))]
@@ -77,6 +80,20 @@ def _rows(M: int, N: int, dt: torch.dtype, warps: int) -> SoftmaxPlan:
     res = kernel_resources(compile_job(ROWS_KERNEL["backward"], dt,
                                        {"ROWS": 1, "BLOCK_N": plan.block_n, **FLAGS, "VEC": 1}, warps, gpu, N, True))
     return replace(plan, resources=res, occupancy=occupancy(gpu, res.n_regs, res.shared_bytes, warps, M))
+
+
+def _row_blocks(M: int, N: int, dt: torch.dtype, rows: int, warps: int) -> SoftmaxPlan:
+    """`rows` whole rows a program on `warps` warps (the rows kernel, with the plan's 16-byte vector hint); the
+    resources are those of that launch's compile."""
+    gpu = default_gpu()
+    base = plan_rows_tiled_split(M, N, dt, gpu, "backward", path="rows")
+    vec = row_vector(N, dt)
+    res = kernel_resources(compile_job(ROWS_KERNEL["backward"], dt,
+                                       {"ROWS": rows, "BLOCK_N": base.block_n, **FLAGS, "VEC": vec}, warps, gpu, N,
+                                       True))
+    n_blocks = triton.cdiv(M, rows)
+    return replace(base, rows_per_program=rows, num_warps=warps, num_programs=n_blocks, vec=vec, edges=False,
+                   resources=res, occupancy=occupancy(gpu, res.n_regs, res.shared_bytes, warps, n_blocks))
 
 
 def _tiled(M: int, N: int, dt: torch.dtype, tile: int, warps: int, bounded: bool) -> SoftmaxPlan | None:
@@ -108,6 +125,16 @@ def candidates(shape: Shape) -> list[tuple[str, Callable[[], SoftmaxPlan | None]
     block = triton.next_power_of_2(N)
     threads = default_gpu().warp_size
     out = [("default", lambda: _library_plan(M, N, dt))]
+    if N < MIN_COLS:      # rows of at most 1024 values: whole rows, 1-8 rows a program on 1-8 warps
+        for rows in (1, 2, 4, 8):
+            for warps in (1, 2, 4, 8):
+                if 4 <= rows * block // (threads * warps) <= 64:
+                    out.append((f"rows{rows}-w{warps}", lambda r=rows, w=warps: _row_blocks(M, N, dt, r, w)))
+        if N % 16:        # and the edge kernel's aligned body, one row a program
+            for warps in (1, 2, 4, 8):
+                if 4 <= block // (threads * warps) <= 64:
+                    out.append((f"edge-w{warps}", lambda w=warps: _rows(M, N, dt, w)))
+        return out
     for warps in (2, 4, 8, 16, 32):                      # whole rows: 8-64 values of each tensor a thread
         if 8 <= block // (threads * warps) <= 64:
             out.append((f"rows-w{warps}", lambda w=warps: _rows(M, N, dt, w)))
@@ -319,6 +346,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fit-per-class", type=int, default=8)
     parser.add_argument("--check-per-class", type=int, default=6)
     parser.add_argument("--warm", nargs=2, type=int, metavar=("K", "N"))
+    parser.add_argument("--cols", nargs=2, type=int, metavar=("LOW", "HIGH"), default=(MIN_COLS, 1 << 30),
+                        help=f"row widths drawn (both included; default {MIN_COLS} up; {SHORT_FROM_COLS}-{MIN_COLS - 1}: "
+                             "rows of 1-8 a program on 1-8 warps)")
     parser.add_argument("--list", action="store_true")
     parser.add_argument("--warmup-ms", type=int, default=5)
     parser.add_argument("--rep-ms", type=int, default=20)
@@ -335,7 +365,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.fit_seed is None or args.check_seed is None:
         parser.error("--fit-seed and --check-seed are needed (or --figures CSV)")
-    todo = shapes(args.fit_seed, args.check_seed, args.fit_per_class, args.check_per_class)
+    todo = shapes(args.fit_seed, args.check_seed, args.fit_per_class, args.check_per_class, tuple(args.cols))
     seed = args.fit_seed * 1000 + args.check_seed
     if args.list:
         for s in todo:
