@@ -43,6 +43,7 @@ CLASSES = ("mid_rows", "long_rows")
 MIN_COLS = 1025                   # by default rows of more than 1024 values (--cols takes another range)
 SHORT_FROM_COLS = 256             # rows of at most 255 values are the short-rows kernels' (plans/any_width.py)
 FLAGS = {"FP64": False}
+FORWARD_FLAGS = {"SAFE": False, "FP64": False}
 L2_FRACTION = 0.5                 # the L2-bounded grids: rows in flight x (y + dy) bytes within this much of L2
 
 
@@ -69,11 +70,11 @@ def shapes(fit_seed: int, check_seed: int, fit_per_class: int, check_per_class: 
     return [s for i in range(max(map(len, lists))) for got in lists for s in got[i:i + 1]]
 
 
-def _rows(M: int, N: int, dt: torch.dtype, warps: int) -> SoftmaxPlan:
+def _rows(M: int, N: int, dt: torch.dtype, warps: int, direction: str = "backward") -> SoftmaxPlan:
     """A whole row per program on `warps` warps: the edge kernel (ONE_TILE) where the width is not a multiple of
     16, else the rows kernel; the resources are those of that launch's compile."""
     gpu = default_gpu()
-    base = plan_rows_tiled_split(M, N, dt, gpu, "backward", path="rows")
+    base = plan_rows_tiled_split(M, N, dt, gpu, direction, path="rows")
     plan = replace(base, rows_per_program=1, num_warps=warps, num_programs=M, vec=1)
     if N % 16:
         return edge_plan(plan, dt)
@@ -82,14 +83,15 @@ def _rows(M: int, N: int, dt: torch.dtype, warps: int) -> SoftmaxPlan:
     return replace(plan, resources=res, occupancy=occupancy(gpu, res.n_regs, res.shared_bytes, warps, M))
 
 
-def _row_blocks(M: int, N: int, dt: torch.dtype, rows: int, warps: int) -> SoftmaxPlan:
+def _row_blocks(M: int, N: int, dt: torch.dtype, rows: int, warps: int, direction: str) -> SoftmaxPlan:
     """`rows` whole rows a program on `warps` warps (the rows kernel, with the plan's 16-byte vector hint); the
     resources are those of that launch's compile."""
     gpu = default_gpu()
-    base = plan_rows_tiled_split(M, N, dt, gpu, "backward", path="rows")
+    base = plan_rows_tiled_split(M, N, dt, gpu, direction, path="rows")
     vec = row_vector(N, dt)
-    res = kernel_resources(compile_job(ROWS_KERNEL["backward"], dt,
-                                       {"ROWS": rows, "BLOCK_N": base.block_n, **FLAGS, "VEC": vec}, warps, gpu, N,
+    flags = FLAGS if direction == "backward" else FORWARD_FLAGS
+    res = kernel_resources(compile_job(ROWS_KERNEL[direction], dt,
+                                       {"ROWS": rows, "BLOCK_N": base.block_n, **flags, "VEC": vec}, warps, gpu, N,
                                        True))
     n_blocks = triton.cdiv(M, rows)
     return replace(base, rows_per_program=rows, num_warps=warps, num_programs=n_blocks, vec=vec, edges=False,
@@ -118,23 +120,27 @@ def _split(M: int, N: int, dt: torch.dtype, chunk: int, warps: int) -> SoftmaxPl
     return plan_split(M, N, dt, default_gpu(), "backward", FLAGS, chunk=chunk, num_warps=warps, edges=N % 16 != 0)
 
 
-def candidates(shape: Shape) -> list[tuple[str, Callable[[], SoftmaxPlan | None]]]:
+def candidates(shape: Shape, direction: str = "backward") -> list[tuple[str, Callable[[], SoftmaxPlan | None]]]:
     """(name, plan maker) for every forced launch of one shape, in a fixed order, the library's plan first; the
-    names follow from the shape alone, a maker compiles (and answers None where its launch cannot run)."""
+    names follow from the shape alone, a maker compiles (and answers None where its launch cannot run). The
+    forward is timed at rows of at most 1024 values only."""
     M, N, dt = shape.M, shape.N, dtypes.torch_dtype(shape.dtype)
     block = triton.next_power_of_2(N)
     threads = default_gpu().warp_size
-    out = [("default", lambda: _library_plan(M, N, dt))]
-    if N < MIN_COLS:      # rows of at most 1024 values: whole rows, 1-8 rows a program on 1-8 warps
-        for rows in (1, 2, 4, 8):
+    out = [("default", lambda: _library_plan(M, N, dt, direction))]
+    if N < MIN_COLS:      # rows of at most 1024 values: whole rows, 1-16 rows a program on 1-8 warps
+        for rows in (1, 2, 4, 8, 16):
             for warps in (1, 2, 4, 8):
                 if 4 <= rows * block // (threads * warps) <= 64:
-                    out.append((f"rows{rows}-w{warps}", lambda r=rows, w=warps: _row_blocks(M, N, dt, r, w)))
+                    out.append((f"rows{rows}-w{warps}",
+                                lambda r=rows, w=warps: _row_blocks(M, N, dt, r, w, direction)))
         if N % 16:        # and the edge kernel's aligned body, one row a program
             for warps in (1, 2, 4, 8):
                 if 4 <= block // (threads * warps) <= 64:
-                    out.append((f"edge-w{warps}", lambda w=warps: _rows(M, N, dt, w)))
+                    out.append((f"edge-w{warps}", lambda w=warps: _rows(M, N, dt, w, direction)))
         return out
+    if direction != "backward":
+        raise ValueError("the forward is timed at rows of at most 1024 values (--cols)")
     for warps in (2, 4, 8, 16, 32):                      # whole rows: 8-64 values of each tensor a thread
         if 8 <= block // (threads * warps) <= 64:
             out.append((f"rows-w{warps}", lambda w=warps: _rows(M, N, dt, w)))
@@ -156,9 +162,9 @@ def candidates(shape: Shape) -> list[tuple[str, Callable[[], SoftmaxPlan | None]
     return out
 
 
-def plan_of(shape: Shape, name: str) -> SoftmaxPlan | None:
+def plan_of(shape: Shape, name: str, direction: str = "backward") -> SoftmaxPlan | None:
     """The plan of one candidate (None where it cannot run, with the reason printed)."""
-    make = dict(candidates(shape))[name]
+    make = dict(candidates(shape, direction))[name]
     try:
         return make()
     except (ValueError, RuntimeError) as err:
@@ -166,9 +172,9 @@ def plan_of(shape: Shape, name: str) -> SoftmaxPlan | None:
         return None
 
 
-def _library_plan(M, N, dt):
+def _library_plan(M, N, dt, direction="backward"):
     from softmax_core.plans.choose import plan_softmax
-    return plan_softmax(M, N, dt, default_gpu(), "backward")
+    return plan_softmax(M, N, dt, default_gpu(), direction)
 
 
 def describe(plan: SoftmaxPlan) -> dict:
@@ -198,26 +204,26 @@ def _autograd(fn, x, dy):
     return lambda: torch.autograd.grad(out, leaf, dy_like, retain_graph=True)[0]
 
 
-def warm(k: int, n: int, todo: list[Shape], seed: int) -> None:
+def warm(k: int, n: int, todo: list[Shape], seed: int, direction: str = "backward") -> None:
     """Plan and launch this process's share of the (shape, variant) pairs once. Launches that compile the same
     kernel (the same dtype and variant, not a shared row, whose SPLIT follows the width) go to one process."""
-    from softmax_core.launch.api import softmax_backward
+    from softmax_core.launch.api import softmax_backward, softmax_forward
     groups: dict = {}
     for s in todo:
-        for name, _ in candidates(s):
+        for name, _ in candidates(s, direction):
             key = (s, name) if name.startswith("split") or name == "default" else (s.dtype, name, s.M % 16 == 0)
             groups.setdefault(key, []).append((s, name))
     for i, key in enumerate(sorted(groups, key=str)):
         if i % n != k:
             continue
         for s, name in groups[key]:
-            plan = plan_of(s, name)
+            plan = plan_of(s, name, direction)
             if plan is None:
                 continue
             dt = dtypes.torch_dtype(s.dtype)
             y = torch.full((s.M, s.N), 1.0 / s.N, dtype=dt, device=runtime.kernel_device())
             try:
-                softmax_backward(y, y, plan)
+                softmax_backward(y, y, plan) if direction == "backward" else softmax_forward(y, plan)
             except Exception as err:  # noqa: BLE001  (the timed run records it)
                 print(f"warm {s} {name}: {type(err).__name__}", flush=True)
             del y
@@ -236,22 +242,27 @@ def inputs_cached(s: Shape, seed: int):
 
 
 def run(todo: list[Shape], stem: Path, seed: int, timer, command: str, deadline: float | None,
-        fit_seed: int | None = None, check_seed: int | None = None) -> pd.DataFrame:
+        fit_seed: int | None = None, check_seed: int | None = None, direction: str = "backward") -> pd.DataFrame:
     from softmax_bench.harness import mismatch
     from softmax_bench.records import provenance
     from softmax_bench.timers import timer_figures, timer_kind
-    from softmax_core.launch.api import softmax, softmax_backward
+    from softmax_core.launch.api import softmax, softmax_backward, softmax_forward
 
     rows: list[dict] = []
     info = provenance(0, sorted({s.N for s in todo}), ",".join(sorted({s.dtype for s in todo})),
-                      ["copy", "torch", "tuned"], ["backward"], timer_kind(timer), timer_figures(timer),
+                      ["copy", "torch", "tuned"], [direction], timer_kind(timer), timer_figures(timer),
                       command, seed)
     info.update(sweep="rows-backward-tune", shapes=[s.__dict__ for s in todo], fit_seed=fit_seed,
-                check_seed=check_seed,
-                bytes="3 x numel x element_size (read y and dy, write dx)",
-                copy="torch.add(y, dy, out=c)",
-                torch_provider="autograd.grad through torch.softmax (the class sweep's way), as for autograd-default",
-                variants="softmax_backward(y, dy, plan) with each forced plan: the kernel launch alone")
+                check_seed=check_seed, direction=direction)
+    if direction == "backward":
+        info.update(bytes="3 x numel x element_size (read y and dy, write dx)", copy="torch.add(y, dy, out=c)",
+                    torch_provider="autograd.grad through torch.softmax (the class sweep's way), as for "
+                                   "autograd-default",
+                    variants="softmax_backward(y, dy, plan) with each forced plan: the kernel launch alone")
+    else:
+        info.update(bytes="2 x numel x element_size (read x, write y)", copy="c.copy_(x)",
+                    torch_provider="torch.softmax(x, -1); autograd-default: softmax_core's softmax(x, -1)",
+                    variants="softmax_forward(x, plan) with each forced plan: the kernel launch alone")
     stem.parent.mkdir(parents=True, exist_ok=True)
     for s in todo:
         if deadline is not None and time.time() > deadline:
@@ -260,20 +271,29 @@ def run(todo: list[Shape], stem: Path, seed: int, timer, command: str, deadline:
         dt = dtypes.torch_dtype(s.dtype)
         x, y, dy, dx_ref = inputs_cached(s, seed)
         out = torch.empty_like(y)
-        calls = [("copy", None, lambda: torch.add(y, dy, out=out), False),
-                 ("torch", None, _autograd(lambda t: torch.softmax(t, -1), x, dy), True),
-                 ("autograd-default", None, _autograd(lambda t: softmax(t, -1), x, dy), True)]
-        planned = [(name, plan_of(s, name)) for name, _ in candidates(s)]
-        calls += [(name, plan, (lambda p=plan: softmax_backward(y, dy, p)), True) for name, plan in planned
-                  if plan is not None]
-        nbytes = 3 * s.M * s.N * dt.itemsize
+        planned = [(name, plan_of(s, name, direction)) for name, _ in candidates(s, direction)]
+        if direction == "backward":
+            ref = dx_ref
+            calls = [("copy", None, lambda: torch.add(y, dy, out=out), False),
+                     ("torch", None, _autograd(lambda t: torch.softmax(t, -1), x, dy), True),
+                     ("autograd-default", None, _autograd(lambda t: softmax(t, -1), x, dy), True)]
+            calls += [(name, plan, (lambda p=plan: softmax_backward(y, dy, p)), True) for name, plan in planned
+                      if plan is not None]
+        else:
+            ref = torch.softmax(x.double(), -1)
+            calls = [("copy", None, lambda: out.copy_(x), False),
+                     ("torch", None, lambda: torch.softmax(x, -1), True),
+                     ("autograd-default", None, lambda: softmax(x, -1), True)]
+            calls += [(name, plan, (lambda p=plan: softmax_forward(x, p)), True) for name, plan in planned
+                      if plan is not None]
+        nbytes = (3 if direction == "backward" else 2) * s.M * s.N * dt.itemsize
         for name, plan, call, check in calls:
             row = dict(set=s.set, cls=s.cls, M=s.M, N=s.N, dtype=s.dtype, provider=name,
                        **(describe(plan) if plan is not None else {}), status="ok", reason="")
             try:
                 if check:
                     # torch's own answer is checked against the float32-rounded y's float64 dx like ours
-                    problem = mismatch(call(), dx_ref, dt)
+                    problem = mismatch(call(), ref, dt)
                     if problem:
                         rows.append({**row, "status": "failed", "reason": str(problem.to_json())})
                         continue
@@ -346,6 +366,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fit-per-class", type=int, default=8)
     parser.add_argument("--check-per-class", type=int, default=6)
     parser.add_argument("--warm", nargs=2, type=int, metavar=("K", "N"))
+    parser.add_argument("--direction", choices=("backward", "forward"), default="backward",
+                        help="forward: rows of at most 1024 values only")
     parser.add_argument("--cols", nargs=2, type=int, metavar=("LOW", "HIGH"), default=(MIN_COLS, 1 << 30),
                         help=f"row widths drawn (both included; default {MIN_COLS} up; {SHORT_FROM_COLS}-{MIN_COLS - 1}: "
                              "rows of 1-8 a program on 1-8 warps)")
@@ -369,11 +391,11 @@ def main(argv: list[str] | None = None) -> int:
     seed = args.fit_seed * 1000 + args.check_seed
     if args.list:
         for s in todo:
-            names = [n for n, _ in candidates(s)]
+            names = [n for n, _ in candidates(s, args.direction)]
             print(s, len(names), " ".join(names))
         return 0
     if args.warm:
-        warm(*args.warm, todo, seed)
+        warm(*args.warm, todo, seed, args.direction)
         return 0
     if not args.stem:
         parser.error("name the output (STEM), or --warm K N, or --list")
@@ -382,7 +404,7 @@ def main(argv: list[str] | None = None) -> int:
     command = shlex.join(["python", "-m", "bench_tools.record.rows_backward_tune",
                           *(argv if argv is not None else sys.argv[1:])])
     deadline = time.time() + args.seconds if args.seconds else None
-    run(todo, Path(args.stem), seed, timer, command, deadline, args.fit_seed, args.check_seed)
+    run(todo, Path(args.stem), seed, timer, command, deadline, args.fit_seed, args.check_seed, args.direction)
     return 0
 
 
