@@ -11,13 +11,11 @@ import torch
 import triton
 
 from softmax_core.hardware import dtypes
-from softmax_core.hardware.compile import kernel_resources
-from softmax_core.hardware.occupancy import occupancy
-from softmax_core.plans.kernel_jobs import EDGE_KERNEL, SHORT_ROWS_KERNEL, TINY_KERNEL
+from softmax_core.plans.kernel_jobs import EDGE_KERNEL, SHORT_ROWS_KERNEL, TINY_KERNEL, compiled
 from softmax_core.plans.reasons import PlanReason
 from softmax_core.plans.whole_rows import EDGES_FROM_BYTES
 from softmax_core.plans.tuned import (MAX_WARPS, PROGRAMS_PER_SM_TO_FILL, ROWS_KERNEL, SHORT_ROW_BYTES, SoftmaxPlan,
-                                      compile_job, rows_config)
+                                      rows_config)
 
 # Widths that are not multiples of 16 (of the vocabularies 32000, 50257, 128256 and 151936, only 50257; odd
 # widths anywhere): Triton cannot prove a row's loads 16-byte aligned, and loads one value at a time. From
@@ -117,10 +115,9 @@ def vector_rows_plan(plan: SoftmaxPlan, dtype: torch.dtype) -> SoftmaxPlan | Non
     flags = {"SAFE": False, "FP64": False} if plan.direction == "forward" else {"FP64": False}
     n_blocks = triton.cdiv(plan.n_rows, rows)
     for warps in (VECTOR_ROWS_WARPS, 2 * VECTOR_ROWS_WARPS):
-        res = kernel_resources(compile_job(ROWS_KERNEL[plan.direction], dtype,
-                                           {"ROWS": rows, "BLOCK_N": plan.block_n, **flags, "VEC": plan.vec},
-                                           warps, plan.gpu, plan.n_cols, True))
-        occ = occupancy(plan.gpu, res.n_regs, res.shared_bytes, warps, n_blocks)
+        res, occ = compiled(ROWS_KERNEL[plan.direction], dtype,
+                            {"ROWS": rows, "BLOCK_N": plan.block_n, **flags, "VEC": plan.vec}, warps, plan.gpu,
+                            plan.n_cols, True, n_blocks)
         if occ.programs_per_sm > 0 and res.n_spills == 0:
             figures = {**plan.reason.values, "rows": rows, "n_regs": res.n_regs, "n_spills": res.n_spills,
                        "programs_per_sm": occ.programs_per_sm}
@@ -166,10 +163,9 @@ def _blocks_of_rows(plan: SoftmaxPlan, dtype: torch.dtype, kernel: str, rows: in
     """`plan` on `kernel`, `rows` rows a program on `warps` warps (one program a block of rows): that kernel
     compiled for its resources and occupancy, the reason's figures updated; `kernel_flag` names the kernel in the
     plan (tiny=True, short_rows=True)."""
-    res = kernel_resources(compile_job(kernel, dtype, {"ROWS": rows, "BLOCK_N": plan.block_n, **flags}, warps,
-                                       plan.gpu, plan.n_cols, True))
     n_blocks = triton.cdiv(plan.n_rows, rows)
-    occ = occupancy(plan.gpu, res.n_regs, res.shared_bytes, warps, n_blocks)
+    res, occ = compiled(kernel, dtype, {"ROWS": rows, "BLOCK_N": plan.block_n, **flags}, warps, plan.gpu,
+                        plan.n_cols, True, n_blocks)
     figures = {**plan.reason.values, "rows": rows, "n_regs": res.n_regs, "n_spills": res.n_spills,
                "programs_per_sm": occ.programs_per_sm}
     return replace(plan, **kernel_flag, rows_per_program=rows, num_warps=warps, num_programs=n_blocks, resources=res,
@@ -181,9 +177,8 @@ def edge_plan(plan: SoftmaxPlan, dtype: torch.dtype) -> SoftmaxPlan:
     flags = {"SAFE": False} if plan.direction == "forward" else {}
     constexprs = {"TILE": plan.block_n, "VEC": 16 // dtypes.element_size(dtype), "ONE_TILE": plan.path == "rows",
                   **flags}
-    res = kernel_resources(compile_job(EDGE_KERNEL[plan.direction], dtype, constexprs, plan.num_warps, plan.gpu,
-                                plan.n_cols, True))
-    occ = occupancy(plan.gpu, res.n_regs, res.shared_bytes, plan.num_warps, plan.num_programs)
+    res, occ = compiled(EDGE_KERNEL[plan.direction], dtype, constexprs, plan.num_warps, plan.gpu, plan.n_cols, True,
+                        plan.num_programs)
     figures = plan.reason.values
     if plan.path == "rows":
         figures.update(rows=1, n_regs=res.n_regs, n_spills=res.n_spills, programs_per_sm=occ.programs_per_sm)

@@ -7,8 +7,9 @@ from __future__ import annotations
 import torch
 
 from softmax_core.hardware import dtypes
-from softmax_core.hardware.compile import CompileJob
+from softmax_core.hardware.compile import CompileJob, KernelResources, kernel_resources
 from softmax_core.hardware.gpu import GpuSpec
+from softmax_core.hardware.occupancy import Occupancy, occupancy
 from softmax_core.kernels.any_width import vector_values
 from softmax_core.hardware.signatures import kernel_signature
 
@@ -38,6 +39,14 @@ def compile_job(kernel: str, dtype: torch.dtype, constexprs: dict, num_warps: in
                                          pointers={"slots_ptr": "*i64"} if kernel in SHARED_ROW_KERNELS else None)
     return CompileJob(kernel, signature, values, num_warps, 1, gpu.compile_target, on_device=gpu.live,
                       divisible=launch_divisible(signature, n_cols, aligned))
+
+
+def compiled(kernel: str, dtype: torch.dtype, constexprs: dict, num_warps: int, gpu: GpuSpec, n_cols: int,
+             aligned: bool, n_programs: int, stride: str = "i32") -> tuple[KernelResources, Occupancy]:
+    """One launch of `kernel` judged for `gpu`: its registers and shared memory from the compile of the very
+    specialisation that will run (compile_job), and the occupancy of a grid of `n_programs` of it."""
+    res = kernel_resources(compile_job(kernel, dtype, constexprs, num_warps, gpu, n_cols, aligned, stride))
+    return res, occupancy(gpu, res.n_regs, res.shared_bytes, num_warps, n_programs)
 
 
 # The tensors a kernel reads (their alignment depends on the caller); what it writes, and the slots, are fresh

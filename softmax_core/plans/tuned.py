@@ -13,10 +13,10 @@ import triton
 
 from softmax_core.hardware import dtypes
 from softmax_core.kernels.row_slots import SPIN_LIMIT
-from softmax_core.hardware.compile import KernelResources, kernel_resources
+from softmax_core.hardware.compile import KernelResources
 from softmax_core.hardware.gpu import GpuSpec, default_gpu
 from softmax_core.plans.kernel_jobs import (ROWS_KERNEL, SPLIT_KERNEL, TILED_KERNEL, TILED_SPLIT_KERNEL,  # noqa: F401
-                                            SHARED_ROW_KERNELS, compile_job, launch_divisible,
+                                            SHARED_ROW_KERNELS, compile_job, compiled, launch_divisible,
                                             rows_provably_aligned, split_shape)
 from softmax_core.plans.plan import SoftmaxPlan
 from softmax_core.plans.reasons import PlanReason, ReasonCode
@@ -130,12 +130,6 @@ def split_from_row_bytes(element_bytes: int, gpu: GpuSpec) -> int:
     return SPLIT_FROM_ROW_BYTES
 
 
-def resident_programs_per_sm(gpu: GpuSpec, res: KernelResources, num_warps: int) -> int:
-    """Programs of this kernel that run on one SM at once, by the hardware's rules (softmax_core.hardware.occupancy):
-    the split path's programs wait for each other, so its grid must never be larger than this x SMs."""
-    return occupancy(gpu, res.n_regs, res.shared_bytes, num_warps, 1).programs_per_sm
-
-
 PATHS = ("rows", "tiled", "split")
 
 
@@ -180,14 +174,13 @@ def plan_rows_tiled_split(n_rows: int, n_cols: int, dtype: torch.dtype = torch.f
                 warps, res, occ = backward_rows_fit(dtype, gpu, n_rows, n_cols, rows, block_n, warps, flags, vec,
                                                      aligned, edge_rows)
             else:
-                res = kernel_resources(compile_job(ROWS_KERNEL[direction], dtype,
-                                                   {"ROWS": rows, "BLOCK_N": block_n, **flags, "VEC": vec}, warps,
-                                                   gpu, n_cols, aligned))
-                occ = occupancy(gpu, res.n_regs, res.shared_bytes, warps, triton.cdiv(n_rows, rows))
-            n_blocks = triton.cdiv(n_rows, rows)
+                res, occ = compiled(ROWS_KERNEL[direction], dtype,
+                                    {"ROWS": rows, "BLOCK_N": block_n, **flags, "VEC": vec}, warps, gpu, n_cols,
+                                    aligned, triton.cdiv(n_rows, rows))
             if (occ.programs_per_sm > 0 and res.n_spills == 0) or rows == 1:
                 break
             rows //= 2
+        n_blocks = triton.cdiv(n_rows, rows)
         fits = occ.programs_per_sm > 0
         in_flight = occ.programs_per_sm * rows * 2 * row_bytes        # y and dy of the rows resident on an SM
         shareable = split_config(n_cols, gpu, direction, element_bytes=elt)[0] > 1
@@ -277,12 +270,11 @@ def plan_tiled(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec, direc
     # The fitted tiles hold as many values a thread on every GPU; where this one's compiler spills them (float64
     # on 32 warps, whose 1024 threads get at most 64 registers each), halve the tile, as the rows path its rows.
     while True:
-        res = kernel_resources(compile_job(TILED_KERNEL[direction], dtype, {"TILE": tile, **flags}, warps, gpu,
-                                           n_cols, aligned))
+        res, occ = compiled(TILED_KERNEL[direction], dtype, {"TILE": tile, **flags}, warps, gpu, n_cols, aligned,
+                            n_rows)
         if tile_forced or res.n_spills == 0 or tile <= MIN_TILE_VALUES:
             break
         tile //= 2
-    occ = occupancy(gpu, res.n_regs, res.shared_bytes, warps, n_rows)
     reason = PlanReason.of(ReasonCode.TILED, **(why or {"why": ReasonCode.FORCED}), split_declined=split_declined,
                            tile=tile, n_tiles=triton.cdiv(n_cols, tile), programs_per_sm=occ.programs_per_sm,
                            shared_by=1)
@@ -293,9 +285,9 @@ def plan_tiled(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec, direc
 def _l2_fit_warps(n_rows, n_cols, dtype, gpu, flags, tile, aligned) -> int | None:
     """TILED_L2_FIT_WARPS where, with as many programs of it as fit on every SM, the rows in flight take at most
     TILED_SHARED_L2_FRACTION of the L2; else None."""
-    res = kernel_resources(compile_job(TILED_KERNEL["forward"], dtype, {"TILE": tile, **flags}, TILED_L2_FIT_WARPS,
-                                       gpu, n_cols, aligned))
-    per_sm = occupancy(gpu, res.n_regs, res.shared_bytes, TILED_L2_FIT_WARPS, n_rows).programs_per_sm
+    res, occ = compiled(TILED_KERNEL["forward"], dtype, {"TILE": tile, **flags}, TILED_L2_FIT_WARPS, gpu, n_cols,
+                        aligned, n_rows)
+    per_sm = occ.programs_per_sm
     in_flight = min(n_rows, per_sm * gpu.multiprocessor_count)
     fits = in_flight * n_cols * dtypes.element_size(dtype) <= TILED_SHARED_L2_FRACTION * gpu.l2_mib * 2**20
     return TILED_L2_FIT_WARPS if per_sm > 0 and res.n_spills == 0 and fits else None
@@ -330,7 +322,9 @@ def _co_resident(kernel: str, dtype: torch.dtype, shape: dict, flags: dict, warp
                  n_rows: int, n_cols: int, split: int, aligned: bool,
                  spills_allowed: bool = False) -> tuple[KernelResources, int, int, Occupancy] | None:
     """For kernels whose `split` programs per row wait for each other: (resources, programs resident per SM,
-    groups, occupancy), where groups (rows in flight) is as many as can all run at once; None when not one
+    groups, occupancy), where groups (rows in flight) is as many as can all run at once (by the hardware's
+    occupancy rules: programs that wait for each other must all be resident, so the grid is never larger than
+    programs per SM x SMs); None when not one
     group fits, or the compile spilled registers (unless `spills_allowed`: the shared-tile kernels hold no row
     in registers, and on triton 3.6 their 16-byte specialisation spills 2 registers yet ran 0.83x copy at
     bf16 131072). The kernel is compiled in its one-launch form (PHASE 0)."""
@@ -338,9 +332,9 @@ def _co_resident(kernel: str, dtype: torch.dtype, shape: dict, flags: dict, warp
                   **{k: v for k, v in flags.items() if k != "FP64"}, "PHASE": 0, "SPIN": SPIN_LIMIT}
     # The grid must fit whichever form the launch compiles: strides typed i32 (every real row) or i64, which
     # can need more registers or fewer (sm_90, fp32 262144: 187 with i32, 167 with i64). Plan with the larger.
-    res = max((kernel_resources(compile_job(kernel, dtype, constexprs, warps, gpu, n_cols, aligned, stride))
-               for stride in ("i32", "i64")), key=lambda r: (r.n_regs, r.n_spills, r.shared_bytes))
-    per_sm = resident_programs_per_sm(gpu, res, warps)
+    res, alone = max((compiled(kernel, dtype, constexprs, warps, gpu, n_cols, aligned, 1, stride)
+                      for stride in ("i32", "i64")), key=lambda f: (f[0].n_regs, f[0].n_spills, f[0].shared_bytes))
+    per_sm = alone.programs_per_sm
     groups = min(n_rows, gpu.multiprocessor_count * per_sm // split)
     if groups == 0 or (res.n_spills > 0 and not spills_allowed):
         return None

@@ -8,10 +8,10 @@ import torch
 import triton
 
 from softmax_core.hardware import dtypes
-from softmax_core.hardware.compile import KernelResources, kernel_resources
+from softmax_core.hardware.compile import KernelResources
 from softmax_core.hardware.gpu import GpuSpec
-from softmax_core.hardware.occupancy import Occupancy, occupancy
-from softmax_core.plans.kernel_jobs import EDGE_KERNEL, ROWS_KERNEL, compile_job
+from softmax_core.hardware.occupancy import Occupancy
+from softmax_core.plans.kernel_jobs import EDGE_KERNEL, ROWS_KERNEL, compiled
 
 # Every constant below was chosen by measurement on the H200; docs/performance.md, "The plan's constants",
 # gives the figures and the sweeps they come from.
@@ -118,13 +118,13 @@ def backward_rows_fit(dtype: torch.dtype, gpu: GpuSpec, n_rows: int, n_cols: int
         if w > MAX_WARPS or (w > warps and w * gpu.warp_size > rows * block_n):
             continue
         if edge:
-            job = compile_job(EDGE_KERNEL["backward"], dtype, {"TILE": block_n, "VEC": 16 // dtypes.element_size(dtype),
-                                                               "ONE_TILE": True}, w, gpu, n_cols, True)
+            found.append((w, *compiled(EDGE_KERNEL["backward"], dtype,
+                                       {"TILE": block_n, "VEC": 16 // dtypes.element_size(dtype), "ONE_TILE": True},
+                                       w, gpu, n_cols, True, n_blocks)))
         else:
-            job = compile_job(ROWS_KERNEL["backward"], dtype, {"ROWS": rows, "BLOCK_N": block_n, **flags, "VEC": vec},
-                              w, gpu, n_cols, aligned)
-        res = kernel_resources(job)
-        found.append((w, res, occupancy(gpu, res.n_regs, res.shared_bytes, w, n_blocks)))
+            found.append((w, *compiled(ROWS_KERNEL["backward"], dtype,
+                                       {"ROWS": rows, "BLOCK_N": block_n, **flags, "VEC": vec}, w, gpu, n_cols,
+                                       aligned, n_blocks)))
     usable = [f for f in found if f[2].programs_per_sm > 0 and f[1].n_spills == 0]
     if not usable:
         return found[0]

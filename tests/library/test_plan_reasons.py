@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import softmax_core as sc
-from softmax_core.plans import reasons, tuned as tuned_plan
+from softmax_core.plans import kernel_jobs, reasons, tuned as tuned_plan
 from softmax_core.hardware.compile import KernelResources
 from softmax_core.words import describe
 from softmax_core.plans.any_dim import ReductionLayout, plan_any_dim
@@ -43,14 +43,14 @@ def tuned_reasons(monkeypatch):
              sc.plan_softmax(4096, 781, torch.float32, H200, path="rows").reason,
              sc.plan_softmax(4096, 781, torch.float32, H200, path="tiled").reason,
              sc.plan_softmax(4096, 781, torch.float32, H200, path="split").reason]
-    real = tuned_plan.kernel_resources
+    real = kernel_jobs.kernel_resources           # every plan compiles through kernel_jobs.compiled
     for rows_kernel in ((1000, 0, 0), (32, 10**7, 0), (32, 0, 8)):
         def faked(job, rows_kernel=rows_kernel):
             return fake(*rows_kernel) if job.kernel in tuned_plan.ROWS_KERNEL.values() else real(job)
-        monkeypatch.setattr(tuned_plan, "kernel_resources", faked)
+        monkeypatch.setattr(kernel_jobs, "kernel_resources", faked)
         found.append(sc.plan_softmax(4096, 2048, torch.float16, H200).reason)
         found.append(sc.plan_softmax(4096, 2048, torch.float32, H200, direction="backward").reason)
-    monkeypatch.setattr(tuned_plan, "kernel_resources", real)
+    monkeypatch.setattr(kernel_jobs, "kernel_resources", real)
     amd = sc.catalog_gpu("mi300x")
     found.append(sc.plan_softmax(2, 70_000, torch.float32, amd).reason)           # split wanted, not on AMD
     channel = ReductionLayout(64, 1000, 49, 49000, 49)                              # any-dim: one pass, two, forced

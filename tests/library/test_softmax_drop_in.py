@@ -376,6 +376,7 @@ def test_programs_that_wait_for_each_other_fit_either_stride_width():
     plan shows that form's resources."""
     from softmax_core.plans import tuned as tp
     from softmax_core.hardware.compile import kernel_resources
+    from softmax_core.hardware.occupancy import occupancy
     h200 = sc.catalog_gpu("h200")
     plan = sc.plan_softmax(4096, 262144, torch.float32, h200)
     assert plan.path == "split"
@@ -385,7 +386,7 @@ def test_programs_that_wait_for_each_other_fit_either_stride_width():
                                       262144, True, stride)) for stride in ("i32", "i64")]
     assert plan.resources.n_regs == max(r.n_regs for r in forms)
     assert plan.num_programs <= h200.multiprocessor_count * min(
-        tp.resident_programs_per_sm(h200, r, plan.num_warps) for r in forms)
+        occupancy(h200, r.n_regs, r.shared_bytes, plan.num_warps, 1).programs_per_sm for r in forms)
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
