@@ -70,8 +70,7 @@ def describe(plan: SoftmaxPlan) -> str:
 
 
 def _tiled(M, N, dt, direction, tile, warps, split=None, edges=False, per_sm=None):
-    flags = {"SAFE": False, "FP64": False} if direction == "forward" else {"FP64": False}
-    p = plan_tiled(M, N, dt, default_gpu(), direction, flags, tile=tile, num_warps=warps, split=split)
+    p = plan_tiled(M, N, dt, default_gpu(), direction, tile=tile, num_warps=warps, split=split)
     if edges:
         p = edge_plan(p, dt)
     if per_sm:
@@ -80,8 +79,7 @@ def _tiled(M, N, dt, direction, tile, warps, split=None, edges=False, per_sm=Non
 
 
 def _split(M, N, dt, direction, chunk, warps, edges=False):
-    flags = {"SAFE": False, "FP64": False} if direction == "forward" else {"FP64": False}
-    return plan_split(M, N, dt, default_gpu(), direction, flags, chunk=chunk, num_warps=warps, edges=edges)
+    return plan_split(M, N, dt, default_gpu(), direction, chunk=chunk, num_warps=warps, edges=edges)
 
 
 def _autograd_call(fn):

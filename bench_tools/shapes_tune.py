@@ -100,7 +100,7 @@ def main(out: str) -> None:
         record(name, "bwd:copy", 1.5 * nbytes, lambda: torch.add(x, dy))
         if N % 16:
             for tile, warps in ((16384, 16), (16384, 8), (8192, 8), (8192, 4), (4096, 4), (4096, 8), (2048, 4)):
-                p = edge_plan(plan_tiled(M, N, dtype, gpu, "forward", {"SAFE": False, "FP64": False}, tile=tile,
+                p = edge_plan(plan_tiled(M, N, dtype, gpu, "forward", tile=tile,
                                          num_warps=warps), dtype)
                 record(name, f"edges-tiled-{tile}-w{warps}", nbytes, lambda p=p: softmax_forward(x, p))
         del x, dy, y

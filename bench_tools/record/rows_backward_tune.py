@@ -31,19 +31,15 @@ import torch
 import triton
 
 from softmax_core.hardware import dtypes, runtime
-from softmax_core.hardware.compile import kernel_resources
 from softmax_core.hardware.gpu import default_gpu
-from softmax_core.hardware.occupancy import occupancy
 from softmax_core.plans.any_width import edge_plan
-from softmax_core.plans.kernel_jobs import ROWS_KERNEL, compile_job
+from softmax_core.plans.kernel_jobs import judged
 from softmax_core.plans.tuned import SoftmaxPlan, plan_rows_tiled_split, plan_split, plan_tiled
 from softmax_core.plans.whole_rows import row_vector
 
 CLASSES = ("mid_rows", "long_rows")
 MIN_COLS = 1025                   # by default rows of more than 1024 values (--cols takes another range)
 SHORT_FROM_COLS = 256             # rows of at most 255 values are the short-rows kernels' (plans/any_width.py)
-FLAGS = {"FP64": False}
-FORWARD_FLAGS = {"SAFE": False, "FP64": False}
 L2_FRACTION = 0.5                 # the L2-bounded grids: rows in flight x (y + dy) bytes within this much of L2
 
 
@@ -78,24 +74,19 @@ def _rows(M: int, N: int, dt: torch.dtype, warps: int, direction: str = "backwar
     plan = replace(base, rows_per_program=1, num_warps=warps, num_programs=M, vec=1)
     if N % 16:
         return edge_plan(plan, dt)
-    res = kernel_resources(compile_job(ROWS_KERNEL["backward"], dt,
-                                       {"ROWS": 1, "BLOCK_N": plan.block_n, **FLAGS, "VEC": 1}, warps, gpu, N, True))
-    return replace(plan, resources=res, occupancy=occupancy(gpu, res.n_regs, res.shared_bytes, warps, M))
+    plan = replace(plan, edges=False)
+    res, occ = judged(plan)
+    return replace(plan, resources=res, occupancy=occ)
 
 
 def _row_blocks(M: int, N: int, dt: torch.dtype, rows: int, warps: int, direction: str) -> SoftmaxPlan:
     """`rows` whole rows a program on `warps` warps (the rows kernel, with the plan's 16-byte vector hint); the
     resources are those of that launch's compile."""
-    gpu = default_gpu()
-    base = plan_rows_tiled_split(M, N, dt, gpu, direction, path="rows")
-    vec = row_vector(N, dt)
-    flags = FLAGS if direction == "backward" else FORWARD_FLAGS
-    res = kernel_resources(compile_job(ROWS_KERNEL[direction], dt,
-                                       {"ROWS": rows, "BLOCK_N": base.block_n, **flags, "VEC": vec}, warps, gpu, N,
-                                       True))
-    n_blocks = triton.cdiv(M, rows)
-    return replace(base, rows_per_program=rows, num_warps=warps, num_programs=n_blocks, vec=vec, edges=False,
-                   resources=res, occupancy=occupancy(gpu, res.n_regs, res.shared_bytes, warps, n_blocks))
+    base = plan_rows_tiled_split(M, N, dt, default_gpu(), direction, path="rows")
+    plan = replace(base, rows_per_program=rows, num_warps=warps, num_programs=triton.cdiv(M, rows),
+                   vec=row_vector(N, dt), edges=False)
+    res, occ = judged(plan)
+    return replace(plan, resources=res, occupancy=occ)
 
 
 def _tiled(M: int, N: int, dt: torch.dtype, tile: int, warps: int, bounded: bool) -> SoftmaxPlan | None:
@@ -103,7 +94,7 @@ def _tiled(M: int, N: int, dt: torch.dtype, tile: int, warps: int, bounded: bool
     16); `bounded`: a persistent grid of at most as many programs as keep the rows in flight within L2_FRACTION of
     L2 (None where that is no fewer than the grid of all rows would have resident)."""
     gpu = default_gpu()
-    plan = plan_tiled(M, N, dt, gpu, "backward", FLAGS, tile=tile, num_warps=warps, split=1)
+    plan = plan_tiled(M, N, dt, gpu, "backward", tile=tile, num_warps=warps, split=1)
     if N % 16:
         plan = edge_plan(plan, dt)
     if not bounded:
@@ -117,7 +108,7 @@ def _tiled(M: int, N: int, dt: torch.dtype, tile: int, warps: int, bounded: bool
 
 
 def _split(M: int, N: int, dt: torch.dtype, chunk: int, warps: int) -> SoftmaxPlan | None:
-    return plan_split(M, N, dt, default_gpu(), "backward", FLAGS, chunk=chunk, num_warps=warps, edges=N % 16 != 0)
+    return plan_split(M, N, dt, default_gpu(), "backward", chunk=chunk, num_warps=warps, edges=N % 16 != 0)
 
 
 def candidates(shape: Shape, direction: str = "backward") -> list[tuple[str, Callable[[], SoftmaxPlan | None]]]:

@@ -48,7 +48,7 @@ def _plan(layout, elt, dtype, gpu, direction, written, transposing, kw):
 
 def forward_call(x, dim, dt, plan):
     """y = f() by `plan`, through the kept launcher after the first call (as sc.softmax launches)."""
-    ready = any_dim.ReadyAnyDim(x, dim, False, dt)
+    ready = any_dim.ready_for(x, dim, False, dt)
     if plan is not None:
         ready.calls = any_dim.PlanCalls(plan)
     return lambda: ready(x)

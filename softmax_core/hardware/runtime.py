@@ -78,6 +78,13 @@ if INTERPRETED:
 KERNEL_DEVICE_TYPE = "cpu" if INTERPRETED else "cuda"
 
 
+def launch_phases() -> tuple[int, ...]:
+    """The PHASE of each launch of a kernel whose programs share work and wait for each other: one launch on a
+    GPU (PHASE 0, every program resident at once); under the interpreter, which runs programs one after
+    another, a publishing launch (1) and then a finishing one (2)."""
+    return (1, 2) if INTERPRETED else (0,)
+
+
 def gpu_present() -> bool:
     """Whether torch sees a CUDA GPU (a question, not a choice)."""
     import torch

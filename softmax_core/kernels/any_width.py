@@ -171,15 +171,6 @@ def vector_values(element_bytes: int) -> int:
     return 16 // element_bytes
 
 
-def any_width_calls(direction: str, tile: int, element_bytes: int, one_tile: bool, safe: bool = False):
-    """[(kernel, constexprs)] for one launch of the any-width kernel, as the launch (launch/launches.py) and the planner's compile (plans/kernel_jobs.py) take them."""
-    if direction == "forward":
-        return [(softmax_any_width_kernel, (("TILE", tile), ("VEC", vector_values(element_bytes)),
-                                            ("ONE_TILE", one_tile), ("SAFE", safe)))]
-    return [(softmax_backward_any_width_kernel, (("TILE", tile), ("VEC", vector_values(element_bytes)),
-                                                 ("ONE_TILE", one_tile)))]
-
-
 # -- Tiny rows (routers: 8 experts; small heads) ------------------------------------------------------------
 # A row of 8 bf16 values is one 16-byte vector, but `cols < n_cols` with n_cols = 8 is not a multiple of 16
 # to Triton, so it loads them one at a time. When the width is a power of two and the rows are packed
@@ -219,7 +210,3 @@ def softmax_tiny_rows_kernel(
             tl.store(y_ptr + at, y, mask=row_ok)
         else:
             tl.store(y_ptr + rows[:, None] * y_row_stride + cols[None, :], y, mask=row_ok & (cols < n_cols)[None, :])
-
-
-def tiny_rows_calls(rows: int, block_n: int, safe: bool = False):
-    return [(softmax_tiny_rows_kernel, (("ROWS", rows), ("BLOCK_N", block_n), ("SAFE", safe)))]

@@ -111,11 +111,3 @@ def softmax_backward_short_rows_kernel(
         else:
             _backward_span(y_ptr, dy_ptr, dx_ptr, start, n_cols, (n_rows - block * ROWS) * n_cols, ROWS, BLOCK_N,
                            False)
-
-
-def short_rows_calls(direction: str, rows: int, block_n: int, safe: bool = False):
-    """[(kernel, constexprs)] for one launch, as the launch (launch/launches.py) and the planner's compile
-    (plans/kernel_jobs.py) take them."""
-    if direction == "forward":
-        return [(softmax_lane_rows_kernel, (("ROWS", rows), ("BLOCK_N", block_n), ("SAFE", safe)))]
-    return [(softmax_backward_short_rows_kernel, (("ROWS", rows), ("BLOCK_N", block_n)))]

@@ -114,10 +114,10 @@ class ReadyAnyDim(LaunchesItsPlan):
     plain = False
     grad_direct = False
 
-    def __init__(self, x: torch.Tensor, dim: int, safe: bool, out_dtype: torch.dtype):
-        # int(): under a tracer with dynamic shapes the sizes are symbols; the launch is planned for these values
-        shape = tuple(int(d) for d in x.shape)
-        groups, x_layout, y_layout = forward_groups(shape, tuple(int(s) for s in x.stride()), dim)
+    def __init__(self, x: torch.Tensor, dim: int, safe: bool, out_dtype: torch.dtype, shape: tuple,
+                 layouts: tuple[ReductionLayout | None, ReductionLayout]):
+        """For x of `shape` (its sizes as ints) whose (x's layout or None, y's layout) are `layouts` (ready_for)."""
+        x_layout, y_layout = layouts
         self.copy_x = x_layout is None
         if self.copy_x:
             x_layout = y_layout
@@ -220,7 +220,7 @@ def backward_step(y: torch.Tensor, dy: torch.Tensor, dim: int, grad_dtype: torch
             y2 = y.view(n_rows, n_cols)
             dy2 = dy.view(n_rows, n_cols) if dy_as_is else dy
             plan = cached_plan(n_rows, n_cols, y.dtype, "backward", False, y.get_device(),
-                               launch_aligned(y2) and launch_aligned(dy2))
+                               launch_aligned(y2) and launch_aligned(dy2), dy2.stride(0) == n_cols)
             launch = backward_launch(plan, n_cols, dy2.stride(0), (y.dtype, y.dtype, grad_dtype))
             key = (y.get_device(), True, dy2.data_ptr() % 16 == 0)
             kept.append(launch.launch_and_keep((y2, dy2, dx.view(n_rows, n_cols)), key))
@@ -275,7 +275,7 @@ def any_dim_forward(x: torch.Tensor, dim: int, safe: bool, out_dtype: torch.dtyp
                     plan: AnyDimPlan | None = None) -> torch.Tensor:
     """Contiguous y for x's softmax over `dim` by the any-dim kernel, by `plan` (default: the fitted one; one
     given must be for x's layout, `any_dim_layout(x, dim)`). For tuning sweeps and tests."""
-    ready = ReadyAnyDim(x, dim, safe, out_dtype)
+    ready = ready_for(x, dim, safe, out_dtype)
     if plan is not None:
         ready.calls = PlanCalls(dataclasses.replace(plan, safe=safe))
     return ready(x)
@@ -295,14 +295,25 @@ def any_dim_backward(y: torch.Tensor, dy: torch.Tensor, dim: int, grad_dtype: to
     return dx
 
 
+def ready_for(x: torch.Tensor, dim: int, safe: bool, out_dtype: torch.dtype) -> ReadyAnyDim | None:
+    """x's softmax over `dim` made ready to launch on the any-dim kernel, for x a checked, non-empty tensor of the
+    dtype to read and `dim` non-negative; None where the row kernels are the right ones (the softmax dim is
+    unit-stride in x and is the output's last)."""
+    if x.ndim < 2:
+        return None
+    # int(): under a tracer with dynamic shapes the sizes are symbols; the launch is planned for these values
+    shape = tuple(int(d) for d in x.shape)
+    found = forward_groups(shape, tuple(int(s) for s in x.stride()), dim)
+    return None if found is None else ReadyAnyDim(x, dim, safe, out_dtype, shape, found[1:])
+
+
 def softmax_any_dim(x: torch.Tensor, dim: int, safe: bool,
                     out_dtype: torch.dtype) -> tuple[torch.Tensor, ReadyAnyDim | None] | None:
-    """(softmax of x over `dim` by the any-dim kernel, the call made ready to replay), for x a checked,
-    non-empty tensor of the dtype to read and `dim` non-negative. None where the row kernels are the right
-    ones: the softmax dim is unit-stride in x and is the output's last."""
-    if x.ndim < 2 or forward_groups(tuple(x.shape), tuple(x.stride()), dim) is None:
+    """(softmax of x over `dim` by the any-dim kernel, the call made ready to replay), or None where the row kernels
+    are the right ones (ready_for)."""
+    ready = ready_for(x, dim, safe, out_dtype)
+    if ready is None:
         return None
-    ready = ReadyAnyDim(x, dim, safe, out_dtype)
     if x.requires_grad and torch.is_grad_enabled():
         return ready.with_grad(x), ready
     return ready(x), ready

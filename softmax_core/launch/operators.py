@@ -35,7 +35,8 @@ def _plan(direction: str, safe: bool, *inputs: torch.Tensor):
     matrix = inputs[0]
     n_rows, n_cols = (int(d) for d in matrix.shape)
     aligned = all(launch_aligned(t) for t in inputs)
-    return cached_plan(n_rows, n_cols, matrix.dtype, direction, safe, matrix.get_device(), aligned)
+    packed = all(int(t.stride(0)) == n_cols for t in inputs)
+    return cached_plan(n_rows, n_cols, matrix.dtype, direction, safe, matrix.get_device(), aligned, packed)
 
 
 def _forward_body(x: torch.Tensor, safe: bool, out_dtype: torch.dtype, wrap) -> torch.Tensor:
@@ -55,7 +56,7 @@ def _backward_body(y: torch.Tensor, dy: torch.Tensor, grad_dtype: torch.dtype, w
 
 def _any_dim_forward_body(x: torch.Tensor, dim: int, safe: bool, out_dtype: torch.dtype, wrap) -> torch.Tensor:
     # The eager call's layouts and plan (launch/any_dim.py), launched through `wrap`; the output is contiguous.
-    ready = any_dim.ReadyAnyDim(x, dim, safe, out_dtype)
+    ready = any_dim.ready_for(x, dim, safe, out_dtype)
     y = torch.empty(tuple(x.shape), dtype=out_dtype, device=x.device)
     if ready.copy_x:
         x = x.contiguous()

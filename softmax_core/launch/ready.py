@@ -57,7 +57,7 @@ class ReadyCall:
         # with grad: the call's own x goes straight into SoftmaxFunction (a matrix, no cast, nothing to reshape)
         self.grad_direct = not cast and self.direct and x.ndim == 2
         plan = cached_plan(self.n_rows, self.n_cols, in_dtype, "forward", safe, x.get_device(),
-                           launch_aligned(matrix, row_stride))
+                           launch_aligned(matrix, row_stride), row_stride == self.n_cols)
         self.launch = forward_launch(plan, safe, row_stride, in_dtype, out_dtype)
         self.kept_key = (x.get_device(), matrix.data_ptr() % 16 == 0)
         self.go = None                               # the kept launch, once the first call has made it
@@ -116,7 +116,7 @@ class ReadyCall:
             go(y, dy, dx)
             return dx
         plan = cached_plan(self.n_rows, self.n_cols, y.dtype, "backward", False, y.get_device(),
-                           launch_aligned(y) and launch_aligned(dy))
+                           launch_aligned(y) and launch_aligned(dy), y.stride(0) == dy.stride(0) == self.n_cols)
         launch = backward_launch(plan, y.stride(0), dy.stride(0), (y.dtype, dy.dtype, dx.dtype))
         self.backward_kept[key] = launch.launch_and_keep((y, dy, dx), (y.get_device(), True, key[2]))
         return dx

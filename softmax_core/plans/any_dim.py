@@ -20,6 +20,7 @@ from functools import lru_cache
 import triton
 
 from softmax_core.hardware.gpu import GpuSpec
+from softmax_core.hardware.runtime import launch_phases
 from softmax_core.plans.reasons import PlanReason, ReasonCode
 
 # The tile a program owns is [BLOCK_O outer slices, BLOCK_R down the reduced axis, BLOCK_I inner columns], sized
@@ -245,9 +246,9 @@ class AnyDimPlan:
     def launches(self) -> tuple[tuple[tuple[str, object], ...], ...]:
         """The constexprs of each launch, in order: one launch, or for shared tiles under the interpreter
         (which runs programs one after another) a publishing launch and a finishing one."""
-        phases = (1, 2) if runtime_interpreted() else (0,)
-        return tuple(self.constexprs[:-2] + (("PHASE", phase), self.constexprs[-1]) for phase in phases) \
-            if self.shares else (self.constexprs,)
+        if not self.shares:
+            return (self.constexprs,)
+        return tuple(self.constexprs[:-2] + (("PHASE", p), self.constexprs[-1]) for p in launch_phases())
 
     @property
     def n_chunks(self) -> int:

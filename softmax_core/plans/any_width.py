@@ -11,11 +11,10 @@ import torch
 import triton
 
 from softmax_core.hardware import dtypes
-from softmax_core.plans.kernel_jobs import EDGE_KERNEL, SHORT_ROWS_KERNEL, TINY_KERNEL, compiled
+from softmax_core.plans.kernel_jobs import judged
 from softmax_core.plans.reasons import PlanReason
 from softmax_core.plans.whole_rows import EDGES_FROM_BYTES
-from softmax_core.plans.tuned import (MAX_WARPS, PROGRAMS_PER_SM_TO_FILL, ROWS_KERNEL, SHORT_ROW_BYTES, SoftmaxPlan,
-                                      rows_config)
+from softmax_core.plans.tuned import MAX_WARPS, PROGRAMS_PER_SM_TO_FILL, SHORT_ROW_BYTES, SoftmaxPlan, rows_config
 
 # Widths that are not multiples of 16 (of the vocabularies 32000, 50257, 128256 and 151936, only 50257; odd
 # widths anywhere): Triton cannot prove a row's loads 16-byte aligned, and loads one value at a time. From
@@ -112,23 +111,17 @@ def vector_rows_plan(plan: SoftmaxPlan, dtype: torch.dtype) -> SoftmaxPlan | Non
     padded_bytes = plan.block_n * dtypes.element_size(dtype)
     fill = max(1, plan.n_rows // (PROGRAMS_PER_SM_TO_FILL * plan.gpu.multiprocessor_count))
     rows = max(1, min(VECTOR_PROGRAM_BYTES // padded_bytes, 1 << (fill.bit_length() - 1)))
-    flags = {"SAFE": False, "FP64": False} if plan.direction == "forward" else {"FP64": False}
-    n_blocks = triton.cdiv(plan.n_rows, rows)
     for warps in (VECTOR_ROWS_WARPS, 2 * VECTOR_ROWS_WARPS):
-        res, occ = compiled(ROWS_KERNEL[plan.direction], dtype,
-                            {"ROWS": rows, "BLOCK_N": plan.block_n, **flags, "VEC": plan.vec}, warps, plan.gpu,
-                            plan.n_cols, True, n_blocks)
+        candidate = replace(plan, rows_per_program=rows, num_warps=warps, num_programs=triton.cdiv(plan.n_rows, rows))
+        res, occ = judged(candidate)
         if occ.programs_per_sm > 0 and res.n_spills == 0:
-            figures = {**plan.reason.values, "rows": rows, "n_regs": res.n_regs, "n_spills": res.n_spills,
-                       "programs_per_sm": occ.programs_per_sm}
-            return replace(plan, rows_per_program=rows, num_warps=warps, num_programs=n_blocks, resources=res,
-                           occupancy=occ, reason=PlanReason.of(plan.reason.code, **figures))
+            return _with_figures(candidate, res, occ, rows=rows, n_regs=res.n_regs, n_spills=res.n_spills)
     return None
 
 
 def takes_short_rows(plan: SoftmaxPlan, dtype: torch.dtype, path: str | None, edges: bool | None) -> bool:
     """Whether the rows plan `plan` runs on the short-rows kernels (LANE_MAX_COLS, SHORT_MAX_COLS above)."""
-    if plan.path != "rows" or path is not None or edges is not None or dtype == torch.float64:
+    if plan.path != "rows" or path is not None or edges is not None or dtype == torch.float64 or not plan.packed:
         return False
     if plan.gpu.vendor != "nvidia":
         return False
@@ -142,9 +135,7 @@ def short_rows_plan(plan: SoftmaxPlan, dtype: torch.dtype, rows: int | None = No
                     num_warps: int | None = None) -> SoftmaxPlan:
     """`plan` (rows) on the short-rows kernel of its direction; `rows` and `num_warps` override the fitted shape."""
     rows = rows or max(1, SHORT_BLOCK_VALUES // plan.block_n)
-    warps = num_warps or SHORT_WARPS[plan.direction]
-    flags = {"SAFE": False} if plan.direction == "forward" else {}
-    return _blocks_of_rows(plan, dtype, SHORT_ROWS_KERNEL[plan.direction], rows, warps, flags, short_rows=True)
+    return _blocks_of_rows(replace(plan, short_rows=True), rows, num_warps or SHORT_WARPS[plan.direction])
 
 
 def tiny_plan(plan: SoftmaxPlan, dtype: torch.dtype, rows: int | None = None,
@@ -155,35 +146,29 @@ def tiny_plan(plan: SoftmaxPlan, dtype: torch.dtype, rows: int | None = None,
         fill = max(1, plan.n_rows // (PROGRAMS_PER_SM_TO_FILL * plan.gpu.multiprocessor_count))
         rows = max(1, min(TINY_PROGRAM_BYTES // row_bytes, 1 << (fill.bit_length() - 1)))
     warps = num_warps or max(1, min(MAX_WARPS, rows * row_bytes // TINY_WARP_BYTES))
-    return _blocks_of_rows(plan, dtype, TINY_KERNEL, rows, warps, {"SAFE": False}, tiny=True)
+    return _blocks_of_rows(replace(plan, tiny=True), rows, warps)
 
 
-def _blocks_of_rows(plan: SoftmaxPlan, dtype: torch.dtype, kernel: str, rows: int, warps: int, flags: dict,
-                    **kernel_flag: bool) -> SoftmaxPlan:
-    """`plan` on `kernel`, `rows` rows a program on `warps` warps (one program a block of rows): that kernel
-    compiled for its resources and occupancy, the reason's figures updated; `kernel_flag` names the kernel in the
-    plan (tiny=True, short_rows=True)."""
-    n_blocks = triton.cdiv(plan.n_rows, rows)
-    res, occ = compiled(kernel, dtype, {"ROWS": rows, "BLOCK_N": plan.block_n, **flags}, warps, plan.gpu,
-                        plan.n_cols, True, n_blocks)
-    figures = {**plan.reason.values, "rows": rows, "n_regs": res.n_regs, "n_spills": res.n_spills,
-               "programs_per_sm": occ.programs_per_sm}
-    return replace(plan, **kernel_flag, rows_per_program=rows, num_warps=warps, num_programs=n_blocks, resources=res,
-                   occupancy=occ, reason=PlanReason.of(plan.reason.code, **figures))
+def _blocks_of_rows(plan: SoftmaxPlan, rows: int, warps: int) -> SoftmaxPlan:
+    """`plan` (on the tiny or the short-rows kernel), `rows` rows a program on `warps` warps (one program a block
+    of rows): compiled for its resources and occupancy, the reason's figures updated."""
+    plan = replace(plan, rows_per_program=rows, num_warps=warps, num_programs=triton.cdiv(plan.n_rows, rows))
+    res, occ = judged(plan)
+    return _with_figures(plan, res, occ, rows=rows, n_regs=res.n_regs, n_spills=res.n_spills)
+
+
+def _with_figures(plan: SoftmaxPlan, res, occ, **figures) -> SoftmaxPlan:
+    """`plan` with the resources and occupancy it was judged to have, and its reason's figures updated to them."""
+    values = {**plan.reason.values, **figures, "programs_per_sm": occ.programs_per_sm}
+    return replace(plan, resources=res, occupancy=occ, reason=PlanReason.of(plan.reason.code, **values))
 
 
 def edge_plan(plan: SoftmaxPlan, dtype: torch.dtype) -> SoftmaxPlan:
     """`plan` (rows or tiled, one row per program) on the any-width kernel, with that kernel's resources."""
-    flags = {"SAFE": False} if plan.direction == "forward" else {}
-    constexprs = {"TILE": plan.block_n, "VEC": 16 // dtypes.element_size(dtype), "ONE_TILE": plan.path == "rows",
-                  **flags}
-    res, occ = compiled(EDGE_KERNEL[plan.direction], dtype, constexprs, plan.num_warps, plan.gpu, plan.n_cols, True,
-                        plan.num_programs)
-    figures = plan.reason.values
+    plan = replace(plan, edges=True)
+    res, occ = judged(plan)
     if plan.path == "rows":
-        figures.update(rows=1, n_regs=res.n_regs, n_spills=res.n_spills, programs_per_sm=occ.programs_per_sm)
-    else:
-        figures.update(programs_per_sm=occ.programs_per_sm)
-    return replace(plan, edges=True, resources=res, occupancy=occ, reason=PlanReason.of(plan.reason.code, **figures))
+        return _with_figures(plan, res, occ, rows=1, n_regs=res.n_regs, n_spills=res.n_spills)
+    return _with_figures(plan, res, occ)
 
 

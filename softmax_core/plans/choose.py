@@ -12,12 +12,13 @@ from softmax_core.plans.tuned import SoftmaxPlan, plan_rows_tiled_split
 
 def plan_softmax(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, gpu: GpuSpec | None = None,
                  direction: str = "forward", safe: bool = False, *, path: str | None = None,
-                 aligned: bool = True, edges: bool | None = None) -> SoftmaxPlan:
+                 aligned: bool = True, edges: bool | None = None, packed: bool = True) -> SoftmaxPlan:
     """The plan for an n_rows x n_cols softmax on `gpu`: the path plan_rows_tiled_split chooses, then, where
     it is faster, the same plan on the any-width kernels (plans/any_width.py: rows of a width Triton cannot
     prove aligned, and tiny packed rows). `edges` forces the aligned-body choice either way (tests, tuning), on
-    the split path too."""
+    the split path too. `packed`: every tensor's rows are n_cols apart (a padded input, or a dy broadcast down
+    the rows, is not), which the short-rows kernels and the split kernels' edges need."""
     gpu = gpu or default_gpu()
     plan = plan_rows_tiled_split(n_rows, n_cols, dtype, gpu, direction, safe, path=path, aligned=aligned,
-                                 edges=edges)
+                                 edges=edges, packed=packed)
     return refine(plan, dtype, path=path, aligned=aligned, edges=edges)

@@ -1,7 +1,7 @@
-"""Which kernel each tuned path compiles, and the compile job of one launch of it: the signature and the
-specialisation Triton's JIT will give it (which parameters it sees as multiples of 16, and so whether a row's
-loads are 16-byte vectors; the split kernels' constexprs that shape a row), so that the registers a plan reads
-are those of the kernel that runs. (plans/tuned.py re-exports these names.)"""
+"""The compile job of one launch of a plan, and its judgement for a GPU: the signature and the specialisation
+Triton's JIT will give the plan's kernel (which parameters it sees as multiples of 16, and so whether a row's
+loads are 16-byte vectors), so that the registers a plan reads are those of the kernel that runs.
+(plans/tuned.py re-exports these names.)"""
 from __future__ import annotations
 
 import torch
@@ -10,25 +10,9 @@ from softmax_core.hardware import dtypes
 from softmax_core.hardware.compile import CompileJob, KernelResources, kernel_resources
 from softmax_core.hardware.gpu import GpuSpec
 from softmax_core.hardware.occupancy import Occupancy, occupancy
-from softmax_core.kernels.any_width import vector_values
 from softmax_core.hardware.signatures import kernel_signature
-
-ROWS_KERNEL = {"forward": "softmax_core.kernels.tuned:softmax_rows_kernel",
-               "backward": "softmax_core.kernels.tuned:softmax_backward_rows_kernel"}
-TILED_KERNEL = {"forward": "softmax_core.kernels.tuned:softmax_tiled_kernel",
-                "backward": "softmax_core.kernels.tuned:softmax_backward_tiled_kernel"}
-SPLIT_KERNEL = {"forward": "softmax_core.kernels.shared_rows:softmax_split_kernel",
-                "backward": "softmax_core.kernels.shared_rows:softmax_backward_split_kernel"}
-# Shared tiled rows: the backward only (the forward's long 2-byte rows take the split path).
-TILED_SPLIT_KERNEL = {"backward": "softmax_core.kernels.shared_rows:softmax_backward_tiled_split_kernel"}
-# The any-width kernels (plans/any_width.py): an aligned body between masked edges, and tiny packed rows.
-EDGE_KERNEL = {"forward": "softmax_core.kernels.any_width:softmax_any_width_kernel",
-               "backward": "softmax_core.kernels.any_width:softmax_backward_any_width_kernel"}
-TINY_KERNEL = "softmax_core.kernels.any_width:softmax_tiny_rows_kernel"
-# Short rows of any width (plans/any_width.py): one lane a row forward, packed rows regrouped backward.
-SHORT_ROWS_KERNEL = {"forward": "softmax_core.kernels.short_rows:softmax_lane_rows_kernel",
-                     "backward": "softmax_core.kernels.short_rows:softmax_backward_short_rows_kernel"}
-SHARED_ROW_KERNELS = (*SPLIT_KERNEL.values(), *TILED_SPLIT_KERNEL.values())   # they take a slots_ptr
+from softmax_core.plans.plan import (EDGE_KERNEL, ROWS_KERNEL, SHARED_ROW_KERNELS, SHORT_ROWS_KERNEL,  # noqa: F401
+                                     SPLIT_KERNEL, TILED_KERNEL, TILED_SPLIT_KERNEL, TINY_KERNEL, SoftmaxPlan)
 
 
 def compile_job(kernel: str, dtype: torch.dtype, constexprs: dict, num_warps: int, gpu: GpuSpec, n_cols: int,
@@ -41,12 +25,16 @@ def compile_job(kernel: str, dtype: torch.dtype, constexprs: dict, num_warps: in
                       divisible=launch_divisible(signature, n_cols, aligned))
 
 
-def compiled(kernel: str, dtype: torch.dtype, constexprs: dict, num_warps: int, gpu: GpuSpec, n_cols: int,
-             aligned: bool, n_programs: int, stride: str = "i32") -> tuple[KernelResources, Occupancy]:
-    """One launch of `kernel` judged for `gpu`: its registers and shared memory from the compile of the very
-    specialisation that will run (compile_job), and the occupancy of a grid of `n_programs` of it."""
-    res = kernel_resources(compile_job(kernel, dtype, constexprs, num_warps, gpu, n_cols, aligned, stride))
-    return res, occupancy(gpu, res.n_regs, res.shared_bytes, num_warps, n_programs)
+def judged(plan: SoftmaxPlan, n_programs: int | None = None,
+           stride: str = "i32") -> tuple[KernelResources, Occupancy]:
+    """One launch of `plan` judged for its GPU: the registers and shared memory of the compile of the very
+    kernel and constexprs it launches (plan.kernel, plan.constexprs) in the specialisation the JIT will give it,
+    and the occupancy of its grid (or of `n_programs` programs)."""
+    job = compile_job(plan.kernel, plan.dtype, dict(plan.constexprs), plan.num_warps, plan.gpu, plan.n_cols,
+                      plan.aligned, stride)
+    res = kernel_resources(job)
+    programs = plan.num_programs if n_programs is None else n_programs
+    return res, occupancy(plan.gpu, res.n_regs, res.shared_bytes, plan.num_warps, programs)
 
 
 # The tensors a kernel reads (their alignment depends on the caller); what it writes, and the slots, are fresh
@@ -75,13 +63,3 @@ def rows_provably_aligned(n_cols: int, aligned: bool) -> bool:
     """Whether Triton's JIT can prove every row's plain loads 16-byte vectors: the tensors start aligned and
     the width (so the row stride of contiguous rows) is a multiple of 16 (launch_divisible)."""
     return aligned and n_cols % 16 == 0
-
-
-def split_shape(chunk: int, edges: bool, dtype) -> dict:
-    """The split kernels' constexprs that shape a row: CHUNK, and with `edges` EDGES and VEC (values in 16
-    bytes: the body's vectors and the edges' width). One owner for the planner's compile and the launch's
-    (launch/launches.py), so that the kernel launched is the one whose registers the plan read. `dtype`: a
-    torch dtype or its name."""
-    if not edges:
-        return {"CHUNK": chunk}
-    return {"CHUNK": chunk, "EDGES": True, "VEC": vector_values(dtypes.element_size(dtype))}

@@ -8,6 +8,8 @@ one place the hardware's rules live.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import torch
 import triton
 
@@ -16,8 +18,8 @@ from softmax_core.kernels.row_slots import SPIN_LIMIT
 from softmax_core.hardware.compile import KernelResources
 from softmax_core.hardware.gpu import GpuSpec, default_gpu
 from softmax_core.plans.kernel_jobs import (ROWS_KERNEL, SPLIT_KERNEL, TILED_KERNEL, TILED_SPLIT_KERNEL,  # noqa: F401
-                                            SHARED_ROW_KERNELS, compile_job, compiled, launch_divisible,
-                                            rows_provably_aligned, split_shape)
+                                            SHARED_ROW_KERNELS, compile_job, judged, launch_divisible,
+                                            rows_provably_aligned)
 from softmax_core.plans.plan import SoftmaxPlan
 from softmax_core.plans.reasons import PlanReason, ReasonCode
 from softmax_core.hardware.occupancy import Occupancy, occupancy
@@ -135,17 +137,17 @@ PATHS = ("rows", "tiled", "split")
 
 def plan_rows_tiled_split(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32,
                           gpu: GpuSpec | None = None, direction: str = "forward", safe: bool = False, *,
-                          path: str | None = None, aligned: bool = True, edges: bool | None = None) -> SoftmaxPlan:
+                          path: str | None = None, aligned: bool = True, edges: bool | None = None,
+                          packed: bool = True) -> SoftmaxPlan:
     """The plan for an n_rows x n_cols softmax on `gpu`. `path` forces "rows", "tiled" or "split" (for
     tests and tuning sweeps); a forced path that cannot run here raises ValueError. `aligned`: the tensors
     start on 16-byte boundaries (as PyTorch allocates them), so the kernels load 16-byte vectors. `edges`
-    forces a split plan's reads either way (plan_split)."""
+    forces a split plan's reads either way (plan_split). `packed`: every tensor's rows are n_cols apart."""
     if path is not None and path not in PATHS:
         raise ValueError(f"path must be one of {', '.join(PATHS)}, got {path!r}")
     gpu = gpu or default_gpu()
     elt = dtypes.element_size(dtype)
     fp64 = dtype == torch.float64
-    flags = {"FP64": fp64} if direction == "backward" else {"SAFE": safe, "FP64": fp64}
 
     row_bytes = n_cols * elt
     float32_forward = direction == "forward" and dtype == torch.float32
@@ -154,6 +156,10 @@ def plan_rows_tiled_split(n_rows: int, n_cols: int, dtype: torch.dtype = torch.f
     edge_rows = fitted_backward and backward_rows_take_edges(n_cols, dtype, gpu, aligned, vec, path, edges)
     # rows the edge kernel reads are one a program
     rows, block_n, warps = rows_config(n_cols, elt, gpu, 1 if edge_rows else n_rows, direction)
+    # every plan below is this draft with its path's shape, judged (compiled) before it is kept
+    draft = SoftmaxPlan(gpu, direction, n_rows, n_cols, dtypes.name(dtype), "rows", rows, block_n, warps,
+                        triton.cdiv(n_rows, rows), None, None, None, edges=edge_rows, vec=vec, safe=safe,
+                        aligned=aligned, packed=packed)
     per_thread = values_per_thread(rows, block_n, warps, gpu.warp_size)
     max_per_thread = max_values_per_thread(n_cols, elt, direction)
     why: dict = {"why": ReasonCode.FORCED}
@@ -171,16 +177,14 @@ def plan_rows_tiled_split(n_rows: int, n_cols: int, dtype: torch.dtype = torch.f
         # Compile the whole-row kernel; if it does not fit or spills, try fewer rows per program first.
         while True:
             if fitted_backward:
-                warps, res, occ = backward_rows_fit(dtype, gpu, n_rows, n_cols, rows, block_n, warps, flags, vec,
-                                                     aligned, edge_rows)
+                draft, res, occ = backward_rows_fit(draft)
             else:
-                res, occ = compiled(ROWS_KERNEL[direction], dtype,
-                                    {"ROWS": rows, "BLOCK_N": block_n, **flags, "VEC": vec}, warps, gpu, n_cols,
-                                    aligned, triton.cdiv(n_rows, rows))
+                res, occ = judged(draft)
             if (occ.programs_per_sm > 0 and res.n_spills == 0) or rows == 1:
                 break
             rows //= 2
-        n_blocks = triton.cdiv(n_rows, rows)
+            draft = replace(draft, rows_per_program=rows, num_programs=triton.cdiv(n_rows, rows))
+        warps = draft.num_warps
         fits = occ.programs_per_sm > 0
         in_flight = occ.programs_per_sm * rows * 2 * row_bytes        # y and dy of the rows resident on an SM
         shareable = split_config(n_cols, gpu, direction, element_bytes=elt)[0] > 1
@@ -192,8 +196,7 @@ def plan_rows_tiled_split(n_rows: int, n_cols: int, dtype: torch.dtype = torch.f
             reason = PlanReason.of(ReasonCode.ROWS, why=ReasonCode.FORCED if path else ReasonCode.FITS_IN_REGISTERS,
                                    rows=rows, block_n=block_n, block_bytes=block_n * elt, n_regs=res.n_regs,
                                    n_spills=res.n_spills, programs_per_sm=occ.programs_per_sm)
-            return SoftmaxPlan(gpu, direction, n_rows, n_cols, dtypes.name(dtype), "rows", rows, block_n, warps,
-                               n_blocks, res, occ, reason, edges=edge_rows, vec=vec)
+            return replace(draft, resources=res, occupancy=occ, reason=reason)
         elif path == "rows":
             raise ValueError(f"path='rows': not even one program holding a {block_n:,}-value row fits on an SM")
         elif occ.by_shared == 0:
@@ -209,11 +212,11 @@ def plan_rows_tiled_split(n_rows: int, n_cols: int, dtype: torch.dtype = torch.f
     # such width (bf16 20001-151935: 0.79-0.82x copy, tuning/h200-split-edges-20261201-2.csv, where tiles had run
     # 0.51-0.72x in -1.csv), forward from 128 KB (bf16 65537-151935: 0.74-0.76x against 0.63-0.72x in -2.csv;
     # shorter, the edge tiles win). Where that split plan cannot run, the rules below decide.
-    if (path is None and aligned and n_cols % 16 != 0 and dtype in SPLIT_DTYPES and gpu.vendor == "nvidia"
+    if (path is None and aligned and packed and n_cols % 16 != 0 and dtype in SPLIT_DTYPES and gpu.vendor == "nvidia"
             and (direction == "backward" or row_bytes >= EDGE_SPLIT_FORWARD_FROM_ROW_BYTES)):
-        edge_split = plan_split(n_rows, n_cols, dtype, gpu, direction, flags,
+        edge_split = plan_split(n_rows, n_cols, dtype, gpu, direction, safe,
                                 {"why": ReasonCode.UNALIGNED_LONG_ROW, "row_bytes": row_bytes}, aligned=aligned,
-                                edges=True)
+                                edges=True, packed=packed)
         if edge_split is not None:
             return edge_split
     # A backward row of a width Triton cannot prove vector-aligned, shorter than split_from_row_bytes, takes tiles,
@@ -231,8 +234,8 @@ def plan_rows_tiled_split(n_rows: int, n_cols: int, dtype: torch.dtype = torch.f
         # The split path the planner chooses itself reads rows plainly; forced, it reads rows it cannot prove
         # aligned as an aligned body between masked edges (plan_split's default), unless `edges` says otherwise.
         split_edges = edges if edges is not None else (None if path == "split" else False)
-        split_plan = plan_split(n_rows, n_cols, dtype, gpu, direction, flags, why, aligned=aligned,
-                                edges=split_edges)
+        split_plan = plan_split(n_rows, n_cols, dtype, gpu, direction, safe, why, aligned=aligned,
+                                edges=split_edges, packed=packed)
         if split_plan is not None:
             return split_plan
         if path == "split":
@@ -242,123 +245,122 @@ def plan_rows_tiled_split(n_rows: int, n_cols: int, dtype: torch.dtype = torch.f
     shape = {"tile": TILE_VALUES, "num_warps": TILED_WARPS, "split": 1} if edge_backward else {}
     if elt == 2 and why.get("why") == ReasonCode.READ_TWICE_FASTER:
         shape = {"tile": MID_TILE, "num_warps": MID_TILE_WARPS, "split": 1}
-    return plan_tiled(n_rows, n_cols, dtype, gpu, direction, flags, why, split_declined, aligned=aligned, **shape)
+    return plan_tiled(n_rows, n_cols, dtype, gpu, direction, safe, why, split_declined, aligned=aligned,
+                      packed=packed, **shape)
 
 
-def plan_tiled(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec, direction: str, flags: dict,
+def plan_tiled(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec, direction: str, safe: bool = False,
                why: dict | None = None, split_declined: bool = False, *, tile: int | None = None,
-               num_warps: int | None = None, split: int | None = None, aligned: bool = True) -> SoftmaxPlan:
+               num_warps: int | None = None, split: int | None = None, aligned: bool = True,
+               packed: bool = True) -> SoftmaxPlan:
     """The tiled path: two passes over TILE-wide tiles, one program per row or (split > 1) a row's tiles
     shared by `split` programs that run at once. `tile`, `num_warps` and `split` override tiled_config's
     shape for the tuning sweep (bench_tools/rows_tune.py)."""
     elt = dtypes.element_size(dtype)
     default_tile, default_warps, default_split = tiled_config(n_cols, elt, direction, gpu)
     tile_forced = tile is not None
+    draft = SoftmaxPlan(gpu, direction, n_rows, n_cols, dtypes.name(dtype), "tiled", 1,
+                        min(tile or default_tile, triton.next_power_of_2(n_cols)), num_warps or default_warps, n_rows,
+                        None, None, None, safe=safe, aligned=aligned, packed=packed)
     if split is None and tile is None and num_warps is None:
-        tile, num_warps, split = default_tile, default_warps, default_split
+        split = default_split
         if direction == "forward" and elt == 2 and gpu.l2_mib:
-            num_warps = _l2_fit_warps(n_rows, n_cols, dtype, gpu, flags, min(tile, triton.next_power_of_2(n_cols)),
-                                      aligned) or num_warps
-    tile = min(tile or default_tile, triton.next_power_of_2(n_cols))
-    warps = num_warps or default_warps
+            draft = _l2_fit_warps(draft)
     split = 1 if split is None else split
     if split > 1:
-        shared = _plan_shared_tiles(n_rows, n_cols, dtype, gpu, direction, flags, why, split_declined, tile,
-                                    warps, split, aligned)
+        shared = _plan_shared_tiles(replace(draft, split=split), why, split_declined)
         if shared is not None:
             return shared
     # The fitted tiles hold as many values a thread on every GPU; where this one's compiler spills them (float64
     # on 32 warps, whose 1024 threads get at most 64 registers each), halve the tile, as the rows path its rows.
     while True:
-        res, occ = compiled(TILED_KERNEL[direction], dtype, {"TILE": tile, **flags}, warps, gpu, n_cols, aligned,
-                            n_rows)
-        if tile_forced or res.n_spills == 0 or tile <= MIN_TILE_VALUES:
+        res, occ = judged(draft)
+        if tile_forced or res.n_spills == 0 or draft.block_n <= MIN_TILE_VALUES:
             break
-        tile //= 2
+        draft = replace(draft, block_n=draft.block_n // 2)
     reason = PlanReason.of(ReasonCode.TILED, **(why or {"why": ReasonCode.FORCED}), split_declined=split_declined,
-                           tile=tile, n_tiles=triton.cdiv(n_cols, tile), programs_per_sm=occ.programs_per_sm,
-                           shared_by=1)
-    return SoftmaxPlan(gpu, direction, n_rows, n_cols, dtypes.name(dtype), "tiled", 1, tile, warps,
-                       n_rows, res, occ, reason)
+                           tile=draft.block_n, n_tiles=triton.cdiv(n_cols, draft.block_n),
+                           programs_per_sm=occ.programs_per_sm, shared_by=1)
+    return replace(draft, resources=res, occupancy=occ, reason=reason)
 
 
-def _l2_fit_warps(n_rows, n_cols, dtype, gpu, flags, tile, aligned) -> int | None:
-    """TILED_L2_FIT_WARPS where, with as many programs of it as fit on every SM, the rows in flight take at most
-    TILED_SHARED_L2_FRACTION of the L2; else None."""
-    res, occ = compiled(TILED_KERNEL["forward"], dtype, {"TILE": tile, **flags}, TILED_L2_FIT_WARPS, gpu, n_cols,
-                        aligned, n_rows)
-    per_sm = occ.programs_per_sm
-    in_flight = min(n_rows, per_sm * gpu.multiprocessor_count)
-    fits = in_flight * n_cols * dtypes.element_size(dtype) <= TILED_SHARED_L2_FRACTION * gpu.l2_mib * 2**20
-    return TILED_L2_FIT_WARPS if per_sm > 0 and res.n_spills == 0 and fits else None
+def _l2_fit_warps(draft: SoftmaxPlan) -> SoftmaxPlan:
+    """`draft` on TILED_L2_FIT_WARPS warps where, with as many programs of it as fit on every SM, the rows in
+    flight take at most TILED_SHARED_L2_FRACTION of the L2; else `draft` itself."""
+    fitted = replace(draft, num_warps=TILED_L2_FIT_WARPS)
+    res, occ = judged(fitted)
+    gpu, per_sm = draft.gpu, occ.programs_per_sm
+    in_flight = min(draft.n_rows, per_sm * gpu.multiprocessor_count)
+    fits = in_flight * draft.n_cols * draft.element_bytes <= TILED_SHARED_L2_FRACTION * gpu.l2_mib * 2**20
+    return fitted if per_sm > 0 and res.n_spills == 0 and fits else draft
 
 
-def _plan_shared_tiles(n_rows, n_cols, dtype, gpu, direction, flags, why, split_declined, tile, warps,
-                       split, aligned) -> SoftmaxPlan | None:
-    """A tiled backward row shared by `split` programs, or None where they cannot all run at once (or float64,
-    or the forward, whose tiled rows are never shared)."""
-    if dtype == torch.float64 or gpu.vendor != "nvidia" or direction not in TILED_SPLIT_KERNEL:
+def _plan_shared_tiles(draft: SoftmaxPlan, why, split_declined) -> SoftmaxPlan | None:
+    """The tiled backward `draft`, its rows shared by draft.split programs, or None where they cannot all run at
+    once (or float64, or the forward, whose tiled rows are never shared)."""
+    gpu, direction = draft.gpu, draft.direction
+    if draft.dtype == "float64" or gpu.vendor != "nvidia" or direction not in TILED_SPLIT_KERNEL:
         return None
-    fit = _co_resident(TILED_SPLIT_KERNEL[direction], dtype, {"TILE": tile}, flags, warps, gpu, n_rows, n_cols,
-                       split, aligned, spills_allowed=True)
+    fit = _co_resident(draft, spills_allowed=True)
     if fit is None:
         return None
     res, _, groups, _ = fit
     # Pass 2 re-reads each row's span from L2, so the rows in flight must leave it room.
-    groups = min(groups, gpu.multiprocessor_count * TILED_SHARED_PROGRAMS_PER_SM // split)
+    groups = min(groups, gpu.multiprocessor_count * TILED_SHARED_PROGRAMS_PER_SM // draft.split)
     if gpu.l2_mib:
-        row_bytes = n_cols * dtypes.element_size(dtype) * (2 if direction == "backward" else 1)
+        row_bytes = draft.n_cols * draft.element_bytes * (2 if direction == "backward" else 1)
         groups = min(groups, int(gpu.l2_mib * 2**20 * TILED_SHARED_L2_FRACTION) // row_bytes)
     groups = max(1, groups)
-    occ = occupancy(gpu, res.n_regs, res.shared_bytes, warps, groups * split)
+    plan = replace(draft, num_programs=groups * draft.split)
+    occ = occupancy(gpu, res.n_regs, res.shared_bytes, plan.num_warps, plan.num_programs)
     reason = PlanReason.of(ReasonCode.TILED, **(why or {"why": ReasonCode.FORCED}), split_declined=split_declined,
-                           tile=tile, n_tiles=triton.cdiv(n_cols, tile), programs_per_sm=occ.programs_per_sm,
-                           shared_by=split)
-    return SoftmaxPlan(gpu, direction, n_rows, n_cols, dtypes.name(dtype), "tiled", 1, tile, warps,
-                       groups * split, res, occ, reason, split=split)
+                           tile=draft.block_n, n_tiles=triton.cdiv(draft.n_cols, draft.block_n),
+                           programs_per_sm=occ.programs_per_sm, shared_by=draft.split)
+    return replace(plan, resources=res, occupancy=occ, reason=reason)
 
 
-def _co_resident(kernel: str, dtype: torch.dtype, shape: dict, flags: dict, warps: int, gpu: GpuSpec,
-                 n_rows: int, n_cols: int, split: int, aligned: bool,
+def _co_resident(draft: SoftmaxPlan,
                  spills_allowed: bool = False) -> tuple[KernelResources, int, int, Occupancy] | None:
-    """For kernels whose `split` programs per row wait for each other: (resources, programs resident per SM,
+    """For plans whose `split` programs per row wait for each other: (resources, programs resident per SM,
     groups, occupancy), where groups (rows in flight) is as many as can all run at once (by the hardware's
     occupancy rules: programs that wait for each other must all be resident, so the grid is never larger than
     programs per SM x SMs); None when not one
     group fits, or the compile spilled registers (unless `spills_allowed`: the shared-tile kernels hold no row
     in registers, and on triton 3.6 their 16-byte specialisation spills 2 registers yet ran 0.83x copy at
-    bf16 131072). The kernel is compiled in its one-launch form (PHASE 0)."""
-    constexprs = {**shape, "SPLIT": split, "PEERS": triton.next_power_of_2(split),
-                  **{k: v for k, v in flags.items() if k != "FP64"}, "PHASE": 0, "SPIN": SPIN_LIMIT}
+    bf16 131072). The kernel is compiled in its one-launch form (PHASE 0, the plan's constexprs)."""
     # The grid must fit whichever form the launch compiles: strides typed i32 (every real row) or i64, which
     # can need more registers or fewer (sm_90, fp32 262144: 187 with i32, 167 with i64). Plan with the larger.
-    res, alone = max((compiled(kernel, dtype, constexprs, warps, gpu, n_cols, aligned, 1, stride)
-                      for stride in ("i32", "i64")), key=lambda f: (f[0].n_regs, f[0].n_spills, f[0].shared_bytes))
+    res, alone = max((judged(draft, 1, stride) for stride in ("i32", "i64")),
+                     key=lambda f: (f[0].n_regs, f[0].n_spills, f[0].shared_bytes))
     per_sm = alone.programs_per_sm
-    groups = min(n_rows, gpu.multiprocessor_count * per_sm // split)
+    groups = min(draft.n_rows, draft.gpu.multiprocessor_count * per_sm // draft.split)
     if groups == 0 or (res.n_spills > 0 and not spills_allowed):
         return None
-    return res, per_sm, groups, occupancy(gpu, res.n_regs, res.shared_bytes, warps, groups * split)
+    occ = occupancy(draft.gpu, res.n_regs, res.shared_bytes, draft.num_warps, groups * draft.split)
+    return res, per_sm, groups, occ
 
 
-def plan_split(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec, direction: str, flags: dict,
-               why: dict | None = None, chunk: int | None = None,
-               num_warps: int | None = None, aligned: bool = True, edges: bool | None = None) -> SoftmaxPlan | None:
+def plan_split(n_rows: int, n_cols: int, dtype: torch.dtype, gpu: GpuSpec, direction: str, safe: bool = False,
+               why: dict | None = None, chunk: int | None = None, num_warps: int | None = None,
+               aligned: bool = True, edges: bool | None = None, packed: bool = True) -> SoftmaxPlan | None:
     """The split path, or None when a row needs more programs than the GPU runs at once (or the chunk
     spills). `why` holds the reason's why code and its figures (default: forced); `chunk` and `num_warps`
     override the shape for the tuning sweep (bench_tools/rows_tune.py). `edges`: read each row as an
     aligned body between masked edges (kernels/shared_rows.py, EDGES), so that the chunks load 16-byte
-    vectors where the plain reads could not be proved to (default: exactly there, rows_provably_aligned)."""
+    vectors where the plain reads could not be proved to (default: exactly there, rows_provably_aligned, on
+    `packed` rows: the edges' pieces are shared by every tensor only where all their rows are n_cols apart)."""
+    if edges and not packed:
+        raise ValueError("edges=True: the split kernels read an aligned body between edges only where every "
+                         "tensor's rows are n_cols apart")
     split, chunk, warps = split_config(n_cols, gpu, direction, chunk, dtypes.element_size(dtype))
-    warps = num_warps or warps
-    edges = not rows_provably_aligned(n_cols, aligned) if edges is None else edges
-    fit = _co_resident(SPLIT_KERNEL[direction], dtype, split_shape(chunk, edges, dtype), flags, warps, gpu, n_rows,
-                       n_cols, split, aligned)
+    edges = packed and not rows_provably_aligned(n_cols, aligned) if edges is None else edges
+    draft = SoftmaxPlan(gpu, direction, n_rows, n_cols, dtypes.name(dtype), "split", 1, chunk, num_warps or warps,
+                        split, None, None, None, split, edges=edges, safe=safe, aligned=aligned, packed=packed)
+    fit = _co_resident(draft)
     if fit is None:
         return None
     res, per_sm, groups, occ = fit
     reason = PlanReason.of(ReasonCode.SPLIT, **(why or {"why": ReasonCode.FORCED}), direction=direction,
                            split=split, chunk=chunk, n_regs=res.n_regs, programs_per_sm=per_sm, groups=groups,
                            num_programs=groups * split)
-    return SoftmaxPlan(gpu, direction, n_rows, n_cols, dtypes.name(dtype), "split", 1, chunk, warps,
-                       groups * split, res, occ, reason, split, edges=edges)
+    return replace(draft, num_programs=groups * split, resources=res, occupancy=occ, reason=reason)

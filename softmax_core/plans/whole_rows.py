@@ -4,6 +4,8 @@ values, which of two warp counts keeps more programs resident per SM (compiled t
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import torch
 import triton
 
@@ -11,7 +13,8 @@ from softmax_core.hardware import dtypes
 from softmax_core.hardware.compile import KernelResources
 from softmax_core.hardware.gpu import GpuSpec
 from softmax_core.hardware.occupancy import Occupancy
-from softmax_core.plans.kernel_jobs import EDGE_KERNEL, ROWS_KERNEL, compiled
+from softmax_core.plans.kernel_jobs import judged
+from softmax_core.plans.plan import SoftmaxPlan
 
 # Every constant below was chosen by measurement on the H200; docs/performance.md, "The plan's constants",
 # gives the figures and the sweeps they come from.
@@ -106,29 +109,21 @@ def backward_rows_take_edges(n_cols: int, dtype: torch.dtype, gpu: GpuSpec, alig
     return wanted and dtype != torch.float64 and not vector_rows
 
 
-def backward_rows_fit(dtype: torch.dtype, gpu: GpuSpec, n_rows: int, n_cols: int, rows: int, block_n: int,
-                      warps: int, flags: dict, vec: int, aligned: bool,
-                      edge: bool) -> tuple[int, KernelResources, Occupancy]:
-    """(warps, resources, occupancy) of the whole-row backward (BACKWARD_BYTES_PER_THREAD): `warps` and twice as
-    many compiled (the edge kernel where `edge`, else the rows kernel), keeping the one with more programs resident
-    per SM that neither spills nor fails to fit, the larger where they tie; `warps`' own where neither fits."""
-    n_blocks = triton.cdiv(n_rows, rows)
+def backward_rows_fit(draft: SoftmaxPlan) -> tuple[SoftmaxPlan, KernelResources, Occupancy]:
+    """(plan, resources, occupancy) of the whole-row backward `draft` (BACKWARD_BYTES_PER_THREAD): its warps and
+    twice as many compiled (the edge kernel where draft.edges, else the rows kernel), keeping the one with more
+    programs resident per SM that neither spills nor fails to fit, the larger where they tie; the draft's own
+    warps where neither fits."""
     found = []
-    for w in (warps, 2 * warps):
-        if w > MAX_WARPS or (w > warps and w * gpu.warp_size > rows * block_n):
+    for w in (draft.num_warps, 2 * draft.num_warps):
+        if w > MAX_WARPS or (w > draft.num_warps and w * draft.gpu.warp_size > draft.rows_per_program * draft.block_n):
             continue
-        if edge:
-            found.append((w, *compiled(EDGE_KERNEL["backward"], dtype,
-                                       {"TILE": block_n, "VEC": 16 // dtypes.element_size(dtype), "ONE_TILE": True},
-                                       w, gpu, n_cols, True, n_blocks)))
-        else:
-            found.append((w, *compiled(ROWS_KERNEL["backward"], dtype,
-                                       {"ROWS": rows, "BLOCK_N": block_n, **flags, "VEC": vec}, w, gpu, n_cols,
-                                       aligned, n_blocks)))
+        candidate = replace(draft, num_warps=w)
+        found.append((candidate, *judged(candidate)))
     usable = [f for f in found if f[2].programs_per_sm > 0 and f[1].n_spills == 0]
     if not usable:
         return found[0]
-    return max(usable, key=lambda f: (f[2].programs_per_sm, f[0]))
+    return max(usable, key=lambda f: (f[2].programs_per_sm, f[0].num_warps))
 
 
 def row_vector(n_cols: int, dtype: torch.dtype) -> int:

@@ -83,7 +83,7 @@ def test_plan_sizes_the_tile_by_bytes_and_values():
 def test_the_launch_passes_the_plans_constexprs_safe_included(device):
     x = torch.randn(6, 14, 8, device=device)
     for safe in (False, True):
-        ready = any_dim.ReadyAnyDim(x, 1, safe, x.dtype)
+        ready = any_dim.ready_for(x, 1, safe, x.dtype)
         plan = any_dim.cached_any_dim_plan(any_dim.any_dim_layout(x, 1), x.dtype, "forward", x.get_device(), False,
                                            reduction_layout(tuple(x.shape), x.stride(), 1), safe)
         assert ready.constexprs == plan.constexprs and dict(ready.constexprs)["SAFE"] is safe

@@ -43,7 +43,7 @@ def tuned_reasons(monkeypatch):
              sc.plan_softmax(4096, 781, torch.float32, H200, path="rows").reason,
              sc.plan_softmax(4096, 781, torch.float32, H200, path="tiled").reason,
              sc.plan_softmax(4096, 781, torch.float32, H200, path="split").reason]
-    real = kernel_jobs.kernel_resources           # every plan compiles through kernel_jobs.compiled
+    real = kernel_jobs.kernel_resources           # every plan compiles through kernel_jobs.judged
     for rows_kernel in ((1000, 0, 0), (32, 10**7, 0), (32, 0, 8)):
         def faked(job, rows_kernel=rows_kernel):
             return fake(*rows_kernel) if job.kernel in tuned_plan.ROWS_KERNEL.values() else real(job)

@@ -310,13 +310,12 @@ def test_tiled_rows_shared_by_programs(split, dtype, device):
     x[1] = -1000.0
     x[1, -5:] = -999.0
     x = x.to(device)
-    forward = plan_tiled(3, n, dtype, sc.default_gpu(), "forward", {"SAFE": False, "FP64": False}, tile=1024,
-                         split=split)
+    forward = plan_tiled(3, n, dtype, sc.default_gpu(), "forward", tile=1024, split=split)
     assert not forward.shares_rows
     y = softmax_forward(x, forward)
     assert_like_torch(y, x)
     dy = torch.randn(y.shape).to(dtype).to(device)
-    plan = plan_tiled(3, n, dtype, sc.default_gpu(), "backward", {"FP64": False}, tile=1024, split=split)
+    plan = plan_tiled(3, n, dtype, sc.default_gpu(), "backward", tile=1024, split=split)
     assert plan.shares_rows and plan.split == split and plan.num_programs % split == 0
     expected = torch._softmax_backward_data(dy.double(), y.double(), -1, torch.float64)
     torch.testing.assert_close(softmax_backward(y, dy, plan).double(), expected,

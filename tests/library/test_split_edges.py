@@ -17,7 +17,7 @@ from softmax_core.kernels.row_slots import NOT_PUBLISHED, peer_words, read_publi
 from softmax_core.kernels.shared_rows import (edge_dot, edge_pair, softmax_backward_split_kernel,
                                               softmax_split_kernel)
 from softmax_core.launch.api import softmax_backward, softmax_forward
-from softmax_core.launch.launches import backward_launch, forward_launch, plan_steps
+from softmax_core.launch.launches import backward_launch, cached_plan, forward_launch
 from softmax_core.plans.reasons import ReasonCode
 from softmax_core.plans.choose import plan_softmax
 from tests.support.reference import TOLERANCE, reference_softmax
@@ -58,11 +58,10 @@ def test_which_unaligned_rows_take_the_split_edges_path():
     for direction in ("forward", "backward"):
         forced = plan_softmax(8192, 50257, torch.bfloat16, H200, direction, path="split")
         assert forced.path == "split" and forced.edges and forced.resources.n_spills == 0
-        steps = plan_steps(forced)
-        assert all(dict(s.constexprs)["EDGES"] and dict(s.constexprs)["VEC"] == 8 for s in steps)
+        assert all(dict(c)["EDGES"] and dict(c)["VEC"] == 8 for c in forced.launches)
         assert not plan_softmax(4096, 131072, torch.bfloat16, H200, direction, path="split").edges   # aligned rows
         plain = sc.plan_softmax(4096, 131072, torch.bfloat16, H200, direction, path="split")
-        assert "EDGES" not in dict(plan_steps(plain)[0].constexprs)
+        assert "EDGES" not in dict(plain.launches[0])
         # the planner's own choice for GPT-2's rows: the split path with edges backward (measured faster than
         # edge tiles there), edge tiles forward
         auto = plan_softmax(8192, 50257, torch.bfloat16, H200, direction)
@@ -80,9 +79,15 @@ def test_which_unaligned_rows_take_the_split_edges_path():
     assert plan_softmax(8192, 50256, torch.bfloat16, H200, "backward").path != "split"      # aligned: tiles
     assert plan_softmax(8192, 50257, torch.bfloat16, H200, "backward", aligned=False).path != "split"
     from softmax_core.plans.tuned import plan_split
-    flags = {"SAFE": False, "FP64": False}
-    assert plan_split(4096, 131072, torch.bfloat16, H200, "forward", flags, aligned=False).edges
-    assert not plan_split(4096, 131072, torch.bfloat16, H200, "forward", flags).edges
+    assert plan_split(4096, 131072, torch.bfloat16, H200, "forward", aligned=False).edges
+    assert not plan_split(4096, 131072, torch.bfloat16, H200, "forward").edges
+    # rows spaced unlike the input's (a padded x, a dy broadcast down the rows): never the edges
+    assert not plan_split(4096, 50257, torch.bfloat16, H200, "forward", packed=False).edges
+    with pytest.raises(ValueError, match="n_cols"):
+        plan_split(4096, 50257, torch.bfloat16, H200, "forward", edges=True, packed=False)
+    for direction in ("forward", "backward"):
+        unpacked = plan_softmax(8192, 50257, torch.bfloat16, H200, direction, packed=False)
+        assert not unpacked.needs_packed_rows and unpacked.edges == (unpacked.path != "split")
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -108,20 +113,25 @@ def test_forward_and_backward_match_float64(n_cols, dtype, device):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
-def test_rows_spaced_unlike_the_input_take_tiles(dtype, device):
+def test_rows_spaced_unlike_the_input_are_planned_so(dtype, device):
     """The split kernels' edges need every tensor's rows as far apart as the input's: a padded x (y is
-    contiguous) or a dy spaced unlike y is launched on the tiled path instead, and is still right."""
+    contiguous) or a dy spaced unlike y is planned with packed=False, on a plan that places each tensor's rows
+    by its own stride, and is right; a plan that needs packed rows refuses such tensors rather than re-plan."""
     n_rows, n_cols = 9, 205
     x = padded_rows(n_rows, n_cols, dtype, offset=3).to(device)
     plan = small_split_plan(n_rows, n_cols, dtype, "forward")
-    assert forward_launch(plan, False, x.stride(0), dtype, dtype).plan.path == "tiled"
-    torch.testing.assert_close(softmax_forward(x, plan), reference_softmax(x), **TOLERANCE[dtype])
+    with pytest.raises(ValueError, match="packed=False"):
+        forward_launch(plan, False, x.stride(0), dtype, dtype)
+    torch.testing.assert_close(sc.softmax(x), reference_softmax(x), **TOLERANCE[dtype])
     yr = reference_softmax(x)
     dy = padded_rows(n_rows, n_cols, dtype, offset=5).to(device)
     back = small_split_plan(n_rows, n_cols, dtype, "backward")
-    assert backward_launch(back, n_cols, dy.stride(0), (dtype,) * 3).plan.path == "tiled"
+    with pytest.raises(ValueError, match="packed=False"):
+        backward_launch(back, n_cols, dy.stride(0), (dtype,) * 3)
+    unpacked = cached_plan(n_rows, n_cols, dtype, "backward", False, 0, True, False)
+    assert not unpacked.needs_packed_rows
     expected = torch._softmax_backward_data(dy.double(), yr.double(), -1, torch.float64)
-    torch.testing.assert_close(softmax_backward(yr, dy, back).double(), expected, **GRAD_TOLERANCE[dtype])
+    torch.testing.assert_close(softmax_backward(yr, dy, unpacked).double(), expected, **GRAD_TOLERANCE[dtype])
 
 
 @pytest.mark.parametrize("safe", [False, True])
@@ -256,15 +266,14 @@ def test_the_edges_variant_loads_16_byte_vectors_on_sm_90():
     stride): its chunk loads and stores are 16-byte vectors (ld.global...v4.b32), with no spills; the plain
     variant at the same width loads value by value."""
     from softmax_core.hardware.compile import kernel_resources
-    from softmax_core.plans.tuned import SPIN_LIMIT, SPLIT_KERNEL, compile_job, split_shape
+    from softmax_core.plans.tuned import compile_job
     for direction in ("forward", "backward"):
         plan = plan_softmax(8192, 50257, torch.bfloat16, H200, direction, path="split")
-        flags = {"SAFE": False} if direction == "forward" else {}
         found = {}
         for edges in (True, False):
-            constexprs = {**split_shape(plan.block_n, edges, torch.bfloat16), "SPLIT": plan.split,
-                          "PEERS": plan.peers, **flags, "PHASE": 0, "SPIN": SPIN_LIMIT}
-            job = compile_job(SPLIT_KERNEL[direction], torch.bfloat16, constexprs, plan.num_warps, H200, 50257, True)
+            variant = dataclasses.replace(plan, edges=edges)
+            job = compile_job(variant.kernel, torch.bfloat16, dict(variant.constexprs), plan.num_warps, H200, 50257,
+                              True)
             res = kernel_resources(job, want_asm=True)
             ptx = res.asm["ptx"]
             found[edges] = (sum(".v4.b32" in line and "ld.global" in line for line in ptx.splitlines()), res)

@@ -81,7 +81,7 @@ def test_the_recorded_case_itself_is_called_the_same_and_only_it():
                                                             ((8, 96, 56, 56), "float32", 1, False)])
 def test_plan_is_the_one_the_launch_keeps_in_each_direction(shape, dtype, dim, transposed):
     # The launch's own objects, on CPU tensors of the same layout (their plans are for the catalog's H200 here)
-    from softmax_core.launch.any_dim import BackwardLaunch, ReadyAnyDim, rows_backward
+    from softmax_core.launch.any_dim import BackwardLaunch, ready_for, rows_backward
     torch_dtype = getattr(torch, dtype)
     buffer = torch.empty(shape[:-2] + (shape[-1], shape[-2]) if transposed else shape, dtype=torch_dtype)
     x = buffer.transpose(-1, -2) if transposed else buffer
@@ -91,7 +91,7 @@ def test_plan_is_the_one_the_launch_keeps_in_each_direction(shape, dtype, dim, t
     if any_dim_layout(x, d) is None:
         assert forward.route != "any_dim"
     else:
-        ready = ReadyAnyDim(x, d, False, torch_dtype)
+        ready = ready_for(x, d, False, torch_dtype)
         assert forward.route == "any_dim"
         assert (forward.any_dim_plan.grid, forward.any_dim_plan.num_warps) == (ready.grid, ready.num_warps)
         assert dict(ready.constexprs)["BLOCK_I"] == forward.any_dim_plan.block_i
