@@ -13,55 +13,12 @@ from functools import lru_cache
 
 import torch
 
-from softmax_core.hardware import dtypes, runtime
-from softmax_core.hardware.compile import resolve_kernel
+from softmax_core.hardware import dtypes
 from softmax_core.hardware.gpu import default_gpu
-from softmax_core.kernels.row_slots import NOT_PUBLISHED
 from softmax_core.launch.autograd import call_backward_directly
-from softmax_core.launch.fast import KeptLaunch, trailing_values
-from softmax_core.launch.launches import backward_launch, cached_plan, launch_aligned, rows_unit_stride
+from softmax_core.launch.launches import PlanCalls, backward_launch, cached_plan, launch_aligned, rows_unit_stride
 from softmax_core.plans.any_dim import (AnyDimPlan, ReductionLayout, contiguous_strides, dim_groups, forward_groups,
                                         layout_in, plan_any_dim, transposes)
-
-
-class PlanCalls:
-    """The kernel calls of one any-dim plan, as the plan made them (`AnyDimPlan.kernel`, `.launches`, `.grid`,
-    `.num_warps`): the launch binds tensors and the layout's integer arguments to them and adds nothing else.
-    Plans whose programs share a tile also take a fresh buffer of slots (`AnyDimPlan.n_slots` words)."""
-
-    __slots__ = ("kernel", "launches", "grid", "num_warps", "n_slots")
-
-    def __init__(self, plan: AnyDimPlan):
-        self.kernel = resolve_kernel(plan.kernel)
-        self.launches, self.grid, self.num_warps, self.n_slots = plan.launches, plan.grid, plan.num_warps, plan.n_slots
-
-    @property
-    def constexprs(self) -> tuple:
-        return self.launches[-1]
-
-    def slots(self, device) -> torch.Tensor:
-        return torch.full((self.n_slots,), NOT_PUBLISHED, dtype=torch.int64, device=device)
-
-    def run(self, tensors: tuple, ints: tuple, wrap=None):
-        """Every launch through Triton's JIT, or through `wrap(kernel)` (torch.library.wrap_triton); the last
-        launch's compiled kernel (None under the interpreter or wrapped)."""
-        args = tensors + ints + ((self.slots(tensors[0].device),) if self.n_slots else ())
-        kernel = self.kernel if wrap is None else wrap(self.kernel)
-        compiled = None
-        for constexprs in self.launches:
-            with runtime.one_launch_at_a_time():
-                compiled = kernel[self.grid](*args, **dict(constexprs), num_warps=self.num_warps, num_stages=1)
-        return None if wrap is not None else compiled
-
-    def keep(self, compiled, tensors: tuple, ints: tuple, fallback):
-        """`go(*tensors)` through the compiled kernel's launcher (fast.py), or `fallback` where there is nothing
-        to keep (the interpreter, two launches, a launcher of unknown form)."""
-        if compiled is None or len(self.launches) != 1:
-            return fallback
-        n_args = len(tensors) + len(ints) + (1 if self.n_slots else 0)
-        tail = trailing_values(self.kernel, n_args, self.constexprs)
-        return (KeptLaunch(compiled, self.grid, tensors[0].get_device()).bind(
-            len(tensors), ints, tail, self.slots if self.n_slots else None, fallback) or fallback)
 
 
 @lru_cache(maxsize=4096)
@@ -293,6 +250,21 @@ def any_dim_backward(y: torch.Tensor, dy: torch.Tensor, dim: int, grad_dtype: to
     dx = _empty(tuple(y.shape), dtype=grad_dtype, device=y.device)
     made.run(y, dy, dx)
     return dx
+
+
+def takes_any_dim(shape, strides, dim: int) -> bool:
+    """Whether the any-dim kernel takes the call (the traced route's test; ready_for's when eager): whether
+    plans/any_dim.py's `dim_groups` finds an index space for x of this shape and strides with a contiguous
+    output, i.e. x has a unit-stride dim besides `dim`, or `dim` is not the output's innermost dim of size above
+    1. Written with plain loops over ints, so torch.compile can trace it (and guard on the strides it reads)."""
+    n = len(shape)
+    for d in range(n):
+        if d != dim and shape[d] != 1 and strides[d] == 1:
+            return n >= 2
+    for d in range(dim + 1, n):
+        if shape[d] != 1:
+            return n >= 2
+    return False
 
 
 def ready_for(x: torch.Tensor, dim: int, safe: bool, out_dtype: torch.dtype) -> ReadyAnyDim | None:

@@ -20,7 +20,6 @@ from softmax_core.launch.ready import READY, ReadyCall, call_key, remember
 from softmax_core.words import describe
 from softmax_core.plans.tutorial import LaunchPlan, plan_launch
 from softmax_core.plans.tuned import SoftmaxPlan
-from softmax_core.plans.any_dim import takes_any_dim
 
 SUPPORTED_DTYPES = tuple(dtypes.torch_dtype(name) for name in dtypes.TUTORIAL_DTYPES)    # the tutorial's kernel
 SOFTMAX_DTYPES = tuple(dtypes.torch_dtype(name) for name in dtypes.TUNED_DTYPES)        # the tuned kernels
@@ -271,4 +270,4 @@ def _softmax_slow(x, dim, dtype, safe: bool) -> torch.Tensor:
 NON_FLOAT_DTYPES = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.bool,
                     torch.complex64, torch.complex128)
 
-from softmax_core.launch.any_dim import softmax_any_dim  # noqa: E402
+from softmax_core.launch.any_dim import softmax_any_dim, takes_any_dim  # noqa: E402

@@ -1,9 +1,9 @@
 """From a plan and its tensors to kernel launches: the one place the tuned kernels' arguments are put together.
 
 A `SoftmaxLaunch` is everything about a launch that does not depend on where the tensors are: the plan's
-kernel and the constexprs of each of its launches (the plan's own: `plan.kernel`, `plan.launches`, never
-rebuilt here), the integer arguments after the tensors (row strides, n_rows, n_cols), and the tensors'
-dtypes. It launches three ways, all from the same arguments:
+calls (`PlanCalls`: the plan's own kernel and the constexprs of each of its launches, never rebuilt here; the
+any-dim launches, launch/any_dim.py, bind theirs through the same class), the integer arguments after the
+tensors (row strides, n_rows, n_cols), and the tensors' dtypes. It launches three ways, all from the same arguments:
 
   run(*tensors)            through Triton's JIT (the first call of a specialisation, launch hooks installed,
                            and every call under the interpreter);
@@ -63,42 +63,67 @@ def rows_unit_stride(x: torch.Tensor) -> torch.Tensor:
     return x if x.stride(-1) == 1 or x.shape[-1] == 1 else x.contiguous()
 
 
+class PlanCalls:
+    """The kernel calls of one plan, as the plan made them (`plan.kernel`, `.launches`, `.grid`, `.num_warps`,
+    `.n_slots`: a row plan's or an any-dim plan's): a launch binds tensors and integer arguments to them and adds
+    nothing else. Plans whose programs share work also take a fresh buffer of `n_slots` slots per launch."""
+
+    __slots__ = ("kernel", "launches", "grid", "num_warps", "n_slots")
+
+    def __init__(self, plan):
+        self.kernel = resolve_kernel(plan.kernel)
+        self.launches, self.grid, self.num_warps, self.n_slots = plan.launches, plan.grid, plan.num_warps, plan.n_slots
+
+    @property
+    def constexprs(self) -> tuple:
+        return self.launches[-1]
+
+    def slots(self, device) -> torch.Tensor:
+        """One 64-bit slot per program per shared row or column, where programs publish their partial results."""
+        return torch.full((self.n_slots,), NOT_PUBLISHED, dtype=torch.int64, device=device)
+
+    def run(self, tensors: tuple, ints: tuple, wrap=None):
+        """Every launch through Triton's JIT, or through `wrap(kernel)` (torch.library.wrap_triton); the last
+        launch's compiled kernel (None under the interpreter or wrapped)."""
+        args = tensors + ints + ((self.slots(tensors[0].device),) if self.n_slots else ())
+        kernel = self.kernel if wrap is None else wrap(self.kernel)
+        compiled = None
+        for constexprs in self.launches:
+            with runtime.one_launch_at_a_time():
+                compiled = kernel[self.grid](*args, **dict(constexprs), num_warps=self.num_warps, num_stages=1)
+        return None if wrap is not None else compiled
+
+    def keep(self, compiled, tensors: tuple, ints: tuple, fallback) -> Callable[..., None]:
+        """`go(*tensors)` through the compiled kernel's launcher (fast.py), everything but the tensors bound, or
+        `fallback` where there is nothing to keep (the interpreter, two launches, a launcher of unknown form)."""
+        if compiled is None or len(self.launches) != 1:
+            return fallback
+        n_args = len(tensors) + len(ints) + (1 if self.n_slots else 0)
+        tail = trailing_values(self.kernel, n_args, self.constexprs)
+        return (KeptLaunch(compiled, self.grid, tensors[0].get_device()).bind(
+            len(tensors), ints, tail, self.slots if self.n_slots else None, fallback) or fallback)
+
+
 @dataclass(frozen=True)
 class SoftmaxLaunch:
     plan: SoftmaxPlan
-    kernel: object                         # the plan's kernel, resolved to the jitted function
+    calls: PlanCalls
     scalars: tuple[int, ...]               # the kernel arguments after the tensors: row strides, n_rows, n_cols
     tensor_dtypes: tuple[torch.dtype, ...]  # (x, y) forward, (y, dy, dx) backward
     # (device, inputs 16-byte aligned) -> go, for the specialisations launched so far
     kept: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
-    def slots(self, device) -> torch.Tensor:
-        """One 64-bit slot per program per row, where programs sharing a row publish their partial results."""
-        return torch.full((self.plan.n_slots,), NOT_PUBLISHED, dtype=torch.int64, device=device)
-
-    def arguments(self, tensors: tuple) -> tuple:
-        """Every kernel argument before the constexprs, in signature order."""
-        if self.plan.shares_rows:
-            return tensors + self.scalars + (self.slots(tensors[0].device),)
-        return tensors + self.scalars
+    @property
+    def kernel(self):
+        return self.calls.kernel
 
     def run(self, *tensors: torch.Tensor):
-        """Launch through Triton's JIT; returns the last step's compiled kernel (None under the interpreter)."""
-        args = self.arguments(tensors)
-        compiled = None
-        for constexprs in self.plan.launches:
-            with runtime.one_launch_at_a_time():
-                compiled = self.kernel[self.plan.grid](*args, **dict(constexprs), num_warps=self.plan.num_warps,
-                                                       num_stages=1)
-        return compiled
+        """Launch through Triton's JIT; returns the last launch's compiled kernel (None under the interpreter)."""
+        return self.calls.run(tensors, self.scalars)
 
     def run_wrapped(self, tensors: tuple, wrap) -> None:
         """Launch through `wrap(kernel)[grid](...)` (torch.library.wrap_triton for the operators)."""
-        args = self.arguments(tensors)
-        for constexprs in self.plan.launches:
-            with runtime.one_launch_at_a_time():
-                wrap(self.kernel)[self.plan.grid](*args, **dict(constexprs), num_warps=self.plan.num_warps,
-                                                  num_stages=1)
+        self.calls.run(tensors, self.scalars, wrap)
 
     def launch_and_keep(self, tensors: tuple, key) -> Callable[..., None]:
         """Launch on `tensors` through the JIT and return `go(*tensors)` for later launches of the same
@@ -106,19 +131,8 @@ class SoftmaxLaunch:
         compiled = self.run(*tensors)
         go = self.kept.get(key)
         if go is None:
-            go = self.kept[key] = self._kept_go(compiled, tensors[0].get_device())
+            go = self.kept[key] = self.calls.keep(compiled, tensors, self.scalars, self.run)
         return go
-
-    def _kept_go(self, compiled, device_index: int) -> Callable[..., None]:
-        """A launch of `compiled` with everything but the tensors bound; `run` itself where there is nothing
-        to keep (the interpreter, a plan of two launches, a launcher whose form is unknown)."""
-        if compiled is None or len(self.plan.launches) != 1:
-            return self.run
-        n_args = len(self.tensor_dtypes) + len(self.scalars) + (1 if self.plan.shares_rows else 0)
-        tail = trailing_values(self.kernel, n_args, self.plan.launches[0])
-        go = KeptLaunch(compiled, self.plan.grid, device_index).bind(
-            len(self.tensor_dtypes), self.scalars, tail, self.slots if self.plan.shares_rows else None, self.run)
-        return self.run if go is None else go
 
 
 def forward_launch(plan: SoftmaxPlan, safe: bool, row_stride: int, in_dtype: torch.dtype,
@@ -157,7 +171,7 @@ def _launch_for(plan: SoftmaxPlan, detail: tuple) -> SoftmaxLaunch:
     if plan.needs_packed_rows and not packed:
         raise ValueError(f"this {plan.path} plan reads rows n_cols ({n_cols}) apart in every tensor; plan these "
                          f"tensors with packed=False")
-    made = SoftmaxLaunch(launched, resolve_kernel(launched.kernel), scalars, tensor_dtypes)
+    made = SoftmaxLaunch(launched, PlanCalls(launched), scalars, tensor_dtypes)
     _LAUNCHES[key] = (plan, made)
     return made
 

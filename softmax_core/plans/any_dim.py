@@ -14,7 +14,7 @@ Pure functions of shapes, strides and a `GpuSpec`: nothing here touches a tensor
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import triton
@@ -136,20 +136,6 @@ def dim_groups(shape: tuple[int, ...], dim: int, *strides_of: tuple[int, ...]) -
     return DimGroups(tuple(tuple(g) for g in outer), dim, tuple(inner))
 
 
-def takes_any_dim(shape, strides, dim: int) -> bool:
-    """Whether `dim_groups` finds an index space for x of this shape and strides with a contiguous output: x
-    has a unit-stride dim besides `dim`, or `dim` is not the output's innermost dim of size above 1. Written
-    with plain loops over ints, so torch.compile can trace it (and guard on the strides it reads)."""
-    n = len(shape)
-    for d in range(n):
-        if d != dim and shape[d] != 1 and strides[d] == 1:
-            return n >= 2
-    for d in range(dim + 1, n):
-        if shape[d] != 1:
-            return n >= 2
-    return False
-
-
 def layout_in(groups: DimGroups, shape: tuple[int, ...], strides: tuple[int, ...]) -> ReductionLayout | None:
     """A tensor of `shape` and `strides` in `groups`' index space, or None when its dims do not fold as the
     groups do (it must be copied into a layout that does)."""
@@ -216,7 +202,7 @@ class AnyDimPlan:
     one_pass: bool
     num_warps: int
     num_programs: int
-    reason: PlanReason
+    reason: PlanReason | None       # why (None only in a draft the planner is compiling)
     block_o: int = 1                # outer slices per program (more than 1 only when block_i covers the inner run)
     safe: bool = False              # forward: a column of only -inf gives zeros (else NaN, as torch)
     n_regs: int | None = None       # the compiled kernel's registers per thread (None: not compiled)
@@ -378,13 +364,15 @@ def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
             br = reduce_pow2 if reduce_pow2 * bi <= limit else min(reduce_pow2, max(1, limit // bi))
         one_pass = br >= reduce_pow2
         warps = num_warps or warps_for(bo * br * bi)
+        # the plan as it will launch, its reason to come: what is compiled is its own kernel and constexprs
+        draft = AnyDimPlan(gpu, direction, layout, dtype_name, bi, br, one_pass, warps, programs(bo, bi), None, bo,
+                           safe and direction == "forward")
         if not compile or runtime_interpreted():
             break
         from softmax_core.hardware.compile import kernel_resources
 
-        job = any_dim_compile_job(layout, written or layout, dtype_name, gpu, direction,
-                                  any_dim_constexprs(direction, bo, br, bi, one_pass, safe, dtype_name == "float64"),
-                                  warps)
+        job = any_dim_compile_job(layout, written or layout, dtype_name, gpu, direction, draft.constexprs, warps,
+                                  draft.kernel)
         res = kernel_resources(job)
         if forced or res.n_spills == 0 or limit <= 1024:
             break
@@ -397,8 +385,7 @@ def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
                    slab_values=reduce_pow2 * columns(ONE_PASS_MIN_BYTES), max_values=limit)
     reason = PlanReason.of(ReasonCode.ANY_DIM, block_o=bo, block_i=bi, block_r=br, n_chunks=n_chunks, num_warps=warps,
                            num_programs=programs(bo, bi), **why)
-    return AnyDimPlan(gpu, direction, layout, dtype_name, bi, br, one_pass, warps, programs(bo, bi), reason, bo,
-                      safe and direction == "forward", res.n_regs if res else None, res.n_spills if res else 0)
+    return replace(draft, reason=reason, n_regs=res.n_regs if res else None, n_spills=res.n_spills if res else 0)
 
 
 def runtime_interpreted() -> bool:
