@@ -13,7 +13,7 @@ import triton
 from softmax_core.hardware import dtypes
 from softmax_core.plans.kernel_jobs import judged
 from softmax_core.plans.reasons import PlanReason
-from softmax_core.plans.whole_rows import EDGES_FROM_BYTES
+from softmax_core.plans.whole_rows import EDGES_FROM_BYTES, with_figures
 from softmax_core.plans.tuned import MAX_WARPS, PROGRAMS_PER_SM_TO_FILL, SHORT_ROW_BYTES, SoftmaxPlan, rows_config
 
 # Widths that are not multiples of 16 (of the vocabularies 32000, 50257, 128256 and 151936, only 50257; odd
@@ -115,7 +115,7 @@ def vector_rows_plan(plan: SoftmaxPlan, dtype: torch.dtype) -> SoftmaxPlan | Non
         candidate = replace(plan, rows_per_program=rows, num_warps=warps, num_programs=triton.cdiv(plan.n_rows, rows))
         res, occ = judged(candidate)
         if occ.programs_per_sm > 0 and res.n_spills == 0:
-            return _with_figures(candidate, res, occ, rows=rows, n_regs=res.n_regs, n_spills=res.n_spills)
+            return with_figures(candidate, res, occ, rows=rows, n_regs=res.n_regs, n_spills=res.n_spills)
     return None
 
 
@@ -154,13 +154,7 @@ def _blocks_of_rows(plan: SoftmaxPlan, rows: int, warps: int) -> SoftmaxPlan:
     of rows): compiled for its resources and occupancy, the reason's figures updated."""
     plan = replace(plan, rows_per_program=rows, num_warps=warps, num_programs=triton.cdiv(plan.n_rows, rows))
     res, occ = judged(plan)
-    return _with_figures(plan, res, occ, rows=rows, n_regs=res.n_regs, n_spills=res.n_spills)
-
-
-def _with_figures(plan: SoftmaxPlan, res, occ, **figures) -> SoftmaxPlan:
-    """`plan` with the resources and occupancy it was judged to have, and its reason's figures updated to them."""
-    values = {**plan.reason.values, **figures, "programs_per_sm": occ.programs_per_sm}
-    return replace(plan, resources=res, occupancy=occ, reason=PlanReason.of(plan.reason.code, **values))
+    return with_figures(plan, res, occ, rows=rows, n_regs=res.n_regs, n_spills=res.n_spills)
 
 
 def edge_plan(plan: SoftmaxPlan, dtype: torch.dtype) -> SoftmaxPlan:
@@ -168,7 +162,7 @@ def edge_plan(plan: SoftmaxPlan, dtype: torch.dtype) -> SoftmaxPlan:
     plan = replace(plan, edges=True)
     res, occ = judged(plan)
     if plan.path == "rows":
-        return _with_figures(plan, res, occ, rows=1, n_regs=res.n_regs, n_spills=res.n_spills)
-    return _with_figures(plan, res, occ)
+        return with_figures(plan, res, occ, rows=1, n_regs=res.n_regs, n_spills=res.n_spills)
+    return with_figures(plan, res, occ)
 
 

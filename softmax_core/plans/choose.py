@@ -1,5 +1,6 @@
 """The tuned plan for a matrix, as `sc.softmax` uses it: the whole-row, tiled or split path
-(plans/tuned.py), then the any-width kernels where they are faster (plans/any_width.py). It sits above both,
+(plans/tuned.py), then the any-width kernels where they are faster (plans/any_width.py), then the backward's
+rows of 256-1024 values shaped for the most bytes in flight (plans/whole_rows.py). It sits above both,
 so neither imports the other's caller."""
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import torch
 from softmax_core.hardware.gpu import GpuSpec, default_gpu
 from softmax_core.plans.any_width import refine
 from softmax_core.plans.tuned import SoftmaxPlan, plan_rows_tiled_split
+from softmax_core.plans.whole_rows import most_in_flight, takes_most_in_flight
 
 
 def plan_softmax(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, gpu: GpuSpec | None = None,
@@ -21,4 +23,5 @@ def plan_softmax(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, g
     gpu = gpu or default_gpu()
     plan = plan_rows_tiled_split(n_rows, n_cols, dtype, gpu, direction, safe, path=path, aligned=aligned,
                                  edges=edges, packed=packed)
-    return refine(plan, dtype, path=path, aligned=aligned, edges=edges)
+    plan = refine(plan, dtype, path=path, aligned=aligned, edges=edges)
+    return most_in_flight(plan) if takes_most_in_flight(plan, path, edges) else plan

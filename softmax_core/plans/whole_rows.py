@@ -15,6 +15,7 @@ from softmax_core.hardware.gpu import GpuSpec
 from softmax_core.hardware.occupancy import Occupancy
 from softmax_core.plans.kernel_jobs import judged
 from softmax_core.plans.plan import SoftmaxPlan
+from softmax_core.plans.reasons import PlanReason
 
 # Every constant below was chosen by measurement on the H200; docs/performance.md, "The plan's constants",
 # gives the figures and the sweeps they come from.
@@ -59,6 +60,22 @@ BACKWARD_FIT_FROM_COLS = 1025
 BACKWARD_BYTES_PER_THREAD = 128
 MIN_BACKWARD_WARPS = 2
 BACKWARD_ROWS_MIN_IN_FLIGHT = 60 * 1024
+# Whole rows, backward, of IN_FLIGHT_FROM_COLS to BACKWARD_FIT_FROM_COLS - 1 values on the rows kernel (the mid rows
+# class's lower part; shorter rows are the short-rows kernels'), whose resident programs hold less than
+# BACKWARD_ROWS_MIN_IN_FLIGHT of y and dy per SM: the law the longer rows follow (above) decides their shape too.
+# Every (rows a program, warps) of IN_FLIGHT_ROWS x IN_FLIGHT_WARPS holding IN_FLIGHT_VALUES of each tensor a
+# thread is compiled, and the one whose resident programs hold the most bytes per SM kept (ties: more warps
+# resident, then fewer rows); the plan's own shape is among them. In the class sweep of seed 1
+# (classes/nvidia-h200-classes-seed1-20261201T2358.csv, the plans of its commit f052ea1) the rows plan of 16 rows on
+# 8 warps, 144 registers and one program per SM, ran 212739 x 263 fp16 at 0.27x copy with 16 KB in flight (torch
+# 0.44) and 60180 x 442 fp16 at 0.41 with 28 KB (torch 0.48), where rows plans holding 64-94 KB ran 1.00 (524288 x
+# 1024 fp16) and 0.97 (16384 x 1000 bf16, above). A prediction, not yet timed on this class: the shapes it picks
+# hold 40-70 KB there (2 rows on 1 warp, twenty programs per SM). The edge kernel's one row a program is left as
+# it is: at 25-49 KB it ran 0.48-0.66 in that sweep, not in the order of its bytes.
+IN_FLIGHT_FROM_COLS = 256
+IN_FLIGHT_ROWS = (1, 2, 4, 8, 16)
+IN_FLIGHT_WARPS = (1, 2, 4, 8)
+IN_FLIGHT_VALUES = (4, 32)
 
 
 def pow2_clamp(value: int, low: int, high: int) -> int:
@@ -124,6 +141,56 @@ def backward_rows_fit(draft: SoftmaxPlan) -> tuple[SoftmaxPlan, KernelResources,
     if not usable:
         return found[0]
     return max(usable, key=lambda f: (f[2].programs_per_sm, f[0].num_warps))
+
+
+def takes_most_in_flight(plan: SoftmaxPlan, path: str | None, edges: bool | None) -> bool:
+    """Whether `plan` (as refined) is a backward of whole rows of IN_FLIGHT_FROM_COLS to BACKWARD_FIT_FROM_COLS - 1
+    values on the rows kernel holding less than BACKWARD_ROWS_MIN_IN_FLIGHT per SM, which most_in_flight shapes:
+    not forced, not float64."""
+    return (plan.direction == "backward" and path is None and edges is None and plan.path == "rows"
+            and not (plan.short_rows or plan.tiny or plan.edges) and plan.dtype != "float64"
+            and IN_FLIGHT_FROM_COLS <= plan.n_cols < BACKWARD_FIT_FROM_COLS
+            and in_flight_bytes(plan, plan.occupancy) < BACKWARD_ROWS_MIN_IN_FLIGHT)
+
+
+def most_in_flight(plan: SoftmaxPlan) -> SoftmaxPlan:
+    """`plan` (takes_most_in_flight) reshaped to the (rows, warps) whose resident programs hold the most bytes of y
+    and dy per SM (IN_FLIGHT_ROWS x IN_FLIGHT_WARPS, IN_FLIGHT_VALUES a thread, each compiled; never so many rows
+    that fewer than PROGRAMS_PER_SM_TO_FILL programs per SM remain), or `plan` itself where none holds more."""
+    fill = max(1, plan.n_rows // (PROGRAMS_PER_SM_TO_FILL * plan.gpu.multiprocessor_count))
+    max_rows = 1 << (fill.bit_length() - 1)
+    best = ((in_flight_bytes(plan, plan.occupancy), plan.occupancy.programs_per_sm * plan.num_warps,
+             -plan.rows_per_program), plan, plan.resources, plan.occupancy)
+    for rows in (r for r in IN_FLIGHT_ROWS if r <= max_rows):
+        for warps in IN_FLIGHT_WARPS:
+            if not IN_FLIGHT_VALUES[0] <= values_per_thread(rows, plan.block_n, warps, plan.gpu.warp_size) \
+                    <= IN_FLIGHT_VALUES[1]:
+                continue
+            candidate = replace(plan, rows_per_program=rows, num_warps=warps,
+                                num_programs=triton.cdiv(plan.n_rows, rows))
+            res, occ = judged(candidate)
+            if occ.programs_per_sm == 0 or res.n_spills > 0:
+                continue
+            key = (in_flight_bytes(candidate, occ), occ.programs_per_sm * warps, -rows)
+            if key > best[0]:
+                best = (key, candidate, res, occ)
+    _, candidate, res, occ = best
+    if candidate is plan:
+        return plan
+    return with_figures(candidate, res, occ, rows=candidate.rows_per_program, n_regs=res.n_regs,
+                        n_spills=res.n_spills)
+
+
+def in_flight_bytes(plan: SoftmaxPlan, occ: Occupancy) -> int:
+    """Bytes of its tensors (y and dy backward, x forward) the programs of `plan` resident on one SM hold."""
+    return occ.programs_per_sm * plan.rows_per_program * plan.n_cols * plan.element_bytes * (
+        2 if plan.direction == "backward" else 1)
+
+
+def with_figures(plan: SoftmaxPlan, res: KernelResources, occ: Occupancy, **figures) -> SoftmaxPlan:
+    """`plan` with the resources and occupancy it was judged to have, and its reason's figures updated to them."""
+    values = {**plan.reason.values, **figures, "programs_per_sm": occ.programs_per_sm}
+    return replace(plan, resources=res, occupancy=occ, reason=PlanReason.of(plan.reason.code, **values))
 
 
 def row_vector(n_cols: int, dtype: torch.dtype) -> int:

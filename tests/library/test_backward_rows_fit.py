@@ -65,3 +65,69 @@ def test_fitted_backward_rows_match_float64(M, N, dtype, device):
     y64 = torch.softmax(x.double(), -1)
     want = y64 * (dy.double() - (y64 * dy.double()).sum(-1, keepdim=True))
     torch.testing.assert_close(grad.double(), want, **TOLERANCE[dtype])
+
+
+# -- rows of 256-1024 values on the rows kernel (plans/whole_rows.py, most_in_flight) ---------------------------
+def _grid_in_flight(plan):
+    """The bytes in flight per SM of every (rows, warps) most_in_flight may choose for `plan`, compiled here."""
+    import dataclasses
+
+    import triton
+    from softmax_core.plans import whole_rows
+    from softmax_core.plans.kernel_jobs import judged
+    fill = max(1, plan.n_rows // (whole_rows.PROGRAMS_PER_SM_TO_FILL * H200.multiprocessor_count))
+    found = []
+    for rows in (r for r in whole_rows.IN_FLIGHT_ROWS if r <= 1 << (fill.bit_length() - 1)):
+        for warps in whole_rows.IN_FLIGHT_WARPS:
+            per_thread = whole_rows.values_per_thread(rows, plan.block_n, warps)
+            if not whole_rows.IN_FLIGHT_VALUES[0] <= per_thread <= whole_rows.IN_FLIGHT_VALUES[1]:
+                continue
+            shaped = dataclasses.replace(plan, rows_per_program=rows, num_warps=warps,
+                                         num_programs=triton.cdiv(plan.n_rows, rows))
+            res, occ = judged(shaped)
+            if occ.programs_per_sm and not res.n_spills:
+                found.append(whole_rows.in_flight_bytes(shaped, occ))
+    return found
+
+
+def test_short_backward_rows_hold_the_most_bytes_in_flight():
+    """Random backward rows of 256-1023 values, three dtypes: a rows-kernel plan that held less than
+    BACKWARD_ROWS_MIN_IN_FLIGHT before is reshaped to hold at least as much as every candidate shape, and more
+    than before; the edge kernel's plans and those holding enough already keep their shape."""
+    import random
+
+    from softmax_core.plans import whole_rows
+    from softmax_core.plans.any_width import refine
+    rng = random.Random(77)
+    reshaped = 0
+    for _ in range(24):
+        n_cols = rng.randint(256, 1023)
+        n_rows = int(2 ** rng.uniform(14, 18))
+        dtype = rng.choice((torch.float32, torch.bfloat16, torch.float16))
+        before = refine(tuned.plan_rows_tiled_split(n_rows, n_cols, dtype, H200, "backward"), dtype)
+        plan = plan_softmax(n_rows, n_cols, dtype, H200, "backward")
+        held = whole_rows.in_flight_bytes(plan, plan.occupancy)
+        if not whole_rows.takes_most_in_flight(before, None, None):
+            assert plan == before
+            continue
+        reshaped += 1
+        assert held >= max(_grid_in_flight(before)), (n_rows, n_cols, dtype)
+        assert held > whole_rows.in_flight_bytes(before, before.occupancy)
+        assert plan.resources.n_spills == 0 and plan.reason.values["rows"] == plan.rows_per_program
+    assert reshaped >= 4
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("rows, warps", [(2, 1), (4, 2), (1, 1)])
+def test_reshaped_rows_match_float64(rows, warps, dtype, device):
+    import dataclasses
+
+    from softmax_core.launch.api import softmax_backward
+    M, N = 7, 437
+    plan = plan_softmax(M, N, dtype, H200, "backward", path="rows")
+    plan = dataclasses.replace(plan, rows_per_program=rows, num_warps=warps, num_programs=(M + rows - 1) // rows)
+    y = torch.softmax(torch.randn(M, N, dtype=torch.float64) * 3, -1)
+    dy = torch.randn(M, N, dtype=torch.float64)
+    dx = softmax_backward(y.to(dtype).to(device), dy.to(dtype).to(device), plan)
+    expected = torch._softmax_backward_data(dy, y, -1, torch.float64)
+    torch.testing.assert_close(dx.double().cpu(), expected, atol=1e-5 if dtype == torch.float32 else 2e-2, rtol=0)
