@@ -31,6 +31,9 @@ value of another code) why that path was taken, and the figures of that second c
 Why codes (the value of ``why``):
 
 - ``fits_in_registers``: a whole row fits, nothing spilled. No figures.
+- ``most_in_flight``: of ``shapes`` shapes of whole rows compiled (rows a program x warps; the backward's rows of
+  256-1023 values, plans/whole_rows.py), this one's resident programs hold the most bytes of y and dy per SM,
+  ``in_flight_bytes``. Figures: ``shapes``, ``in_flight_bytes``.
 - ``read_twice_faster``: rows this long (float32 from 16 KB, 2-byte types padded to 16-32 KB) run faster read
   twice (the second time from L2) than held in registers (measured, docs/performance.md). Figures: ``row_bytes``.
 - ``too_many_values_per_thread``: even the widest program would hold too many values per thread.
@@ -75,6 +78,7 @@ class ReasonCode(Code):
     TILED = "tiled"
     SPLIT = "split"
     FITS_IN_REGISTERS = "fits_in_registers"
+    MOST_IN_FLIGHT = "most_in_flight"
     READ_TWICE_FASTER = "read_twice_faster"
     TOO_MANY_VALUES_PER_THREAD = "too_many_values_per_thread"
     ROW_OVER_SHARED_MEMORY = "row_over_shared_memory"
@@ -99,6 +103,7 @@ FIGURES: dict[ReasonCode, tuple[str, ...]] = {
     ReasonCode.SPLIT: ("why", "direction", "split", "chunk", "n_regs", "programs_per_sm", "groups",
                        "num_programs"),
     ReasonCode.FITS_IN_REGISTERS: (),
+    ReasonCode.MOST_IN_FLIGHT: ("shapes", "in_flight_bytes"),
     ReasonCode.READ_TWICE_FASTER: ("row_bytes",),
     ReasonCode.TOO_MANY_VALUES_PER_THREAD: ("threads", "values_per_thread", "block_n", "max_values_per_thread"),
     ReasonCode.ROW_OVER_SHARED_MEMORY: ("row_shared_bytes", "max_shared_mem"),
@@ -115,7 +120,7 @@ FIGURES: dict[ReasonCode, tuple[str, ...]] = {
 
 # Which `why` each path can carry.
 WHY_CODES: dict[ReasonCode, tuple[ReasonCode, ...]] = {
-    ReasonCode.ROWS: (ReasonCode.FITS_IN_REGISTERS, ReasonCode.FORCED),
+    ReasonCode.ROWS: (ReasonCode.FITS_IN_REGISTERS, ReasonCode.MOST_IN_FLIGHT, ReasonCode.FORCED),
     ReasonCode.TILED: (ReasonCode.READ_TWICE_FASTER, ReasonCode.TOO_MANY_VALUES_PER_THREAD,
                        ReasonCode.ROW_OVER_SHARED_MEMORY, ReasonCode.ROW_OVER_REGISTERS, ReasonCode.ROW_SPILLS,
                        ReasonCode.ROW_PAST_L2, ReasonCode.FORCED),

@@ -15,7 +15,7 @@ from softmax_core.hardware.gpu import GpuSpec
 from softmax_core.hardware.occupancy import Occupancy
 from softmax_core.plans.kernel_jobs import judged
 from softmax_core.plans.plan import SoftmaxPlan
-from softmax_core.plans.reasons import PlanReason
+from softmax_core.plans.reasons import FIGURES, PlanReason, ReasonCode
 
 # Every constant below was chosen by measurement on the H200; docs/performance.md, "The plan's constants",
 # gives the figures and the sweeps they come from.
@@ -161,6 +161,7 @@ def most_in_flight(plan: SoftmaxPlan) -> SoftmaxPlan:
     max_rows = 1 << (fill.bit_length() - 1)
     best = ((in_flight_bytes(plan, plan.occupancy), plan.occupancy.programs_per_sm * plan.num_warps,
              -plan.rows_per_program), plan, plan.resources, plan.occupancy)
+    shapes = 0
     for rows in (r for r in IN_FLIGHT_ROWS if r <= max_rows):
         for warps in IN_FLIGHT_WARPS:
             if not IN_FLIGHT_VALUES[0] <= values_per_thread(rows, plan.block_n, warps, plan.gpu.warp_size) \
@@ -169,16 +170,17 @@ def most_in_flight(plan: SoftmaxPlan) -> SoftmaxPlan:
             candidate = replace(plan, rows_per_program=rows, num_warps=warps,
                                 num_programs=triton.cdiv(plan.n_rows, rows))
             res, occ = judged(candidate)
+            shapes += 1
             if occ.programs_per_sm == 0 or res.n_spills > 0:
                 continue
             key = (in_flight_bytes(candidate, occ), occ.programs_per_sm * warps, -rows)
             if key > best[0]:
                 best = (key, candidate, res, occ)
-    _, candidate, res, occ = best
+    (held, _, _), candidate, res, occ = best
     if candidate is plan:
         return plan
     return with_figures(candidate, res, occ, rows=candidate.rows_per_program, n_regs=res.n_regs,
-                        n_spills=res.n_spills)
+                        n_spills=res.n_spills, why=ReasonCode.MOST_IN_FLIGHT, shapes=shapes, in_flight_bytes=held)
 
 
 def in_flight_bytes(plan: SoftmaxPlan, occ: Occupancy) -> int:
@@ -190,6 +192,9 @@ def in_flight_bytes(plan: SoftmaxPlan, occ: Occupancy) -> int:
 def with_figures(plan: SoftmaxPlan, res: KernelResources, occ: Occupancy, **figures) -> SoftmaxPlan:
     """`plan` with the resources and occupancy it was judged to have, and its reason's figures updated to them."""
     values = {**plan.reason.values, **figures, "programs_per_sm": occ.programs_per_sm}
+    if "why" in figures:          # a new why: its own figures, not the old one's
+        old = set(FIGURES[ReasonCode(plan.reason.values["why"])]) - set(figures)
+        values = {k: v for k, v in values.items() if k not in old}
     return replace(plan, resources=res, occupancy=occ, reason=PlanReason.of(plan.reason.code, **values))
 
 

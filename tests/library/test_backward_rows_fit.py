@@ -9,6 +9,7 @@ from softmax_core.hardware.gpu import catalog_gpu
 from softmax_core.plans import tuned
 from softmax_core.plans.any_width import edge_plan
 from softmax_core.plans.choose import plan_softmax
+from softmax_core.plans.reasons import ReasonCode
 from tests.support.reference import TOLERANCE
 
 H200 = catalog_gpu("h200")
@@ -114,6 +115,7 @@ def test_short_backward_rows_hold_the_most_bytes_in_flight():
         assert held >= max(_grid_in_flight(before)), (n_rows, n_cols, dtype)
         assert held > whole_rows.in_flight_bytes(before, before.occupancy)
         assert plan.resources.n_spills == 0 and plan.reason.values["rows"] == plan.rows_per_program
+        assert plan.reason.why is ReasonCode.MOST_IN_FLIGHT and plan.reason.values["in_flight_bytes"] == held
     assert reshaped >= 4
 
 

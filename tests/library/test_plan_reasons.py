@@ -40,6 +40,7 @@ def tuned_reasons(monkeypatch):
              sc.plan_softmax(3, 70_000, torch.float32, H200).reason,                         # split, past L2
              sc.plan_softmax(3, 70_000, torch.bfloat16, H200).reason,                        # too many values
              sc.plan_softmax(64, 50_257, torch.bfloat16, H200, direction="backward").reason,  # unaligned, shared
+             sc.plan_softmax(60180, 442, torch.float16, H200, direction="backward").reason,   # most in flight
              sc.plan_softmax(4096, 781, torch.float32, H200, path="rows").reason,
              sc.plan_softmax(4096, 781, torch.float32, H200, path="tiled").reason,
              sc.plan_softmax(4096, 781, torch.float32, H200, path="split").reason]
