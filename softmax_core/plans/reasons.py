@@ -32,7 +32,7 @@ Why codes (the value of ``why``):
 
 - ``fits_in_registers``: a whole row fits, nothing spilled. No figures.
 - ``most_in_flight``: of ``shapes`` shapes of whole rows compiled (rows a program x warps; the backward's rows of
-  256-1023 values, plans/whole_rows.py), this one's resident programs hold the most bytes of y and dy per SM,
+  256-1024 values, plans/whole_rows.py), this one's resident programs hold the most bytes of y and dy per SM,
   ``in_flight_bytes``. Figures: ``shapes``, ``in_flight_bytes``.
 - ``read_twice_faster``: rows this long (float32 from 16 KB, 2-byte types padded to 16-32 KB) run faster read
   twice (the second time from L2) than held in registers (measured, docs/performance.md). Figures: ``row_bytes``.

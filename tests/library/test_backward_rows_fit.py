@@ -92,7 +92,7 @@ def _grid_in_flight(plan):
 
 
 def test_short_backward_rows_hold_the_most_bytes_in_flight():
-    """Random backward rows of 256-1023 values, three dtypes: a rows-kernel plan that held less than
+    """Random backward rows of 256-1024 values, three dtypes: a rows-kernel plan that held less than
     BACKWARD_ROWS_MIN_IN_FLIGHT before is reshaped to hold at least as much as every candidate shape, and more
     than before; the edge kernel's plans and those holding enough already keep their shape."""
     import random
@@ -102,7 +102,7 @@ def test_short_backward_rows_hold_the_most_bytes_in_flight():
     rng = random.Random(77)
     reshaped = 0
     for _ in range(24):
-        n_cols = rng.randint(256, 1023)
+        n_cols = rng.randint(256, 1024)
         n_rows = int(2 ** rng.uniform(14, 18))
         dtype = rng.choice((torch.float32, torch.bfloat16, torch.float16))
         before = refine(tuned.plan_rows_tiled_split(n_rows, n_cols, dtype, H200, "backward"), dtype)
