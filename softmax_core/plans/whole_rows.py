@@ -70,7 +70,8 @@ BACKWARD_ROWS_MIN_IN_FLIGHT = 60 * 1024
 # 8 warps, 144 registers and one program per SM, ran 212739 x 263 fp16 at 0.27x copy with 16 KB in flight (torch
 # 0.44) and 60180 x 442 fp16 at 0.41 with 28 KB (torch 0.48), where rows plans holding 64-94 KB ran 1.00 (524288 x
 # 1024 fp16) and 0.97 (16384 x 1000 bf16, above). A prediction, not yet timed on this class: the shapes it picks
-# hold 40-70 KB there (2 rows on 1 warp, twenty programs per SM). The edge kernel's one row a program is left as
+# hold 40-77 KB there, mostly 2 rows on 1 warp (twenty programs per SM), the shape the forward's fit found fastest
+# at these widths (SHORT_PROGRAM_BYTES above). The edge kernel's one row a program is left as
 # it is: at 25-49 KB it ran 0.48-0.66 in that sweep, not in the order of its bytes.
 IN_FLIGHT_FROM_COLS = 256
 IN_FLIGHT_ROWS = (1, 2, 4, 8, 16)
