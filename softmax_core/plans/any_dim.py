@@ -20,7 +20,7 @@ from functools import lru_cache
 import triton
 
 from softmax_core.hardware.gpu import GpuSpec
-from softmax_core.hardware.runtime import launch_phases
+from softmax_core.hardware import runtime
 from softmax_core.plans.reasons import PlanReason, ReasonCode
 
 # The tile a program owns is [BLOCK_O outer slices, BLOCK_R down the reduced axis, BLOCK_I inner columns], sized
@@ -234,7 +234,7 @@ class AnyDimPlan:
         (which runs programs one after another) a publishing launch and a finishing one."""
         if not self.shares:
             return (self.constexprs,)
-        return tuple(self.constexprs[:-2] + (("PHASE", p), self.constexprs[-1]) for p in launch_phases())
+        return tuple(self.constexprs[:-2] + (("PHASE", p), self.constexprs[-1]) for p in runtime.launch_phases())
 
     @property
     def n_chunks(self) -> int:
@@ -389,5 +389,4 @@ def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
 
 
 def runtime_interpreted() -> bool:
-    from softmax_core.hardware import runtime
     return runtime.INTERPRETED

@@ -13,8 +13,8 @@ import triton
 from softmax_core.hardware import dtypes
 from softmax_core.plans.kernel_jobs import judged
 from softmax_core.plans.reasons import PlanReason
-from softmax_core.plans.whole_rows import EDGES_FROM_BYTES, with_figures
-from softmax_core.plans.tuned import MAX_WARPS, PROGRAMS_PER_SM_TO_FILL, SHORT_ROW_BYTES, SoftmaxPlan, rows_config
+from softmax_core.plans.whole_rows import EDGES_FROM_BYTES, filling_rows, with_figures
+from softmax_core.plans.tuned import MAX_WARPS, SHORT_ROW_BYTES, SoftmaxPlan, rows_config
 
 # Widths that are not multiples of 16 (of the vocabularies 32000, 50257, 128256 and 151936, only 50257; odd
 # widths anywhere): Triton cannot prove a row's loads 16-byte aligned, and loads one value at a time. From
@@ -109,8 +109,7 @@ def vector_rows_plan(plan: SoftmaxPlan, dtype: torch.dtype) -> SoftmaxPlan | Non
     """`plan` (rows of whole vectors) reshaped to VECTOR_PROGRAM_BYTES programs of VECTOR_ROWS_WARPS warps (twice
     that where those would spill), with that kernel's resources; None where neither fits without spilling."""
     padded_bytes = plan.block_n * dtypes.element_size(dtype)
-    fill = max(1, plan.n_rows // (PROGRAMS_PER_SM_TO_FILL * plan.gpu.multiprocessor_count))
-    rows = max(1, min(VECTOR_PROGRAM_BYTES // padded_bytes, 1 << (fill.bit_length() - 1)))
+    rows = max(1, min(VECTOR_PROGRAM_BYTES // padded_bytes, filling_rows(plan.n_rows, plan.gpu)))
     for warps in (VECTOR_ROWS_WARPS, 2 * VECTOR_ROWS_WARPS):
         candidate = replace(plan, rows_per_program=rows, num_warps=warps, num_programs=triton.cdiv(plan.n_rows, rows))
         res, occ = judged(candidate)
@@ -143,8 +142,7 @@ def tiny_plan(plan: SoftmaxPlan, dtype: torch.dtype, rows: int | None = None,
     """`plan` (rows, forward) on the tiny-rows kernel; `rows` and `num_warps` override the fitted shape."""
     row_bytes = plan.n_cols * dtypes.element_size(dtype)
     if rows is None:
-        fill = max(1, plan.n_rows // (PROGRAMS_PER_SM_TO_FILL * plan.gpu.multiprocessor_count))
-        rows = max(1, min(TINY_PROGRAM_BYTES // row_bytes, 1 << (fill.bit_length() - 1)))
+        rows = max(1, min(TINY_PROGRAM_BYTES // row_bytes, filling_rows(plan.n_rows, plan.gpu)))
     warps = num_warps or max(1, min(MAX_WARPS, rows * row_bytes // TINY_WARP_BYTES))
     return _blocks_of_rows(replace(plan, tiny=True), rows, warps)
 

@@ -14,7 +14,7 @@ import torch
 import triton
 
 from softmax_core.hardware import dtypes
-from softmax_core.kernels.row_slots import SPIN_LIMIT
+from softmax_core.kernels.row_slots import SPIN_LIMIT  # noqa: F401  (read through this module)
 from softmax_core.hardware.compile import KernelResources
 from softmax_core.hardware.gpu import GpuSpec, default_gpu
 from softmax_core.plans.kernel_jobs import (ROWS_KERNEL, SPLIT_KERNEL, TILED_KERNEL, TILED_SPLIT_KERNEL,  # noqa: F401
@@ -28,7 +28,7 @@ from softmax_core.plans.whole_rows import (  # noqa: F401
     BYTES_PER_PROGRAM, PROGRAMS_PER_SM_TO_FILL, SHORT_ROW_BYTES, SHORT_PROGRAM_BYTES, BYTES_PER_THREAD,
     MAX_VALUES_PER_THREAD, MIN_WARPS, MAX_WARPS, BACKWARD_FIT_FROM_COLS, BACKWARD_BYTES_PER_THREAD,
     MIN_BACKWARD_WARPS, BACKWARD_ROWS_MIN_IN_FLIGHT, backward_rows_fit, backward_rows_take_edges,
-    max_values_per_thread, pow2_clamp, row_vector, rows_config, values_per_thread)
+    in_flight_bytes, max_values_per_thread, pow2_clamp, row_vector, rows_config, values_per_thread)
 
 # Every constant below was chosen by measurement on the H200; docs/performance.md, "The plan's constants",
 # gives the figures and the sweeps they come from.
@@ -186,7 +186,7 @@ def plan_rows_tiled_split(n_rows: int, n_cols: int, dtype: torch.dtype = torch.f
             draft = replace(draft, rows_per_program=rows, num_programs=triton.cdiv(n_rows, rows))
         warps = draft.num_warps
         fits = occ.programs_per_sm > 0
-        in_flight = occ.programs_per_sm * rows * 2 * row_bytes        # y and dy of the rows resident on an SM
+        in_flight = in_flight_bytes(draft, occ)                      # y and dy of the rows resident on an SM
         shareable = split_config(n_cols, gpu, direction, element_bytes=elt)[0] > 1
         if (edge_rows and path is None and fits and res.n_spills == 0 and in_flight < BACKWARD_ROWS_MIN_IN_FLIGHT
                 and shareable):

@@ -83,6 +83,13 @@ def pow2_clamp(value: int, low: int, high: int) -> int:
     return max(low, min(high, triton.next_power_of_2(max(1, value))))
 
 
+def filling_rows(n_rows: int, gpu: GpuSpec) -> int:
+    """The most rows a program may take (a power of two) and still leave PROGRAMS_PER_SM_TO_FILL programs for
+    every SM: more rows per program than that and the grid leaves SMs idle."""
+    fill = max(1, n_rows // (PROGRAMS_PER_SM_TO_FILL * gpu.multiprocessor_count))
+    return 1 << (fill.bit_length() - 1)
+
+
 def rows_config(n_cols: int, element_bytes: int, gpu: GpuSpec, n_rows: int,
                 direction: str = "forward") -> tuple[int, int, int]:
     """(ROWS, BLOCK_N, num_warps) for holding whole rows in registers."""
@@ -93,8 +100,7 @@ def rows_config(n_cols: int, element_bytes: int, gpu: GpuSpec, n_rows: int,
     rows = pow2_clamp((SHORT_PROGRAM_BYTES if short else BYTES_PER_PROGRAM) // row_bytes, 1, 64)
     # ... but never so many rows per program that the grid leaves SMs idle: keep at least
     # PROGRAMS_PER_SM_TO_FILL programs for every SM.
-    fill_limit = max(1, n_rows // (PROGRAMS_PER_SM_TO_FILL * gpu.multiprocessor_count))
-    rows = min(rows, 1 << (fill_limit.bit_length() - 1))
+    rows = min(rows, filling_rows(n_rows, gpu))
     program_bytes = rows * row_bytes
     if short:
         return rows, block_n, max(1, program_bytes // SHORT_PROGRAM_BYTES)
@@ -158,8 +164,7 @@ def most_in_flight(plan: SoftmaxPlan) -> SoftmaxPlan:
     """`plan` (takes_most_in_flight) reshaped to the (rows, warps) whose resident programs hold the most bytes of y
     and dy per SM (IN_FLIGHT_ROWS x IN_FLIGHT_WARPS, IN_FLIGHT_VALUES a thread, each compiled; never so many rows
     that fewer than PROGRAMS_PER_SM_TO_FILL programs per SM remain), or `plan` itself where none holds more."""
-    fill = max(1, plan.n_rows // (PROGRAMS_PER_SM_TO_FILL * plan.gpu.multiprocessor_count))
-    max_rows = 1 << (fill.bit_length() - 1)
+    max_rows = filling_rows(plan.n_rows, plan.gpu)
     best = ((in_flight_bytes(plan, plan.occupancy), plan.occupancy.programs_per_sm * plan.num_warps,
              -plan.rows_per_program), plan, plan.resources, plan.occupancy)
     shapes = 0
