@@ -60,19 +60,24 @@ BACKWARD_FIT_FROM_COLS = 1025
 BACKWARD_BYTES_PER_THREAD = 128
 MIN_BACKWARD_WARPS = 2
 BACKWARD_ROWS_MIN_IN_FLIGHT = 60 * 1024
-# Whole rows, backward, of IN_FLIGHT_FROM_COLS to BACKWARD_FIT_FROM_COLS - 1 values on the rows kernel (the mid rows
-# class's lower part; shorter rows are the short-rows kernels'), whose resident programs hold less than
-# BACKWARD_ROWS_MIN_IN_FLIGHT of y and dy per SM: the law the longer rows follow (above) decides their shape too.
+# Whole rows, backward, of IN_FLIGHT_FROM_COLS to BACKWARD_FIT_FROM_COLS - 1 values (the mid rows class's lower
+# part; shorter rows are the short-rows kernels'): the law the longer rows follow (above) decides their shape too.
 # Every (rows a program, warps) of IN_FLIGHT_ROWS x IN_FLIGHT_WARPS holding IN_FLIGHT_VALUES of each tensor a
-# thread is compiled, and the one whose resident programs hold the most bytes per SM kept (ties: more warps
-# resident, then fewer rows); the plan's own shape is among them. In the class sweep of seed 1
-# (classes/nvidia-h200-classes-seed1-20261201T2358.csv, the plans of its commit f052ea1) the rows plan of 16 rows on
-# 8 warps, 144 registers and one program per SM, ran 212739 x 263 fp16 at 0.27x copy with 16 KB in flight (torch
-# 0.44) and 60180 x 442 fp16 at 0.41 with 28 KB (torch 0.48), where rows plans holding 64-94 KB ran 1.00 (524288 x
-# 1024 fp16) and 0.97 (16384 x 1000 bf16, above). A prediction, not yet timed on this class: the shapes it picks
-# hold 40-77 KB there, mostly 2 rows on 1 warp (twenty programs per SM), the shape the forward's fit found fastest
-# at these widths (SHORT_PROGRAM_BYTES above). The edge kernel's one row a program is left as
-# it is: at 25-49 KB it ran 0.48-0.66 in that sweep, not in the order of its bytes.
+# thread is compiled (the edge kernel takes one row a program, so only its warps vary), and the one whose resident
+# programs hold the most bytes per SM kept (ties: more warps resident, then fewer rows); the plan's own shape is
+# among them. Measured on the H200 (tuning/h200-rows-backward-tune-256-1024-20261205-1.csv, fit seed 3131 and
+# check seed 9292, eleven shapes of widths 282-963): on the edge kernel the warps holding the most bytes were the
+# fastest of 1, 2, 4 and 8 warps at nine (float32 rows of 319-469 values: one warp, 32 programs per SM, 0.98-0.99x
+# copy against 0.72-0.85 on the four warps it had, 12 programs; 2-byte rows of 526-805: two warps, 18 programs,
+# 0.75-0.88 against 0.50-0.68 on four, 10) and tied within 0.02 at the other two (float32 rows of 753 and 963
+# values, one and two warps holding as much), so an edge plan is always reshaped. The rows kernel is reshaped where
+# its programs hold less than BACKWARD_ROWS_MIN_IN_FLIGHT: in the class sweep of seed 1
+# (classes/nvidia-h200-classes-seed1-20261201T2358.csv, the plans of its commit f052ea1) 16 rows on 8 warps, one
+# program per SM, ran 212739 x 263 fp16 at 0.27x copy with 16 KB in flight (torch 0.44) and 60180 x 442 fp16 at
+# 0.41 with 28 KB, where rows plans holding 64-94 KB ran 0.97-1.00; reshaped to 2 rows on 1 warp, the record
+# above's two rows-kernel shapes (282 and 454 bf16) ran 0.76 and 0.86, within 0.03 of the best rows-kernel shape
+# timed (torch 0.44 and 0.48). Checked on a seed not looked at (classes/nvidia-h200-classes-seed6161-20261205T1711
+# .csv): 312 float32 0.97, 537 and 515 bf16 0.76 and 0.75 (torch 0.51, 0.40, 0.40).
 IN_FLIGHT_FROM_COLS = 256
 IN_FLIGHT_ROWS = (1, 2, 4, 8, 16)
 IN_FLIGHT_WARPS = (1, 2, 4, 8)
@@ -152,12 +157,12 @@ def backward_rows_fit(draft: SoftmaxPlan) -> tuple[SoftmaxPlan, KernelResources,
 
 def takes_most_in_flight(plan: SoftmaxPlan, path: str | None, edges: bool | None) -> bool:
     """Whether `plan` (as refined) is a backward of whole rows of IN_FLIGHT_FROM_COLS to BACKWARD_FIT_FROM_COLS - 1
-    values on the rows kernel holding less than BACKWARD_ROWS_MIN_IN_FLIGHT per SM, which most_in_flight shapes:
-    not forced, not float64."""
+    values on the edge kernel, or on the rows kernel holding less than BACKWARD_ROWS_MIN_IN_FLIGHT per SM, which
+    most_in_flight shapes: not forced, not float64."""
     return (plan.direction == "backward" and path is None and edges is None and plan.path == "rows"
-            and not (plan.short_rows or plan.tiny or plan.edges) and plan.dtype != "float64"
+            and not (plan.short_rows or plan.tiny) and plan.dtype != "float64"
             and IN_FLIGHT_FROM_COLS <= plan.n_cols < BACKWARD_FIT_FROM_COLS
-            and in_flight_bytes(plan, plan.occupancy) < BACKWARD_ROWS_MIN_IN_FLIGHT)
+            and (plan.edges or in_flight_bytes(plan, plan.occupancy) < BACKWARD_ROWS_MIN_IN_FLIGHT))
 
 
 def most_in_flight(plan: SoftmaxPlan) -> SoftmaxPlan:
@@ -168,7 +173,7 @@ def most_in_flight(plan: SoftmaxPlan) -> SoftmaxPlan:
     best = ((in_flight_bytes(plan, plan.occupancy), plan.occupancy.programs_per_sm * plan.num_warps,
              -plan.rows_per_program), plan, plan.resources, plan.occupancy)
     shapes = 0
-    for rows in (r for r in IN_FLIGHT_ROWS if r <= max_rows):
+    for rows in (r for r in ((1,) if plan.edges else IN_FLIGHT_ROWS) if r <= max_rows):
         for warps in IN_FLIGHT_WARPS:
             if not IN_FLIGHT_VALUES[0] <= values_per_thread(rows, plan.block_n, warps, plan.gpu.warp_size) \
                     <= IN_FLIGHT_VALUES[1]:

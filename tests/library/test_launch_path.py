@@ -153,19 +153,20 @@ def test_autograd_calls_our_backward_functions_directly(device):
     torch.testing.assert_close(grad.double(), expected, atol=1e-6, rtol=1e-5)
 
 
-def test_a_plan_given_another_matrix_is_refused():
+def test_a_plan_given_another_matrix_is_refused(device):
     # A plan's launch carries its own n_rows and n_cols; run on a smaller matrix it would read past its end.
     from softmax_core.launch.api import softmax_backward, softmax_forward
     from softmax_core.plans.choose import plan_softmax
 
     plan = plan_softmax(64, 100, torch.float32)
-    x = torch.randn(16, 100)
+    x = torch.randn(16, 100, device=device)
     with pytest.raises(ValueError, match="64 x 100 matrix, the input is 16 x 100"):
         softmax_forward(x, plan)
     back = plan_softmax(16, 100, torch.float32, direction="backward")
     y = torch.softmax(x, -1)
     with pytest.raises(ValueError, match="dy has shape"):
-        softmax_backward(y, torch.randn(16, 101), back)
+        softmax_backward(y, torch.randn(16, 101, device=device), back)
     with pytest.raises(ValueError, match="16 x 100 matrix, the input is 16 x 99"):
-        softmax_backward(y[:, :99], torch.randn(16, 99), back)
-    torch.testing.assert_close(softmax_forward(torch.randn(64, 100), plan).sum(-1), torch.ones(64))
+        softmax_backward(y[:, :99], torch.randn(16, 99, device=device), back)
+    torch.testing.assert_close(softmax_forward(torch.randn(64, 100, device=device), plan).sum(-1),
+                               torch.ones(64, device=device))
