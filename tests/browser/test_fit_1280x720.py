@@ -189,6 +189,10 @@ def test_presentation_mode_keeps_a_way_around_and_a_way_out(browser, server, lan
         # and out: the sidebar with every page comes back
         bar.get_by_role("button", name=TEXT["present_exit"][other]).click()
         tab.locator('[data-testid="stSidebar"] [data-testid="stPageLink"]').first.wait_for(timeout=RENDER_TIMEOUT_MS)
+        # the sidebar is drawn early in the run that leaves; the bar goes, and the URL changes, when it ends
+        tab.locator('.st-key-present_bar').wait_for(state="detached", timeout=RENDER_TIMEOUT_MS)
+        tab.wait_for_function("() => !new URLSearchParams(location.search).has('present')",
+                              timeout=RENDER_TIMEOUT_MS)
         support.wait_rendered(tab, RENDER_TIMEOUT_MS)
         assert tab.locator('.st-key-present_bar').count() == 0
         assert "present=1" not in tab.url
