@@ -1,14 +1,19 @@
-"""Tuning sweep for the strided kernels whose programs share a tile (kernels/shared_dim.py) against the two-pass
-and fitted plans, on shapes drawn by the class sweep (bench_tools/class_sweep.py) whose slab down the reduced
+"""Tuning sweep for the strided kernels whose programs share a tile (kernels/shared_dim.py) or cut its reduced axis
+into parts (kernels/split_dim.py) against the two-pass and fitted plans, on shapes drawn by the class sweep (bench_tools/class_sweep.py) whose slab down the reduced
 axis is more than one program holds: per shape, copy of the same bytes, the two-pass plan, the fitted plan and
-each two-pass variant (column bytes, chunk values) and shared variant (piece values, column bytes, warps),
-forward and backward, in one run; every variant is launched as sc.softmax launches it (the kept launcher after
+each two-pass variant (column bytes, chunk values), shared variant (piece values, column bytes, warps) and parts
+variant (column bytes, chunk values, programs an SM), forward and backward, in one run (`--variants` picks the
+kinds); every variant is launched as sc.softmax launches it (the kept launcher after
 the first call), so the time is the kernel's and not the JIT's.
 
 Each variant's output is checked against torch's in float32 before it is timed. Timer: triton.testing.do_bench
 (L2 flushed before every call), median ms. The CSV is rewritten after every shape.
 
     python -m bench_tools.record.shared_dim_tune OUT.csv --seeds 1,11,12 [--per-class 6]
+    python -m bench_tools.record.shared_dim_tune OUT.csv --seeds 2727 --variants fitted,parts --warm K N
+
+`--warm K N` launches every N-th (shape, variant) from the K-th once and times nothing, so that N processes
+compile the grid in parallel before the timed run (which then finds every kernel in Triton's cache).
 """
 from __future__ import annotations
 
@@ -26,12 +31,32 @@ from softmax_core.hardware.gpu import default_gpu
 from softmax_core.launch import any_dim
 from softmax_core.plans.any_dim import dim_groups, forward_groups, layout_in, plan_any_dim, transposes
 from softmax_core.plans.shared_dim import plan_shared_dim
+from softmax_core.plans.split_dim import plan_split_dim
 
 CLASSES = ("dim_inner_wide", "dim_inner_narrow", "transposed")
 # Shared tiles: (piece values, column bytes, warps or None for the fitted count)
 SHARED = ((8192, 128, None), (8192, 256, 16), (16384, 256, 16), (4096, 64, None))
 # Two passes: (column bytes, values per chunk)
 TWO_PASS = ((32, 4096), (128, 4096), (256, 4096), (512, 4096), (256, 8192), (128, 2048))
+# Parts: (column bytes, chunk values forward, programs an SM); the backward's chunk is half as many values
+PARTS = ((64, 4096, 4), (64, 4096, 16), (128, 4096, 4), (128, 4096, 8), (128, 4096, 16), (256, 4096, 4),
+         (256, 4096, 8), (256, 8192, 8), (512, 8192, 4))
+
+
+def variants_of(direction: str, cols, kinds: set) -> list[tuple[str, dict]]:
+    """(name, plan overrides) of every variant of these kinds, in a fixed order."""
+    half = 2 if direction == "backward" else 1
+    out = [("fitted", {})] if "fitted" in kinds else []
+    if "two" in kinds:
+        out += [(f"two-b{b}-v{v // half}", dict(block_i=cols(b), block_r=max(1, v // half // cols(b))))
+                for b, v in TWO_PASS]
+    if "shared" in kinds:
+        out += [(f"shared-v{v // half}-b{b}-w{w}", dict(shared=True, values=v // half, nbytes=b, num_warps=w))
+                for v, b, w in SHARED]
+    if "parts" in kinds:
+        out += [(f"parts-b{b}-v{v // half}-s{n}", dict(parts=True, column_bytes=b, values=v // half, per_sm=n))
+                for b, v, n in PARTS]
+    return out
 
 
 def ms(fn) -> float:
@@ -43,6 +68,8 @@ def _plan(layout, elt, dtype, gpu, direction, written, transposing, kw):
     kw = dict(kw)
     if kw.pop("shared", False):
         return plan_shared_dim(layout, elt, dtype, gpu, direction, written=written, **kw)
+    if kw.pop("parts", False):
+        return plan_split_dim(layout, elt, dtype, gpu, direction, written=written, transposing=transposing, **kw)
     return plan_any_dim(layout, elt, dtype, gpu, direction, transposing=transposing, written=written, **kw)
 
 
@@ -76,7 +103,16 @@ def main(argv: list[str]) -> int:
     p.add_argument("--seeds", default="1,11,12")
     p.add_argument("--per-class", type=int, default=6)
     p.add_argument("--directions", default="forward,backward")
+    p.add_argument("--variants", default="fitted,two,shared", help="kinds: fitted, two, shared, parts")
+    p.add_argument("--warm", nargs=2, type=int, metavar=("K", "N"))
     args = p.parse_args(argv)
+    kinds = set(args.variants.split(","))
+    turn = [0]
+
+    def mine() -> bool:
+        """Under --warm, whether this (shape, variant) is this process's to launch."""
+        turn[0] += 1
+        return args.warm is None or (turn[0] - 1) % args.warm[1] == args.warm[0]
     gpu = default_gpu()
     rows: list[dict] = []
     shapes = [s for seed in map(int, args.seeds.split(",")) for s in draw(seed, CLASSES, args.per_class)]
@@ -100,6 +136,14 @@ def main(argv: list[str]) -> int:
             return max(1, min(b // elt, triton.next_power_of_2(x_layout.n_inner)))
 
         def record(direction, variant, fn, check, moved, plan=None):
+            if args.warm is not None:
+                if mine() and plan is not None:
+                    try:
+                        fn()
+                        torch.cuda.synchronize()
+                    except Exception as e:  # noqa: BLE001
+                        print(f"warm {variant}: {repr(e)[:120]}", flush=True)
+                return
             try:
                 err = check(fn())
                 fn()
@@ -108,6 +152,7 @@ def main(argv: list[str]) -> int:
                 nans = int(torch.isnan(out).sum().item())
                 t = ms(fn)
                 extra = {} if plan is None else dict(bi=plan.block_i, br=plan.block_r, split=plan.split,
+                                                     parts=plan.parts, part_r=plan.part_r,
                                                      one_pass=plan.one_pass, warps=plan.num_warps,
                                                      programs=plan.num_programs, n_regs=plan.n_regs)
                 rows.append({**base, "direction": direction, "variant": variant, "ms": t, "gbps": moved / t / 1e6,
@@ -123,12 +168,7 @@ def main(argv: list[str]) -> int:
             copy_out = torch.empty_like(x)
             record("forward", "copy", lambda: copy_out.copy_(x), lambda y: 0.0, nbytes)
             trans = transposes(x_layout, y_layout)
-            variants = [("fitted", {})] + \
-                [(f"two-b{b}-v{v}", dict(block_i=cols(b), block_r=max(1, v // cols(b))))
-                 for b, v in TWO_PASS] + \
-                [(f"shared-v{v}-b{b}-w{w}", dict(shared=True, values=v, nbytes=b, num_warps=w))
-                 for v, b, w in SHARED]
-            for variant, kw in variants:
+            for variant, kw in variants_of("forward", cols, kinds):
                 try:
                     plan = _plan(x_layout, elt, shape.dtype, gpu, "forward", y_layout, trans, kw)
                 except Exception as e:   # noqa: BLE001
@@ -147,12 +187,7 @@ def main(argv: list[str]) -> int:
             record("backward", "copy", lambda: torch.add(y, dy, out=c), lambda _: 0.0, 1.5 * nbytes)
             g = dim_groups(tuple(y.shape), dim, y.stride(), y.stride())
             yl = layout_in(g, tuple(y.shape), tuple(y.stride()))
-            variants = [("fitted", {})] + \
-                [(f"two-b{b}-v{v // 2}", dict(block_i=cols(b), block_r=max(1, v // 2 // cols(b))))
-                 for b, v in TWO_PASS] + \
-                [(f"shared-v{v // 2}-b{b}-w{w}", dict(shared=True, values=v // 2, nbytes=b, num_warps=w))
-                 for v, b, w in SHARED]
-            for variant, kw in variants:
+            for variant, kw in variants_of("backward", cols, kinds):
                 try:
                     plan = _plan(yl, elt, shape.dtype, gpu, "backward", yl, False, kw)
                 except Exception as e:   # noqa: BLE001
@@ -164,11 +199,12 @@ def main(argv: list[str]) -> int:
                     continue
                 record("backward", variant, backward_call(y, dy, dim, dt, plan if kw else None),
                        lambda d: (d.float() - dref).abs().max().item(), 1.5 * nbytes, plan)
-        with open(args.out, "w", newline="") as f:
-            keys = list(dict.fromkeys(k for r in rows for k in r))
-            w = csv.DictWriter(f, keys)
-            w.writeheader()
-            w.writerows(rows)
+        if args.warm is None:
+            with open(args.out, "w", newline="") as f:
+                keys = list(dict.fromkeys(k for r in rows for k in r))
+                w = csv.DictWriter(f, keys)
+                w.writeheader()
+                w.writerows(rows)
         print(f"[{n + 1}/{len(shapes)}] {base['cls']} {base['shape']} {shape.dtype}", flush=True)
         del x, ref
         torch.cuda.empty_cache()

@@ -56,6 +56,11 @@ def trailing_values(kernel, n_args: int, constexprs: tuple) -> tuple:
     return tuple(given[p.name] if p.name in given else p.default for p in params)
 
 
+# `bind`'s `slots` for a launch that is one of several sharing a buffer of slots: the buffer comes with the
+# tensors, as the last of them (launches.PlanCalls.keep makes one per call).
+SLOTS_LAST = "slots last"
+
+
 class KeptLaunch:
     """A compiled kernel and the launcher arguments that stay the same from call to call."""
 
@@ -71,9 +76,10 @@ class KeptLaunch:
 
     def bind(self, n_tensors: int, scalars: tuple, tail: tuple, slots, run) -> Callable[..., None] | None:
         """`go(*tensors)`: one launch on the current stream with the tensors' addresses, then `scalars`, a fresh
-        slot buffer (where `slots(device)` makes one), then `tail` (the constexprs); through `run` (the JIT)
-        while launch hooks are installed. None where the launcher's form is unknown. One closure per form and
-        arity, so that a launch is a single Python call above the C launch function."""
+        slot buffer (where `slots(device)` makes one; with SLOTS_LAST, `go(*tensors, slots)`, the caller's), then
+        `tail` (the constexprs); through `run` (the JIT) while launch hooks are installed (SLOTS_LAST: the caller
+        checks). None where the launcher's form is unknown. One closure per form and arity, so that a launch is a
+        single Python call above the C launch function."""
         if self.form not in ("3.6", "3.9"):
             return None
         g0, g1, g2 = self.grid
@@ -81,6 +87,19 @@ class KeptLaunch:
         stream, hooked = torch._C._cuda_getCurrentRawStream, hooks_installed
         c_launch, coop, pdl = launcher.launch, launcher.launch_cooperative_grid, launcher.launch_pdl
         rest = scalars + tail
+        if slots is SLOTS_LAST:
+            if self.form == "3.9":
+                annotations, signature = launcher.arg_annotations, launcher.kernel_signature
+
+                def go(*t):
+                    args = tuple(a.data_ptr() for a in t[:-1]) + scalars + (t[-1].data_ptr(),) + tail
+                    c_launch(g0, g1, g2, stream(dev), fn, coop, pdl, meta, None, None, None, None, None,
+                             annotations, signature, args)
+            else:
+                def go(*t):
+                    c_launch(g0, g1, g2, stream(dev), fn, coop, pdl, None, None, meta, None, None, None,
+                             *(a.data_ptr() for a in t[:-1]), *scalars, t[-1].data_ptr(), *tail)
+            return go
         if self.form == "3.9":
             annotations, signature = launcher.arg_annotations, launcher.kernel_signature
             if slots is not None:

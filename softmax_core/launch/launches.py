@@ -29,7 +29,7 @@ from softmax_core.hardware import runtime
 from softmax_core.hardware.compile import resolve_kernel
 from softmax_core.hardware.gpu import default_gpu
 from softmax_core.kernels.row_slots import NOT_PUBLISHED
-from softmax_core.launch.fast import KeptLaunch, trailing_values
+from softmax_core.launch.fast import SLOTS_LAST, KeptLaunch, hooks_installed, trailing_values
 from softmax_core.plans.plan import SoftmaxPlan
 from softmax_core.plans.choose import plan_softmax
 
@@ -65,43 +65,69 @@ def rows_unit_stride(x: torch.Tensor) -> torch.Tensor:
 
 class PlanCalls:
     """The kernel calls of one plan, as the plan made them (`plan.kernel`, `.launches`, `.grid`, `.num_warps`,
-    `.n_slots`: a row plan's or an any-dim plan's): a launch binds tensors and integer arguments to them and adds
-    nothing else. Plans whose programs share work also take a fresh buffer of `n_slots` slots per launch."""
+    `.n_slots`, `.slots_filled`: a row plan's or an any-dim plan's): a launch binds tensors and integer arguments
+    to them and adds nothing else. Plans whose programs share work also take a fresh buffer of `n_slots` slots per
+    call, one buffer for all of the call's launches."""
 
-    __slots__ = ("kernel", "launches", "grid", "num_warps", "n_slots")
+    __slots__ = ("kernel", "launches", "grid", "num_warps", "n_slots", "filled")
 
     def __init__(self, plan):
         self.kernel = resolve_kernel(plan.kernel)
         self.launches, self.grid, self.num_warps, self.n_slots = plan.launches, plan.grid, plan.num_warps, plan.n_slots
+        self.filled = plan.slots_filled
 
     @property
     def constexprs(self) -> tuple:
         return self.launches[-1]
 
     def slots(self, device) -> torch.Tensor:
-        """One 64-bit slot per program per shared row or column, where programs publish their partial results."""
-        return torch.full((self.n_slots,), NOT_PUBLISHED, dtype=torch.int64, device=device)
+        """One 64-bit slot per program per shared row or column, where programs publish their partial results:
+        NOT_PUBLISHED where programs wait for their peers, else as the allocator leaves it (every slot is written
+        by one launch before the next reads it)."""
+        if self.filled:
+            return torch.full((self.n_slots,), NOT_PUBLISHED, dtype=torch.int64, device=device)
+        return torch.empty((self.n_slots,), dtype=torch.int64, device=device)
 
     def run(self, tensors: tuple, ints: tuple, wrap=None):
-        """Every launch through Triton's JIT, or through `wrap(kernel)` (torch.library.wrap_triton); the last
-        launch's compiled kernel (None under the interpreter or wrapped)."""
+        """Every launch through Triton's JIT, or through `wrap(kernel)` (torch.library.wrap_triton); the compiled
+        kernel of each launch (None under the interpreter or wrapped)."""
         args = tensors + ints + ((self.slots(tensors[0].device),) if self.n_slots else ())
         kernel = self.kernel if wrap is None else wrap(self.kernel)
-        compiled = None
+        compiled = []
         for constexprs in self.launches:
             with runtime.one_launch_at_a_time():
-                compiled = kernel[self.grid](*args, **dict(constexprs), num_warps=self.num_warps, num_stages=1)
-        return None if wrap is not None else compiled
+                compiled.append(kernel[self.grid](*args, **dict(constexprs), num_warps=self.num_warps, num_stages=1))
+        return None if wrap is not None or compiled[-1] is None else tuple(compiled)
 
     def keep(self, compiled, tensors: tuple, ints: tuple, fallback) -> Callable[..., None]:
-        """`go(*tensors)` through the compiled kernel's launcher (fast.py), everything but the tensors bound, or
-        `fallback` where there is nothing to keep (the interpreter, two launches, a launcher of unknown form)."""
-        if compiled is None or len(self.launches) != 1:
+        """`go(*tensors)` through the compiled kernels' launchers (fast.py), everything but the tensors bound, or
+        `fallback` where there is nothing to keep (the interpreter, a launcher of unknown form, or launches that
+        are the interpreter's two phases of one GPU launch)."""
+        if compiled is None or len(compiled) != len(self.launches):
             return fallback
         n_args = len(tensors) + len(ints) + (1 if self.n_slots else 0)
-        tail = trailing_values(self.kernel, n_args, self.constexprs)
-        return (KeptLaunch(compiled, self.grid, tensors[0].get_device()).bind(
-            len(tensors), ints, tail, self.slots if self.n_slots else None, fallback) or fallback)
+        device = tensors[0].get_device()
+        if len(compiled) == 1:
+            tail = trailing_values(self.kernel, n_args, self.constexprs)
+            return (KeptLaunch(compiled[0], self.grid, device).bind(
+                len(tensors), ints, tail, self.slots if self.n_slots else None, fallback) or fallback)
+        # Several launches share one buffer of slots per call: each is bound with the buffer as its last tensor.
+        gos = []
+        for one, constexprs in zip(compiled, self.launches):
+            tail = trailing_values(self.kernel, n_args, constexprs)
+            go = KeptLaunch(one, self.grid, device).bind(len(tensors), ints, tail, SLOTS_LAST, fallback)
+            if go is None:
+                return fallback
+            gos.append(go)
+        slots = self.slots
+
+        def go_all(*t):
+            if hooks_installed():
+                return fallback(*t)
+            buffer = slots(t[0].device)
+            for go in gos:
+                go(*t, buffer)
+        return go_all
 
 
 @dataclass(frozen=True)
@@ -119,7 +145,8 @@ class SoftmaxLaunch:
 
     def run(self, *tensors: torch.Tensor):
         """Launch through Triton's JIT; returns the last launch's compiled kernel (None under the interpreter)."""
-        return self.calls.run(tensors, self.scalars)
+        compiled = self.calls.run(tensors, self.scalars)
+        return None if compiled is None else compiled[-1]
 
     def run_wrapped(self, tensors: tuple, wrap) -> None:
         """Launch through `wrap(kernel)[grid](...)` (torch.library.wrap_triton for the operators)."""
@@ -128,7 +155,7 @@ class SoftmaxLaunch:
     def launch_and_keep(self, tensors: tuple, key) -> Callable[..., None]:
         """Launch on `tensors` through the JIT and return `go(*tensors)` for later launches of the same
         specialisation (`key`: the device and the inputs' alignment), kept under `key`."""
-        compiled = self.run(*tensors)
+        compiled = self.calls.run(tensors, self.scalars)
         go = self.kept.get(key)
         if go is None:
             go = self.kept[key] = self.calls.keep(compiled, tensors, self.scalars, self.run)

@@ -21,6 +21,7 @@ import triton
 
 from softmax_core.hardware.gpu import GpuSpec
 from softmax_core.hardware import runtime
+from softmax_core.plans.kernel_jobs import any_dim_compile_job
 from softmax_core.plans.reasons import PlanReason, ReasonCode
 
 # The tile a program owns is [BLOCK_O outer slices, BLOCK_R down the reduced axis, BLOCK_I inner columns], sized
@@ -59,6 +60,8 @@ ANY_DIM_KERNEL = {"forward": "softmax_core.kernels.any_dim:softmax_any_dim_kerne
                   "backward": "softmax_core.kernels.any_dim:softmax_backward_any_dim_kernel"}
 SHARED_DIM_KERNEL = {"forward": "softmax_core.kernels.shared_dim:softmax_shared_dim_kernel",
                      "backward": "softmax_core.kernels.shared_dim:softmax_backward_shared_dim_kernel"}
+SPLIT_DIM_KERNEL = {"forward": "softmax_core.kernels.split_dim:softmax_split_dim_kernel",
+                    "backward": "softmax_core.kernels.split_dim:softmax_backward_split_dim_kernel"}
 
 
 @dataclass(frozen=True)
@@ -208,6 +211,8 @@ class AnyDimPlan:
     n_regs: int | None = None       # the compiled kernel's registers per thread (None: not compiled)
     n_spills: int = 0
     split: int = 1                  # programs that share a column tile's reduced axis (kernels/shared_dim.py)
+    part_r: int = 0                 # reduced indices per part where the reduced axis is cut into parts, one
+                                    # program each, in two launches (kernels/split_dim.py); 0 where it is not
 
     @property
     def grid(self) -> tuple[int]:
@@ -218,20 +223,43 @@ class AnyDimPlan:
         return self.split > 1
 
     @property
+    def cut(self) -> bool:        # the reduced axis is cut into parts: two launches and a buffer of slots
+        return self.part_r > 0
+
+    @property
+    def parts(self) -> int:
+        """Programs per column tile: the parts of its reduced axis (1 where it is not cut)."""
+        return triton.cdiv(self.layout.n_reduce, self.part_r) if self.cut else 1
+
+    @property
+    def n_tiles(self) -> int:
+        return triton.cdiv(self.layout.n_outer, self.block_o) * triton.cdiv(self.layout.n_inner, self.block_i)
+
+    @property
     def n_slots(self) -> int:
-        """One 64-bit slot per column of every tile per program sharing it (0 when programs do not share)."""
-        n_tiles = self.layout.n_outer * triton.cdiv(self.layout.n_inner, self.block_i)
-        return n_tiles * self.block_i * self.split if self.shares else 0
+        """One 64-bit slot per column of every tile per program sharing it or per part (0 for the others)."""
+        if self.cut:
+            return self.n_tiles * triton.next_power_of_2(self.parts) * self.block_i
+        return self.n_tiles * self.block_i * self.split if self.shares else 0
+
+    @property
+    def slots_filled(self) -> bool:
+        """Whether the slots start as NOT_PUBLISHED (programs that wait for their peers read them); the parts'
+        slots are all written by the first launch before the second reads any."""
+        return not self.cut
 
     @property
     def kernel(self) -> str:
         """The kernel every launch of this plan runs (module:function)."""
-        return (SHARED_DIM_KERNEL if self.shares else ANY_DIM_KERNEL)[self.direction]
+        return (SPLIT_DIM_KERNEL if self.cut else SHARED_DIM_KERNEL if self.shares else ANY_DIM_KERNEL)[self.direction]
 
     @property
     def launches(self) -> tuple[tuple[tuple[str, object], ...], ...]:
-        """The constexprs of each launch, in order: one launch, or for shared tiles under the interpreter
-        (which runs programs one after another) a publishing launch and a finishing one."""
+        """The constexprs of each launch, in order: one launch; for parts, a launch that writes each part's words
+        and one that reads them (PHASE 1, 2); for shared tiles under the interpreter (which runs programs one
+        after another) a publishing launch and a finishing one."""
+        if self.cut:
+            return tuple(self.constexprs[:-1] + (("PHASE", p),) for p in (1, 2))
         if not self.shares:
             return (self.constexprs,)
         return tuple(self.constexprs[:-2] + (("PHASE", p), self.constexprs[-1]) for p in runtime.launch_phases())
@@ -242,8 +270,12 @@ class AnyDimPlan:
 
     @property
     def constexprs(self) -> tuple[tuple[str, object], ...]:
-        """The kernel's constexprs for this plan, in one place: the planner compiles these and the launch
-        (launch/any_dim.py) passes these, so the registers the plan read are those of the kernel that runs."""
+        """The kernel's constexprs for this plan, in one place: the planner compiles these (for parts, those of
+        the launch that reads the words, PHASE 2) and the launch (launch/any_dim.py) passes these, so the
+        registers the plan read are those of the kernel that runs."""
+        if self.cut:
+            return split_dim_constexprs(self.direction, self.block_r, self.block_i, self.part_r, self.parts,
+                                        self.safe)
         if self.shares:
             return shared_dim_constexprs(self.direction, self.block_r, self.block_i, self.split, self.safe)
         return any_dim_constexprs(self.direction, self.block_o, self.block_r, self.block_i, self.one_pass,
@@ -259,49 +291,21 @@ def shared_dim_constexprs(direction: str, block_r: int, block_i: int, split: int
     return head + ((("SAFE", safe),) if direction == "forward" else ()) + (("PHASE", 0), ("SPIN", SPIN_LIMIT))
 
 
+def split_dim_constexprs(direction: str, block_r: int, block_i: int, part_r: int, parts: int,
+                         safe: bool) -> tuple[tuple[str, object], ...]:
+    """kernels/split_dim.py's constexprs, PHASE 2's (the launch that gathers the parts' words)."""
+    head = (("BLOCK_R", block_r), ("BLOCK_I", block_i), ("PART_R", part_r), ("PEERS", triton.next_power_of_2(parts)))
+    return head + ((("SAFE", safe),) if direction == "forward" else ()) + (("PHASE", 2),)
+
+
 def any_dim_constexprs(direction: str, block_o: int, block_r: int, block_i: int, one_pass: bool, safe: bool,
                        fp64: bool) -> tuple[tuple[str, object], ...]:
     tile = (("BLOCK_O", block_o), ("BLOCK_R", block_r), ("BLOCK_I", block_i), ("ONE_PASS", one_pass))
     return tile + ((("SAFE", safe),) if direction == "forward" else ()) + (("FP64", fp64),)
 
 
-AXES = ("outer", "outer2", "reduce", "inner")
-
-
 def pow2_floor(n: int) -> int:
     return 1 << (max(1, n).bit_length() - 1)
-
-
-def any_dim_compile_job(layout: ReductionLayout, written: ReductionLayout, dtype_name: str, gpu: GpuSpec,
-                        direction: str, constexprs, num_warps: int, kernel: str | None = None,
-                        pointers: dict | None = None):
-    """The compile job of one any-dim launch, specialised as Triton's JIT will launch it on a fresh contiguous
-    output and an aligned input: pointers 16-byte aligned, integer arguments equal to 1 constants, the others
-    that are multiples of 16 marked so (the unit stride is what makes the loads vectors)."""
-    from softmax_core.hardware import dtypes
-    from softmax_core.hardware.compile import CompileJob
-    from softmax_core.hardware.signatures import kernel_signature
-
-    kernel = kernel or ANY_DIM_KERNEL[direction]
-    signature, values = kernel_signature(kernel, dtypes.of(dtype_name).triton_pointer, "i32", dict(constexprs),
-                                         pointers)
-    sides = ("x", "y") if direction == "forward" else ("y", "dy")
-    ints = dict(zip([f"{sides[0]}_{a}" for a in AXES], layout.strides))
-    ints.update(zip([f"{sides[1]}_{a}" for a in AXES], written.strides))
-    ints.update(n_outer=layout.n_outer, n_outer2=layout.n_outer2, n_reduce=layout.n_reduce, n_inner=layout.n_inner)
-    sig, consts, divisible = [], dict(values), []
-    for name, kind in signature:
-        value = ints.get(name)
-        if kind == "i32" and value == 1:
-            sig.append((name, "constexpr"))
-            consts[name] = 1
-            continue
-        sig.append((name, kind))
-        if kind.startswith("*") or (value is not None and value % 16 == 0):
-            divisible.append(name)
-    order = [name for name, _ in sig]
-    return CompileJob(kernel, tuple(sig), tuple(sorted(consts.items(), key=lambda kv: order.index(kv[0]))),
-                      num_warps, 1, gpu.compile_target, on_device=gpu.live, divisible=tuple(divisible))
 
 
 def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, gpu: GpuSpec,

@@ -92,6 +92,11 @@ class SoftmaxPlan:
         return self.n_rows * self.split if self.shares_rows else 0
 
     @property
+    def slots_filled(self) -> bool:
+        """The slots start as NOT_PUBLISHED: programs that share a row wait for their peers' words."""
+        return True
+
+    @property
     def needs_packed_rows(self) -> bool:
         """Whether this plan runs only on rows n_cols apart in every tensor (`packed`): the short-rows kernels move
         a block of rows as one span, and the split kernels' edges are the input's pieces, shared by every tensor."""

@@ -62,6 +62,9 @@ Any-dim plan (`plans.any_dim.AnyDimPlan.reason`):
   ``max_values``.
 - ``slab_shared`` (a why): the slab is more than one program holds, and ``split`` programs that run at once
   share it (kernels/shared_dim.py): one read, one write. Figures: ``slab_values``, ``max_values``, ``split``.
+- ``slab_cut`` (a why): the slab is more than one program holds and its ``tiles`` column tiles are too few to
+  fill the GPU: each tile's reduced axis is cut into ``parts`` parts, one program each, in two launches
+  (kernels/split_dim.py). Figures: ``slab_values``, ``max_values``, ``tiles``, ``parts``.
 """
 from __future__ import annotations
 
@@ -91,6 +94,7 @@ class ReasonCode(Code):
     SLAB_FITS = "slab_fits"
     SLAB_OVER_LIMIT = "slab_over_limit"
     SLAB_SHARED = "slab_shared"
+    SLAB_CUT = "slab_cut"
 
 
 FIGURES: dict[ReasonCode, tuple[str, ...]] = {
@@ -116,6 +120,7 @@ FIGURES: dict[ReasonCode, tuple[str, ...]] = {
     ReasonCode.SLAB_FITS: ("slab_values", "max_values"),
     ReasonCode.SLAB_OVER_LIMIT: ("slab_values", "max_values"),
     ReasonCode.SLAB_SHARED: ("slab_values", "max_values", "split"),
+    ReasonCode.SLAB_CUT: ("slab_values", "max_values", "tiles", "parts"),
 }
 
 # Which `why` each path can carry.
@@ -127,7 +132,8 @@ WHY_CODES: dict[ReasonCode, tuple[ReasonCode, ...]] = {
     ReasonCode.SPLIT: (ReasonCode.TOO_MANY_VALUES_PER_THREAD, ReasonCode.ROW_OVER_SHARED_MEMORY,
                        ReasonCode.ROW_OVER_REGISTERS, ReasonCode.ROW_SPILLS, ReasonCode.ROW_PAST_L2,
                        ReasonCode.UNALIGNED_LONG_ROW, ReasonCode.FORCED),
-    ReasonCode.ANY_DIM: (ReasonCode.SLAB_FITS, ReasonCode.SLAB_OVER_LIMIT, ReasonCode.SLAB_SHARED, ReasonCode.FORCED),
+    ReasonCode.ANY_DIM: (ReasonCode.SLAB_FITS, ReasonCode.SLAB_OVER_LIMIT, ReasonCode.SLAB_SHARED, ReasonCode.SLAB_CUT,
+                         ReasonCode.FORCED),
 }
 
 

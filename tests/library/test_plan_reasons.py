@@ -10,6 +10,7 @@ from softmax_core.hardware.compile import KernelResources
 from softmax_core.words import describe
 from softmax_core.plans.any_dim import ReductionLayout, plan_any_dim
 from softmax_core.plans.shared_dim import plan_shared_dim
+from softmax_core.plans.split_dim import plan_split_dim
 from softmax_core.plans.reasons import FIGURES, WHY_CODES, PlanReason, ReasonCode
 
 H200 = sc.catalog_gpu("h200")
@@ -60,7 +61,8 @@ def tuned_reasons(monkeypatch):
               plan_any_dim(channel, 4, "float32", H200).reason,
               plan_any_dim(channel, 4, "float32", H200, "backward").reason,
               plan_any_dim(channel, 4, "float32", H200, block_i=8).reason,
-              plan_shared_dim(channel, 4, "float32", H200, "forward").reason]
+              plan_shared_dim(channel, 4, "float32", H200, "forward").reason,
+              plan_split_dim(ReductionLayout(2, 4000, 300, 1_200_000, 300), 4, "float32", H200, "forward").reason]
     return found
 
 

@@ -1,0 +1,145 @@
+"""A softmax down a strided axis, its reduced axis cut into parts: two launches, many programs, no waiting.
+
+The index space is kernels/any_dim.py's: (outer, outer2, reduce, inner), one stride each per tensor. A tile is
+BLOCK_I neighbouring inner columns of one outer index; its reduced axis is cut into parts of PART_R indices, and
+each (tile, part) is one program, so a tensor with few tiles (a transposed view: one or two outer slices, a
+few hundred column tiles) still gives the GPU thousands of programs, each with little in registers.
+
+  PHASE 1  each program walks its part in [BLOCK_R, BLOCK_I] chunks with an online (max, sum) per column and
+           writes the pair to its slot: one 64-bit word per column per part (kernels/row_slots.py's pack_pair).
+  PHASE 2  each program reads the PEERS words of its tile's columns, combines them into the column's (max, sum)
+           (each part's sum moved to the column's max), walks its part again and writes exp(x - max) / sum.
+
+x is read twice, as in the two-pass kernel; PHASE 2 takes the programs last first and each part's chunks last
+first, so that its first reads are of what PHASE 1 read last, which is what L2 still holds. Between the two
+launches nothing waits: the launch boundary is the only synchronisation, so every program may run whenever the
+GPU has room (kernels/shared_dim.py's programs wait for their peers and must all be resident at once).
+
+Backward: dx = y * (dy - sum_r y * dy): PHASE 1 writes each part's share of the sum, PHASE 2 adds them and writes.
+Arithmetic in float32 (the words hold float32; float64 tensors take the two-pass kernel).
+"""
+from __future__ import annotations
+
+from softmax_core.hardware import runtime  # noqa: F401  (first: where the interpreter was asked for, triton's library is made interpretable before @triton.jit runs)
+
+import triton
+import triton.language as tl
+
+from softmax_core.kernels.row_slots import pack_pair, unpack_pair
+from softmax_core.kernels.tuned import fast_exp
+
+
+@triton.jit
+def _part(n_outer2, n_reduce, n_inner, PART_R: tl.constexpr, BLOCK_I: tl.constexpr, PHASE: tl.constexpr):
+    """This program's (tile, part), the tile's outer indices (o1, o2, int64), its columns (int64) and their mask.
+    PHASE 2 numbers the programs from the end, so the first to run are those whose data PHASE 1 read last."""
+    pid = tl.program_id(0)
+    if PHASE == 2:
+        pid = tl.num_programs(0) - 1 - pid
+    n_parts = tl.cdiv(n_reduce, PART_R)
+    tile = pid // n_parts
+    part = pid % n_parts
+    n_inner_blocks = tl.cdiv(n_inner, BLOCK_I)
+    outer = (tile // n_inner_blocks).to(tl.int64)
+    cols = (tile % n_inner_blocks) * BLOCK_I + tl.arange(0, BLOCK_I)
+    return tile, part, n_parts, outer // n_outer2, outer % n_outer2, cols.to(tl.int64), cols < n_inner
+
+
+@triton.jit
+def _words_of(slots_ptr, tile, part, n_parts, PEERS: tl.constexpr, BLOCK_I: tl.constexpr, PHASE: tl.constexpr):
+    """PHASE 1: this program's slots ([BLOCK_I]); PHASE 2: its tile's slots of every part ([PEERS, BLOCK_I]) and
+    which of them exist. A tile's words lie together, part by part, so a gather is one contiguous span."""
+    columns = tl.arange(0, BLOCK_I)
+    tile_slots = slots_ptr + tl.cast(tile, tl.int64) * (PEERS * BLOCK_I)
+    if PHASE == 1:
+        return tile_slots + part * BLOCK_I + columns, columns < BLOCK_I
+    peers = tl.arange(0, PEERS)
+    return tile_slots + (peers * BLOCK_I)[:, None] + columns[None, :], (peers < n_parts)[:, None]
+
+
+@triton.jit
+def softmax_split_dim_kernel(
+    x_ptr, y_ptr,
+    x_outer, x_outer2, x_reduce, x_inner, y_outer, y_outer2, y_reduce, y_inner,
+    n_outer, n_outer2, n_reduce, n_inner,
+    slots_ptr,
+    BLOCK_R: tl.constexpr, BLOCK_I: tl.constexpr, PART_R: tl.constexpr, PEERS: tl.constexpr, SAFE: tl.constexpr,
+    PHASE: tl.constexpr,
+):
+    tile, part, n_parts, o1, o2, cols, col_ok = _part(n_outer2, n_reduce, n_inner, PART_R, BLOCK_I, PHASE)
+    x_at = x_ptr + (o1 * x_outer + o2 * x_outer2 + cols * x_inner)[None, :]
+    steps = part * PART_R + tl.arange(0, BLOCK_R)
+    n_chunks: tl.constexpr = PART_R // BLOCK_R
+    slots, slot_ok = _words_of(slots_ptr, tile, part, n_parts, PEERS, BLOCK_I, PHASE)
+    if PHASE == 1:
+        run_max = tl.full((BLOCK_I,), float("-inf"), tl.float32)
+        run_sum = tl.zeros((BLOCK_I,), tl.float32)
+        for c in range(0, n_chunks):
+            r = c * BLOCK_R + steps
+            ok = (r < n_reduce)[:, None] & col_ok[None, :]
+            x = tl.load(x_at + r.to(tl.int64)[:, None] * x_reduce, mask=ok, other=float("-inf"),
+                        eviction_policy="evict_last").to(tl.float32)
+            new_max = tl.maximum(run_max, tl.max(x, axis=0))
+            # While a column has seen only -inf, shift by 0: -inf - (-inf) would be NaN. A part of only -inf
+            # publishes (-inf, 0), which adds exactly nothing below.
+            shift = tl.where(new_max == float("-inf"), 0.0, new_max)
+            run_sum = run_sum * fast_exp(run_max - shift, False) + tl.sum(fast_exp(x - shift[None, :], False), axis=0)
+            run_max = new_max
+        tl.store(slots, pack_pair(run_max, run_sum))
+    else:
+        maxes, sums = unpack_pair(tl.load(slots, mask=slot_ok, other=0))
+        maxes = tl.where(slot_ok, maxes, float("-inf"))
+        col_max = tl.max(maxes, axis=0)
+        # A column of only -inf: NaN like torch, or zeros with SAFE (shift by 0, and 1/0 becomes 0 below).
+        col_shift = col_max
+        if SAFE:
+            col_shift = tl.where(col_max == float("-inf"), 0.0, col_max)
+        scaled = tl.where(sums == 0.0, 0.0, sums * fast_exp(maxes - col_shift[None, :], False))
+        col_sum = tl.sum(scaled, axis=0)
+        inv_sum = 1.0 / col_sum
+        if SAFE:
+            inv_sum = tl.where(col_sum == 0.0, 0.0, inv_sum)
+        y_at = y_ptr + (o1 * y_outer + o2 * y_outer2 + cols * y_inner)[None, :]
+        for c in range(0, n_chunks):        # last chunk first: the likeliest still in L2
+            r = (n_chunks - 1 - c) * BLOCK_R + steps
+            r64 = r.to(tl.int64)[:, None]
+            ok = (r < n_reduce)[:, None] & col_ok[None, :]
+            x = tl.load(x_at + r64 * x_reduce, mask=ok, other=float("-inf"), eviction_policy="evict_first")
+            tl.store(y_at + r64 * y_reduce, fast_exp(x.to(tl.float32) - col_shift[None, :], False) * inv_sum[None, :],
+                     mask=ok, eviction_policy="evict_first")
+
+
+@triton.jit
+def softmax_backward_split_dim_kernel(
+    y_ptr, dy_ptr, dx_ptr,
+    y_outer, y_outer2, y_reduce, y_inner, dy_outer, dy_outer2, dy_reduce, dy_inner,
+    n_outer, n_outer2, n_reduce, n_inner,
+    slots_ptr,
+    BLOCK_R: tl.constexpr, BLOCK_I: tl.constexpr, PART_R: tl.constexpr, PEERS: tl.constexpr, PHASE: tl.constexpr,
+):
+    # dx has y's strides (both are allocated by the launcher); dy has its own. A part's share of sum(y * dy) per
+    # column is the low half of its word (the high half 0).
+    tile, part, n_parts, o1, o2, cols, col_ok = _part(n_outer2, n_reduce, n_inner, PART_R, BLOCK_I, PHASE)
+    y_at = (o1 * y_outer + o2 * y_outer2 + cols * y_inner)[None, :]
+    dy_at = dy_ptr + (o1 * dy_outer + o2 * dy_outer2 + cols * dy_inner)[None, :]
+    steps = part * PART_R + tl.arange(0, BLOCK_R)
+    n_chunks: tl.constexpr = PART_R // BLOCK_R
+    slots, slot_ok = _words_of(slots_ptr, tile, part, n_parts, PEERS, BLOCK_I, PHASE)
+    if PHASE == 1:
+        acc = tl.zeros((BLOCK_I,), tl.float32)
+        for c in range(0, n_chunks):
+            r64 = (c * BLOCK_R + steps).to(tl.int64)[:, None]
+            ok = (r64 < n_reduce) & col_ok[None, :]
+            y = tl.load(y_ptr + y_at + r64 * y_reduce, mask=ok, other=0.0, eviction_policy="evict_last")
+            dy = tl.load(dy_at + r64 * dy_reduce, mask=ok, other=0.0, eviction_policy="evict_last")
+            acc += tl.sum(y.to(tl.float32) * dy.to(tl.float32), axis=0)
+        tl.store(slots, pack_pair(tl.zeros((BLOCK_I,), tl.float32), acc))
+    else:
+        _, dots = unpack_pair(tl.load(slots, mask=slot_ok, other=0))
+        dot = tl.sum(dots, axis=0)
+        for c in range(0, n_chunks):        # last chunk first: the likeliest still in L2
+            r64 = ((n_chunks - 1 - c) * BLOCK_R + steps).to(tl.int64)[:, None]
+            ok = (r64 < n_reduce) & col_ok[None, :]
+            y = tl.load(y_ptr + y_at + r64 * y_reduce, mask=ok, other=0.0, eviction_policy="evict_first").to(tl.float32)
+            dy = tl.load(dy_at + r64 * dy_reduce, mask=ok, other=0.0, eviction_policy="evict_first").to(tl.float32)
+            tl.store(dx_ptr + y_at + r64 * y_reduce, y * (dy - dot[None, :]), mask=ok, eviction_policy="evict_first")

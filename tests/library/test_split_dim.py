@@ -1,0 +1,133 @@
+"""Strided softmax whose tiles' reduced axes are cut into parts (kernels/split_dim.py, plans/split_dim.py): the
+plan's calls, float64 references on fresh random shapes, -inf and NaN columns, SAFE, 2-byte dtypes, transposed
+views, the backward, and the kept launcher's two launches with one buffer of words. Small forced chunks make
+every tile take several parts, under the interpreter and on a GPU alike."""
+import random
+
+import pytest
+import torch
+
+from softmax_core.hardware import dtypes, runtime
+from softmax_core.hardware.gpu import catalog_gpu, default_gpu
+from softmax_core.launch import any_dim
+from softmax_core.plans.any_dim import dim_groups, forward_groups, layout_in, transposes
+from softmax_core.plans.split_dim import plan_split_dim
+from tests.support.reference import assert_like_torch
+
+H200 = catalog_gpu("h200")
+
+
+def _gpu():
+    return H200 if runtime.INTERPRETED else default_gpu()
+
+
+def _forward_plan(x, dim, safe=False, **kw):
+    _, x_layout, y_layout = forward_groups(tuple(x.shape), tuple(x.stride()), dim)
+    x_layout = x_layout or y_layout
+    return plan_split_dim(x_layout, x.element_size(), dtypes.name(x.dtype), _gpu(), "forward", written=y_layout,
+                          transposing=transposes(x_layout, y_layout), safe=safe, **kw)
+
+
+def _backward_plan(y, dy, dim, **kw):
+    shape = tuple(y.shape)
+    groups = dim_groups(shape, dim, y.stride(), y.stride())
+    layout = layout_in(groups, shape, tuple(y.stride()))
+    return plan_split_dim(layout, y.element_size(), dtypes.name(y.dtype), _gpu(), "backward",
+                          written=layout_in(groups, shape, tuple(dy.stride())) or layout, **kw)
+
+
+def _x(shape, dtype, transposed, device, scale=3.0):
+    if transposed:
+        return (torch.randn(shape[0], shape[2], shape[1], device=device) * scale).to(dtype).transpose(1, 2)
+    return (torch.randn(shape, device=device) * scale).to(dtype)
+
+
+def test_the_plan_cuts_each_tile_and_says_so():
+    x = torch.empty(3, 300, 20)
+    plan = _forward_plan(x, 1, column_bytes=32, values=64, per_sm=8)
+    assert plan.cut and plan.parts == -(-300 // plan.part_r) and plan.parts >= 2 and not plan.one_pass
+    assert plan.kernel.endswith(":softmax_split_dim_kernel") and plan.part_r % plan.block_r == 0
+    assert [dict(c)["PHASE"] for c in plan.launches] == [1, 2]         # on a GPU too: no program waits
+    assert plan.num_programs == plan.n_tiles * plan.parts
+    assert plan.n_slots == plan.n_tiles * plan.block_i * (1 << (plan.parts - 1).bit_length())
+    assert not plan.slots_filled
+    assert plan.reason.why == "forced"
+    default = _forward_plan(torch.empty(2, 4000, 300), 1)
+    assert default.reason.why == "slab_cut" and default.reason.values["parts"] == default.parts
+    assert plan_split_dim(plan.layout, 8, "float64", H200, "forward") is None     # the words hold float32
+    short = forward_groups((3, 20, 20), (400, 20, 1), 1)[1]
+    assert plan_split_dim(short, 4, "float32", H200, "forward", values=2048) is None    # one chunk: not cut
+
+
+def _draws(seed, n, device):
+    """Random strided layouts small enough for the interpreter: (x, dim) with the softmax dim not contiguous."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        dtype = rng.choice((torch.float32, torch.bfloat16, torch.float16))
+        reduce, inner, outer = rng.randint(40, 300), rng.randint(1, 40), rng.randint(1, 3)
+        transposed = i % 2 == 1
+        out.append((_x((outer, inner, reduce) if transposed else (outer, reduce, inner), dtype, transposed, device),
+                    2 if transposed else 1, rng.choice((16, 32, 64)), rng.choice((32, 64, 128))))
+    return out
+
+
+@pytest.mark.parametrize("seed", [pytest.param(11, marks=pytest.mark.slow), 12])
+def test_forward_matches_float64_on_random_strided_layouts(seed, device):
+    for x, dim, column_bytes, values in _draws(seed, 3, device):
+        plan = _forward_plan(x, dim, column_bytes=column_bytes, values=values, per_sm=64)
+        if plan is None:
+            continue
+        assert plan.parts >= 2
+        y = any_dim.any_dim_forward(x, dim, False, x.dtype, plan)
+        assert_like_torch(y, x, dim, f"parts {tuple(x.shape)} {x.dtype} {plan.parts}")
+
+
+def test_inf_and_nan_columns_and_safe(device):
+    torch.manual_seed(2)
+    x = _x((2, 150, 6), torch.float32, False, device)
+    x[0, :, 0] = float("-inf")                 # a softmax of only -inf
+    x[1, 4, 1] = float("nan")                  # one with a NaN
+    x[0, 1:, 2] = float("-inf")                # one finite value down a column, in the first part
+    x[1, :-1, 3] = float("-inf")               # ... in the last part
+    x[1, 40:90, 4] = float("-inf")             # a whole middle part of -inf
+    plan = _forward_plan(x, 1, column_bytes=16, values=32, per_sm=64)
+    assert plan.parts >= 3
+    y = any_dim.any_dim_forward(x, 1, False, x.dtype, plan)
+    assert_like_torch(y, x, 1, "parts with -inf and NaN")
+    safe = any_dim.any_dim_forward(x, 1, True, x.dtype, _forward_plan(x, 1, safe=True, column_bytes=16, values=32,
+                                                                      per_sm=64))
+    all_inf = torch.isneginf(x).all(dim=1, keepdim=True).expand_as(x)
+    assert (safe[all_inf] == 0).all()
+    assert torch.equal(safe[~all_inf].isnan(), y[~all_inf].isnan())
+
+
+@pytest.mark.parametrize("shape,dtype", [((3, 170, 20), torch.float32), ((2, 97, 9), torch.bfloat16)])
+def test_backward_matches_float64(shape, dtype, device):
+    torch.manual_seed(1)
+    y = torch.softmax(torch.randn(shape, device=device), 1).to(dtype)
+    dy = torch.randn(shape, device=device).to(dtype)
+    plan = _backward_plan(y, dy, 1, column_bytes=32, values=32, per_sm=64)
+    assert plan.cut and plan.parts >= 2
+    dx = any_dim.any_dim_backward(y, dy, 1, dtype, plan)
+    y64, dy64 = y.double(), dy.double()
+    ref = y64 * (dy64 - (y64 * dy64).sum(1, keepdim=True))
+    tol = 2e-6 if dtype == torch.float32 else 1e-2
+    torch.testing.assert_close(dx.double(), ref, atol=tol, rtol=tol)
+
+
+@pytest.mark.gpu
+def test_kept_launches_share_one_buffer_of_words_per_call():
+    """The kept launcher runs both launches with one fresh buffer per call: calls on new inputs give new
+    answers, equal to the JIT's."""
+    torch.manual_seed(3)
+    x = _x((2, 3000, 700), torch.bfloat16, True, "cuda")
+    plan = _forward_plan(x, 2, per_sm=16)
+    assert plan is not None and plan.cut
+    ready = any_dim.ready_for(x, 2, False, x.dtype)
+    ready.calls = any_dim.PlanCalls(plan)
+    ready(x)
+    assert ready.kept is not None and ready.kept is not ready.run
+    for _ in range(3):
+        x = _x((2, 3000, 700), torch.bfloat16, True, "cuda")
+        assert_like_torch(ready(x), x, 2, "kept parts")
