@@ -66,8 +66,11 @@ def plan_text(plan: ShapePlan) -> list[str]:
     if plan.any_dim_plan is not None:
         p = plan.any_dim_plan
         out.append(t("shape_any_dim", block_i=p.block_i, programs=p.num_programs, warps=p.num_warps))
-        out.append(t("shape_any_dim_one", block_r=p.block_r) if p.one_pass
-                   else t("shape_any_dim_two", block_r=p.block_r, chunks=p.n_chunks))
+        if p.cut:
+            out.append(t("shape_any_dim_parts", parts=p.parts, part_r=p.part_r, block_r=p.block_r))
+        else:
+            out.append(t("shape_any_dim_one", block_r=p.block_r) if p.one_pass
+                       else t("shape_any_dim_two", block_r=p.block_r, chunks=p.n_chunks))
         return out
     p = plan.rows_plan
     out.append(plan_said(p))

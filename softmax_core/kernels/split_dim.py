@@ -46,15 +46,19 @@ def _part(n_outer2, n_reduce, n_inner, PART_R: tl.constexpr, BLOCK_I: tl.constex
 
 
 @triton.jit
-def _words_of(slots_ptr, tile, part, n_parts, PEERS: tl.constexpr, BLOCK_I: tl.constexpr, PHASE: tl.constexpr):
-    """PHASE 1: this program's slots ([BLOCK_I]); PHASE 2: its tile's slots of every part ([PEERS, BLOCK_I]) and
-    which of them exist. A tile's words lie together, part by part, so a gather is one contiguous span."""
-    columns = tl.arange(0, BLOCK_I)
-    tile_slots = slots_ptr + tl.cast(tile, tl.int64) * (PEERS * BLOCK_I)
-    if PHASE == 1:
-        return tile_slots + part * BLOCK_I + columns, columns < BLOCK_I
+def _tile_slots(slots_ptr, tile, PEERS: tl.constexpr, BLOCK_I: tl.constexpr):
+    """Where a tile's words begin: PEERS parts of BLOCK_I columns each, part by part, so that the second launch's
+    gather of a tile's words is one contiguous span."""
+    return slots_ptr + tl.cast(tile, tl.int64) * (PEERS * BLOCK_I)
+
+
+@triton.jit
+def _gather_words(slots_ptr, tile, n_parts, PEERS: tl.constexpr, BLOCK_I: tl.constexpr):
+    """The [PEERS, BLOCK_I] words of a tile's parts (0 for parts past n_parts) and which parts exist ([PEERS, 1])."""
     peers = tl.arange(0, PEERS)
-    return tile_slots + (peers * BLOCK_I)[:, None] + columns[None, :], (peers < n_parts)[:, None]
+    at = _tile_slots(slots_ptr, tile, PEERS, BLOCK_I) + (peers * BLOCK_I)[:, None] + tl.arange(0, BLOCK_I)[None, :]
+    exists = (peers < n_parts)[:, None]
+    return tl.load(at, mask=exists, other=0), exists
 
 
 @triton.jit
@@ -70,7 +74,6 @@ def softmax_split_dim_kernel(
     x_at = x_ptr + (o1 * x_outer + o2 * x_outer2 + cols * x_inner)[None, :]
     steps = part * PART_R + tl.arange(0, BLOCK_R)
     n_chunks: tl.constexpr = PART_R // BLOCK_R
-    slots, slot_ok = _words_of(slots_ptr, tile, part, n_parts, PEERS, BLOCK_I, PHASE)
     if PHASE == 1:
         run_max = tl.full((BLOCK_I,), float("-inf"), tl.float32)
         run_sum = tl.zeros((BLOCK_I,), tl.float32)
@@ -85,10 +88,12 @@ def softmax_split_dim_kernel(
             shift = tl.where(new_max == float("-inf"), 0.0, new_max)
             run_sum = run_sum * fast_exp(run_max - shift, False) + tl.sum(fast_exp(x - shift[None, :], False), axis=0)
             run_max = new_max
-        tl.store(slots, pack_pair(run_max, run_sum))
+        own = _tile_slots(slots_ptr, tile, PEERS, BLOCK_I) + part * BLOCK_I + tl.arange(0, BLOCK_I)
+        tl.store(own, pack_pair(run_max, run_sum))
     else:
-        maxes, sums = unpack_pair(tl.load(slots, mask=slot_ok, other=0))
-        maxes = tl.where(slot_ok, maxes, float("-inf"))
+        words, exists = _gather_words(slots_ptr, tile, n_parts, PEERS, BLOCK_I)
+        maxes, sums = unpack_pair(words)
+        maxes = tl.where(exists, maxes, float("-inf"))
         col_max = tl.max(maxes, axis=0)
         # A column of only -inf: NaN like torch, or zeros with SAFE (shift by 0, and 1/0 becomes 0 below).
         col_shift = col_max
@@ -124,7 +129,6 @@ def softmax_backward_split_dim_kernel(
     dy_at = dy_ptr + (o1 * dy_outer + o2 * dy_outer2 + cols * dy_inner)[None, :]
     steps = part * PART_R + tl.arange(0, BLOCK_R)
     n_chunks: tl.constexpr = PART_R // BLOCK_R
-    slots, slot_ok = _words_of(slots_ptr, tile, part, n_parts, PEERS, BLOCK_I, PHASE)
     if PHASE == 1:
         acc = tl.zeros((BLOCK_I,), tl.float32)
         for c in range(0, n_chunks):
@@ -133,9 +137,11 @@ def softmax_backward_split_dim_kernel(
             y = tl.load(y_ptr + y_at + r64 * y_reduce, mask=ok, other=0.0, eviction_policy="evict_last")
             dy = tl.load(dy_at + r64 * dy_reduce, mask=ok, other=0.0, eviction_policy="evict_last")
             acc += tl.sum(y.to(tl.float32) * dy.to(tl.float32), axis=0)
-        tl.store(slots, pack_pair(tl.zeros((BLOCK_I,), tl.float32), acc))
+        own = _tile_slots(slots_ptr, tile, PEERS, BLOCK_I) + part * BLOCK_I + tl.arange(0, BLOCK_I)
+        tl.store(own, pack_pair(tl.zeros((BLOCK_I,), tl.float32), acc))
     else:
-        _, dots = unpack_pair(tl.load(slots, mask=slot_ok, other=0))
+        words, _ = _gather_words(slots_ptr, tile, n_parts, PEERS, BLOCK_I)
+        _, dots = unpack_pair(words)
         dot = tl.sum(dots, axis=0)
         for c in range(0, n_chunks):        # last chunk first: the likeliest still in L2
             r64 = ((n_chunks - 1 - c) * BLOCK_R + steps).to(tl.int64)[:, None]

@@ -29,8 +29,10 @@ DIRECTIONS = ("forward", "backward")
 # The kernel families, as ShapePlan.family names them: programs that own whole rows (several short rows each);
 # rows walked in tiles, twice; a row shared by programs that run at once; a strided reduction whose programs own
 # tiles of the contiguous axis (and several outer slices where that axis is short), read once or walked twice,
-# or shared by programs that run at once where the reduced axis is too long for one program.
-FAMILIES = ("whole_rows", "rows_in_tiles", "rows_shared", "strided_one_pass", "strided_two_pass", "strided_shared")
+# shared by programs that run at once where the reduced axis is too long for one program, or cut into parts
+# walked by programs of two launches where the tiles are too few to fill the GPU.
+FAMILIES = ("whole_rows", "rows_in_tiles", "rows_shared", "strided_one_pass", "strided_two_pass", "strided_shared",
+            "strided_parts")
 _ROW_FAMILIES = {"rows": "whole_rows", "tiled": "rows_in_tiles", "split": "rows_shared"}
 TENSORS_MOVED = {"forward": 2, "backward": 3}      # x in, y out; y and dy in, dx out
 
@@ -96,6 +98,8 @@ class ShapePlan:
         if self.any_dim_plan is not None:
             if self.any_dim_plan.shares:
                 return "strided_shared"
+            if self.any_dim_plan.cut:
+                return "strided_parts"
             return "strided_one_pass" if self.any_dim_plan.one_pass else "strided_two_pass"
         return _ROW_FAMILIES[self.route]
 
