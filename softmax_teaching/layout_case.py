@@ -119,8 +119,8 @@ def planner_view(shape: tuple[int, ...], strides: tuple[int, ...], dim: int, dty
     """What the planner does with x of this shape and these strides, softmax over `dim`: the one function of
     softmax_teaching that reads softmax_core.plans (so it follows the planner wherever it goes). The forward
     reads x where it lies; the backward reads a contiguous y (and dy in y's layout), as the launch does."""
-    from softmax_core.plans.any_dim import contiguous_strides, forward_groups, plan_any_dim, reduction_layout, transposes
-    from softmax_core.plans.choose import plan_softmax
+    from softmax_core.plans.any_dim import contiguous_strides, forward_groups, reduction_layout, transposes
+    from softmax_core.plans.choose import plan_softmax, plan_strided
 
     shape, strides = tuple(shape), tuple(strides)
     if direction == "backward":
@@ -130,7 +130,8 @@ def planner_view(shape: tuple[int, ...], strides: tuple[int, ...], dim: int, dty
     if found is not None:
         _, read, written = found
         layout = read or written
-        plan = plan_any_dim(layout, elt, dtype, gpu, direction, transposing=transposes(layout, written))
+        plan = plan_strided(layout, elt, dtype, gpu, direction, transposing=transposes(layout, written),
+                            written=written)
         family, reason, toolchain = "any_dim", plan.reason, ""
     else:
         layout = reduction_layout(shape, strides, dim)

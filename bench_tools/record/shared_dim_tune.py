@@ -30,6 +30,7 @@ from softmax_core.hardware import dtypes
 from softmax_core.hardware.gpu import default_gpu
 from softmax_core.launch import any_dim
 from softmax_core.plans.any_dim import dim_groups, forward_groups, layout_in, plan_any_dim, transposes
+from softmax_core.plans.choose import plan_strided
 from softmax_core.plans.shared_dim import plan_shared_dim
 from softmax_core.plans.split_dim import plan_split_dim
 
@@ -46,7 +47,7 @@ PARTS = ((64, 2048, 8), (64, 4096, 16), (128, 2048, 8), (128, 4096, 4), (128, 40
 def variants_of(direction: str, cols, kinds: set) -> list[tuple[str, dict]]:
     """(name, plan overrides) of every variant of these kinds, in a fixed order."""
     half = 2 if direction == "backward" else 1
-    out = [("fitted", {})] if "fitted" in kinds else []
+    out = [("fitted", {}), ("two-fitted", dict(two_pass=True))] if "fitted" in kinds else []
     if "two" in kinds:
         out += [(f"two-b{b}-v{v // half}", dict(block_i=cols(b), block_r=max(1, v // half // cols(b))))
                 for b, v in TWO_PASS]
@@ -66,10 +67,14 @@ def ms(fn) -> float:
 def _plan(layout, elt, dtype, gpu, direction, written, transposing, kw):
     """The variant's plan: shared tiles (None where they cannot run), or plan_any_dim's with its overrides."""
     kw = dict(kw)
+    if kw.pop("two_pass", False):      # plan_any_dim's own plan: its fitted tiles, walked twice
+        return plan_any_dim(layout, elt, dtype, gpu, direction, transposing=transposing, written=written)
     if kw.pop("shared", False):
         return plan_shared_dim(layout, elt, dtype, gpu, direction, written=written, **kw)
     if kw.pop("parts", False):
         return plan_split_dim(layout, elt, dtype, gpu, direction, written=written, transposing=transposing, **kw)
+    if not kw:                         # the library's plan (the one "fitted" launches)
+        return plan_strided(layout, elt, dtype, gpu, direction, transposing=transposing, written=written)
     return plan_any_dim(layout, elt, dtype, gpu, direction, transposing=transposing, written=written, **kw)
 
 
@@ -102,6 +107,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("out")
     p.add_argument("--seeds", default="1,11,12")
     p.add_argument("--per-class", type=int, default=6)
+    p.add_argument("--classes", default=",".join(CLASSES), help="comma-separated, of the strided classes")
     p.add_argument("--directions", default="forward,backward")
     p.add_argument("--variants", default="fitted,two,shared", help="kinds: fitted, two, shared, parts")
     p.add_argument("--warm", nargs=2, type=int, metavar=("K", "N"))
@@ -115,7 +121,8 @@ def main(argv: list[str]) -> int:
         return args.warm is None or (turn[0] - 1) % args.warm[1] == args.warm[0]
     gpu = default_gpu()
     rows: list[dict] = []
-    shapes = [s for seed in map(int, args.seeds.split(",")) for s in draw(seed, CLASSES, args.per_class)]
+    classes = tuple(args.classes.split(","))
+    shapes = [s for seed in map(int, args.seeds.split(",")) for s in draw(seed, classes, args.per_class)]
     for n, shape in enumerate(shapes):
         dt = dtypes.torch_dtype(shape.dtype)
         elt = dtypes.element_size(shape.dtype)

@@ -18,14 +18,15 @@ from softmax_core.hardware.gpu import default_gpu
 from softmax_core.launch.autograd import call_backward_directly
 from softmax_core.launch.launches import PlanCalls, backward_launch, cached_plan, launch_aligned, rows_unit_stride
 from softmax_core.plans.any_dim import (AnyDimPlan, ReductionLayout, contiguous_strides, dim_groups, forward_groups,
-                                        layout_in, plan_any_dim, transposes)
+                                        layout_in, transposes)
+from softmax_core.plans.choose import plan_strided
 
 
 @lru_cache(maxsize=4096)
 def cached_any_dim_plan(layout: ReductionLayout, dtype: torch.dtype, direction: str, device_index: int,
                         transposing: bool = False, written: ReductionLayout | None = None,
                         safe: bool = False) -> AnyDimPlan:
-    return plan_any_dim(layout, dtypes.element_size(dtype), dtypes.name(dtype), default_gpu(max(device_index, 0)),
+    return plan_strided(layout, dtypes.element_size(dtype), dtypes.name(dtype), default_gpu(max(device_index, 0)),
                         direction, transposing=transposing, written=written, safe=safe)
 
 

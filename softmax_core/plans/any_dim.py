@@ -210,6 +210,7 @@ class AnyDimPlan:
     safe: bool = False              # forward: a column of only -inf gives zeros (else NaN, as torch)
     n_regs: int | None = None       # the compiled kernel's registers per thread (None: not compiled)
     n_spills: int = 0
+    n_shared: int = 0               # the compiled kernel's shared memory per program, bytes (0: not compiled)
     split: int = 1                  # programs that share a column tile's reduced axis (kernels/shared_dim.py)
     part_r: int = 0                 # reduced indices per part where the reduced axis is cut into parts, one
                                     # program each, in two launches (kernels/split_dim.py); 0 where it is not
@@ -389,7 +390,8 @@ def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
                    slab_values=reduce_pow2 * columns(ONE_PASS_MIN_BYTES), max_values=limit)
     reason = PlanReason.of(ReasonCode.ANY_DIM, block_o=bo, block_i=bi, block_r=br, n_chunks=n_chunks, num_warps=warps,
                            num_programs=programs(bo, bi), **why)
-    return replace(draft, reason=reason, n_regs=res.n_regs if res else None, n_spills=res.n_spills if res else 0)
+    return replace(draft, reason=reason, n_regs=res.n_regs if res else None, n_spills=res.n_spills if res else 0,
+                   n_shared=res.shared_bytes if res else 0)
 
 
 def runtime_interpreted() -> bool:

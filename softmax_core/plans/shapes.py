@@ -20,10 +20,10 @@ from dataclasses import dataclass
 
 from softmax_core.hardware import dtypes
 from softmax_core.hardware.gpu import GpuSpec
-from softmax_core.plans.any_dim import (AnyDimPlan, ReductionLayout, contiguous_strides, forward_groups, plan_any_dim,
+from softmax_core.plans.any_dim import (AnyDimPlan, ReductionLayout, contiguous_strides, forward_groups,
                                         reduction_layout, transposes)
 from softmax_core.plans.tuned import SoftmaxPlan
-from softmax_core.plans.choose import plan_softmax
+from softmax_core.plans.choose import plan_softmax, plan_strided
 
 DIRECTIONS = ("forward", "backward")
 # The kernel families, as ShapePlan.family names them: programs that own whole rows (several short rows each);
@@ -144,7 +144,7 @@ def plan_shape(shape: tuple[int, ...], dtype: str, dim: int, gpu: GpuSpec, *, tr
     if found is not None:
         _, read, written = found
         layout = read or written                  # x that does not fold is read from a contiguous copy
-        plan = plan_any_dim(layout, elt, dtype, gpu, direction, transposing=transposes(layout, written), written=written)
+        plan = plan_strided(layout, elt, dtype, gpu, direction, transposing=transposes(layout, written), written=written)
         return ShapePlan(route="any_dim", layout=layout, rows_plan=None, any_dim_plan=plan, **common)
     layout = reduction_layout(shape, strides, dim)
     rows = plan_softmax(layout.n_outer, layout.n_reduce, dtypes.torch_dtype(dtype), gpu, direction)

@@ -131,3 +131,17 @@ def test_kept_launches_share_one_buffer_of_words_per_call():
     for _ in range(3):
         x = _x((2, 3000, 700), torch.bfloat16, True, "cuda")
         assert_like_torch(ready(x), x, 2, "kept parts")
+
+
+def test_the_planner_cuts_only_the_forward_over_an_inner_run_shorter_than_a_line():
+    from softmax_core.plans.choose import CUT_INNER_BYTES, plan_strided
+
+    def planned(shape, direction, elt=4):
+        layout = forward_groups(shape, tuple(torch.empty(shape).stride()), 1)[1]
+        return plan_strided(layout, elt, {4: "float32", 2: "bfloat16"}[elt], H200, direction)
+    narrow = planned((100, 3000, 6), "forward")
+    assert narrow.cut and narrow.reason.why == "slab_cut" and 6 * 4 < CUT_INNER_BYTES
+    assert not planned((100, 3000, 6), "backward").cut            # two passes ran as fast backward
+    assert not planned((4, 3000, 300), "forward").cut             # a wide run: two passes
+    assert planned((100, 20, 6), "forward").one_pass              # a slab that fits: one pass
+    assert planned((100, 3000, 40), "forward", 2).cut and not planned((100, 3000, 64), "forward", 2).cut
