@@ -65,9 +65,13 @@ def plan_text(plan: ShapePlan) -> list[str]:
            else t("shape_layout", outer=lay.n_outer, reduce=lay.n_reduce, inner=lay.n_inner)]
     if plan.any_dim_plan is not None:
         p = plan.any_dim_plan
-        out.append(t("shape_any_dim", block_i=p.block_i, programs=p.num_programs, warps=p.num_warps))
+        # a tile padded past the inner run reads only the run's columns
+        out.append(t("shape_any_dim", block_i=min(p.block_i, lay.n_inner), programs=p.num_programs,
+                     warps=p.num_warps))
         if p.cut:
-            out.append(t("shape_any_dim_parts", parts=p.parts, part_r=p.part_r, block_r=p.block_r))
+            why = p.reason.values
+            out.append(t("shape_any_dim_parts", parts=p.parts, part_r=p.part_r, block_r=p.block_r,
+                         inner_bytes=why["inner_bytes"], line_bytes=why["line_bytes"]))
         else:
             out.append(t("shape_any_dim_one", block_r=p.block_r) if p.one_pass
                        else t("shape_any_dim_two", block_r=p.block_r, chunks=p.n_chunks))

@@ -1,8 +1,8 @@
 """The tuned plan, as `sc.softmax` uses it. For a matrix (the softmax dim contiguous): the whole-row, tiled or
 split path (plans/tuned.py), then the any-width kernels where they are faster (plans/any_width.py), then the
 backward's rows of 256-1024 values shaped for the most bytes in flight (plans/whole_rows.py). For a strided
-softmax dim: the any-dim plan (plans/any_dim.py), or where it walks its tiles twice, the same tiles cut into
-parts (plans/split_dim.py). It sits above them all, so none imports another's caller."""
+softmax dim: the any-dim plan (plans/any_dim.py), or where it walks its tiles twice and cutting them into parts
+is faster, the cut plan (plans/split_dim.py). It sits above them all, so none imports another's caller."""
 from __future__ import annotations
 
 import torch
@@ -13,14 +13,6 @@ from softmax_core.plans.any_width import refine
 from softmax_core.plans.split_dim import plan_split_dim
 from softmax_core.plans.tuned import SoftmaxPlan, plan_rows_tiled_split
 from softmax_core.plans.whole_rows import most_in_flight, takes_most_in_flight
-
-
-# Where the cut plan replaces two passes: the forward over an inner run shorter than a cache line. Timed on the fit
-# seed 2727 of the strided classes (assets/benchmarks/tuning/h100-split-dim-tune-2727-20261206.csv, an H100: no
-# H200 could be had): there, at inner runs of 16-38 bytes, cut tiles ran 0.36, 0.56 and 0.41x copy where two passes
-# ran 0.29, 0.48 and 0.31; elsewhere (wider runs, transposed views, every backward) two passes ran as fast or
-# faster (up to 0.74 against 0.45), so they stay.
-CUT_INNER_BYTES = 128
 
 
 def plan_softmax(n_rows: int, n_cols: int, dtype: torch.dtype = torch.float32, gpu: GpuSpec | None = None,
@@ -43,11 +35,11 @@ def plan_strided(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
                  safe: bool = False, compile: bool = True) -> AnyDimPlan:
     """The plan for a softmax down `layout`'s strided reduced axis (`written`: the other tensor's layout, y
     forward and dy backward; `transposing`: a side steps down the reduced axis with unit stride): the any-dim
-    plan, or where it walks its tiles twice in the forward and the inner run is shorter than CUT_INNER_BYTES, the
-    tiles cut into parts (plans/split_dim.py; when that plan applies)."""
+    plan, or where it walks its tiles twice, the tiles cut into parts where plans/split_dim.py finds that faster
+    (its `cuts`)."""
     plan = plan_any_dim(layout, element_bytes, dtype_name, gpu, direction, transposing=transposing,
                         written=written, safe=safe, compile=compile)
-    if plan.one_pass or direction != "forward" or layout.n_inner * element_bytes >= CUT_INNER_BYTES:
+    if plan.one_pass:
         return plan
     cut = plan_split_dim(layout, element_bytes, dtype_name, gpu, direction, written=written,
                          transposing=transposing, safe=safe, compile=compile)

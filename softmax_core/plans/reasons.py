@@ -62,9 +62,10 @@ Any-dim plan (`plans.any_dim.AnyDimPlan.reason`):
   ``max_values``.
 - ``slab_shared`` (a why): the slab is more than one program holds, and ``split`` programs that run at once
   share it (kernels/shared_dim.py): one read, one write. Figures: ``slab_values``, ``max_values``, ``split``.
-- ``slab_cut`` (a why): the slab is more than one program holds and its ``tiles`` column tiles are too few to
-  fill the GPU: each tile's reduced axis is cut into ``parts`` parts, one program each, in two launches
-  (kernels/split_dim.py). Figures: ``slab_values``, ``max_values``, ``tiles``, ``parts``.
+- ``slab_cut`` (a why): the slab is more than one program holds and the inner run, ``inner_bytes``, is shorter than
+  a cache line (``line_bytes``), where parts ran faster than two passes: each tile's reduced axis is cut into
+  ``parts`` parts, one program each, in two launches (kernels/split_dim.py). Figures: ``slab_values``,
+  ``max_values``, ``inner_bytes``, ``line_bytes``, ``parts``.
 """
 from __future__ import annotations
 
@@ -120,7 +121,7 @@ FIGURES: dict[ReasonCode, tuple[str, ...]] = {
     ReasonCode.SLAB_FITS: ("slab_values", "max_values"),
     ReasonCode.SLAB_OVER_LIMIT: ("slab_values", "max_values"),
     ReasonCode.SLAB_SHARED: ("slab_values", "max_values", "split"),
-    ReasonCode.SLAB_CUT: ("slab_values", "max_values", "tiles", "parts"),
+    ReasonCode.SLAB_CUT: ("slab_values", "max_values", "inner_bytes", "line_bytes", "parts"),
 }
 
 # Which `why` each path can carry.

@@ -31,6 +31,12 @@ from softmax_core.plans.reasons import PlanReason, ReasonCode
 SHAPES = ((64, 2048), (128, 2048), (128, 4096), (256, 4096))
 DEFAULT_SHAPE = (128, 4096)          # where nothing is compiled (the interpreter)
 IN_FLIGHT_TIE = 0.9
+# Where the cut plan is faster than two passes: the forward over an inner run shorter than CUT_INNER_BYTES (a cache
+# line). Timed on the strided classes' fit seed 2727 (assets/benchmarks/tuning/h100-split-dim-tune-2727-20261206.csv,
+# an H100: no H200 could be had), at inner runs of 16-38 bytes cut tiles ran 0.36, 0.56 and 0.41x copy where two
+# passes ran 0.29, 0.48 and 0.31; elsewhere (wider runs, transposed views, every backward) two passes ran as fast
+# or faster (up to 0.74 against 0.45). docs/performance.md, "Strided tiles cut into parts".
+CUT_INNER_BYTES = 128
 # Enough parts that the GPU has PROGRAMS_PER_SM programs an SM; at most MAX_PARTS parts a tile (the words a
 # program of the second launch gathers: 8 bytes per part per column).
 PROGRAMS_PER_SM = 8
@@ -43,12 +49,12 @@ def plan_split_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str,
                    per_sm: int | None = None, num_warps: int | None = None) -> AnyDimPlan | None:
     """The plan whose programs each walk one part of a column tile's reduced axis, twice, in two launches
     (kernels/split_dim.py), or None where it does not apply: float64 (the words hold float32), fewer than two
-    parts, or every shape spills. `column_bytes`, `values`, `per_sm` and `num_warps` force one shape (tuning
+    parts, every shape spills, or (unless forced) where two passes are as fast (`cuts`). `column_bytes`, `values`, `per_sm` and `num_warps` force one shape (tuning
     sweeps); `transposing`: a side of the call steps down the reduced axis with unit stride, so a chunk spans at
     least REDUCE_MIN_BYTES of it."""
-    if dtype_name == "float64":
-        return None
     forced = any(v is not None for v in (column_bytes, values, per_sm, num_warps))
+    if dtype_name == "float64" or not (forced or cuts(layout, element_bytes, direction)):
+        return None
     judging = compile and not runtime_interpreted()
     if forced or not judging:
         shapes = ((column_bytes or DEFAULT_SHAPE[0], values or DEFAULT_SHAPE[1] // (2 if direction == "backward"
@@ -64,14 +70,21 @@ def plan_split_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str,
     # the widest columns among the shapes that hold about as much as the most
     best = max((p for p, h in zip(made, held) if h >= IN_FLIGHT_TIE * max(held)),
                key=lambda p: (p.block_i, held[made.index(p)]))
-    n_tiles, parts = best.n_tiles, best.parts
+    parts = best.parts
     narrowest = min(triton.next_power_of_2(layout.n_inner), max(1, pow2_floor(ONE_PASS_MIN_BYTES // element_bytes)))
     reason = PlanReason.of(ReasonCode.ANY_DIM, block_o=1, block_i=best.block_i, block_r=best.block_r,
                            n_chunks=best.part_r // best.block_r, num_warps=best.num_warps,
                            num_programs=best.num_programs, why=ReasonCode.SLAB_CUT,
                            slab_values=triton.next_power_of_2(layout.n_reduce) * narrowest,
-                           max_values=best.block_r * best.block_i, tiles=n_tiles, parts=parts)
+                           max_values=best.block_r * best.block_i, inner_bytes=layout.n_inner * element_bytes,
+                           line_bytes=CUT_INNER_BYTES, parts=parts)
     return replace(best, reason=reason)
+
+
+def cuts(layout: ReductionLayout, element_bytes: int, direction: str) -> bool:
+    """Whether cutting the tiles into parts is faster than two passes (measured; CUT_INNER_BYTES): the forward
+    over an inner run shorter than a cache line."""
+    return direction == "forward" and layout.n_inner * element_bytes < CUT_INNER_BYTES
 
 
 def _bytes_in_flight(plan: AnyDimPlan, element_bytes: int) -> float:

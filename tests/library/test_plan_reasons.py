@@ -62,7 +62,7 @@ def tuned_reasons(monkeypatch):
               plan_any_dim(channel, 4, "float32", H200, "backward").reason,
               plan_any_dim(channel, 4, "float32", H200, block_i=8).reason,
               plan_shared_dim(channel, 4, "float32", H200, "forward").reason,
-              plan_split_dim(ReductionLayout(2, 4000, 300, 1_200_000, 300), 4, "float32", H200, "forward").reason]
+              plan_split_dim(ReductionLayout(2, 4000, 6, 24_000, 6), 4, "float32", H200, "forward").reason]
     return found
 
 

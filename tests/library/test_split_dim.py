@@ -52,8 +52,10 @@ def test_the_plan_cuts_each_tile_and_says_so():
     assert plan.n_slots == plan.n_tiles * plan.block_i * (1 << (plan.parts - 1).bit_length())
     assert not plan.slots_filled
     assert plan.reason.why == "forced"
-    default = _forward_plan(torch.empty(2, 4000, 300), 1)
+    default = _forward_plan(torch.empty(2, 4000, 6), 1)
     assert default.reason.why == "slab_cut" and default.reason.values["parts"] == default.parts
+    assert default.reason.values["inner_bytes"] == 6 * 4
+    assert _forward_plan(torch.empty(2, 4000, 300), 1) is None          # a wide inner run: two passes are as fast
     assert plan_split_dim(plan.layout, 8, "float64", H200, "forward") is None     # the words hold float32
     short = forward_groups((3, 20, 20), (400, 20, 1), 1)[1]
     assert plan_split_dim(short, 4, "float32", H200, "forward", values=2048) is None    # one chunk: not cut
@@ -134,7 +136,8 @@ def test_kept_launches_share_one_buffer_of_words_per_call():
 
 
 def test_the_planner_cuts_only_the_forward_over_an_inner_run_shorter_than_a_line():
-    from softmax_core.plans.choose import CUT_INNER_BYTES, plan_strided
+    from softmax_core.plans.choose import plan_strided
+    from softmax_core.plans.split_dim import CUT_INNER_BYTES
 
     def planned(shape, direction, elt=4):
         layout = forward_groups(shape, tuple(torch.empty(shape).stride()), 1)[1]
