@@ -148,3 +148,25 @@ def test_the_planner_cuts_only_the_forward_over_an_inner_run_shorter_than_a_line
     assert not planned((4, 3000, 300), "forward").cut             # a wide run: two passes
     assert planned((100, 20, 6), "forward").one_pass              # a slab that fits: one pass
     assert planned((100, 3000, 40), "forward", 2).cut and not planned((100, 3000, 64), "forward", 2).cut
+
+
+def test_softmax_takes_the_cut_plan_eagerly_with_grad_and_compiled(device):
+    """sc.softmax over a narrow strided dim long enough for two passes: the cut plan, eagerly, through autograd
+    and under torch.compile(fullgraph=True), against float64."""
+    import softmax_core as sc
+    from softmax_core.launch.any_dim import ready_for
+    from tests.support.reference import TOLERANCE, reference_softmax
+
+    torch.manual_seed(4)
+    x = (torch.randn(2, 1500, 5, device=device) * 3).requires_grad_()
+    assert ready_for(x, 1, False, x.dtype).calls.n_slots         # the cut plan's words: two launches
+    dy = torch.randn(2, 1500, 5, device=device)
+    xr = x.detach().double().requires_grad_()
+    (expected,) = torch.autograd.grad(torch.softmax(xr, 1), xr, dy.double())
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda t: sc.softmax(t, 1), fullgraph=True, dynamic=False)
+    for fn in (lambda t: sc.softmax(t, 1), compiled):
+        y = fn(x)
+        torch.testing.assert_close(y, reference_softmax(x.detach(), 1), **TOLERANCE[torch.float32])
+        (grad,) = torch.autograd.grad(y, x, dy)
+        torch.testing.assert_close(grad.double(), expected, atol=1e-6, rtol=1e-5)
