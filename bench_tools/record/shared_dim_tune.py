@@ -1,10 +1,10 @@
 """Tuning sweep for the strided kernels whose programs share a tile (kernels/shared_dim.py) or cut its reduced axis
-into parts (kernels/split_dim.py) against the two-pass and fitted plans, on shapes drawn by the class sweep (bench_tools/class_sweep.py) whose slab down the reduced
-axis is more than one program holds: per shape, copy of the same bytes, the two-pass plan, the fitted plan and
+into parts (kernels/split_dim.py) against the two-pass and fitted plans, on shapes drawn by the class sweep
+(bench_tools/class_sweep.py): per shape, copy of the same bytes, the fitted plan, plan_any_dim's two passes, and
 each two-pass variant (column bytes, chunk values), shared variant (piece values, column bytes, warps) and parts
 variant (column bytes, chunk values, programs an SM), forward and backward, in one run (`--variants` picks the
-kinds); every variant is launched as sc.softmax launches it (the kept launcher after
-the first call), so the time is the kernel's and not the JIT's.
+kinds); every variant is launched as sc.softmax launches it (the kept launcher after the first call), so the time
+is the kernel's and not the JIT's.
 
 Each variant's output is checked against torch's in float32 before it is timed. Timer: triton.testing.do_bench
 (L2 flushed before every call), median ms. The CSV is rewritten after every shape.

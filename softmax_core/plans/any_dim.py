@@ -388,7 +388,9 @@ def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
     else:
         why = dict(why=ReasonCode.SLAB_FITS if one_pass else ReasonCode.SLAB_OVER_LIMIT,
                    slab_values=reduce_pow2 * columns(ONE_PASS_MIN_BYTES), max_values=limit)
-    reason = PlanReason.of(ReasonCode.ANY_DIM, block_o=bo, block_i=bi, block_r=br, n_chunks=n_chunks, num_warps=warps,
+    # the columns a program reads: its tile's, or the inner run where the tile is padded past it
+    reason = PlanReason.of(ReasonCode.ANY_DIM, block_o=bo, block_i=min(bi, layout.n_inner), block_r=br,
+                           n_chunks=n_chunks, num_warps=warps,
                            num_programs=programs(bo, bi), **why)
     return replace(draft, reason=reason, n_regs=res.n_regs if res else None, n_spills=res.n_spills if res else 0,
                    n_shared=res.shared_bytes if res else 0)

@@ -54,7 +54,7 @@ Why codes (the value of ``why``):
 Any-dim plan (`plans.any_dim.AnyDimPlan.reason`):
 
 - ``any_dim``: each program owns neighbouring inner columns and walks the softmax dim down them. Figures:
-  ``why``, ``block_o`` (outer slices per program), ``block_i`` (columns per program), ``block_r`` (values down the softmax dim per step), ``n_chunks``
+  ``why``, ``block_o`` (outer slices per program), ``block_i`` (columns a program reads), ``block_r`` (values down the softmax dim per step), ``n_chunks``
   (steps), ``num_warps``, ``num_programs``.
 - ``slab_fits`` (a why): the whole [softmax dim, columns] slab fits in one program: one read, one write.
   Figures: ``slab_values``, ``max_values``.

@@ -144,7 +144,8 @@ def plan_shape(shape: tuple[int, ...], dtype: str, dim: int, gpu: GpuSpec, *, tr
     if found is not None:
         _, read, written = found
         layout = read or written                  # x that does not fold is read from a contiguous copy
-        plan = plan_strided(layout, elt, dtype, gpu, direction, transposing=transposes(layout, written), written=written)
+        plan = plan_strided(layout, elt, dtype, gpu, direction, transposing=transposes(layout, written),
+                            written=written)
         return ShapePlan(route="any_dim", layout=layout, rows_plan=None, any_dim_plan=plan, **common)
     layout = reduction_layout(shape, strides, dim)
     rows = plan_softmax(layout.n_outer, layout.n_reduce, dtypes.torch_dtype(dtype), gpu, direction)

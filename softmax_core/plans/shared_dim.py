@@ -73,7 +73,8 @@ def plan_shared_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str
     if groups < 1:
         return None
     why = dict(why=ReasonCode.SLAB_SHARED, slab_values=reduce_pow2 * bi, max_values=br * bi, split=split)
-    reason = PlanReason.of(ReasonCode.ANY_DIM, block_o=1, block_i=bi, block_r=br, n_chunks=1, num_warps=warps,
+    reason = PlanReason.of(ReasonCode.ANY_DIM, block_o=1, block_i=min(bi, layout.n_inner), block_r=br, n_chunks=1,
+                           num_warps=warps,
                            num_programs=groups * split, **why)
     return AnyDimPlan(gpu, direction, layout, dtype_name, bi, br, True, warps, groups * split, reason, 1,
                       safe and direction == "forward", res.n_regs if res else None, res.n_spills if res else 0,

@@ -49,9 +49,9 @@ def plan_split_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str,
                    per_sm: int | None = None, num_warps: int | None = None) -> AnyDimPlan | None:
     """The plan whose programs each walk one part of a column tile's reduced axis, twice, in two launches
     (kernels/split_dim.py), or None where it does not apply: float64 (the words hold float32), fewer than two
-    parts, every shape spills, or (unless forced) where two passes are as fast (`cuts`). `column_bytes`, `values`, `per_sm` and `num_warps` force one shape (tuning
-    sweeps); `transposing`: a side of the call steps down the reduced axis with unit stride, so a chunk spans at
-    least REDUCE_MIN_BYTES of it."""
+    parts, every shape spills, or (unless forced) where two passes are as fast (`cuts`). `column_bytes`, `values`,
+    `per_sm` and `num_warps` force one shape (tuning sweeps); `transposing`: a side of the call steps down the
+    reduced axis with unit stride, so a chunk spans at least REDUCE_MIN_BYTES of it."""
     forced = any(v is not None for v in (column_bytes, values, per_sm, num_warps))
     if dtype_name == "float64" or not (forced or cuts(layout, element_bytes, direction)):
         return None
@@ -72,7 +72,8 @@ def plan_split_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str,
                key=lambda p: (p.block_i, held[made.index(p)]))
     parts = best.parts
     narrowest = min(triton.next_power_of_2(layout.n_inner), max(1, pow2_floor(ONE_PASS_MIN_BYTES // element_bytes)))
-    reason = PlanReason.of(ReasonCode.ANY_DIM, block_o=1, block_i=best.block_i, block_r=best.block_r,
+    reason = PlanReason.of(ReasonCode.ANY_DIM, block_o=1, block_i=min(best.block_i, layout.n_inner),
+                           block_r=best.block_r,
                            n_chunks=best.part_r // best.block_r, num_warps=best.num_warps,
                            num_programs=best.num_programs, why=ReasonCode.SLAB_CUT,
                            slab_values=triton.next_power_of_2(layout.n_reduce) * narrowest,
@@ -121,8 +122,9 @@ def _shaped(layout, element_bytes, dtype_name, gpu, direction, written, transpos
     warps = num_warps or max(1, min(MAX_WARPS, triton.next_power_of_2(
         triton.cdiv(br * bi, VALUES_PER_THREAD[direction] * 32))))
     plan = AnyDimPlan(gpu, direction, layout, dtype_name, bi, br, False, warps, n_tiles * parts,
-                      PlanReason.of(ReasonCode.ANY_DIM, block_o=1, block_i=bi, block_r=br, n_chunks=chunks_per_part,
-                                    num_warps=warps, num_programs=n_tiles * parts, why=ReasonCode.FORCED),
+                      PlanReason.of(ReasonCode.ANY_DIM, block_o=1, block_i=min(bi, layout.n_inner), block_r=br,
+                                    n_chunks=chunks_per_part, num_warps=warps, num_programs=n_tiles * parts,
+                                    why=ReasonCode.FORCED),
                       1, safe and direction == "forward", part_r=part_r)
     if not judging:
         return plan
