@@ -29,10 +29,11 @@ from bench_tools.class_sweep import draw
 from softmax_core.hardware import dtypes
 from softmax_core.hardware.gpu import default_gpu
 from softmax_core.launch import any_dim
-from softmax_core.plans.any_dim import dim_groups, forward_groups, layout_in, plan_any_dim, transposes
-from softmax_core.plans.choose import plan_strided
+from softmax_core.plans.any_dim import plan_any_dim
+from softmax_core.plans.strided import dim_groups, forward_groups, layout_in, transposes
+from softmax_core.plans.any_dim import plan_strided
 from softmax_core.plans.shared_dim import plan_shared_dim
-from softmax_core.plans.split_dim import plan_split_dim
+from softmax_core.plans.any_dim import plan_split_dim
 
 CLASSES = ("dim_inner_wide", "dim_inner_narrow", "transposed")
 # Shared tiles: (piece values, column bytes, warps or None for the fitted count)

@@ -1,6 +1,6 @@
 """Softmax over an axis that is not the contiguous one: a channel dim, or a transposed view's last dim.
 
-The kernels see a tensor as (outer, outer2, reduce, inner), one stride each (plans/any_dim.py folds the
+The kernels see a tensor as (outer, outer2, reduce, inner), one stride each (plans/strided.py folds the
 dims): `reduce` is the axis the softmax runs over, `inner` the axis a program's tile spans. x and y have
 strides of their own: for dim=1 of a contiguous (64, 1000, 49) tensor both are (49000, 0, 49, 1); for the last
 dim of a transposed (32, 2048, 2048) view x is (2048 * 2048, 0, 2048, 1) and the contiguous y

@@ -17,9 +17,9 @@ from softmax_core.hardware import dtypes
 from softmax_core.hardware.gpu import default_gpu
 from softmax_core.launch.autograd import call_backward_directly
 from softmax_core.launch.launches import PlanCalls, backward_launch, cached_plan, launch_aligned, rows_unit_stride
-from softmax_core.plans.any_dim import (AnyDimPlan, ReductionLayout, contiguous_strides, dim_groups, forward_groups,
+from softmax_core.plans.strided import (AnyDimPlan, ReductionLayout, contiguous_strides, dim_groups, forward_groups,
                                         layout_in, transposes)
-from softmax_core.plans.choose import plan_strided
+from softmax_core.plans.any_dim import plan_strided
 
 
 @lru_cache(maxsize=4096)
@@ -255,7 +255,7 @@ def any_dim_backward(y: torch.Tensor, dy: torch.Tensor, dim: int, grad_dtype: to
 
 def takes_any_dim(shape, strides, dim: int) -> bool:
     """Whether the any-dim kernel takes the call (the traced route's test; ready_for's when eager): whether
-    plans/any_dim.py's `dim_groups` finds an index space for x of this shape and strides with a contiguous
+    plans/strided.py's `dim_groups` finds an index space for x of this shape and strides with a contiguous
     output, i.e. x has a unit-stride dim besides `dim`, or `dim` is not the output's innermost dim of size above
     1. Written with plain loops over ints, so torch.compile can trace it (and guard on the strides it reads)."""
     n = len(shape)

@@ -1,28 +1,20 @@
-"""Plans for a softmax over a non-contiguous axis (kernels/any_dim.py): how the tensor's dims fold into the
-kernel's index space, the tile of inner columns each program owns, and whether the reduced axis is held whole
-or walked twice.
+"""Plans for a softmax over a non-contiguous axis (kernels/any_dim.py, kernels/split_dim.py), over the index space
+plans/strided.py folds a tensor into: the tile of inner columns each program owns; whether the reduced axis is
+held whole, walked twice, or cut into parts walked by the programs of two launches; each plan compiled for the
+GPU it is for. `plan_strided` is the planner's choice among them.
 
-The kernel's index space is (outer, outer2, reduce, inner): `reduce` is the softmax dim, `inner` the dims a
-program's tile spans (BLOCK_I neighbouring columns), `outer` and `outer2` the rest, one program per tile per
-outer index. Each group folds dims that step evenly in every tensor of the call, so one stride per group per
-tensor says where an element is: x's strides and y's may differ (y is contiguous, as torch.softmax returns
-it; x may be a transposed or channels-last view). `inner` is chosen to be unit-stride in x when x has a
-unit-stride dim besides the softmax dim (the loads coalesce), else unit-stride in y (the stores do).
-
-Pure functions of shapes, strides and a `GpuSpec`: nothing here touches a tensor or a device.
+Pure functions of layouts and a `GpuSpec`: nothing here touches a tensor or a device.
 """
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, replace
-from functools import lru_cache
+from dataclasses import replace
 
 import triton
 
 from softmax_core.hardware.gpu import GpuSpec
 from softmax_core.hardware import runtime
-from softmax_core.plans.kernel_jobs import any_dim_compile_job
 from softmax_core.plans.reasons import PlanReason, ReasonCode
+from softmax_core.plans.strided import ANY_DIM_KERNEL, AnyDimPlan, ReductionLayout
 
 # The tile a program owns is [BLOCK_O outer slices, BLOCK_R down the reduced axis, BLOCK_I inner columns], sized
 # by values and bytes, then compiled for the GPU: a tile that spills registers is halved (plan_any_dim). Fitted on
@@ -55,254 +47,53 @@ MAX_WARPS = 16
 # - where a side of the call steps down the reduced axis with unit stride (a transposed view in, a contiguous y
 #   out), a chunk spans at least REDUCE_MIN_BYTES of it, so those stores are whole sectors too.
 REDUCE_MIN_BYTES = 128
-# The any-dim kernels, by direction (module:function, as a CompileJob names them).
-ANY_DIM_KERNEL = {"forward": "softmax_core.kernels.any_dim:softmax_any_dim_kernel",
-                  "backward": "softmax_core.kernels.any_dim:softmax_backward_any_dim_kernel"}
-SHARED_DIM_KERNEL = {"forward": "softmax_core.kernels.shared_dim:softmax_shared_dim_kernel",
-                     "backward": "softmax_core.kernels.shared_dim:softmax_backward_shared_dim_kernel"}
-SPLIT_DIM_KERNEL = {"forward": "softmax_core.kernels.split_dim:softmax_split_dim_kernel",
-                    "backward": "softmax_core.kernels.split_dim:softmax_backward_split_dim_kernel"}
 
 
-@dataclass(frozen=True)
-class ReductionLayout:
-    """One tensor in the kernel's index space: element (o, r, i), o = o1 * n_outer2 + o2, lies at
-    o1 * outer_stride + o2 * outer2_stride + r * reduce_stride + i * inner_stride."""
-    n_outer: int                    # o1 and o2 together
-    n_reduce: int
-    n_inner: int
-    outer_stride: int
-    reduce_stride: int
-    inner_stride: int = 1
-    n_outer2: int = 1
-    outer2_stride: int = 0
-
-    @property
-    def strides(self) -> tuple[int, int, int, int]:
-        """(outer, outer2, reduce, inner): the order the kernels take them in."""
-        return (self.outer_stride, self.outer2_stride, self.reduce_stride, self.inner_stride)
+# The any-dim kernels' index space, in the order they take each tensor's strides.
+AXES = ("outer", "outer2", "reduce", "inner")
 
 
-@dataclass(frozen=True)
-class DimGroups:
-    """Which of a tensor's dims fold into each axis of the index space (each group outermost first)."""
-    outer: tuple[tuple[int, ...], ...]     # at most two groups
-    reduce: int
-    inner: tuple[int, ...]
+def any_dim_compile_job(layout: ReductionLayout, written: ReductionLayout, dtype_name: str, gpu: GpuSpec,
+                        direction: str, constexprs, num_warps: int, kernel: str | None = None,
+                        pointers: dict | None = None):
+    """The compile job of one any-dim launch, specialised as Triton's JIT will launch it on a fresh contiguous
+    output and an aligned input: pointers 16-byte aligned, integer arguments equal to 1 constants, the others
+    that are multiples of 16 marked so (the unit stride is what makes the loads vectors)."""
+    from softmax_core.hardware import dtypes
+    from softmax_core.hardware.compile import CompileJob
+    from softmax_core.hardware.signatures import kernel_signature
+
+    kernel = kernel or ANY_DIM_KERNEL[direction]
+    signature, values = kernel_signature(kernel, dtypes.of(dtype_name).triton_pointer, "i32", dict(constexprs),
+                                         pointers)
+    sides = ("x", "y") if direction == "forward" else ("y", "dy")
+    ints = dict(zip([f"{sides[0]}_{a}" for a in AXES], layout.strides))
+    ints.update(zip([f"{sides[1]}_{a}" for a in AXES], written.strides))
+    ints.update(n_outer=layout.n_outer, n_outer2=layout.n_outer2, n_reduce=layout.n_reduce, n_inner=layout.n_inner)
+    sig, consts, divisible = [], dict(values), []
+    for name, kind in signature:
+        value = ints.get(name)
+        if kind == "i32" and value == 1:
+            sig.append((name, "constexpr"))
+            consts[name] = 1
+            continue
+        sig.append((name, kind))
+        if kind.startswith("*") or (value is not None and value % 16 == 0):
+            divisible.append(name)
+    order = [name for name, _ in sig]
+    return CompileJob(kernel, tuple(sig), tuple(sorted(consts.items(), key=lambda kv: order.index(kv[0]))),
+                      num_warps, 1, gpu.compile_target, on_device=gpu.live, divisible=tuple(divisible))
 
 
-def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
-    strides, step = [], 1
-    for size in reversed(shape):
-        strides.append(step)
-        step *= max(size, 1)
-    return tuple(reversed(strides))
+def launch_resources(plan: AnyDimPlan, written: ReductionLayout | None = None, constexprs=None):
+    """The registers, spills and shared memory of one launch of `plan` (its own constexprs, or `constexprs`: one of
+    `plan.launches`), compiled for its GPU as the JIT will specialise it; `written`: the other tensor's layout."""
+    from softmax_core.hardware.compile import kernel_resources
 
-
-def _folds(shape, strides_of, outer_dim: int, inner_dim: int) -> bool:
-    """Whether `outer_dim` steps exactly over `inner_dim` in every tensor (the two fold into one axis)."""
-    return all(s[outer_dim] == s[inner_dim] * shape[inner_dim] for s in strides_of)
-
-
-def dim_groups(shape: tuple[int, ...], dim: int, *strides_of: tuple[int, ...]) -> DimGroups | None:
-    """The index space for tensors of `shape` with these strides (the first is the one read, the last the one
-    written), softmax over `dim`; None when the softmax dim is unit-stride in both (the row kernels' case).
-    More than two outer groups can come back (the dims do not fold): `layout_in` then gives None."""
-    read, write = strides_of[0], strides_of[-1]
-    rest = [d for d in range(len(shape)) if d != dim and shape[d] != 1]
-    unit_read = [d for d in rest if read[d] == 1]
-    unit_write = [d for d in rest if write[d] == 1]
-    if unit_read:
-        first = unit_read[0]
-    elif unit_write and write[dim] != 1:
-        first = unit_write[0]
-    else:
-        return None                    # the softmax dim is the contiguous one: rows
-    inner = [first]
-    rest.remove(first)
-    grown = True
-    while grown:
-        grown = False
-        for d in rest:
-            if _folds(shape, strides_of, d, inner[0]):
-                inner.insert(0, d)
-                rest.remove(d)
-                grown = True
-                break
-    rest.sort(key=lambda d: read[d], reverse=True)
-    outer: list[list[int]] = []
-    for d in rest:
-        if outer and _folds(shape, strides_of, outer[-1][-1], d):
-            outer[-1].append(d)
-        else:
-            outer.append([d])
-    return DimGroups(tuple(tuple(g) for g in outer), dim, tuple(inner))
-
-
-def layout_in(groups: DimGroups, shape: tuple[int, ...], strides: tuple[int, ...]) -> ReductionLayout | None:
-    """A tensor of `shape` and `strides` in `groups`' index space, or None when its dims do not fold as the
-    groups do (it must be copied into a layout that does)."""
-    def axis(group: tuple[int, ...]) -> tuple[int, int]:
-        for outer_dim, inner_dim in zip(group, group[1:]):
-            if strides[outer_dim] != strides[inner_dim] * shape[inner_dim]:
-                raise ValueError
-        return math.prod(shape[d] for d in group), (strides[group[-1]] if group else 0)
-
-    if len(groups.outer) > 2:
-        return None
-    try:
-        outer = [axis(g) for g in groups.outer] + [(1, 0)] * (2 - len(groups.outer))
-        (n1, s1), (n2, s2) = outer
-        n_inner, inner_stride = axis(groups.inner)
-    except ValueError:
-        return None
-    return ReductionLayout(n1 * n2, shape[groups.reduce], n_inner, s1, strides[groups.reduce], inner_stride, n2, s2)
-
-
-def reduction_layout(shape: tuple[int, ...], strides: tuple[int, ...], dim: int) -> ReductionLayout | None:
-    """x's layout in the index space of a softmax over `dim` whose output is contiguous (torch's strides); None
-    when x's dims do not fold (it is copied first). Where x's softmax dim is unit-stride and so is the
-    output's (the row kernels' case) the layout is (rows, n_reduce, 1): n_inner = 1 tells it apart."""
-    shape, strides = tuple(shape), tuple(strides)
-    groups = dim_groups(shape, dim, strides, contiguous_strides(shape))
-    if groups is None:
-        n_reduce = shape[dim] if shape else 1
-        return ReductionLayout(math.prod(shape) // max(n_reduce, 1) if n_reduce else 0, n_reduce, 1,
-                               n_reduce, strides[dim] if shape else 1)
-    return layout_in(groups, shape, strides)
-
-
-def transposes(*layouts: ReductionLayout) -> bool:
-    """Whether a tensor of the call steps down the reduced axis with unit stride (so a chunk must span it)."""
-    return any(l.reduce_stride == 1 and l.n_reduce > 1 for l in layouts)
-
-
-@lru_cache(maxsize=4096)
-def forward_groups(shape: tuple, strides: tuple, dim: int) -> tuple[DimGroups, ReductionLayout | None,
-                                                                    ReductionLayout] | None:
-    """(the index space, x's layout in it or None when x must be copied to fold, the contiguous y's layout) for a
-    softmax over `dim` of a tensor with this shape and these strides; None for the row kernels' case."""
-    out = contiguous_strides(shape)
-    groups = dim_groups(shape, dim, strides, out)
-    if groups is None:
-        return None
-    x_layout = layout_in(groups, shape, strides)
-    if x_layout is None:                       # x's dims do not fold: it is read from a contiguous copy
-        groups = dim_groups(shape, dim, out, out)
-        if groups is None:
-            return None
-    return groups, x_layout, layout_in(groups, shape, out)
-
-
-@dataclass(frozen=True)
-class AnyDimPlan:
-    gpu: GpuSpec
-    direction: str                  # "forward" | "backward"
-    layout: ReductionLayout
-    dtype: str
-    block_i: int                    # inner columns per program
-    block_r: int                    # one pass: the reduced axis padded; two passes: values per chunk down it
-    one_pass: bool
-    num_warps: int
-    num_programs: int
-    reason: PlanReason | None       # why (None only in a draft the planner is compiling)
-    block_o: int = 1                # outer slices per program (more than 1 only when block_i covers the inner run)
-    safe: bool = False              # forward: a column of only -inf gives zeros (else NaN, as torch)
-    n_regs: int | None = None       # the compiled kernel's registers per thread (None: not compiled)
-    n_spills: int = 0
-    n_shared: int = 0               # the compiled kernel's shared memory per program, bytes (0: not compiled)
-    split: int = 1                  # programs that share a column tile's reduced axis (kernels/shared_dim.py)
-    part_r: int = 0                 # reduced indices per part where the reduced axis is cut into parts, one
-                                    # program each, in two launches (kernels/split_dim.py); 0 where it is not
-
-    @property
-    def grid(self) -> tuple[int]:
-        return (self.num_programs,)
-
-    @property
-    def shares(self) -> bool:     # programs share a tile: the launch then takes a buffer of `n_slots` slots
-        return self.split > 1
-
-    @property
-    def cut(self) -> bool:        # the reduced axis is cut into parts: two launches and a buffer of slots
-        return self.part_r > 0
-
-    @property
-    def parts(self) -> int:
-        """Programs per column tile: the parts of its reduced axis (1 where it is not cut)."""
-        return triton.cdiv(self.layout.n_reduce, self.part_r) if self.cut else 1
-
-    @property
-    def n_tiles(self) -> int:
-        return triton.cdiv(self.layout.n_outer, self.block_o) * triton.cdiv(self.layout.n_inner, self.block_i)
-
-    @property
-    def n_slots(self) -> int:
-        """One 64-bit slot per column of every tile per program sharing it or per part (0 for the others)."""
-        if self.cut:
-            return self.n_tiles * triton.next_power_of_2(self.parts) * self.block_i
-        return self.n_tiles * self.block_i * self.split if self.shares else 0
-
-    @property
-    def slots_filled(self) -> bool:
-        """Whether the slots start as NOT_PUBLISHED (programs that wait for their peers read them); the parts'
-        slots are all written by the first launch before the second reads any."""
-        return not self.cut
-
-    @property
-    def kernel(self) -> str:
-        """The kernel every launch of this plan runs (module:function)."""
-        return (SPLIT_DIM_KERNEL if self.cut else SHARED_DIM_KERNEL if self.shares else ANY_DIM_KERNEL)[self.direction]
-
-    @property
-    def launches(self) -> tuple[tuple[tuple[str, object], ...], ...]:
-        """The constexprs of each launch, in order: one launch; for parts, a launch that writes each part's words
-        and one that reads them (PHASE 1, 2); for shared tiles under the interpreter (which runs programs one
-        after another) a publishing launch and a finishing one."""
-        if self.cut:
-            return tuple(self.constexprs[:-1] + (("PHASE", p),) for p in (1, 2))
-        if not self.shares:
-            return (self.constexprs,)
-        return tuple(self.constexprs[:-2] + (("PHASE", p), self.constexprs[-1]) for p in runtime.launch_phases())
-
-    @property
-    def n_chunks(self) -> int:
-        return 1 if self.one_pass else triton.cdiv(self.layout.n_reduce, self.block_r)
-
-    @property
-    def constexprs(self) -> tuple[tuple[str, object], ...]:
-        """The kernel's constexprs for this plan, in one place: the planner compiles these (for parts, those of
-        the launch that reads the words, PHASE 2) and the launch (launch/any_dim.py) passes these, so the
-        registers the plan read are those of the kernel that runs."""
-        if self.cut:
-            return split_dim_constexprs(self.direction, self.block_r, self.block_i, self.part_r, self.parts,
-                                        self.safe)
-        if self.shares:
-            return shared_dim_constexprs(self.direction, self.block_r, self.block_i, self.split, self.safe)
-        return any_dim_constexprs(self.direction, self.block_o, self.block_r, self.block_i, self.one_pass,
-                                  self.safe, self.dtype == "float64")
-
-
-def shared_dim_constexprs(direction: str, block_r: int, block_i: int, split: int,
-                          safe: bool) -> tuple[tuple[str, object], ...]:
-    """kernels/shared_dim.py's constexprs in its one-launch form (PHASE 0: wait for the peers)."""
-    from softmax_core.kernels.row_slots import SPIN_LIMIT
-
-    head = (("BLOCK_R", block_r), ("BLOCK_I", block_i), ("SPLIT", split), ("PEERS", triton.next_power_of_2(split)))
-    return head + ((("SAFE", safe),) if direction == "forward" else ()) + (("PHASE", 0), ("SPIN", SPIN_LIMIT))
-
-
-def split_dim_constexprs(direction: str, block_r: int, block_i: int, part_r: int, parts: int,
-                         safe: bool) -> tuple[tuple[str, object], ...]:
-    """kernels/split_dim.py's constexprs, PHASE 2's (the launch that gathers the parts' words)."""
-    head = (("BLOCK_R", block_r), ("BLOCK_I", block_i), ("PART_R", part_r), ("PEERS", triton.next_power_of_2(parts)))
-    return head + ((("SAFE", safe),) if direction == "forward" else ()) + (("PHASE", 2),)
-
-
-def any_dim_constexprs(direction: str, block_o: int, block_r: int, block_i: int, one_pass: bool, safe: bool,
-                       fp64: bool) -> tuple[tuple[str, object], ...]:
-    tile = (("BLOCK_O", block_o), ("BLOCK_R", block_r), ("BLOCK_I", block_i), ("ONE_PASS", one_pass))
-    return tile + ((("SAFE", safe),) if direction == "forward" else ()) + (("FP64", fp64),)
+    pointers = {"slots_ptr": "*i64"} if plan.n_slots else None
+    return kernel_resources(any_dim_compile_job(plan.layout, written or plan.layout, plan.dtype, plan.gpu,
+                                                plan.direction, constexprs or plan.constexprs, plan.num_warps,
+                                                plan.kernel, pointers))
 
 
 def pow2_floor(n: int) -> int:
@@ -374,11 +165,7 @@ def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
                            safe and direction == "forward")
         if not compile or runtime_interpreted():
             break
-        from softmax_core.hardware.compile import kernel_resources
-
-        job = any_dim_compile_job(layout, written or layout, dtype_name, gpu, direction, draft.constexprs, warps,
-                                  draft.kernel)
-        res = kernel_resources(job)
+        res = launch_resources(draft, written)
         if forced or res.n_spills == 0 or limit <= 1024:
             break
         limit //= 2                                                # spilled: a smaller tile
@@ -394,6 +181,134 @@ def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
                            num_programs=programs(bo, bi), **why)
     return replace(draft, reason=reason, n_regs=res.n_regs if res else None, n_spills=res.n_spills if res else 0,
                    n_shared=res.shared_bytes if res else 0)
+
+
+# The shapes a program may take: (column bytes, chunk values forward; the backward holds y and dy, half as many
+# values each). Each is compiled for the GPU (both launches), and the plan keeps the one whose resident programs
+# hold the most bytes of their chunks per SM, the wider columns where two hold about as much (IN_FLIGHT_TIE): a
+# 64-column bf16 chunk walked down a transposed view compiled to 233 registers (one or two programs an SM) where
+# 32 columns took 127, so the widest column is not always the most in flight. (The rows backward's rule: speed
+# follows the bytes in flight. Where the cut plan is taken, the narrow runs below, the timed shapes ran within
+# 0.02 of each other; at wide runs the in-flight pick was no guide, docs/performance.md.)
+CUT_SHAPES = ((64, 2048), (128, 2048), (128, 4096), (256, 4096))
+CUT_DEFAULT_SHAPE = (128, 4096)      # where nothing is compiled (the interpreter)
+IN_FLIGHT_TIE = 0.9
+# Where the cut plan is faster than two passes: the forward over an inner run shorter than CUT_INNER_BYTES (a cache
+# line). Timed on the strided classes' fit seed 2727 (assets/benchmarks/tuning/h100-split-dim-tune-2727-20261206.csv,
+# an H100: no H200 could be had), at inner runs of 16-38 bytes cut tiles ran 0.36, 0.56 and 0.41x copy where two
+# passes ran 0.29, 0.48 and 0.31; elsewhere (wider runs, transposed views, every backward) two passes ran as fast
+# or faster (up to 0.74 against 0.45). docs/performance.md, "Strided tiles cut into parts".
+CUT_INNER_BYTES = 128
+# Enough parts that the GPU has CUT_PROGRAMS_PER_SM programs an SM; at most MAX_PARTS parts a tile (the words a
+# program of the second launch gathers: 8 bytes per part per column).
+CUT_PROGRAMS_PER_SM = 8
+MAX_PARTS = 64
+
+
+def plan_split_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, gpu: GpuSpec, direction: str,
+                   *, written: ReductionLayout | None = None, transposing: bool = False, safe: bool = False,
+                   compile: bool = True, column_bytes: int | None = None, values: int | None = None,
+                   per_sm: int | None = None, num_warps: int | None = None) -> AnyDimPlan | None:
+    """The plan whose programs each walk one part of a column tile's reduced axis, twice, in two launches
+    (kernels/split_dim.py), or None where it does not apply: float64 (the words hold float32), fewer than two
+    parts, every shape spills, or (unless forced) where two passes are as fast (`cuts`). `column_bytes`, `values`,
+    `per_sm` and `num_warps` force one shape (tuning sweeps); `transposing`: a side of the call steps down the
+    reduced axis with unit stride, so a chunk spans at least REDUCE_MIN_BYTES of it."""
+    forced = any(v is not None for v in (column_bytes, values, per_sm, num_warps))
+    if dtype_name == "float64" or not (forced or cuts(layout, element_bytes, direction)):
+        return None
+    judging = compile and not runtime_interpreted()
+    if forced or not judging:
+        half = 2 if direction == "backward" else 1
+        shapes = ((column_bytes or CUT_DEFAULT_SHAPE[0], values or CUT_DEFAULT_SHAPE[1] // half),)
+    else:
+        shapes = tuple((b, v // (2 if direction == "backward" else 1)) for b, v in CUT_SHAPES)
+    made = [_shaped(layout, element_bytes, dtype_name, gpu, direction, written, transposing, safe, b, v,
+                    per_sm or CUT_PROGRAMS_PER_SM, num_warps, judging) for b, v in shapes]
+    made = [p for p in made if p is not None and (forced or not p.n_spills)]
+    if not made or forced:
+        return made[0] if made else None
+    held = [_bytes_in_flight(p, element_bytes) if judging else 0.0 for p in made]
+    # the widest columns among the shapes that hold about as much as the most
+    best = max((p for p, h in zip(made, held) if h >= IN_FLIGHT_TIE * max(held)),
+               key=lambda p: (p.block_i, held[made.index(p)]))
+    parts = best.parts
+    narrowest = min(triton.next_power_of_2(layout.n_inner), max(1, pow2_floor(ONE_PASS_MIN_BYTES // element_bytes)))
+    reason = PlanReason.of(ReasonCode.ANY_DIM, block_o=1, block_i=min(best.block_i, layout.n_inner),
+                           block_r=best.block_r,
+                           n_chunks=best.part_r // best.block_r, num_warps=best.num_warps,
+                           num_programs=best.num_programs, why=ReasonCode.SLAB_CUT,
+                           slab_values=triton.next_power_of_2(layout.n_reduce) * narrowest,
+                           max_values=best.block_r * best.block_i, inner_bytes=layout.n_inner * element_bytes,
+                           line_bytes=CUT_INNER_BYTES, parts=parts)
+    return replace(best, reason=reason)
+
+
+def cuts(layout: ReductionLayout, element_bytes: int, direction: str) -> bool:
+    """Whether cutting the tiles into parts is faster than two passes (measured; CUT_INNER_BYTES): the forward
+    over an inner run shorter than a cache line."""
+    return direction == "forward" and layout.n_inner * element_bytes < CUT_INNER_BYTES
+
+
+def _bytes_in_flight(plan: AnyDimPlan, element_bytes: int) -> float:
+    """Bytes of their chunks the programs resident on one SM hold (y and dy backward): programs per SM as the
+    occupancy rules give them for the compiled kernel, at most the grid's share of an SM."""
+    from softmax_core.hardware.occupancy import occupancy
+
+    per_sm = occupancy(plan.gpu, plan.n_regs, plan.n_shared, plan.num_warps, 1).programs_per_sm
+    resident = min(per_sm, plan.num_programs / plan.gpu.multiprocessor_count)
+    tensors = 2 if plan.direction == "backward" else 1
+    return resident * plan.block_r * plan.block_i * element_bytes * tensors
+
+
+def _shaped(layout, element_bytes, dtype_name, gpu, direction, written, transposing, safe, column_bytes, values,
+            per_sm, num_warps, judging) -> AnyDimPlan | None:
+    """The cut plan of one shape (None where it gives fewer than two parts), compiled where `judging`: both
+    launches, the registers and shared memory the larger of the two."""
+    inner_pow2 = triton.next_power_of_2(layout.n_inner)
+    reduce_pow2 = triton.next_power_of_2(layout.n_reduce)
+    bi = min(inner_pow2, max(1, pow2_floor(column_bytes // element_bytes)))
+    br = min(reduce_pow2, max(1, pow2_floor(values // bi)))
+    if transposing:
+        br = min(reduce_pow2, max(br, REDUCE_MIN_BYTES // element_bytes))
+    n_chunks = triton.cdiv(layout.n_reduce, br)
+    n_tiles = layout.n_outer * triton.cdiv(layout.n_inner, bi)
+    wanted_parts = triton.cdiv(per_sm * gpu.multiprocessor_count, n_tiles)
+    chunks_per_part = pow2_floor(max(1, n_chunks // wanted_parts))
+    while triton.cdiv(n_chunks, chunks_per_part) > MAX_PARTS:
+        chunks_per_part *= 2
+    part_r = br * chunks_per_part
+    parts = triton.cdiv(layout.n_reduce, part_r)
+    if parts < 2:
+        return None
+    warps = num_warps or max(1, min(MAX_WARPS, triton.next_power_of_2(
+        triton.cdiv(br * bi, VALUES_PER_THREAD[direction] * 32))))
+    plan = AnyDimPlan(gpu, direction, layout, dtype_name, bi, br, False, warps, n_tiles * parts,
+                      PlanReason.of(ReasonCode.ANY_DIM, block_o=1, block_i=min(bi, layout.n_inner), block_r=br,
+                                    n_chunks=chunks_per_part, num_warps=warps, num_programs=n_tiles * parts,
+                                    why=ReasonCode.FORCED),
+                      1, safe and direction == "forward", part_r=part_r)
+    if not judging:
+        return plan
+    found = [launch_resources(plan, written, launch) for launch in plan.launches]
+    return replace(plan, n_regs=max(r.n_regs for r in found), n_spills=max(r.n_spills for r in found),
+                   n_shared=max(r.shared_bytes for r in found))
+
+
+def plan_strided(layout: ReductionLayout, element_bytes: int, dtype_name: str, gpu: GpuSpec,
+                 direction: str = "forward", *, transposing: bool = False, written: ReductionLayout | None = None,
+                 safe: bool = False, compile: bool = True) -> AnyDimPlan:
+    """The plan for a softmax down `layout`'s strided reduced axis (`written`: the other tensor's layout, y
+    forward and dy backward; `transposing`: a side steps down the reduced axis with unit stride): the any-dim
+    plan where it holds the slab in one pass; where it walks its tiles twice, the tiles cut into parts where that
+    was measured faster (`cuts`), else two passes."""
+    plan = plan_any_dim(layout, element_bytes, dtype_name, gpu, direction, transposing=transposing,
+                        written=written, safe=safe, compile=compile)
+    if plan.one_pass:
+        return plan
+    cut = plan_split_dim(layout, element_bytes, dtype_name, gpu, direction, written=written,
+                         transposing=transposing, safe=safe, compile=compile)
+    return plan if cut is None else cut
 
 
 def runtime_interpreted() -> bool:

@@ -63,34 +63,3 @@ def rows_provably_aligned(n_cols: int, aligned: bool) -> bool:
     """Whether Triton's JIT can prove every row's plain loads 16-byte vectors: the tensors start aligned and
     the width (so the row stride of contiguous rows) is a multiple of 16 (launch_divisible)."""
     return aligned and n_cols % 16 == 0
-
-
-# The any-dim kernels' index space (plans/any_dim.py), in the order they take each tensor's strides.
-AXES = ("outer", "outer2", "reduce", "inner")
-
-
-def any_dim_compile_job(layout, written, dtype_name: str, gpu: GpuSpec, direction: str, constexprs,
-                        num_warps: int, kernel: str, pointers: dict | None = None) -> CompileJob:
-    """The compile job of one any-dim launch, specialised as Triton's JIT will launch it on a fresh contiguous
-    output and an aligned input: pointers 16-byte aligned, integer arguments equal to 1 constants, the others
-    that are multiples of 16 marked so (the unit stride is what makes the loads vectors). `layout` and `written`:
-    the ReductionLayouts of the tensor read and of the other one (y forward, dy backward)."""
-    signature, values = kernel_signature(kernel, dtypes.of(dtype_name).triton_pointer, "i32", dict(constexprs),
-                                         pointers)
-    sides = ("x", "y") if direction == "forward" else ("y", "dy")
-    ints = dict(zip([f"{sides[0]}_{a}" for a in AXES], layout.strides))
-    ints.update(zip([f"{sides[1]}_{a}" for a in AXES], written.strides))
-    ints.update(n_outer=layout.n_outer, n_outer2=layout.n_outer2, n_reduce=layout.n_reduce, n_inner=layout.n_inner)
-    sig, consts, divisible = [], dict(values), []
-    for name, kind in signature:
-        value = ints.get(name)
-        if kind == "i32" and value == 1:
-            sig.append((name, "constexpr"))
-            consts[name] = 1
-            continue
-        sig.append((name, kind))
-        if kind.startswith("*") or (value is not None and value % 16 == 0):
-            divisible.append(name)
-    order = [name for name, _ in sig]
-    return CompileJob(kernel, tuple(sig), tuple(sorted(consts.items(), key=lambda kv: order.index(kv[0]))),
-                      num_warps, 1, gpu.compile_target, on_device=gpu.live, divisible=tuple(divisible))

@@ -7,9 +7,9 @@ from __future__ import annotations
 import triton
 
 from softmax_core.hardware.gpu import GpuSpec
-from softmax_core.plans.any_dim import (MAX_WARPS, SHARED_DIM_KERNEL, AnyDimPlan, ReductionLayout,
-                                        pow2_floor, runtime_interpreted, shared_dim_constexprs)
-from softmax_core.plans.kernel_jobs import any_dim_compile_job
+from softmax_core.plans.any_dim import MAX_WARPS, pow2_floor, runtime_interpreted
+from softmax_core.plans.strided import SHARED_DIM_KERNEL, AnyDimPlan, ReductionLayout, shared_dim_constexprs
+from softmax_core.plans.any_dim import any_dim_compile_job
 from softmax_core.plans.reasons import PlanReason, ReasonCode
 
 # A slab too large for one program can be shared by `split` programs that run at once (kernels/shared_dim.py; a

@@ -9,8 +9,8 @@ import softmax_core as sc
 from tests.support.reference import TOLERANCE, reference_softmax
 from softmax_core.launch import any_dim
 from softmax_core.launch.any_dim import takes_any_dim
-from softmax_core.plans.any_dim import (ReductionLayout, contiguous_strides, dim_groups, layout_in, plan_any_dim,
-                                        reduction_layout)
+from softmax_core.plans.any_dim import plan_any_dim
+from softmax_core.plans.strided import ReductionLayout, contiguous_strides, dim_groups, layout_in, reduction_layout
 from softmax_core.hardware.gpu import catalog_gpu
 
 

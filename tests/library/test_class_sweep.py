@@ -46,7 +46,7 @@ def test_a_seed_fixes_the_draw_and_narrowing_the_classes_keeps_the_shapes():
 def test_the_layouts_are_the_classes_they_name():
     import torch
     from softmax_bench import models
-    from softmax_core.plans.any_dim import reduction_layout
+    from softmax_core.plans.strided import reduction_layout
 
     for s in cs.draw(11, per_class=1, min_mb=0.0001, max_mb=0.0002):
         if s.numel > 2_000_000:

@@ -6,7 +6,7 @@ import torch
 
 from softmax_bench import models
 from softmax_bench.timers import WallClockTimer
-from softmax_core.plans.any_dim import reduction_layout
+from softmax_core.plans.strided import reduction_layout
 
 
 def test_cases_cover_the_families_and_their_layouts_are_what_they_say():

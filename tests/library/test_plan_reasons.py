@@ -8,9 +8,10 @@ import softmax_core as sc
 from softmax_core.plans import kernel_jobs, reasons, tuned as tuned_plan
 from softmax_core.hardware.compile import KernelResources
 from softmax_core.words import describe
-from softmax_core.plans.any_dim import ReductionLayout, plan_any_dim
+from softmax_core.plans.any_dim import plan_any_dim
+from softmax_core.plans.strided import ReductionLayout
 from softmax_core.plans.shared_dim import plan_shared_dim
-from softmax_core.plans.split_dim import plan_split_dim
+from softmax_core.plans.any_dim import plan_split_dim
 from softmax_core.plans.reasons import FIGURES, WHY_CODES, PlanReason, ReasonCode
 
 H200 = sc.catalog_gpu("h200")

@@ -8,7 +8,8 @@ import torch
 from softmax_core.hardware import dtypes, runtime
 from softmax_core.hardware.gpu import catalog_gpu
 from softmax_core.launch import any_dim
-from softmax_core.plans.any_dim import dim_groups, forward_groups, layout_in, plan_any_dim
+from softmax_core.plans.any_dim import plan_any_dim
+from softmax_core.plans.strided import dim_groups, forward_groups, layout_in
 from softmax_core.plans.shared_dim import plan_shared_dim
 from tests.support.reference import TOLERANCE, assert_like_torch
 
