@@ -138,6 +138,25 @@ def merge_words(word, other, BACKWARD: tl.constexpr):
 
 
 @triton.jit
+def column_shift_and_scale(words, SAFE: tl.constexpr):
+    """A column's (shift, 1 / sum) from the forward's (max, sum) words of its pieces, [PEERS, columns] (a missing
+    peer's word NO_PEER_FORWARD): each piece's sum moved to the column's max. A column of only -inf gives NaN like
+    torch, or with SAFE a shift of 0 and a scale of 0 (zeros out)."""
+    maxes, sums = unpack_pair(words)
+    col_max = tl.max(maxes, axis=0)
+    col_shift = col_max
+    if SAFE:
+        col_shift = tl.where(col_max == float("-inf"), 0.0, col_max)
+    # A piece of only -inf adds exactly 0 (-inf - (-inf) would be NaN without the guard).
+    scaled = tl.where(sums == 0.0, 0.0, sums * fast_exp(maxes - col_shift[None, :], False))
+    col_sum = tl.sum(scaled, axis=0)
+    inv_sum = 1.0 / col_sum
+    if SAFE:
+        inv_sum = tl.where(col_sum == 0.0, 0.0, inv_sum)
+    return col_shift, inv_sum
+
+
+@triton.jit
 def own_word(word, edge_word, part, EDGES: tl.constexpr, BACKWARD: tl.constexpr):
     """What program `part` publishes: its chunk's word, and for part 0 of a row read with EDGES, that merged
     with the head's and tail's word. peer_words computes a missing peer's word the same way."""

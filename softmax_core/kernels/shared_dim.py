@@ -29,8 +29,8 @@ from softmax_core.hardware import runtime  # noqa: F401  (first: where the inter
 import triton
 import triton.language as tl
 
-from softmax_core.kernels.row_slots import (NO_PEER_BACKWARD, NO_PEER_FORWARD, NOT_PUBLISHED_WORD, pack_pair,
-                                           publish_word, unpack_pair)
+from softmax_core.kernels.row_slots import (NO_PEER_BACKWARD, NO_PEER_FORWARD, NOT_PUBLISHED_WORD,
+                                           column_shift_and_scale, pack_pair, publish_word, unpack_pair)
 from softmax_core.kernels.tuned import fast_exp, online_update
 
 # Fallback reads of a missing peer's piece go this many reduced indices at a time.
@@ -148,18 +148,7 @@ def softmax_shared_dim_kernel(
                         span = _span_pairs(x_ptr + col_at, x_reduce, col_ok, lo, tl.minimum(lo + BLOCK_R, n_reduce),
                                            BLOCK_I)
                         words = tl.where((peers == p)[:, None] & (words == NOT_PUBLISHED_WORD), span[None, :], words)
-            maxes, sums = unpack_pair(words)
-            col_max = tl.max(maxes, axis=0)
-            # A column of only -inf: NaN like torch, or zeros with SAFE (shift by 0, and 1/0 becomes 0 below).
-            col_shift = col_max
-            if SAFE:
-                col_shift = tl.where(col_max == float("-inf"), 0.0, col_max)
-            # A peer whose piece was all -inf adds exactly 0 (-inf - (-inf) would be NaN without the guard).
-            scaled = tl.where(sums == 0.0, 0.0, sums * fast_exp(maxes - col_shift[None, :], False))
-            col_sum = tl.sum(scaled, axis=0)
-            inv_sum = 1.0 / col_sum
-            if SAFE:
-                inv_sum = tl.where(col_sum == 0.0, 0.0, inv_sum)
+            col_shift, inv_sum = column_shift_and_scale(words, SAFE)
             y_at, y_ok, _u7, _u8 = _piece_at(y_outer, y_outer2, y_reduce, y_inner, tile, n_tiles, n_outer2, n_reduce,
                                          n_inner, steps, BLOCK_I)
             tl.store(y_ptr + y_at, fast_exp(x.to(tl.float32) - col_shift[None, :], False) * inv_sum[None, :],

@@ -25,8 +25,9 @@ from softmax_core.hardware import runtime  # noqa: F401  (first: where the inter
 import triton
 import triton.language as tl
 
-from softmax_core.kernels.row_slots import pack_pair, unpack_pair
-from softmax_core.kernels.tuned import fast_exp
+from softmax_core.kernels.row_slots import (NO_PEER_BACKWARD, NO_PEER_FORWARD, column_shift_and_scale, pack_pair,
+                                           unpack_pair)
+from softmax_core.kernels.tuned import fast_exp, online_update
 
 
 @triton.jit
@@ -53,12 +54,12 @@ def _tile_slots(slots_ptr, tile, PEERS: tl.constexpr, BLOCK_I: tl.constexpr):
 
 
 @triton.jit
-def _gather_words(slots_ptr, tile, n_parts, PEERS: tl.constexpr, BLOCK_I: tl.constexpr):
-    """The [PEERS, BLOCK_I] words of a tile's parts (0 for parts past n_parts) and which parts exist ([PEERS, 1])."""
+def _gather_words(slots_ptr, tile, n_parts, no_peer, PEERS: tl.constexpr, BLOCK_I: tl.constexpr):
+    """The [PEERS, BLOCK_I] words of a tile's parts, `no_peer` for parts past n_parts (a word that changes
+    nothing: row_slots' NO_PEER_FORWARD or NO_PEER_BACKWARD)."""
     peers = tl.arange(0, PEERS)
     at = _tile_slots(slots_ptr, tile, PEERS, BLOCK_I) + (peers * BLOCK_I)[:, None] + tl.arange(0, BLOCK_I)[None, :]
-    exists = (peers < n_parts)[:, None]
-    return tl.load(at, mask=exists, other=0), exists
+    return tl.load(at, mask=(peers < n_parts)[:, None], other=no_peer)
 
 
 @triton.jit
@@ -82,28 +83,13 @@ def softmax_split_dim_kernel(
             ok = (r < n_reduce)[:, None] & col_ok[None, :]
             x = tl.load(x_at + r.to(tl.int64)[:, None] * x_reduce, mask=ok, other=float("-inf"),
                         eviction_policy="evict_last").to(tl.float32)
-            new_max = tl.maximum(run_max, tl.max(x, axis=0))
-            # While a column has seen only -inf, shift by 0: -inf - (-inf) would be NaN. A part of only -inf
-            # publishes (-inf, 0), which adds exactly nothing below.
-            shift = tl.where(new_max == float("-inf"), 0.0, new_max)
-            run_sum = run_sum * fast_exp(run_max - shift, False) + tl.sum(fast_exp(x - shift[None, :], False), axis=0)
-            run_max = new_max
+            # per column; a part of only -inf publishes (-inf, 0), which adds exactly nothing in PHASE 2
+            run_max, run_sum, _, _ = online_update(run_max, run_sum, x, False)
         own = _tile_slots(slots_ptr, tile, PEERS, BLOCK_I) + part * BLOCK_I + tl.arange(0, BLOCK_I)
         tl.store(own, pack_pair(run_max, run_sum))
     else:
-        words, exists = _gather_words(slots_ptr, tile, n_parts, PEERS, BLOCK_I)
-        maxes, sums = unpack_pair(words)
-        maxes = tl.where(exists, maxes, float("-inf"))
-        col_max = tl.max(maxes, axis=0)
-        # A column of only -inf: NaN like torch, or zeros with SAFE (shift by 0, and 1/0 becomes 0 below).
-        col_shift = col_max
-        if SAFE:
-            col_shift = tl.where(col_max == float("-inf"), 0.0, col_max)
-        scaled = tl.where(sums == 0.0, 0.0, sums * fast_exp(maxes - col_shift[None, :], False))
-        col_sum = tl.sum(scaled, axis=0)
-        inv_sum = 1.0 / col_sum
-        if SAFE:
-            inv_sum = tl.where(col_sum == 0.0, 0.0, inv_sum)
+        words = _gather_words(slots_ptr, tile, n_parts, NO_PEER_FORWARD, PEERS, BLOCK_I)
+        col_shift, inv_sum = column_shift_and_scale(words, SAFE)
         y_at = y_ptr + (o1 * y_outer + o2 * y_outer2 + cols * y_inner)[None, :]
         for c in range(0, n_chunks):        # last chunk first: the likeliest still in L2
             r = (n_chunks - 1 - c) * BLOCK_R + steps
@@ -140,8 +126,7 @@ def softmax_backward_split_dim_kernel(
         own = _tile_slots(slots_ptr, tile, PEERS, BLOCK_I) + part * BLOCK_I + tl.arange(0, BLOCK_I)
         tl.store(own, pack_pair(tl.zeros((BLOCK_I,), tl.float32), acc))
     else:
-        words, _ = _gather_words(slots_ptr, tile, n_parts, PEERS, BLOCK_I)
-        _, dots = unpack_pair(words)
+        _, dots = unpack_pair(_gather_words(slots_ptr, tile, n_parts, NO_PEER_BACKWARD, PEERS, BLOCK_I))
         dot = tl.sum(dots, axis=0)
         for c in range(0, n_chunks):        # last chunk first: the likeliest still in L2
             r64 = ((n_chunks - 1 - c) * BLOCK_R + steps).to(tl.int64)[:, None]

@@ -100,10 +100,10 @@ class PlanCalls:
         return None if wrap is not None or compiled[-1] is None else tuple(compiled)
 
     def keep(self, compiled, tensors: tuple, ints: tuple, fallback) -> Callable[..., None]:
-        """`go(*tensors)` through the compiled kernels' launchers (fast.py), everything but the tensors bound, or
-        `fallback` where there is nothing to keep (the interpreter, a launcher of unknown form, or launches that
-        are the interpreter's two phases of one GPU launch)."""
-        if compiled is None or len(compiled) != len(self.launches):
+        """`go(*tensors)` through the compiled kernels' launchers (fast.py; `compiled`: run's, one per launch),
+        everything but the tensors bound, or `fallback` where there is nothing to keep (the interpreter, a
+        launcher of unknown form)."""
+        if compiled is None:
             return fallback
         n_args = len(tensors) + len(ints) + (1 if self.n_slots else 0)
         device = tensors[0].get_device()

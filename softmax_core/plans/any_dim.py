@@ -14,7 +14,7 @@ import triton
 from softmax_core.hardware.gpu import GpuSpec
 from softmax_core.hardware import runtime
 from softmax_core.plans.reasons import PlanReason, ReasonCode
-from softmax_core.plans.strided import ANY_DIM_KERNEL, AnyDimPlan, ReductionLayout
+from softmax_core.plans.strided import AnyDimPlan, ReductionLayout
 
 # The tile a program owns is [BLOCK_O outer slices, BLOCK_R down the reduced axis, BLOCK_I inner columns], sized
 # by values and bytes, then compiled for the GPU: a tile that spills registers is halved (plan_any_dim). Fitted on
@@ -54,8 +54,7 @@ AXES = ("outer", "outer2", "reduce", "inner")
 
 
 def any_dim_compile_job(layout: ReductionLayout, written: ReductionLayout, dtype_name: str, gpu: GpuSpec,
-                        direction: str, constexprs, num_warps: int, kernel: str | None = None,
-                        pointers: dict | None = None):
+                        direction: str, constexprs, num_warps: int, kernel: str, pointers: dict | None = None):
     """The compile job of one any-dim launch, specialised as Triton's JIT will launch it on a fresh contiguous
     output and an aligned input: pointers 16-byte aligned, integer arguments equal to 1 constants, the others
     that are multiples of 16 marked so (the unit stride is what makes the loads vectors)."""
@@ -63,7 +62,6 @@ def any_dim_compile_job(layout: ReductionLayout, written: ReductionLayout, dtype
     from softmax_core.hardware.compile import CompileJob
     from softmax_core.hardware.signatures import kernel_signature
 
-    kernel = kernel or ANY_DIM_KERNEL[direction]
     signature, values = kernel_signature(kernel, dtypes.of(dtype_name).triton_pointer, "i32", dict(constexprs),
                                          pointers)
     sides = ("x", "y") if direction == "forward" else ("y", "dy")
@@ -100,6 +98,13 @@ def pow2_floor(n: int) -> int:
     return 1 << (max(1, n).bit_length() - 1)
 
 
+def narrowest_slab(layout: ReductionLayout, element_bytes: int) -> int:
+    """Values of the slab down the reduced axis at the narrowest one-pass tile (columns of ONE_PASS_MIN_BYTES): what
+    one program must hold to take the softmax in one pass, the figure the strided plans' reasons state."""
+    columns = min(triton.next_power_of_2(layout.n_inner), max(1, pow2_floor(ONE_PASS_MIN_BYTES // element_bytes)))
+    return triton.next_power_of_2(layout.n_reduce) * columns
+
+
 def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, gpu: GpuSpec,
                  direction: str = "forward", *, block_i: int | None = None, block_r: int | None = None,
                  num_warps: int | None = None, block_o: int | None = None, transposing: bool = False,
@@ -127,7 +132,7 @@ def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
         return triton.cdiv(layout.n_outer, o) * triton.cdiv(layout.n_inner, i)
 
     def fitted(values: int) -> tuple[int, int, int]:
-        if reduce_pow2 * columns(ONE_PASS_MIN_BYTES) <= values:    # one pass: the widest columns that fit
+        if narrowest_slab(layout, element_bytes) <= values:        # one pass: the widest columns that fit
             bi = min(columns(INNER_BYTES), max(1, values // reduce_pow2))
             br, bo = reduce_pow2, 1
             if bi >= inner_pow2:                                   # the whole inner run: several outer slices
@@ -174,7 +179,7 @@ def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
         why = dict(why=ReasonCode.FORCED)
     else:
         why = dict(why=ReasonCode.SLAB_FITS if one_pass else ReasonCode.SLAB_OVER_LIMIT,
-                   slab_values=reduce_pow2 * columns(ONE_PASS_MIN_BYTES), max_values=limit)
+                   slab_values=narrowest_slab(layout, element_bytes), max_values=limit)
     # the columns a program reads: its tile's, or the inner run where the tile is padded past it
     reason = PlanReason.of(ReasonCode.ANY_DIM, block_o=bo, block_i=min(bi, layout.n_inner), block_r=br,
                            n_chunks=n_chunks, num_warps=warps,
@@ -218,29 +223,27 @@ def plan_split_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str,
     if dtype_name == "float64" or not (forced or cuts(layout, element_bytes, direction)):
         return None
     judging = compile and not runtime_interpreted()
+    half = 2 if direction == "backward" else 1
     if forced or not judging:
-        half = 2 if direction == "backward" else 1
         shapes = ((column_bytes or CUT_DEFAULT_SHAPE[0], values or CUT_DEFAULT_SHAPE[1] // half),)
     else:
-        shapes = tuple((b, v // (2 if direction == "backward" else 1)) for b, v in CUT_SHAPES)
+        shapes = tuple((b, v // half) for b, v in CUT_SHAPES)
     made = [_shaped(layout, element_bytes, dtype_name, gpu, direction, written, transposing, safe, b, v,
                     per_sm or CUT_PROGRAMS_PER_SM, num_warps, judging) for b, v in shapes]
     made = [p for p in made if p is not None and (forced or not p.n_spills)]
     if not made or forced:
         return made[0] if made else None
-    held = [_bytes_in_flight(p, element_bytes) if judging else 0.0 for p in made]
-    # the widest columns among the shapes that hold about as much as the most
-    best = max((p for p, h in zip(made, held) if h >= IN_FLIGHT_TIE * max(held)),
-               key=lambda p: (p.block_i, held[made.index(p)]))
-    parts = best.parts
-    narrowest = min(triton.next_power_of_2(layout.n_inner), max(1, pow2_floor(ONE_PASS_MIN_BYTES // element_bytes)))
+    best = made[0]
+    if judging:       # the widest columns among the shapes that hold about as much as the most
+        held = [_bytes_in_flight(p, element_bytes) for p in made]
+        best = max((ph for ph in zip(made, held) if ph[1] >= IN_FLIGHT_TIE * max(held)),
+                   key=lambda ph: (ph[0].block_i, ph[1]))[0]
     reason = PlanReason.of(ReasonCode.ANY_DIM, block_o=1, block_i=min(best.block_i, layout.n_inner),
-                           block_r=best.block_r,
-                           n_chunks=best.part_r // best.block_r, num_warps=best.num_warps,
+                           block_r=best.block_r, n_chunks=best.part_r // best.block_r, num_warps=best.num_warps,
                            num_programs=best.num_programs, why=ReasonCode.SLAB_CUT,
-                           slab_values=triton.next_power_of_2(layout.n_reduce) * narrowest,
+                           slab_values=narrowest_slab(layout, element_bytes),
                            max_values=best.block_r * best.block_i, inner_bytes=layout.n_inner * element_bytes,
-                           line_bytes=CUT_INNER_BYTES, parts=parts)
+                           line_bytes=CUT_INNER_BYTES, parts=best.parts)
     return replace(best, reason=reason)
 
 

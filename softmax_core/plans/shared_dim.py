@@ -4,12 +4,13 @@ A tuning sweep's opt-in (the fitted plan_any_dim never takes it); plan_shared_di
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import triton
 
 from softmax_core.hardware.gpu import GpuSpec
-from softmax_core.plans.any_dim import MAX_WARPS, pow2_floor, runtime_interpreted
-from softmax_core.plans.strided import SHARED_DIM_KERNEL, AnyDimPlan, ReductionLayout, shared_dim_constexprs
-from softmax_core.plans.any_dim import any_dim_compile_job
+from softmax_core.plans.any_dim import MAX_WARPS, launch_resources, pow2_floor, runtime_interpreted
+from softmax_core.plans.strided import AnyDimPlan, ReductionLayout
 from softmax_core.plans.reasons import PlanReason, ReasonCode
 
 # A slab too large for one program can be shared by `split` programs that run at once (kernels/shared_dim.py; a
@@ -57,15 +58,14 @@ def plan_shared_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str
     warps = num_warps or max(1, min(MAX_WARPS, triton.next_power_of_2(triton.cdiv(br * bi,
                                                                                SHARED_VALUES_PER_THREAD * 32))))
     n_tiles = layout.n_outer * triton.cdiv(layout.n_inner, bi)
+    # the plan as it will launch, its grid and reason to come from its compile
+    draft = AnyDimPlan(gpu, direction, layout, dtype_name, bi, br, True, warps, split, None, 1,
+                       safe and direction == "forward", split=split)
     res, per_sm = None, 1
     if compile and not runtime_interpreted():
-        from softmax_core.hardware.compile import kernel_resources
         from softmax_core.hardware.occupancy import occupancy
 
-        job = any_dim_compile_job(layout, written or layout, dtype_name, gpu, direction,
-                                  shared_dim_constexprs(direction, br, bi, split, safe), warps,
-                                  SHARED_DIM_KERNEL[direction], {"slots_ptr": "*i64"})
-        res = kernel_resources(job)
+        res = launch_resources(draft, written)
         per_sm = occupancy(gpu, res.n_regs, res.shared_bytes, warps, 1).programs_per_sm
         if res.n_spills > 0:
             return None
@@ -74,8 +74,6 @@ def plan_shared_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str
         return None
     why = dict(why=ReasonCode.SLAB_SHARED, slab_values=reduce_pow2 * bi, max_values=br * bi, split=split)
     reason = PlanReason.of(ReasonCode.ANY_DIM, block_o=1, block_i=min(bi, layout.n_inner), block_r=br, n_chunks=1,
-                           num_warps=warps,
-                           num_programs=groups * split, **why)
-    return AnyDimPlan(gpu, direction, layout, dtype_name, bi, br, True, warps, groups * split, reason, 1,
-                      safe and direction == "forward", res.n_regs if res else None, res.n_spills if res else 0,
-                      split=split)
+                           num_warps=warps, num_programs=groups * split, **why)
+    return replace(draft, num_programs=groups * split, reason=reason, n_regs=res.n_regs if res else None,
+                   n_spills=res.n_spills if res else 0, n_shared=res.shared_bytes if res else 0)
