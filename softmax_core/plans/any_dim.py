@@ -187,7 +187,7 @@ def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
     # the columns a program reads: its tile's, or the inner run where the tile is padded past it
     reason = PlanReason.of(ReasonCode.ANY_DIM, block_o=bo, block_i=min(bi, layout.n_inner), block_r=br,
                            n_chunks=n_chunks, num_warps=warps,
-                           num_programs=programs(bo, bi), **why)
+                           num_programs=programs(bo, bi), word_values=draft.pack, **why)
     return replace(draft, reason=reason, n_regs=res.n_regs if res else None, n_spills=res.n_spills if res else 0,
                    n_shared=res.shared_bytes if res else 0)
 
@@ -265,7 +265,7 @@ def plan_split_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str,
                    key=lambda ph: (ph[0].block_i, ph[1]))[0]
     reason = PlanReason.of(ReasonCode.ANY_DIM, block_o=1, block_i=min(best.block_i, layout.n_inner),
                            block_r=best.block_r, n_chunks=best.part_r // best.block_r, num_warps=best.num_warps,
-                           num_programs=best.num_programs, why=ReasonCode.SLAB_CUT,
+                           num_programs=best.num_programs, word_values=1, why=ReasonCode.SLAB_CUT,
                            slab_values=narrowest_slab(layout, element_bytes),
                            max_values=best.block_r * best.block_i, inner_bytes=layout.n_inner * element_bytes,
                            line_bytes=CUT_INNER_BYTES, parts=best.parts)
@@ -314,7 +314,7 @@ def _shaped(layout, element_bytes, dtype_name, gpu, direction, written, transpos
     plan = AnyDimPlan(gpu, direction, layout, dtype_name, bi, br, False, warps, n_tiles * parts,
                       PlanReason.of(ReasonCode.ANY_DIM, block_o=1, block_i=min(bi, layout.n_inner), block_r=br,
                                     n_chunks=chunks_per_part, num_warps=warps, num_programs=n_tiles * parts,
-                                    why=ReasonCode.FORCED),
+                                    word_values=1, why=ReasonCode.FORCED),
                       1, safe and direction == "forward", part_r=part_r)
     if not judging:
         return plan
