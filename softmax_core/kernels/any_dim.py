@@ -39,53 +39,25 @@ import triton
 import triton.language as tl
 
 from softmax_core.kernels.tuned import fast_exp, upcast
+from softmax_core.kernels.words import values_of, words_of
 
 
 @triton.jit
-def _lane(words, k: tl.constexpr, ELEM: tl.constexpr):
-    """Value k of each word (lowest bits first, as a little-endian GPU lays them out in memory)."""
-    if ELEM.primitive_bitwidth == 16:
-        return (words >> (16 * k)).to(tl.int16).to(ELEM, bitcast=True)
-    else:
-        return (words >> (32 * k)).to(tl.int32).to(ELEM, bitcast=True)
+def _columns_of(words, PACK: tl.constexpr, ELEM: tl.constexpr):
+    """[A, B, W] words -> [A, B, W * PACK] values, in memory order."""
+    return tl.reshape(values_of(words, PACK, ELEM), [words.shape[0], words.shape[1], words.shape[2] * PACK])
 
 
 @triton.jit
-def words_to_values(words, PACK: tl.constexpr, ELEM: tl.constexpr):
-    """[A, B, W] words of PACK values each -> [A, B, W * PACK] values, in memory order."""
-    if PACK == 2:
-        values = tl.join(_lane(words, 0, ELEM), _lane(words, 1, ELEM))
-    else:   # joined as [..., i, j] = value 2i + j
-        values = tl.join(tl.join(_lane(words, 0, ELEM), _lane(words, 2, ELEM)),
-                         tl.join(_lane(words, 1, ELEM), _lane(words, 3, ELEM)))
-    return tl.reshape(values, [words.shape[0], words.shape[1], words.shape[2] * PACK])
-
-
-@triton.jit
-def _bits(values, WORD: tl.constexpr):
-    """Each value's bits, zero-extended into a word (shifted into place by the caller)."""
-    if values.dtype.primitive_bitwidth == 16:
-        return values.to(tl.uint16, bitcast=True).to(WORD)
-    else:
-        return values.to(tl.uint32, bitcast=True).to(WORD)
-
-
-@triton.jit
-def values_to_words(values, PACK: tl.constexpr, WORD: tl.constexpr):
-    """[A, B, C] values (already in the stored type) -> [A, B, C // PACK] words: words_to_values undone."""
+def _words_of_columns(values, PACK: tl.constexpr, WORD: tl.constexpr):
+    """[A, B, C] values (in the stored type) -> [A, B, C // PACK] words."""
     A: tl.constexpr = values.shape[0]
     B: tl.constexpr = values.shape[1]
     W: tl.constexpr = values.shape[2] // PACK
-    BITS: tl.constexpr = values.dtype.primitive_bitwidth
     if PACK == 2:
-        v0, v1 = tl.split(tl.reshape(values, [A, B, W, 2]))
-        return _bits(v0, WORD) | (_bits(v1, WORD) << BITS)
+        return words_of(tl.reshape(values, [A, B, W, 2]), PACK, WORD)
     else:
-        even, odd = tl.split(tl.reshape(values, [A, B, W, 2, 2]))
-        v0, v2 = tl.split(even)
-        v1, v3 = tl.split(odd)
-        return (_bits(v0, WORD) | (_bits(v1, WORD) << BITS) | (_bits(v2, WORD) << (2 * BITS))
-                | (_bits(v3, WORD) << (3 * BITS)))
+        return words_of(tl.reshape(values, [A, B, W, 2, 2]), PACK, WORD)
 
 
 @triton.jit
@@ -125,7 +97,7 @@ def load_tile(ptr, at, r, stride_r, stride_i, o_ok, n_reduce, n_inner, block, ot
         words = tl.load(ptr.to(tl.pointer_type(WORD)) + (at // PACK)[:, None, None] + (r64 * (stride_r // PACK))[None, :, None]
                         + wcols.to(tl.int64)[None, None, :],
                         mask=_mask(o_ok, r, n_reduce, wcols, n_inner // PACK), other=0, eviction_policy=EVICT)
-        return tl.where(_mask(o_ok, r, n_reduce, cols, n_inner), words_to_values(words, PACK, ELEM), other)
+        return tl.where(_mask(o_ok, r, n_reduce, cols, n_inner), _columns_of(words, PACK, ELEM), other)
 
 
 @triton.jit
@@ -145,7 +117,7 @@ def store_tile(ptr, at, r, stride_r, stride_i, o_ok, n_reduce, n_inner, block, v
         W: tl.constexpr = BLOCK_I // PACK
         wcols = block * W + tl.arange(0, W)
         tl.store(ptr.to(tl.pointer_type(WORD)) + (at // PACK)[:, None, None] + (r64 * (stride_r // PACK))[None, :, None]
-                 + wcols.to(tl.int64)[None, None, :], values_to_words(values, PACK, WORD),
+                 + wcols.to(tl.int64)[None, None, :], _words_of_columns(values, PACK, WORD),
                  mask=_mask(o_ok, r, n_reduce, wcols, n_inner // PACK), eviction_policy=EVICT)
 
 
