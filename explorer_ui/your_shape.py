@@ -68,6 +68,9 @@ def plan_text(plan: ShapePlan) -> list[str]:
         # a tile padded past the inner run reads only the run's columns
         out.append(t("shape_any_dim", block_i=min(p.block_i, lay.n_inner), programs=p.num_programs,
                      warps=p.num_warps))
+        if p.pack > 1:
+            size = dtypes.element_size(plan.dtype)
+            out.append(t("shape_any_dim_words", bytes=size, words=p.pack, word_bits=8 * size * p.pack))
         if p.cut:
             why = p.reason.values
             out.append(t("shape_any_dim_parts", parts=p.parts, part_r=p.part_r, block_r=p.block_r,

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import csv
 import sys
+from dataclasses import replace
 
 import torch
 import triton
@@ -30,7 +31,7 @@ from softmax_core.hardware import dtypes
 from softmax_core.hardware.gpu import default_gpu
 from softmax_core.launch import any_dim
 from softmax_core.plans.any_dim import plan_any_dim
-from softmax_core.plans.strided import dim_groups, forward_groups, layout_in, transposes
+from softmax_core.plans.strided import dim_groups, forward_groups, layout_in, transposes, word_values
 from softmax_core.plans.any_dim import plan_strided
 from softmax_core.plans.shared_dim import plan_shared_dim
 from softmax_core.plans.any_dim import plan_split_dim
@@ -49,6 +50,9 @@ def variants_of(direction: str, cols, kinds: set) -> list[tuple[str, dict]]:
     """(name, plan overrides) of every variant of these kinds, in a fixed order."""
     half = 2 if direction == "backward" else 1
     out = [("fitted", {}), ("two-fitted", dict(two_pass=True))] if "fitted" in kinds else []
+    if "packed" in kinds:
+        out += [("unpacked", dict(packed=False)), ("packed", dict(packed=True)),
+                ("packed-two", dict(packed=True, two_pass=True))]
     if "two" in kinds:
         out += [(f"two-b{b}-v{v // half}", dict(block_i=cols(b), block_r=max(1, v // half // cols(b))))
                 for b, v in TWO_PASS]
@@ -68,6 +72,19 @@ def ms(fn) -> float:
 def _plan(layout, elt, dtype, gpu, direction, written, transposing, kw):
     """The variant's plan: shared tiles (None where they cannot run), or plan_any_dim's with its overrides."""
     kw = dict(kw)
+    if "packed" in kw:                 # the library's plan (or two passes) with every tensor loaded in the widest
+        widest = kw.pop("packed")      # words its layout allows, or one value a lane
+        library = plan_strided(layout, elt, dtype, gpu, direction, transposing=transposing, written=written)
+        if kw.pop("two_pass", False):
+            if not library.cut:
+                return None
+            plan = plan_any_dim(layout, elt, dtype, gpu, direction, transposing=transposing, written=written)
+        else:
+            plan = library
+        if plan.cut or plan.shares:
+            return None
+        packs = (word_values(layout, elt), word_values(written, elt)) if widest else (1, 1)
+        return replace(plan, pack=min(plan.block_i, packs[0]), pack_written=min(plan.block_i, packs[1]))
     if kw.pop("two_pass", False):      # plan_any_dim's own plan: its fitted tiles, walked twice
         return plan_any_dim(layout, elt, dtype, gpu, direction, transposing=transposing, written=written)
     if kw.pop("shared", False):
@@ -110,7 +127,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--per-class", type=int, default=6)
     p.add_argument("--classes", default=",".join(CLASSES), help="comma-separated, of the strided classes")
     p.add_argument("--directions", default="forward,backward")
-    p.add_argument("--variants", default="fitted,two,shared", help="kinds: fitted, two, shared, parts")
+    p.add_argument("--variants", default="fitted,two,shared", help="kinds: fitted, two, shared, parts, packed")
     p.add_argument("--warm", nargs=2, type=int, metavar=("K", "N"))
     args = p.parse_args(argv)
     kinds = set(args.variants.split(","))
@@ -162,7 +179,8 @@ def main(argv: list[str]) -> int:
                 extra = {} if plan is None else dict(bi=plan.block_i, br=plan.block_r, split=plan.split,
                                                      parts=plan.parts, part_r=plan.part_r,
                                                      one_pass=plan.one_pass, warps=plan.num_warps,
-                                                     programs=plan.num_programs, n_regs=plan.n_regs)
+                                                     programs=plan.num_programs, n_regs=plan.n_regs,
+                                                     pack=plan.pack, pack_written=plan.pack_written)
                 rows.append({**base, "direction": direction, "variant": variant, "ms": t, "gbps": moved / t / 1e6,
                              "err": err, "err_kept": err_kept, "nans": nans, **extra})
             except Exception as e:       # noqa: BLE001  (a variant that cannot compile or run is recorded as such)
@@ -184,7 +202,7 @@ def main(argv: list[str]) -> int:
                     continue
                 if plan is None:
                     continue
-                if variant.startswith("two") and plan.one_pass:
+                if (variant.startswith("two") or variant.endswith("-two")) and plan.one_pass:
                     continue
                 record("forward", variant, forward_call(x, dim, dt, plan if kw else None), fwd_check, nbytes, plan)
         if "backward" in dirs and not any_dim.rows_backward(tuple(x.shape), dim):
@@ -203,7 +221,7 @@ def main(argv: list[str]) -> int:
                     continue
                 if plan is None:
                     continue
-                if variant.startswith("two") and plan.one_pass:
+                if (variant.startswith("two") or variant.endswith("-two")) and plan.one_pass:
                     continue
                 record("backward", variant, backward_call(y, dy, dim, dt, plan if kw else None),
                        lambda d: (d.float() - dref).abs().max().item(), 1.5 * nbytes, plan)

@@ -22,6 +22,12 @@ slices per program keep each load a contiguous span (BLOCK_O > 1 only when BLOCK
               so far rescaled by exp(old max - new max) when the max grows); pass 2 walks the chunks last
               first, while they are still in L2, and writes exp(x - max) / sum.
 
+Words (PACK > 1): Triton vectorises a load only where it can prove the addresses 16-byte aligned, and an odd
+stride proves nothing, so a tile of float16 down a (N, 37, 6) tensor loads 2 bytes a lane. Where the inner run is
+unit-stride and every stride a multiple of 2 (or 4), each lane loads one 32-bit (64-bit) word of 2 (4) neighbouring
+columns, splits it into its values in registers (shifts and bit casts: the lowest bits are the first column, as
+memory lays them out on a little-endian GPU), and the store packs the results back the same way.
+
 Backward: dx = y * (dy - sum_r y * dy), the sum down each column, in the same two shapes.
 Arithmetic in float32 (float64 for float64 input); offsets widened to int64 before they meet a stride.
 """
@@ -33,19 +39,86 @@ import triton
 import triton.language as tl
 
 from softmax_core.kernels.tuned import fast_exp, upcast
+from softmax_core.kernels.words import values_of, words_of
+
+
+@triton.jit
+def _columns_of(words, PACK: tl.constexpr, ELEM: tl.constexpr):
+    """[A, B, W] words -> [A, B, W * PACK] values, in memory order."""
+    return tl.reshape(values_of(words, PACK, ELEM), [words.shape[0], words.shape[1], words.shape[2] * PACK])
+
+
+@triton.jit
+def _words_of_columns(values, PACK: tl.constexpr, WORD: tl.constexpr):
+    """[A, B, C] values (in the stored type) -> [A, B, C // PACK] words."""
+    A: tl.constexpr = values.shape[0]
+    B: tl.constexpr = values.shape[1]
+    W: tl.constexpr = values.shape[2] // PACK
+    if PACK == 2:
+        return words_of(tl.reshape(values, [A, B, W, 2]), PACK, WORD)
+    else:
+        return words_of(tl.reshape(values, [A, B, W, 2, 2]), PACK, WORD)
 
 
 @triton.jit
 def _tile(n_outer, n_outer2, n_inner, BLOCK_O: tl.constexpr, BLOCK_I: tl.constexpr):
-    """This program's outer indices (o1, o2 as int64, [BLOCK_O]) and their mask, and its inner columns (int64,
-    [BLOCK_I]) with their mask."""
+    """This program's outer indices (o1, o2 as int64, [BLOCK_O]) and their mask, and which tile of BLOCK_I inner
+    columns it owns."""
     n_inner_blocks = tl.cdiv(n_inner, BLOCK_I)
     pid = tl.program_id(0)
     outer = (pid // n_inner_blocks) * BLOCK_O + tl.arange(0, BLOCK_O)
     o1 = (outer // n_outer2).to(tl.int64)
     o2 = (outer % n_outer2).to(tl.int64)
-    cols = (pid % n_inner_blocks) * BLOCK_I + tl.arange(0, BLOCK_I)
-    return o1, o2, outer < n_outer, cols.to(tl.int64), cols < n_inner
+    return o1, o2, outer < n_outer, pid % n_inner_blocks
+
+
+@triton.jit
+def _mask(o_ok, r, n_reduce, cols, n_inner):
+    return o_ok[:, None, None] & (r < n_reduce)[None, :, None] & (cols < n_inner)[None, None, :]
+
+
+@triton.jit
+def load_tile(ptr, at, r, stride_r, stride_i, o_ok, n_reduce, n_inner, block, other,
+              BLOCK_I: tl.constexpr, PACK: tl.constexpr, EVICT: tl.constexpr):
+    """The [BLOCK_O, len(r), BLOCK_I] values at outer offsets `at`, reduced indices `r`, inner column tile `block`
+    (`other` where out of range). PACK > 1: the inner run is unit-stride and every offset a multiple of PACK, so
+    each lane loads one word of PACK neighbouring values (4 or 8 bytes, where an unaligned run would load 2) and
+    splits it in registers."""
+    r64 = r.to(tl.int64)
+    cols = block * BLOCK_I + tl.arange(0, BLOCK_I)
+    ELEM: tl.constexpr = ptr.dtype.element_ty
+    if PACK == 1 or ELEM.primitive_bitwidth * PACK > 64:
+        return tl.load(ptr + at[:, None, None] + (r64 * stride_r)[None, :, None] + (cols.to(tl.int64) * stride_i)[None, None, :],
+                       mask=_mask(o_ok, r, n_reduce, cols, n_inner), other=other, eviction_policy=EVICT)
+    else:
+        WORD: tl.constexpr = tl.int32 if ELEM.primitive_bitwidth * PACK == 32 else tl.int64
+        W: tl.constexpr = BLOCK_I // PACK
+        wcols = block * W + tl.arange(0, W)
+        words = tl.load(ptr.to(tl.pointer_type(WORD)) + (at // PACK)[:, None, None] + (r64 * (stride_r // PACK))[None, :, None]
+                        + wcols.to(tl.int64)[None, None, :],
+                        mask=_mask(o_ok, r, n_reduce, wcols, n_inner // PACK), other=0, eviction_policy=EVICT)
+        return tl.where(_mask(o_ok, r, n_reduce, cols, n_inner), _columns_of(words, PACK, ELEM), other)
+
+
+@triton.jit
+def store_tile(ptr, at, r, stride_r, stride_i, o_ok, n_reduce, n_inner, block, values,
+               BLOCK_I: tl.constexpr, PACK: tl.constexpr, EVICT: tl.constexpr):
+    """load_tile's store: `values` rounded to ptr's type, written PACK to a word where PACK > 1 (and the word is at
+    most 64 bits: dx may be wider than the y whose layout the plan packed)."""
+    r64 = r.to(tl.int64)
+    ELEM: tl.constexpr = ptr.dtype.element_ty
+    values = values.to(ELEM)
+    if PACK == 1 or ELEM.primitive_bitwidth * PACK > 64:   # (a float32 dx of a float16 y's plan: no word that wide)
+        cols = block * BLOCK_I + tl.arange(0, BLOCK_I)
+        tl.store(ptr + at[:, None, None] + (r64 * stride_r)[None, :, None] + (cols.to(tl.int64) * stride_i)[None, None, :], values,
+                 mask=_mask(o_ok, r, n_reduce, cols, n_inner), eviction_policy=EVICT)
+    else:
+        WORD: tl.constexpr = tl.int32 if ELEM.primitive_bitwidth * PACK == 32 else tl.int64
+        W: tl.constexpr = BLOCK_I // PACK
+        wcols = block * W + tl.arange(0, W)
+        tl.store(ptr.to(tl.pointer_type(WORD)) + (at // PACK)[:, None, None] + (r64 * (stride_r // PACK))[None, :, None]
+                 + wcols.to(tl.int64)[None, None, :], _words_of_columns(values, PACK, WORD),
+                 mask=_mask(o_ok, r, n_reduce, wcols, n_inner // PACK), eviction_policy=EVICT)
 
 
 @triton.jit
@@ -54,18 +127,15 @@ def softmax_any_dim_kernel(
     x_outer, x_outer2, x_reduce, x_inner, y_outer, y_outer2, y_reduce, y_inner,
     n_outer, n_outer2, n_reduce, n_inner,
     BLOCK_O: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_I: tl.constexpr, ONE_PASS: tl.constexpr,
-    SAFE: tl.constexpr, FP64: tl.constexpr,
+    SAFE: tl.constexpr, FP64: tl.constexpr, PACK_X: tl.constexpr, PACK_Y: tl.constexpr,
 ):
-    o1, o2, o_ok, cols, col_ok = _tile(n_outer, n_outer2, n_inner, BLOCK_O, BLOCK_I)
-    x_tile = x_ptr + (o1 * x_outer + o2 * x_outer2)[:, None, None] + (cols * x_inner)[None, None, :]
-    y_tile = y_ptr + (o1 * y_outer + o2 * y_outer2)[:, None, None] + (cols * y_inner)[None, None, :]
-    tile_ok = o_ok[:, None, None] & col_ok[None, None, :]
+    o1, o2, o_ok, block = _tile(n_outer, n_outer2, n_inner, BLOCK_O, BLOCK_I)
+    x_at = o1 * x_outer + o2 * x_outer2
+    y_at = o1 * y_outer + o2 * y_outer2
     steps = tl.arange(0, BLOCK_R)
     if ONE_PASS:
-        mask = tile_ok & (steps < n_reduce)[None, :, None]
-        r64 = steps.to(tl.int64)[None, :, None]
-        x = upcast(tl.load(x_tile + r64 * x_reduce, mask=mask, other=float("-inf"),
-                         eviction_policy="evict_first"), FP64)
+        x = upcast(load_tile(x_ptr, x_at, steps, x_reduce, x_inner, o_ok, n_reduce, n_inner, block, float("-inf"),
+                             BLOCK_I, PACK_X, "evict_first"), FP64)
         col_max = tl.max(x, axis=1)
         if SAFE:  # a column of only -inf gives zeros instead of NaN
             col_max = tl.where(col_max == float("-inf"), 0.0, col_max)
@@ -74,16 +144,15 @@ def softmax_any_dim_kernel(
         inv_sum = 1.0 / col_sum
         if SAFE:
             inv_sum = tl.where(col_sum == 0.0, 0.0, inv_sum)
-        tl.store(y_tile + r64 * y_reduce, numerator * inv_sum[:, None, :], mask=mask)
+        store_tile(y_ptr, y_at, steps, y_reduce, y_inner, o_ok, n_reduce, n_inner, block,
+                   numerator * inv_sum[:, None, :], BLOCK_I, PACK_Y, "")
     else:
         run_max = upcast(tl.full((BLOCK_O, BLOCK_I), float("-inf"), tl.float32), FP64)
         run_sum = upcast(tl.zeros((BLOCK_O, BLOCK_I), tl.float32), FP64)
         n_chunks = tl.cdiv(n_reduce, BLOCK_R)
         for c in range(0, n_chunks):
-            r = c * BLOCK_R + steps
-            mask = tile_ok & (r < n_reduce)[None, :, None]
-            x = upcast(tl.load(x_tile + r.to(tl.int64)[None, :, None] * x_reduce, mask=mask, other=float("-inf"),
-                             eviction_policy="evict_last"), FP64)
+            x = upcast(load_tile(x_ptr, x_at, c * BLOCK_R + steps, x_reduce, x_inner, o_ok, n_reduce, n_inner, block,
+                                 float("-inf"), BLOCK_I, PACK_X, "evict_last"), FP64)
             new_max = tl.maximum(run_max, tl.max(x, axis=1))
             # While a column has seen only -inf, shift by 0: -inf - (-inf) would be NaN.
             shift = tl.where(new_max == float("-inf"), 0.0, new_max)
@@ -95,13 +164,11 @@ def softmax_any_dim_kernel(
         else:
             inv_sum = 1.0 / run_sum
         for c in range(0, n_chunks):   # last chunk first: it is the likeliest still in L2
-            r = ((n_chunks - 1 - c) * BLOCK_R + steps)
-            mask = tile_ok & (r < n_reduce)[None, :, None]
-            r64 = r.to(tl.int64)[None, :, None]
-            x = upcast(tl.load(x_tile + r64 * x_reduce, mask=mask, other=float("-inf"),
-                             eviction_policy="evict_first"), FP64)
-            tl.store(y_tile + r64 * y_reduce, fast_exp(x - run_max[:, None, :], FP64) * inv_sum[:, None, :],
-                     mask=mask, eviction_policy="evict_first")
+            r = (n_chunks - 1 - c) * BLOCK_R + steps
+            x = upcast(load_tile(x_ptr, x_at, r, x_reduce, x_inner, o_ok, n_reduce, n_inner, block, float("-inf"),
+                                 BLOCK_I, PACK_X, "evict_first"), FP64)
+            store_tile(y_ptr, y_at, r, y_reduce, y_inner, o_ok, n_reduce, n_inner, block,
+                       fast_exp(x - run_max[:, None, :], FP64) * inv_sum[:, None, :], BLOCK_I, PACK_Y, "evict_first")
 
 
 @triton.jit
@@ -110,40 +177,36 @@ def softmax_backward_any_dim_kernel(
     y_outer, y_outer2, y_reduce, y_inner, dy_outer, dy_outer2, dy_reduce, dy_inner,
     n_outer, n_outer2, n_reduce, n_inner,
     BLOCK_O: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_I: tl.constexpr, ONE_PASS: tl.constexpr,
-    FP64: tl.constexpr,
+    FP64: tl.constexpr, PACK_Y: tl.constexpr, PACK_DY: tl.constexpr,
 ):
-    # dx has y's strides (both are allocated by the launcher); dy has its own.
-    o1, o2, o_ok, cols, col_ok = _tile(n_outer, n_outer2, n_inner, BLOCK_O, BLOCK_I)
-    y_at = (o1 * y_outer + o2 * y_outer2)[:, None, None] + (cols * y_inner)[None, None, :]
-    dy_at = (o1 * dy_outer + o2 * dy_outer2)[:, None, None] + (cols * dy_inner)[None, None, :]
-    tile_ok = o_ok[:, None, None] & col_ok[None, None, :]
+    # dx has y's strides and dtype's size class (both are allocated by the launcher); dy has its own.
+    o1, o2, o_ok, block = _tile(n_outer, n_outer2, n_inner, BLOCK_O, BLOCK_I)
+    y_at = o1 * y_outer + o2 * y_outer2
+    dy_at = o1 * dy_outer + o2 * dy_outer2
     steps = tl.arange(0, BLOCK_R)
     if ONE_PASS:
-        mask = tile_ok & (steps < n_reduce)[None, :, None]
-        r64 = steps.to(tl.int64)[None, :, None]
-        y = upcast(tl.load(y_ptr + y_at + r64 * y_reduce, mask=mask, other=0.0), FP64)
-        dy = upcast(tl.load(dy_ptr + dy_at + r64 * dy_reduce, mask=mask, other=0.0), FP64)
+        y = upcast(load_tile(y_ptr, y_at, steps, y_reduce, y_inner, o_ok, n_reduce, n_inner, block, 0.0,
+                             BLOCK_I, PACK_Y, ""), FP64)
+        dy = upcast(load_tile(dy_ptr, dy_at, steps, dy_reduce, dy_inner, o_ok, n_reduce, n_inner, block, 0.0,
+                              BLOCK_I, PACK_DY, ""), FP64)
         dot = tl.sum(y * dy, axis=1)
-        tl.store(dx_ptr + y_at + r64 * y_reduce, y * (dy - dot[:, None, :]), mask=mask)
+        store_tile(dx_ptr, y_at, steps, y_reduce, y_inner, o_ok, n_reduce, n_inner, block, y * (dy - dot[:, None, :]),
+                   BLOCK_I, PACK_Y, "")
     else:
         dot = upcast(tl.zeros((BLOCK_O, BLOCK_I), tl.float32), FP64)
         n_chunks = tl.cdiv(n_reduce, BLOCK_R)
         for c in range(0, n_chunks):
             r = c * BLOCK_R + steps
-            r64 = r.to(tl.int64)[None, :, None]
-            mask = tile_ok & (r < n_reduce)[None, :, None]
-            y = upcast(tl.load(y_ptr + y_at + r64 * y_reduce, mask=mask, other=0.0, eviction_policy="evict_last"),
-                       FP64)
-            dy = upcast(tl.load(dy_ptr + dy_at + r64 * dy_reduce, mask=mask, other=0.0,
-                                eviction_policy="evict_last"), FP64)
+            y = upcast(load_tile(y_ptr, y_at, r, y_reduce, y_inner, o_ok, n_reduce, n_inner, block, 0.0,
+                                 BLOCK_I, PACK_Y, "evict_last"), FP64)
+            dy = upcast(load_tile(dy_ptr, dy_at, r, dy_reduce, dy_inner, o_ok, n_reduce, n_inner, block, 0.0,
+                                  BLOCK_I, PACK_DY, "evict_last"), FP64)
             dot += tl.sum(y * dy, axis=1)
         for c in range(0, n_chunks):
             r = (n_chunks - 1 - c) * BLOCK_R + steps
-            r64 = r.to(tl.int64)[None, :, None]
-            mask = tile_ok & (r < n_reduce)[None, :, None]
-            y = upcast(tl.load(y_ptr + y_at + r64 * y_reduce, mask=mask, other=0.0, eviction_policy="evict_first"),
-                       FP64)
-            dy = upcast(tl.load(dy_ptr + dy_at + r64 * dy_reduce, mask=mask, other=0.0,
-                                eviction_policy="evict_first"), FP64)
-            tl.store(dx_ptr + y_at + r64 * y_reduce, y * (dy - dot[:, None, :]), mask=mask,
-                     eviction_policy="evict_first")
+            y = upcast(load_tile(y_ptr, y_at, r, y_reduce, y_inner, o_ok, n_reduce, n_inner, block, 0.0,
+                                 BLOCK_I, PACK_Y, "evict_first"), FP64)
+            dy = upcast(load_tile(dy_ptr, dy_at, r, dy_reduce, dy_inner, o_ok, n_reduce, n_inner, block, 0.0,
+                                  BLOCK_I, PACK_DY, "evict_first"), FP64)
+            store_tile(dx_ptr, y_at, r, y_reduce, y_inner, o_ok, n_reduce, n_inner, block, y * (dy - dot[:, None, :]),
+                       BLOCK_I, PACK_Y, "evict_first")

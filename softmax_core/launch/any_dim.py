@@ -16,7 +16,8 @@ import torch
 from softmax_core.hardware import dtypes
 from softmax_core.hardware.gpu import default_gpu
 from softmax_core.launch.autograd import call_backward_directly
-from softmax_core.launch.launches import PlanCalls, backward_launch, cached_plan, launch_aligned, rows_unit_stride
+from softmax_core.launch.launches import (PlanCalls, address_in_line, backward_launch, cached_plan, launch_aligned,
+                                          rows_unit_stride)
 from softmax_core.plans.strided import (AnyDimPlan, ReductionLayout, contiguous_strides, dim_groups, forward_groups,
                                         layout_in, transposes)
 from softmax_core.plans.any_dim import plan_strided
@@ -25,9 +26,10 @@ from softmax_core.plans.any_dim import plan_strided
 @lru_cache(maxsize=4096)
 def cached_any_dim_plan(layout: ReductionLayout, dtype: torch.dtype, direction: str, device_index: int,
                         transposing: bool = False, written: ReductionLayout | None = None,
-                        safe: bool = False) -> AnyDimPlan:
+                        safe: bool = False, addresses: tuple[int, int] = (0, 0)) -> AnyDimPlan:
+    """`addresses`: where the two tensors' data start within a 16-byte line (address_in_line)."""
     return plan_strided(layout, dtypes.element_size(dtype), dtypes.name(dtype), default_gpu(max(device_index, 0)),
-                        direction, transposing=transposing, written=written, safe=safe)
+                        direction, transposing=transposing, written=written, safe=safe, addresses=addresses)
 
 
 def sizes(layout: ReductionLayout) -> tuple[int, int, int, int]:
@@ -79,8 +81,9 @@ class ReadyAnyDim(LaunchesItsPlan):
         self.copy_x = x_layout is None
         if self.copy_x:
             x_layout = y_layout
+        # (api.py's key for a ready call holds x's address within a line; y is fresh, so aligned)
         plan = cached_any_dim_plan(x_layout, x.dtype, "forward", x.get_device(), transposes(x_layout, y_layout),
-                                   y_layout, safe)
+                                   y_layout, safe, (0 if self.copy_x else address_in_line(x), 0))
         self.args = x_layout.strides + y_layout.strides + sizes(x_layout)
         self.calls = PlanCalls(plan)
         self.dtype, self.in_dtype = out_dtype, x.dtype
@@ -144,7 +147,8 @@ class BackwardLaunch(LaunchesItsPlan):
         if self.converted:
             dy_layout = y_layout
         plan = plan or cached_any_dim_plan(y_layout, y.dtype, "backward", y.get_device(),
-                                           transposes(y_layout, dy_layout), dy_layout)
+                                           transposes(y_layout, dy_layout), dy_layout, False,
+                                           (address_in_line(y), 0 if self.converted else address_in_line(dy)))
         self.args = y_layout.strides + dy_layout.strides + sizes(y_layout)
         self.calls = PlanCalls(plan)
 

@@ -49,13 +49,18 @@ def launch_aligned(matrix: torch.Tensor, row_stride: int | None = None) -> bool:
     16-byte boundary and, where the width is a multiple of 16, a row stride that is one too. A tracer's tensor
     (fake, or with no storage behind it) has no address: it counts as aligned, as Inductor's real inputs are."""
     row_stride = matrix.stride(0) if row_stride is None else row_stride
-    if is_fake(matrix):
-        return True
+    return address_in_line(matrix) == 0 and (row_stride % 16 == 0 or matrix.shape[-1] % 16 != 0)
+
+
+def address_in_line(t: torch.Tensor) -> int:
+    """Where `t`'s data starts within a 16-byte line (0: aligned). A tracer's tensor (fake, or with no storage
+    behind it) has no address: 0, as Inductor's real inputs are aligned."""
+    if is_fake(t):
+        return 0
     try:
-        address = matrix.data_ptr()
+        return t.data_ptr() % 16
     except RuntimeError:
-        return True
-    return address % 16 == 0 and (row_stride % 16 == 0 or matrix.shape[-1] % 16 != 0)
+        return 0
 
 
 def rows_unit_stride(x: torch.Tensor) -> torch.Tensor:

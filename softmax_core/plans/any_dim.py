@@ -14,7 +14,7 @@ import triton
 from softmax_core.hardware.gpu import GpuSpec
 from softmax_core.hardware import runtime
 from softmax_core.plans.reasons import PlanReason, ReasonCode
-from softmax_core.plans.strided import AnyDimPlan, ReductionLayout
+from softmax_core.plans.strided import AnyDimPlan, ReductionLayout, word_values
 
 # The tile a program owns is [BLOCK_O outer slices, BLOCK_R down the reduced axis, BLOCK_I inner columns], sized
 # by values and bytes, then compiled for the GPU: a tile that spills registers is halved (plan_any_dim). Fitted on
@@ -108,7 +108,8 @@ def narrowest_slab(layout: ReductionLayout, element_bytes: int) -> int:
 def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, gpu: GpuSpec,
                  direction: str = "forward", *, block_i: int | None = None, block_r: int | None = None,
                  num_warps: int | None = None, block_o: int | None = None, transposing: bool = False,
-                 written: ReductionLayout | None = None, safe: bool = False, compile: bool = True) -> AnyDimPlan:
+                 written: ReductionLayout | None = None, safe: bool = False, compile: bool = True,
+                 addresses: tuple[int, int] = (0, 0), packs: tuple[int, int] | None = None) -> AnyDimPlan:
     """The plan for a softmax down `layout`'s reduced axis (two passes where the slab is more than one program
     holds; plans/shared_dim.py's tiles shared by programs are a tuning sweep's opt-in). `transposing`: one side
     of the call steps down the reduced axis with unit stride (a transposed view in, a contiguous output), so a
@@ -116,6 +117,8 @@ def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
     fitted shape (tuning sweeps); a `block_r` below the padded reduced axis means two passes. With `compile`, the
     fitted tile is compiled for `gpu` (with `written`, the other tensor's layout: y forward, dy backward; default
     `layout`'s) and halved while the compiler spills registers. `safe`: the forward's -inf columns give zeros.
+    `addresses`: where the two tensors' data start within a 16-byte line; each is loaded in words of neighbouring
+    values where its layout and address allow and that was measured faster (`word_packs`), or as `packs` says.
     """
     forced = any(v is not None for v in (block_i, block_r, num_warps, block_o))
     inner_pow2 = triton.next_power_of_2(layout.n_inner)
@@ -165,9 +168,10 @@ def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
             br = reduce_pow2 if reduce_pow2 * bi <= limit else min(reduce_pow2, max(1, limit // bi))
         one_pass = br >= reduce_pow2
         warps = num_warps or warps_for(bo * br * bi)
+        pack, pack_written = packs or word_packs(layout, written or layout, element_bytes, direction, addresses)
         # the plan as it will launch, its reason to come: what is compiled is its own kernel and constexprs
         draft = AnyDimPlan(gpu, direction, layout, dtype_name, bi, br, one_pass, warps, programs(bo, bi), None, bo,
-                           safe and direction == "forward")
+                           safe and direction == "forward", pack=min(pack, bi), pack_written=min(pack_written, bi))
         if not compile or runtime_interpreted():
             break
         res = launch_resources(draft, written)
@@ -183,9 +187,30 @@ def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
     # the columns a program reads: its tile's, or the inner run where the tile is padded past it
     reason = PlanReason.of(ReasonCode.ANY_DIM, block_o=bo, block_i=min(bi, layout.n_inner), block_r=br,
                            n_chunks=n_chunks, num_warps=warps,
-                           num_programs=programs(bo, bi), **why)
+                           num_programs=programs(bo, bi), word_values=draft.pack, **why)
     return replace(draft, reason=reason, n_regs=res.n_regs if res else None, n_spills=res.n_spills if res else 0,
                    n_shared=res.shared_bytes if res else 0)
+
+
+# Words: a lane of the any-dim kernel loads one value, or one word of 2 or 4 neighbouring inner values where a
+# tensor's inner run is unit-stride and its strides and address keep every word aligned (plans/strided.py's
+# word_values); an odd stride gives Triton no proof of alignment, so without words a float16 lane moves 2 bytes.
+# Words are used for 2-byte values (a lane then moves 4 or 8 bytes), never for 4-byte ones, which already move 4.
+# Timed on the H200 on the strided classes' draws of seeds 2727 and 3838 (48 shapes, forward and backward, each
+# plan beside itself with words; assets/benchmarks/tuning/h200-any-dim-words-20261206.csv): with 2-byte values the
+# words ran 0.34 -> 0.50, 0.47 -> 0.62, 0.42 -> 0.64 and 0.72 -> 0.89x copy at narrow inner runs (backward), and
+# 0.37 -> 0.55, 0.41 -> 0.49, 0.49 -> 0.59 forward, 0.04 below at worst (2x948x16798 float16 backward); with
+# float32 (8-byte words) they were as often slower as faster, by up to 0.22 (275602x24x4 backward 0.80 -> 0.58).
+WORD_MAX_ELEMENT_BYTES = 2
+
+
+def word_packs(layout: ReductionLayout, written: ReductionLayout, element_bytes: int, direction: str,
+               addresses: tuple[int, int] = (0, 0)) -> tuple[int, int]:
+    """Values a lane loads as one word from the layout's tensor and from the written one (1: one value), for
+    either direction (the rule is the same both ways)."""
+    if element_bytes > WORD_MAX_ELEMENT_BYTES:
+        return 1, 1
+    return word_values(layout, element_bytes, addresses[0]), word_values(written, element_bytes, addresses[1])
 
 
 # The shapes a program may take: (column bytes, chunk values forward; the backward holds y and dy, half as many
@@ -240,7 +265,7 @@ def plan_split_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str,
                    key=lambda ph: (ph[0].block_i, ph[1]))[0]
     reason = PlanReason.of(ReasonCode.ANY_DIM, block_o=1, block_i=min(best.block_i, layout.n_inner),
                            block_r=best.block_r, n_chunks=best.part_r // best.block_r, num_warps=best.num_warps,
-                           num_programs=best.num_programs, why=ReasonCode.SLAB_CUT,
+                           num_programs=best.num_programs, word_values=1, why=ReasonCode.SLAB_CUT,
                            slab_values=narrowest_slab(layout, element_bytes),
                            max_values=best.block_r * best.block_i, inner_bytes=layout.n_inner * element_bytes,
                            line_bytes=CUT_INNER_BYTES, parts=best.parts)
@@ -289,7 +314,7 @@ def _shaped(layout, element_bytes, dtype_name, gpu, direction, written, transpos
     plan = AnyDimPlan(gpu, direction, layout, dtype_name, bi, br, False, warps, n_tiles * parts,
                       PlanReason.of(ReasonCode.ANY_DIM, block_o=1, block_i=min(bi, layout.n_inner), block_r=br,
                                     n_chunks=chunks_per_part, num_warps=warps, num_programs=n_tiles * parts,
-                                    why=ReasonCode.FORCED),
+                                    word_values=1, why=ReasonCode.FORCED),
                       1, safe and direction == "forward", part_r=part_r)
     if not judging:
         return plan
@@ -300,13 +325,14 @@ def _shaped(layout, element_bytes, dtype_name, gpu, direction, written, transpos
 
 def plan_strided(layout: ReductionLayout, element_bytes: int, dtype_name: str, gpu: GpuSpec,
                  direction: str = "forward", *, transposing: bool = False, written: ReductionLayout | None = None,
-                 safe: bool = False, compile: bool = True) -> AnyDimPlan:
+                 safe: bool = False, compile: bool = True, addresses: tuple[int, int] = (0, 0)) -> AnyDimPlan:
     """The plan for a softmax down `layout`'s strided reduced axis (`written`: the other tensor's layout, y
     forward and dy backward; `transposing`: a side steps down the reduced axis with unit stride): the any-dim
     plan where it holds the slab in one pass; where it walks its tiles twice, the tiles cut into parts where that
-    was measured faster (`cuts`), else two passes."""
+    was measured faster (`cuts`), else two passes. `addresses`: where the two tensors' data start within a 16-byte
+    line (the any-dim plan's words)."""
     plan = plan_any_dim(layout, element_bytes, dtype_name, gpu, direction, transposing=transposing,
-                        written=written, safe=safe, compile=compile)
+                        written=written, safe=safe, compile=compile, addresses=addresses)
     if plan.one_pass:
         return plan
     cut = plan_split_dim(layout, element_bytes, dtype_name, gpu, direction, written=written,

@@ -55,7 +55,7 @@ Any-dim plan (`plans.any_dim.AnyDimPlan.reason`):
 
 - ``any_dim``: each program owns neighbouring inner columns and walks the softmax dim down them. Figures:
   ``why``, ``block_o`` (outer slices per program), ``block_i`` (columns a program reads), ``block_r`` (values down the softmax dim per step), ``n_chunks``
-  (steps), ``num_warps``, ``num_programs``.
+  (steps), ``num_warps``, ``num_programs``, ``word_values`` (values a thread loads as one word: 1, 2 or 4).
 - ``slab_fits`` (a why): the whole [softmax dim, columns] slab fits in one program: one read, one write.
   Figures: ``slab_values``, ``max_values``.
 - ``slab_over_limit`` (a why): the slab is more than one program holds: two passes. Figures: ``slab_values``,
@@ -117,7 +117,8 @@ FIGURES: dict[ReasonCode, tuple[str, ...]] = {
     ReasonCode.ROW_PAST_L2: ("row_bytes",),
     ReasonCode.UNALIGNED_LONG_ROW: ("row_bytes",),
     ReasonCode.FORCED: (),
-    ReasonCode.ANY_DIM: ("why", "block_o", "block_i", "block_r", "n_chunks", "num_warps", "num_programs"),
+    ReasonCode.ANY_DIM: ("why", "block_o", "block_i", "block_r", "n_chunks", "num_warps", "num_programs",
+                         "word_values"),
     ReasonCode.SLAB_FITS: ("slab_values", "max_values"),
     ReasonCode.SLAB_OVER_LIMIT: ("slab_values", "max_values"),
     ReasonCode.SLAB_SHARED: ("slab_values", "max_values", "split"),

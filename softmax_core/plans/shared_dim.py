@@ -74,6 +74,6 @@ def plan_shared_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str
         return None
     why = dict(why=ReasonCode.SLAB_SHARED, slab_values=reduce_pow2 * bi, max_values=br * bi, split=split)
     reason = PlanReason.of(ReasonCode.ANY_DIM, block_o=1, block_i=min(bi, layout.n_inner), block_r=br, n_chunks=1,
-                           num_warps=warps, num_programs=groups * split, **why)
+                           num_warps=warps, num_programs=groups * split, word_values=1, **why)
     return replace(draft, num_programs=groups * split, reason=reason, n_regs=res.n_regs if res else None,
                    n_spills=res.n_spills if res else 0, n_shared=res.shared_bytes if res else 0)

@@ -140,6 +140,31 @@ def reduction_layout(shape: tuple[int, ...], strides: tuple[int, ...], dim: int)
     return layout_in(groups, shape, strides)
 
 
+# A lane loads at most a 64-bit word of neighbouring values (Triton has no wider scalar; 16-byte vectors need the
+# alignment proofs an arbitrary stride does not give).
+WORD_BYTES = 8
+
+
+def word_values(layout: ReductionLayout, element_bytes: int, address: int = 0) -> int:
+    """How many neighbouring inner values (4, 2 or 1) a lane can load as one word from a tensor of this layout whose
+    data starts at byte `address`: the inner run is unit-stride, and every element offset a program starts a word
+    at (each outer and reduced step, the run's length) is a multiple of the count, as is the address in bytes of
+    the word. Where the strides are not, values are loaded one by one (2 bytes a lane for float16)."""
+    steps = [layout.n_inner]
+    if layout.n_reduce > 1:
+        steps.append(layout.reduce_stride)
+    if layout.n_outer // max(1, layout.n_outer2) > 1:
+        steps.append(layout.outer_stride)
+    if layout.n_outer2 > 1:
+        steps.append(layout.outer2_stride)
+    for count in (4, 2):
+        word = count * element_bytes
+        if (word <= WORD_BYTES and layout.inner_stride == 1 and address % word == 0
+                and all(s % count == 0 for s in steps)):
+            return count
+    return 1
+
+
 def transposes(*layouts: ReductionLayout) -> bool:
     """Whether a tensor of the call steps down the reduced axis with unit stride (so a chunk must span it)."""
     return any(l.reduce_stride == 1 and l.n_reduce > 1 for l in layouts)
@@ -182,6 +207,9 @@ class AnyDimPlan:
     split: int = 1                  # programs that share a column tile's reduced axis (kernels/shared_dim.py)
     part_r: int = 0                 # reduced indices per part where the reduced axis is cut into parts, one
                                     # program each, in two launches (kernels/split_dim.py); 0 where it is not
+    pack: int = 1                   # values a lane loads as one word from `layout`'s tensor (x forward; y and dx
+                                    # backward): 2 or 4 where its inner run is unit-stride and word-aligned
+    pack_written: int = 1           # the same for the other tensor (y forward, dy backward)
 
     @property
     def grid(self) -> tuple[int]:
@@ -248,7 +276,7 @@ class AnyDimPlan:
         if self.shares:
             return shared_dim_constexprs(self.direction, self.block_r, self.block_i, self.split, self.safe)
         return any_dim_constexprs(self.direction, self.block_o, self.block_r, self.block_i, self.one_pass,
-                                  self.safe, self.dtype == "float64")
+                                  self.safe, self.dtype == "float64", self.pack, self.pack_written)
 
 
 def shared_dim_constexprs(direction: str, block_r: int, block_i: int, split: int,
@@ -268,6 +296,8 @@ def split_dim_constexprs(direction: str, block_r: int, block_i: int, part_r: int
 
 
 def any_dim_constexprs(direction: str, block_o: int, block_r: int, block_i: int, one_pass: bool, safe: bool,
-                       fp64: bool) -> tuple[tuple[str, object], ...]:
+                       fp64: bool, pack: int = 1, pack_written: int = 1) -> tuple[tuple[str, object], ...]:
     tile = (("BLOCK_O", block_o), ("BLOCK_R", block_r), ("BLOCK_I", block_i), ("ONE_PASS", one_pass))
-    return tile + ((("SAFE", safe),) if direction == "forward" else ()) + (("FP64", fp64),)
+    packs = (("PACK_X", pack), ("PACK_Y", pack_written)) if direction == "forward" else (("PACK_Y", pack),
+                                                                                        ("PACK_DY", pack_written))
+    return tile + ((("SAFE", safe),) if direction == "forward" else ()) + (("FP64", fp64),) + packs
