@@ -45,16 +45,31 @@ class TensorArg:
 
 @dataclass(frozen=True)
 class RecordedLoad:
+    """One tl.load of a program. What it moves per tile element is an item: one of the tensor's values, or a
+    word of `values_per_item` neighbouring values (a kernel that reads 2-byte values as int32 or int64 words,
+    kernels/words.py). Requests are counted in items, the elements the compiled load's lanes hold."""
     line: int                  # the kernel source line of the tl.load
     tensor: str                # the parameter whose storage it reads
-    element_bytes: int
-    offsets: np.ndarray        # elements from the start of that tensor's storage, the tile's shape
+    element_bytes: int         # bytes of one item
+    offsets: np.ndarray        # items from the start of that tensor's storage, the tile's shape
     mask: np.ndarray
     caller: tuple[int, ...] = ()   # the kernel's line that called the helper holding the load, if any
+    values_per_item: int = 1
 
     @property
     def tile_shape(self) -> tuple[int, ...]:
         return tuple(self.offsets.shape)
+
+    @property
+    def value_offsets(self) -> np.ndarray:
+        """The tensor's values the load reads, in values from the start of the storage: the tile's shape, with a
+        trailing axis of `values_per_item` (each item's values, lowest address first)."""
+        k = self.values_per_item
+        return self.offsets[..., None] * k + np.arange(k)
+
+    @property
+    def value_mask(self) -> np.ndarray:
+        return np.broadcast_to(self.mask[..., None], self.mask.shape + (self.values_per_item,))
 
 
 @dataclass(frozen=True)
@@ -179,7 +194,7 @@ def record(case: Case, kernel: str = "planned", program: int | None = 0, max_loa
     def masked_load(ptrs, mask, other, cache_policy, is_volatile):
         if recorder.mine() and recorder.launch is not None and not recorder.enough and (
                 recorder.program is None or builder.grid_idx[0] == recorder.program):
-            recorder.loads.append(_load_of(recorder, ptrs.data, mask.data))
+            recorder.loads.append(_load_of(recorder, ptrs.data, mask.data, _item_bytes(ptrs)))
             if recorder.max_loads is not None and len(recorder.loads) >= recorder.max_loads:
                 recorder.enough = True
                 raise _Enough
@@ -266,13 +281,24 @@ def _storages(executor, args, kwargs):
     return found
 
 
-def _load_of(recorder: _Recorder, addresses: np.ndarray, mask: np.ndarray) -> RecordedLoad:
+def _item_bytes(ptrs) -> int | None:
+    """Bytes of what one pointer of a load points at (None where the interpreter does not say)."""
+    try:
+        return max(1, ptrs.get_element_ty().primitive_bitwidth // 8)
+    except AttributeError:
+        return None
+
+
+def _load_of(recorder: _Recorder, addresses: np.ndarray, mask: np.ndarray, item_bytes: int | None) -> RecordedLoad:
     addresses = np.asarray(addresses).astype(np.int64)
     mask = np.broadcast_to(np.asarray(mask, dtype=bool), addresses.shape).copy()
     lines = _kernel_lines(recorder.launch[1])
     probe = int(addresses[mask].min()) if mask.any() else int(addresses.reshape(-1)[0])
     for start, end, name, elt in recorder.bases:
         if start <= probe < end:
-            return RecordedLoad(lines[0] if lines else 0, name, elt, (addresses - start) // elt, mask, lines[1:2])
+            # a pointer cast to a wider integer reads words of several values (item_bytes a multiple of elt)
+            item = item_bytes if item_bytes and item_bytes > elt and item_bytes % elt == 0 else elt
+            return RecordedLoad(lines[0] if lines else 0, name, item, (addresses - start) // item, mask, lines[1:2],
+                                item // elt)
     raise RuntimeError("a load outside every tensor argument")
 

@@ -33,7 +33,7 @@ from softmax_teaching import load_record
 from softmax_teaching.load_record import MAX_LOADS, Case, ConstArg, RecordedLaunch, RecordedLoad, TensorArg
 
 # Bump when what is recorded, or how it is stored, changes.
-RECORD_VERSION = 1
+RECORD_VERSION = 2
 ROOT = Path(__file__).resolve().parents[1]
 # What decides a record besides its case: the library's planner, launch and kernels, and this package's
 # recorder, case and row walk. Their sources are part of the key, so an edit to any of them records again.
@@ -83,7 +83,8 @@ def save_record(launch: RecordedLaunch, path: Path) -> None:
     meta = {"kernel": launch.kernel, "source_file": launch.source_file, "grid": list(launch.grid),
             "program": launch.program, "num_warps": launch.num_warps, "num_stages": launch.num_stages,
             "arguments": [[name, _argument_json(value)] for name, value in launch.arguments],
-            "loads": [{"line": l.line, "tensor": l.tensor, "element_bytes": l.element_bytes, "caller": list(l.caller)}
+            "loads": [{"line": l.line, "tensor": l.tensor, "element_bytes": l.element_bytes, "caller": list(l.caller),
+                       "values_per_item": l.values_per_item}
                       for l in launch.loads], "complete": launch.complete}
     arrays = {f"offsets_{i}": l.offsets for i, l in enumerate(launch.loads)}
     arrays.update({f"mask_{i}": l.mask for i, l in enumerate(launch.loads)})
@@ -100,7 +101,7 @@ def load_saved(path: Path) -> RecordedLaunch | None:
         with np.load(path, allow_pickle=False) as saved:
             meta = json.loads(str(saved["meta"]))
             loads = tuple(RecordedLoad(l["line"], l["tensor"], l["element_bytes"], saved[f"offsets_{i}"],
-                                       saved[f"mask_{i}"], tuple(l["caller"])) for i, l in enumerate(meta["loads"]))
+                                       saved[f"mask_{i}"], tuple(l["caller"]), l.get("values_per_item", 1)) for i, l in enumerate(meta["loads"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return RecordedLaunch(meta["kernel"], meta["source_file"], tuple(meta["grid"]), meta["program"], meta["num_warps"],

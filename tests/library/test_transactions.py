@@ -127,7 +127,7 @@ def _check_addresses(case: Case, kernel: str = "planned"):
     read = {}
     for load in launch.loads:
         expected = set(_strides_of(launch, load.tensor).offsets(launch.tensor(load.tensor).shape).reshape(-1).tolist())
-        got = load.offsets[load.mask].tolist()
+        got = load.value_offsets[load.value_mask].tolist()
         assert set(got) <= expected, (case, load.tensor, load.line)
         read.setdefault(load.tensor, set()).update(got)
     for name, seen in read.items():
@@ -294,3 +294,29 @@ def test_a_live_gpu_is_recorded_as_planned_for_it(tmp_path, monkeypatch):
     launch = recorded_loads.recorded([(Case((4096, 50257), "float32", 1, "contiguous"), "planned")], live)[0]
     plan = sc.plan_softmax(4096, 50257, torch.float32, T4)
     assert launch.grid[0] == math.prod(plan.grid) != math.prod(sc.plan_softmax(4096, 50257, torch.float32, H200).grid)
+
+
+# ------------------------------------------------------------------------- words of 2-byte values
+
+def test_a_word_load_is_recorded_as_words_and_covers_each_words_values():
+    """A float16 reduction over dim 1 with an inner run of 8 reads its values 4 to a 64-bit word (kernels/words.py):
+    the recorder keeps the word (8 bytes an item, offsets in words) and the values it covers, so the sectors the
+    layout lab counts are those the words touch, and every value of the tensor is still read once."""
+    case = Case((3, 12, 8), "float16", 1, "contiguous")
+    launch = record(case, program=None, max_loads=None)
+    words = [load for load in launch.loads if load.values_per_item > 1]
+    assert words, "the plan reads this tensor in words"
+    for load in words:
+        assert load.element_bytes == 2 * load.values_per_item
+        assert load.value_offsets.shape == load.tile_shape + (load.values_per_item,)
+    _check_addresses(case)
+    same_values_float32 = record(Case((3, 12, 8), "float32", 1, "contiguous"), program=None, max_loads=None)
+    assert all(load.values_per_item == 1 and load.element_bytes == 4 for load in same_values_float32.loads)
+
+
+def test_contiguous_words_use_every_byte_of_their_sectors():
+    kt = kernel_trace(Case((64, 40, 8), "float16", 1, "contiguous"), "planned", H200)
+    word_loads = [l for l in kt.loads if l.recorded.values_per_item > 1 and l.requests is not None]
+    assert word_loads
+    for load in word_loads:
+        assert load.requests.used_fraction == 1.0
