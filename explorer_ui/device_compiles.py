@@ -18,9 +18,12 @@ RECORD_DIR = Path(__file__).resolve().parents[1] / "assets" / "device_compiles"
 # The catalog GPU each record was made on, and its files: the chapter kernel's grid and the pages' work items
 # (`python -m explorer_ui.record_compiles`), then every compile the tuned plans the pages offer can ask for
 # (`... --jobs`, the list from `--list-jobs`: explorer_ui.tuned_configs), then the tiny-rows programs of more than
-# 64 rows that list first left out (`--jobs` on the 15 jobs it lacked).
+# 64 rows that list first left out (`--jobs` on the 15 jobs it lacked), then the rows kernel's partial vectors
+# (`--jobs` on the jobs the record lacked once 2-byte widths of a multiple of 2 values took VEC 2 or 4). That last
+# run was made on an H100, the GPU the device tool lent: the same sm_90 target and the same triton 3.6 and ptxas
+# as the H200's runs, so the same registers; its figures name the H100 as the card they were read on.
 RECORDS = {"h200": ("h200-compiles.json", "h200-tuned-compiles.json", "h200-tuned-compiles-2.json",
-                    "h200-tuned-compiles-3.json")}
+                    "h200-tuned-compiles-3.json", "h200-tuned-compiles-4.json")}
 
 
 @dataclass(frozen=True)

@@ -67,7 +67,7 @@ def n_class(n: int, element_bytes: int, gpu) -> tuple:
     row_bytes = n * element_bytes
     chunk = max(tuned.SPLIT_MIN_CHUNK, triton.next_power_of_2(triton.cdiv(n, tuned.MAX_SPLIT["forward"])))
     chunk = min(chunk, triton.next_power_of_2(n))
-    return (triton.next_power_of_2(n), n == triton.next_power_of_2(n), n % 16 == 0, n % vec == 0, n % 4 == 0,
+    return (triton.next_power_of_2(n), n == triton.next_power_of_2(n), n % 16 == 0, n % vec == 0, n % 4 == 0, n % 2 == 0,
             row_bytes >= tuned.TILED_FROM_ROW_BYTES, row_bytes >= tuned.EDGE_SPLIT_FORWARD_FROM_ROW_BYTES,
             row_bytes >= tuned.split_from_row_bytes(element_bytes, gpu), chunk, triton.cdiv(n, chunk))
 

@@ -13,7 +13,7 @@ import triton
 from softmax_core.hardware import dtypes
 from softmax_core.plans.kernel_jobs import judged
 from softmax_core.plans.reasons import PlanReason
-from softmax_core.plans.whole_rows import EDGES_FROM_BYTES, filling_rows, with_figures
+from softmax_core.plans.whole_rows import EDGES_FROM_BYTES, filling_rows, whole_vectors, with_figures
 from softmax_core.plans.tuned import MAX_WARPS, SHORT_ROW_BYTES, SoftmaxPlan, rows_config
 
 # Widths that are not multiples of 16 (of the vocabularies 32000, 50257, 128256 and 151936, only 50257; odd
@@ -63,6 +63,11 @@ VECTOR_ROWS_WARPS = 4
 # seed 5151 not looked at while fitting; classes/nvidia-h200-classes-seed{101,5151}-20261204T2034.csv): forward
 # 0.35 / 0.60 and 0.37 / 0.92 (min / median; seeds 1 and 2 had 0.20 / 0.55 and 0.21 / 1.02), backward 0.28 / 0.46
 # and 0.29 / 0.39, its lowest 0.97x and 0.88x torch's.
+# Rows the rows kernel loads in vectors (plan.vec > 1: 2-byte widths of a multiple of 2 values, any width of a
+# multiple of 16 bytes) stay on it: on an H100 (tuning/h100-lane-vs-rows-20261206.csv, seed 5353, twelve even
+# 2-byte widths 6-28; `python -m bench_tools.record.row_vectors_tune OUT --sweep lane --seed S`) the rows kernel
+# ran 0.58-1.00x copy where the lane kernel ran 0.40-0.67 (20 bf16: 0.44 -> 0.87, 6 fp16: 0.60 -> 0.80, 18 bf16:
+# 0.40 -> 0.58).
 LANE_MAX_COLS = 32
 SHORT_MAX_COLS = 255
 SHORT_BLOCK_VALUES = 1024
@@ -82,10 +87,11 @@ def refine(plan: SoftmaxPlan, dtype: torch.dtype, *, path: str | None = None, al
             and plan.path == "rows"):
         return tiny_plan(plan, dtype)
     padded_bytes = triton.next_power_of_2(n_cols) * elt
-    vectors = plan.vec > 1 or n_cols % 16 == 0
+    hinted_vectors = whole_vectors(plan.vec, elt)
+    vectors = hinted_vectors or n_cols % 16 == 0
     if (plan.path == "rows" and vectors and elt == 2 and aligned and path is None and edges is None
-            and padded_bytes >= (EDGES_FROM_BYTES if direction == "backward" and plan.vec > 1 else VECTOR_ROWS_FROM_BYTES)
-            and (direction == "backward" or plan.vec > 1)):
+            and padded_bytes >= (EDGES_FROM_BYTES if direction == "backward" and hinted_vectors else VECTOR_ROWS_FROM_BYTES)
+            and (direction == "backward" or hinted_vectors)):
         hinted = vector_rows_plan(plan, dtype)
         if hinted is not None:
             return hinted
@@ -127,7 +133,7 @@ def takes_short_rows(plan: SoftmaxPlan, dtype: torch.dtype, path: str | None, ed
     if plan.direction == "backward":
         return plan.n_cols <= SHORT_MAX_COLS
     tiny = plan.n_cols * dtypes.element_size(dtype) <= TINY_MAX_ROW_BYTES and plan.n_cols == plan.block_n
-    return plan.n_cols <= LANE_MAX_COLS and not tiny
+    return plan.n_cols <= LANE_MAX_COLS and not tiny and plan.vec == 1
 
 
 def short_rows_plan(plan: SoftmaxPlan, dtype: torch.dtype, rows: int | None = None,

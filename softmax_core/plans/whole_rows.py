@@ -134,7 +134,7 @@ def backward_rows_take_edges(n_cols: int, dtype: torch.dtype, gpu: GpuSpec, alig
     automatic = (path is None and aligned and n_cols % 16 != 0 and gpu.vendor == "nvidia"
                  and triton.next_power_of_2(n_cols) * elt >= EDGES_FROM_BYTES)
     wanted = automatic if edges is None else edges
-    vector_rows = elt == 2 and vec > 1 and path is None and edges is None
+    vector_rows = elt == 2 and whole_vectors(vec, elt) and path is None and edges is None
     return wanted and dtype != torch.float64 and not vector_rows
 
 
@@ -209,11 +209,35 @@ def with_figures(plan: SoftmaxPlan, res: KernelResources, occ: Occupancy, **figu
     return replace(plan, resources=res, occupancy=occ, reason=PlanReason.of(plan.reason.code, **values))
 
 
+# Rows whose width is a multiple of 2 or 4 values but not of a whole 16-byte vector (a 62-wide or 236-wide float16
+# row): the rows kernels' VEC hint lets Triton load them 4 or 8 bytes a thread where it loaded 2. Timed on an H100
+# (the device tool lent no H200) beside the same plan unhinted, at random widths 33-1023 of seed 4242 (fit) and
+# 6464 (check; tuning/h100-rows-partial-vectors-20261206.csv, `python -m bench_tools.record.row_vectors_tune OUT
+# --sweep partial --seed S`): 2-byte rows forward 36 wide 0.30 -> 0.84x copy, 70: 0.65 -> 0.74, 94: 0.74 -> 0.84,
+# 166: 0.73 -> 0.88, 236: 0.85 -> 0.98, 254: 0.87 -> 0.99, 278: 0.83 -> 0.86, 492: 0.93 -> 1.00, none slower;
+# backward 278: 0.91 -> 0.98, 430: 0.93 -> 0.97. float32 rows in 8-byte pairs were level or slower (94 wide
+# 0.95 -> 0.92, 138: 0.92 -> 0.94), so float32 keeps whole vectors only.
+PARTIAL_VECTOR_MAX_ELEMENT_BYTES = 2
+
+
 def row_vector(n_cols: int, dtype: torch.dtype) -> int:
-    """The rows kernels' VEC: values in one 16-byte vector where `n_cols` is a multiple of that but not of 16
-    (Triton's JIT vectorises multiples of 16 by itself); 1 otherwise, and for float64."""
-    vec = 16 // dtypes.element_size(dtype)
-    return vec if dtype != torch.float64 and n_cols % 16 != 0 and n_cols % vec == 0 else 1
+    """The rows kernels' VEC, for widths that are not multiples of 16 (Triton's JIT vectorises those by itself):
+    the values of one 16-byte vector where `n_cols` is a multiple of it; for 2-byte values, else the largest of 4
+    and 2 that divides `n_cols`; 1 otherwise, and for float64."""
+    if dtype == torch.float64 or n_cols % 16 == 0:
+        return 1
+    elt = dtypes.element_size(dtype)
+    whole = 16 // elt
+    if n_cols % whole == 0:
+        return whole
+    if elt > PARTIAL_VECTOR_MAX_ELEMENT_BYTES:
+        return 1
+    return next((v for v in (4, 2) if v < whole and n_cols % v == 0), 1)
+
+
+def whole_vectors(vec: int, element_bytes: int) -> bool:
+    """Whether a rows plan's VEC is a whole 16-byte vector (the plans that read rows as whole vectors need it)."""
+    return vec * element_bytes == 16
 
 
 def values_per_thread(rows: int, block_n: int, warps: int, warp_size: int = 32) -> int:

@@ -18,14 +18,21 @@ def test_the_hint_is_given_only_where_it_can_help():
     assert row_vector(3000, torch.bfloat16) == 8
     assert row_vector(4096, torch.float16) == 1          # a multiple of 16: Triton's JIT sees it by itself
     assert row_vector(3001, torch.float16) == 1          # not a whole number of vectors
-    assert row_vector(1002, torch.float32) == 1
+    assert row_vector(1002, torch.float32) == 1          # float32 pairs were not faster: whole vectors only
     assert row_vector(24, torch.float64) == 1
+    # 2-byte widths a multiple of 2 or 4 values only: 4 or 8 bytes a load where Triton saw 2
+    assert row_vector(62, torch.float16) == 2
+    assert row_vector(236, torch.bfloat16) == 4
+    assert row_vector(36, torch.float16) == 4
+    assert row_vector(37, torch.float16) == 1
     assert plan_softmax(4096, 1000, torch.bfloat16, H200, path="rows", edges=False).vec == 8
 
 
 @pytest.mark.parametrize("N, dtype, spacing", [(24, torch.float16, 24), (40, torch.float32, 44),
                                                (24, torch.bfloat16, 27), (12, torch.float32, 13),
-                                               (1000, torch.bfloat16, 1000)])
+                                               (1000, torch.bfloat16, 1000), (62, torch.float16, 62),
+                                               (36, torch.bfloat16, 38), (42, torch.bfloat16, 43),
+                                               (20, torch.float16, 20)])
 def test_hinted_rows_match_float64(N, dtype, spacing, device):
     """Rows `spacing` apart: a multiple of the vector takes the hinted loads, any other spacing the plain ones;
     both must give the float64 answer, -inf and NaN rows included."""
@@ -53,7 +60,8 @@ def test_hinted_rows_match_float64(N, dtype, spacing, device):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("M, N, dtype", [(10000, 3000, torch.float16), (8192, 5000, torch.float16),
-                                         (4096, 1000, torch.bfloat16), (4096, 3000, torch.float32)])
+                                         (4096, 1000, torch.bfloat16), (4096, 3000, torch.float32),
+                                         (100000, 62, torch.float16), (20000, 236, torch.bfloat16)])
 def test_hinted_rows_on_gpu(M, N, dtype):
     import softmax_core as sc
 

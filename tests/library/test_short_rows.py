@@ -19,6 +19,11 @@ def test_the_short_rows_class_takes_the_short_kernels_and_its_neighbours_do_not(
             tiny = n * dtype.itemsize <= 64 and n & (n - 1) == 0
             assert plan.short_rows != tiny and plan.tiny == tiny, (n, dtype)
     assert not sc.plan_softmax(100_000, LANE_MAX_COLS + 1, torch.bfloat16, H200).short_rows
+    # rows the rows kernel loads in vectors keep it: even 2-byte widths, float32 widths of a multiple of 4
+    for n, dtype in ((6, torch.float16), (18, torch.bfloat16), (28, torch.float16), (12, torch.float32)):
+        plan = sc.plan_softmax(100_000, n, dtype, H200)
+        assert not plan.short_rows and plan.kernel.endswith("softmax_rows_kernel") and plan.vec > 1, (n, dtype)
+    assert sc.plan_softmax(100_000, 14, torch.float32, H200).short_rows          # float32 pairs: no vector
     for n in (2, 8, 53, 129, SHORT_MAX_COLS):
         plan = sc.plan_softmax(100_000, n, torch.float16, H200, "backward")
         assert plan.short_rows and plan.rows_per_program * plan.block_n == SHORT_BLOCK_VALUES
