@@ -48,10 +48,11 @@ def rows_at_every_residue(n_rows, n_cols, dtype):
     return (torch.randn(n_rows, n_cols) * 3).to(dtype)
 
 
-def padded_rows(n_rows, n_cols, dtype, offset):
-    """A view of n_rows x n_cols whose rows are further apart than n_cols (a row stride of 1 mod 16)."""
+def padded_rows(n_rows, n_cols, dtype, offset, device):
+    """A view of n_rows x n_cols on `device` whose rows are further apart than n_cols (a row stride of 1 mod 16),
+    sliced there: moving a view to a GPU would copy it into packed rows."""
     stride = ((n_cols + offset) // 16 + 1) * 16 + 1
-    return (torch.randn(n_rows, stride) * 3).to(dtype)[:, offset:offset + n_cols]
+    return (torch.randn(n_rows, stride) * 3).to(dtype).to(device)[:, offset:offset + n_cols]
 
 
 def test_which_unaligned_rows_take_the_split_edges_path():
@@ -118,13 +119,14 @@ def test_rows_spaced_unlike_the_input_are_planned_so(dtype, device):
     contiguous) or a dy spaced unlike y is planned with packed=False, on a plan that places each tensor's rows
     by its own stride, and is right; a plan that needs packed rows refuses such tensors rather than re-plan."""
     n_rows, n_cols = 9, 205
-    x = padded_rows(n_rows, n_cols, dtype, offset=3).to(device)
+    x = padded_rows(n_rows, n_cols, dtype, offset=3, device=device)
+    assert x.stride(0) != n_cols
     plan = small_split_plan(n_rows, n_cols, dtype, "forward")
     with pytest.raises(ValueError, match="packed=False"):
         forward_launch(plan, False, x.stride(0), dtype, dtype)
     torch.testing.assert_close(sc.softmax(x), reference_softmax(x), **TOLERANCE[dtype])
     yr = reference_softmax(x)
-    dy = padded_rows(n_rows, n_cols, dtype, offset=5).to(device)
+    dy = padded_rows(n_rows, n_cols, dtype, offset=5, device=device)
     back = small_split_plan(n_rows, n_cols, dtype, "backward")
     with pytest.raises(ValueError, match="packed=False"):
         backward_launch(back, n_cols, dy.stride(0), (dtype,) * 3)
