@@ -14,7 +14,7 @@ import triton
 from softmax_core.hardware.gpu import GpuSpec
 from softmax_core.hardware import runtime
 from softmax_core.plans.reasons import PlanReason, ReasonCode
-from softmax_core.plans.strided import AnyDimPlan, ReductionLayout, word_values
+from softmax_core.plans.strided import AnyDimPlan, ReductionLayout
 
 # The tile a program owns is [BLOCK_O outer slices, BLOCK_R down the reduced axis, BLOCK_I inner columns], sized
 # by values and bytes, then compiled for the GPU: a tile that spills registers is halved (plan_any_dim). Fitted on
@@ -192,9 +192,34 @@ def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
                    n_shared=res.shared_bytes if res else 0)
 
 
+# A lane loads at most a 64-bit word of neighbouring values (Triton has no wider scalar; 16-byte vectors need the
+# alignment proofs an arbitrary stride does not give).
+WORD_BYTES = 8
+
+
+def word_values(layout: ReductionLayout, element_bytes: int, address: int = 0) -> int:
+    """How many neighbouring inner values (4, 2 or 1) a lane can load as one word from a tensor of this layout whose
+    data starts at byte `address`: the inner run is unit-stride, and every element offset a program starts a word
+    at (each outer and reduced step, the run's length) is a multiple of the count, as is the address in bytes of
+    the word. Where the strides are not, values are loaded one by one (2 bytes a lane for float16)."""
+    steps = [layout.n_inner]
+    if layout.n_reduce > 1:
+        steps.append(layout.reduce_stride)
+    if layout.n_outer // max(1, layout.n_outer2) > 1:
+        steps.append(layout.outer_stride)
+    if layout.n_outer2 > 1:
+        steps.append(layout.outer2_stride)
+    for count in (4, 2):
+        word = count * element_bytes
+        if (word <= WORD_BYTES and layout.inner_stride == 1 and address % word == 0
+                and all(s % count == 0 for s in steps)):
+            return count
+    return 1
+
+
 # Words: a lane of the any-dim kernel loads one value, or one word of 2 or 4 neighbouring inner values where a
-# tensor's inner run is unit-stride and its strides and address keep every word aligned (plans/strided.py's
-# word_values); an odd stride gives Triton no proof of alignment, so without words a float16 lane moves 2 bytes.
+# tensor's inner run is unit-stride and its strides and address keep every word aligned (word_values,
+# above); an odd stride gives Triton no proof of alignment, so without words a float16 lane moves 2 bytes.
 # Words are used for 2-byte values (a lane then moves 4 or 8 bytes), never for 4-byte ones, which already move 4.
 # Timed on the H200 on the strided classes' draws of seeds 2727 and 3838 (48 shapes, forward and backward, each
 # plan beside itself with words; assets/benchmarks/tuning/h200-any-dim-words-20261206.csv): with 2-byte values the

@@ -140,31 +140,6 @@ def reduction_layout(shape: tuple[int, ...], strides: tuple[int, ...], dim: int)
     return layout_in(groups, shape, strides)
 
 
-# A lane loads at most a 64-bit word of neighbouring values (Triton has no wider scalar; 16-byte vectors need the
-# alignment proofs an arbitrary stride does not give).
-WORD_BYTES = 8
-
-
-def word_values(layout: ReductionLayout, element_bytes: int, address: int = 0) -> int:
-    """How many neighbouring inner values (4, 2 or 1) a lane can load as one word from a tensor of this layout whose
-    data starts at byte `address`: the inner run is unit-stride, and every element offset a program starts a word
-    at (each outer and reduced step, the run's length) is a multiple of the count, as is the address in bytes of
-    the word. Where the strides are not, values are loaded one by one (2 bytes a lane for float16)."""
-    steps = [layout.n_inner]
-    if layout.n_reduce > 1:
-        steps.append(layout.reduce_stride)
-    if layout.n_outer // max(1, layout.n_outer2) > 1:
-        steps.append(layout.outer_stride)
-    if layout.n_outer2 > 1:
-        steps.append(layout.outer2_stride)
-    for count in (4, 2):
-        word = count * element_bytes
-        if (word <= WORD_BYTES and layout.inner_stride == 1 and address % word == 0
-                and all(s % count == 0 for s in steps)):
-            return count
-    return 1
-
-
 def transposes(*layouts: ReductionLayout) -> bool:
     """Whether a tensor of the call steps down the reduced axis with unit stride (so a chunk must span it)."""
     return any(l.reduce_stride == 1 and l.n_reduce > 1 for l in layouts)

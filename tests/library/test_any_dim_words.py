@@ -12,8 +12,8 @@ import softmax_core as sc
 from softmax_core.hardware import dtypes
 from softmax_core.hardware.gpu import catalog_gpu
 from softmax_core.launch import any_dim
-from softmax_core.plans.any_dim import WORD_MAX_ELEMENT_BYTES, plan_any_dim, word_packs
-from softmax_core.plans.strided import ReductionLayout, contiguous_strides, dim_groups, layout_in, word_values
+from softmax_core.plans.any_dim import WORD_MAX_ELEMENT_BYTES, plan_any_dim, word_packs, word_values
+from softmax_core.plans.strided import ReductionLayout, contiguous_strides, dim_groups, layout_in
 from tests.support.reference import TOLERANCE
 
 
