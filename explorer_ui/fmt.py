@@ -54,6 +54,14 @@ def number(v: float, digits: int = 4) -> str:
     return "0" if v == 0 else f"{v:.{digits}g}"
 
 
+def duration(seconds: float | None) -> str:
+    """A time as the pages print it: "9.6 ns" below a microsecond (a floor of a few kilobytes is nanoseconds, and
+    "0.0 µs" would read as none), else "12.3 µs"; "—" when there is none."""
+    if seconds is None or not math.isfinite(seconds):
+        return "—"
+    return f"{seconds * 1e9:,.1f} ns" if seconds < 1e-6 else f"{seconds * 1e6:,.1f} µs"
+
+
 def count(n) -> str:
     """An integer with thousands separators ("262,144")."""
     return f"{int(n):,}"

@@ -13,6 +13,7 @@ import streamlit as st
 from kernel_inspector import argspec, inspect as ki, interpret, measure, ptxlines
 from kernel_inspector.worker import SOURCE_NAME
 
+from . import fmt
 from .i18n import limits_said, say, t
 
 ASM_PREVIEW_LINES = 600
@@ -185,12 +186,6 @@ def hint_text(code: str) -> str:
     return words.get(code, code)
 
 
-def _seconds(value: float | None) -> str:
-    if value is None:
-        return "—"
-    return f"{value * 1e9:,.1f} ns" if value < 1e-6 else f"{value * 1e6:,.1f} µs"
-
-
 def specialisation_caption(specialisation: argspec.Specialisation | None) -> None:
     """Which values the compile assumed, as Triton's JIT specialises a launch with them."""
     if specialisation is None:
@@ -213,8 +208,8 @@ def results_table(rows: list[ki.Inspection]) -> None:
         t("yk_col_per_sm"): [r.occupancy.programs_per_sm if r.occupancy else None for r in rows],
         t("yk_col_chapter"): [r.occupancy.chapter_programs_per_sm if r.occupancy else None for r in rows],
         t("yk_col_limiter"): [limits_said(r.occupancy.limiters) if r.occupancy else "—" for r in rows],
-        t("yk_col_memory_floor"): [_seconds(r.floors.memory_seconds) for r in rows],
-        t("yk_col_compute_floor"): [_seconds(r.floors.compute_seconds) for r in rows],
+        t("yk_col_memory_floor"): [fmt.duration(r.floors.memory_seconds) for r in rows],
+        t("yk_col_compute_floor"): [fmt.duration(r.floors.compute_seconds) for r in rows],
     })
     # A static table: a projector shows every header whole (wrapped), and a class has a handful of rows.
     st.table(frame.set_index(t("yk_col_gpu")))

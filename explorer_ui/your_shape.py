@@ -176,7 +176,7 @@ def show() -> None:
     vendor_notes(gpu, cache_model=True)     # AMD: the XCDs' L2s and the Infinity Cache every CU shares
     if plan.floor_us is not None:
         st.markdown(t("shape_floor", gpu=gpu.name, bytes=fmt.fmt_bytes(plan.bytes_moved),
-                      bandwidth=gpu.memory_bandwidth_gbps, us=plan.floor_us))
+                      bandwidth=gpu.memory_bandwidth_gbps, time=fmt.duration(plan.floor_us * 1e-6)))
     near = models.nearest_recorded(recorded_models_runs(str(data.recorded_dir() / "models")), dtype, plan.route == "any_dim",
                                    plan.bytes_moved / 1e6, direction, (shape, plan.dim, transposed),
                                    reduce_len=plan.layout.n_reduce)

@@ -149,7 +149,7 @@ for kernel in ("planned", "row_walk"):
                  t("layouts_cost_spr"): fmt.number(tot.sectors_per_request or 0, 3),
                  t("layouts_cost_used"): f"{(tot.used_fraction or 0):.1%}",
                  t("layouts_cost_fetched"): fmt.fmt_bytes(c.fetched_read_bytes + c.write_bytes),
-                 t("layouts_cost_floor"): f"{c.floor_us:,.1f} µs" if c.floor_us else "—"})
+                 t("layouts_cost_floor"): fmt.duration(c.floor_us * 1e-6 if c.floor_us else None)})
 layout.show_table(pd.DataFrame(rows))
 st.caption(t("layouts_cost_note", gpu=gpu.name, bw=f"{gpu.memory_bandwidth_gbps:,.0f}" if gpu.memory_bandwidth_gbps else "—"))
 klass = tv.layout_class(case, view_plan.family, fold.n_inner)

@@ -30,6 +30,13 @@ def test_an_axis_takes_the_unit_of_its_largest_value():
     assert fmt.axis_bytes([]) == ("B", 1.0)
 
 
+@pytest.mark.parametrize("seconds, shown", [(9.6e-9, "9.6 ns"), (8.53e-7, "853.0 ns"), (1e-6, "1.0 µs"),
+                                            (1.2345e-3, "1,234.5 µs"), (None, "—"), (float("nan"), "—")])
+def test_a_time_below_a_microsecond_is_said_in_nanoseconds(seconds, shown):
+    """A floor of a few kilobytes is nanoseconds: "0.0 µs" would read as no time at all."""
+    assert fmt.duration(seconds) == shown
+
+
 def test_tables_get_thousands_separators():
     shown = fmt.table(pd.DataFrame({"N": [781, 262_144], "ms": [0.5, 1234.5], "ok": [True, False]}))
     assert list(shown["N"]) == ["781", "262,144"]
