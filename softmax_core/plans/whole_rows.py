@@ -232,7 +232,7 @@ def row_vector(n_cols: int, dtype: torch.dtype) -> int:
         return whole
     if elt > PARTIAL_VECTOR_MAX_ELEMENT_BYTES:
         return 1
-    return next((v for v in (4, 2) if v < whole and n_cols % v == 0), 1)
+    return 4 if n_cols % 4 == 0 else 2 if n_cols % 2 == 0 else 1
 
 
 def whole_vectors(vec: int, element_bytes: int) -> bool:
