@@ -85,7 +85,11 @@ def plan_text(plan: ShapePlan) -> list[str]:
         out.append(t("shape_edges", vec=16 // dtypes.element_size(plan.dtype), n=p.n_cols))
     if p.tiny:
         out.append(t("shape_tiny", rows=p.rows_per_program, n=p.n_cols))
-    if p.short_rows:
+    if p.row_words > 1:
+        size = dtypes.element_size(plan.dtype)
+        out.append(t("shape_word_rows", n=p.n_cols, bytes=size, pack=p.row_words, word_bits=8 * size * p.row_words,
+                     rows=p.rows_per_program))
+    elif p.short_rows:
         out.append(t("shape_short_forward", rows=p.rows_per_program, n=p.n_cols) if p.direction == "forward"
                    else t("shape_short_backward", rows=p.rows_per_program, n=p.n_cols))
     return out

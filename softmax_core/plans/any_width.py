@@ -72,6 +72,20 @@ LANE_MAX_COLS = 32
 SHORT_MAX_COLS = 255
 SHORT_BLOCK_VALUES = 1024
 SHORT_WARPS = {"forward": 8, "backward": 4}
+# The backward of short packed 2-byte rows of at most WORD_ROWS_MAX_COLS values (any width): groups of WORD_ROWS_PACK
+# rows read as words of as many values across the rows' boundaries (kernels/word_rows.py), WORD_ROWS_VALUES values
+# (padded) a program on WORD_ROWS_WARPS warps, in place of the span regrouped through shared memory. Timed on the
+# H200 (kernel times; docs/performance.md "Short rows in words", assets/benchmarks/tuning/h200-word-rows-20261206.csv;
+# `python -m bench_tools.record.word_rows_tune OUT --seed 222`, choosing among 2 or 4 values a word, 1024-4096 values
+# a program, 2-8 warps): 51 bf16 0.44 -> 0.63x the add of two tensors into a third, 20 fp16 0.42 -> 0.44, 6 fp16
+# 0.47 -> 0.58, 3 fp16 0.48 -> 0.68. The draw's widths stop at 51, so wider rows keep the span until they are timed
+# (no second seed could be timed: the device tool lent no more time). The forward in words (a row's max and its
+# sum, twice as many masked reductions) ran 0.21-0.33x copy where the lane and rows kernels ran 0.24-0.53 (seeds
+# 333 and 444), so forward rows keep those.
+WORD_ROWS_PACK = 2
+WORD_ROWS_VALUES = 1024
+WORD_ROWS_WARPS = 2
+WORD_ROWS_MAX_COLS = 64
 
 
 def refine(plan: SoftmaxPlan, dtype: torch.dtype, *, path: str | None = None, aligned: bool = True,
@@ -80,6 +94,8 @@ def refine(plan: SoftmaxPlan, dtype: torch.dtype, *, path: str | None = None, al
     `edges` is given), else `plan` itself."""
     n_cols, direction, gpu = plan.n_cols, plan.direction, plan.gpu
     elt = dtypes.element_size(dtype)
+    if takes_word_rows(plan, dtype, path, edges):
+        return word_rows_plan(plan, dtype)
     if takes_short_rows(plan, dtype, path, edges):
         return short_rows_plan(plan, dtype)
     if (direction == "forward" and path is None and edges is None and dtype != torch.float64 and aligned
@@ -134,6 +150,29 @@ def takes_short_rows(plan: SoftmaxPlan, dtype: torch.dtype, path: str | None, ed
         return plan.n_cols <= SHORT_MAX_COLS
     tiny = plan.n_cols * dtypes.element_size(dtype) <= TINY_MAX_ROW_BYTES and plan.n_cols == plan.block_n
     return plan.n_cols <= LANE_MAX_COLS and not tiny and plan.vec == 1
+
+
+def takes_word_rows(plan: SoftmaxPlan, dtype: torch.dtype, path: str | None, edges: bool | None) -> bool:
+    """Whether the rows plan `plan` runs on the word-rows kernel (WORD_ROWS_PACK above): a backward of packed,
+    aligned 2-byte rows of at most WORD_ROWS_MAX_COLS values, on NVIDIA GPUs."""
+    if plan.path != "rows" or path is not None or edges is not None or not (plan.packed and plan.aligned):
+        return False
+    return (plan.direction == "backward" and plan.gpu.vendor == "nvidia" and dtypes.element_size(dtype) == 2
+            and plan.n_cols <= WORD_ROWS_MAX_COLS)
+
+
+def word_rows_plan(plan: SoftmaxPlan, dtype: torch.dtype, pack: int | None = None, values: int | None = None,
+                   num_warps: int | None = None) -> SoftmaxPlan:
+    """`plan` (a backward of 2-byte rows) on the word-rows kernel: groups of `pack` rows, about `values` values
+    (padded) a program, on `num_warps` warps (the fitted shape where not given: on twice the warps where the fitted
+    one spills registers)."""
+    pack = pack or WORD_ROWS_PACK
+    groups = max(1, (values or WORD_ROWS_VALUES) // (plan.block_n * pack))
+    words = replace(plan, short_rows=True, row_words=pack)
+    found = _blocks_of_rows(words, groups * pack, num_warps or WORD_ROWS_WARPS)
+    if num_warps is None and found.resources.n_spills:
+        found = _blocks_of_rows(words, groups * pack, 2 * WORD_ROWS_WARPS)
+    return found
 
 
 def short_rows_plan(plan: SoftmaxPlan, dtype: torch.dtype, rows: int | None = None,

@@ -35,6 +35,8 @@ TINY_KERNEL = "softmax_core.kernels.any_width:softmax_tiny_rows_kernel"
 # Short rows of any width (plans/any_width.py): one lane a row forward, packed rows regrouped backward.
 SHORT_ROWS_KERNEL = {"forward": "softmax_core.kernels.short_rows:softmax_lane_rows_kernel",
                      "backward": "softmax_core.kernels.short_rows:softmax_backward_short_rows_kernel"}
+# Short packed 2-byte rows, backward (plans/any_width.py): groups of rows read in words across their boundaries.
+WORD_ROWS_KERNEL = {"backward": "softmax_core.kernels.word_rows:softmax_backward_word_rows_kernel"}
 SHARED_ROW_KERNELS = (*SPLIT_KERNEL.values(), *TILED_SPLIT_KERNEL.values())   # they take a slots_ptr
 
 Constexprs = tuple[tuple[str, object], ...]
@@ -65,6 +67,8 @@ class SoftmaxPlan:
                                     # loaded with no column mask (plans/any_width.py)
     short_rows: bool = False        # rows of at most SHORT_MAX_COLS values (plans/any_width.py): forward, one lane
                                     # a row; backward, a block of packed rows moved as one span (kernels/short_rows.py)
+    row_words: int = 1              # short rows, backward: > 1, groups of this many packed rows read as words of
+                                    # this many 2-byte values, across the rows' boundaries (kernels/word_rows.py)
     vec: int = 1                    # rows: values per 16-byte vector when the width is a multiple of it but
                                     # not of 16 (the kernel then checks the strides and loads vectors), else 1
     safe: bool = False              # forward: a row of only -inf gives zeros (else NaN, as torch)
@@ -106,7 +110,7 @@ class SoftmaxPlan:
     def kernel(self) -> str:
         """The kernel every launch of this plan runs (module:function)."""
         if self.short_rows:
-            return SHORT_ROWS_KERNEL[self.direction]
+            return (WORD_ROWS_KERNEL if self.row_words > 1 else SHORT_ROWS_KERNEL)[self.direction]
         if self.tiny:
             return TINY_KERNEL
         if self.path == "split":
@@ -124,6 +128,9 @@ class SoftmaxPlan:
         safe = (("SAFE", self.safe),) if self.direction == "forward" else ()
         fp64 = (("FP64", self.dtype == "float64"),)
         meet = (("PHASE", 0), ("SPIN", SPIN_LIMIT))
+        if self.row_words > 1:
+            return (("GROUPS", self.rows_per_program // self.row_words), ("BLOCK_N", self.block_n),
+                    ("PACK", self.row_words))
         if self.short_rows or self.tiny:
             return (("ROWS", self.rows_per_program), ("BLOCK_N", self.block_n)) + safe
         if self.path == "split":

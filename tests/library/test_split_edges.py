@@ -39,7 +39,7 @@ def small_split_plan(n_rows, n_cols, dtype, direction):
     base = plan_softmax(n_rows, n_cols, dtype, H200, direction)
     split = triton.cdiv(n_cols, CHUNK)
     return dataclasses.replace(base, path="split", split=split, block_n=CHUNK, num_programs=GROUPS * split,
-                               edges=True, tiny=False, short_rows=False, rows_per_program=1)
+                               edges=True, tiny=False, short_rows=False, row_words=1, rows_per_program=1)
 
 
 def rows_at_every_residue(n_rows, n_cols, dtype):
