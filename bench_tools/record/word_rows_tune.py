@@ -5,7 +5,7 @@ before it is timed.
 
     python -m bench_tools.record.word_rows_tune OUT.csv --seed 222 [--shapes 5] [--fitted-only]
 
-Variants: "plan" (the library's plan), "old:<kernel>" (the plan with the word kernel left out), "torch", and
+Variants: "plan" (the library's plan), "old:<kernel>" (the span kernel the words replace), "torch", and
 "word_pP_vV_wW" (the word kernel at P values a word, about V values a program, W warps; --fitted-only leaves these
 out, to check the fitted plan on a new seed). Baseline: an add of two
 tensors into a third (torch.add(y, dy, out=z)). Timer: triton.testing.do_bench, quantiles 0.2 / 0.5 / 0.8. The CSV
@@ -35,16 +35,6 @@ def quantiles(fn) -> list[float]:
     return do_bench(fn, warmup=10, rep=30, quantiles=[0.2, 0.5, 0.8])
 
 
-def plan_without_words(m: int, n: int, dtype, gpu):
-    """The library's backward plan for this matrix with the word kernel left out (the plan before it)."""
-    keep = any_width.takes_word_rows
-    any_width.takes_word_rows = lambda *args: False
-    try:
-        return sc.plan_softmax(m, n, dtype, gpu, "backward")
-    finally:
-        any_width.takes_word_rows = keep
-
-
 def draw(rng: random.Random) -> tuple[int, int, torch.dtype]:
     """(rows, width, dtype): y, dy and dx together move 64-256 MB."""
     dtype = rng.choice([torch.float16, torch.bfloat16])
@@ -67,7 +57,7 @@ def main(argv: list[str]) -> int:
     for _ in range(args.shapes):
         m, n, dtype = draw(rng)
         rows_plan = sc.plan_softmax(m, n, dtype, gpu, "backward", path="rows")
-        old = plan_without_words(m, n, dtype, gpu)
+        old = any_width.short_rows_plan(rows_plan, dtype)          # the span kernel the words replace
         plans = [("plan", sc.plan_softmax(m, n, dtype, gpu, "backward")), (f"old:{old.kernel.split(':')[1]}", old)]
         if not args.fitted_only:
             plans += [(f"word_p{pk}_v{v}_w{w}", any_width.word_rows_plan(rows_plan, dtype, pk, v, w))

@@ -29,16 +29,15 @@ from softmax_core.hardware import runtime  # noqa: F401  (first: the interpreter
 import triton
 import triton.language as tl
 
-from softmax_core.kernels.tuned import fast_exp
 from softmax_core.kernels.words import values_of, words_of
 
 
 @triton.jit
-def _load_group_values(ptr, at, ok, GROUPS: tl.constexpr, BLOCK_N: tl.constexpr, PACK: tl.constexpr, EVICT: tl.constexpr):
+def _load_group_values(ptr, at, ok, GROUPS: tl.constexpr, BLOCK_N: tl.constexpr, PACK: tl.constexpr):
     """The words at `at` ([GROUPS, BLOCK_N] word offsets, `ok` where they exist) as [GROUPS, BLOCK_N * PACK] float32
     values, in memory order. A word of PACK values is an int32 (2 of 2 bytes) or an int64 (4)."""
     WORD: tl.constexpr = tl.int32 if PACK == 2 else tl.int64
-    words = tl.load(ptr.to(tl.pointer_type(WORD)) + at, mask=ok, other=0, eviction_policy=EVICT)
+    words = tl.load(ptr.to(tl.pointer_type(WORD)) + at, mask=ok, other=0)
     return tl.reshape(values_of(words, PACK, ptr.dtype.element_ty), [GROUPS, BLOCK_N * PACK]).to(tl.float32)
 
 
@@ -77,8 +76,8 @@ def _group_words(first_word, n_cols, GROUPS: tl.constexpr, BLOCK_N: tl.constexpr
 def _backward_words(y_ptr, dy_ptr, dx_ptr, first_word, n_cols, GROUPS: tl.constexpr, BLOCK_N: tl.constexpr,
                     PACK: tl.constexpr):
     at, ok, row = _group_words(first_word, n_cols, GROUPS, BLOCK_N, PACK)
-    y = _load_group_values(y_ptr, at, ok, GROUPS, BLOCK_N, PACK, "")
-    dy = _load_group_values(dy_ptr, at, ok, GROUPS, BLOCK_N, PACK, "")
+    y = _load_group_values(y_ptr, at, ok, GROUPS, BLOCK_N, PACK)
+    dy = _load_group_values(dy_ptr, at, ok, GROUPS, BLOCK_N, PACK)
     product = y * dy
     dot = tl.zeros([GROUPS, BLOCK_N * PACK], tl.float32)         # each value's row's sum of y * dy
     for k in tl.static_range(PACK):
