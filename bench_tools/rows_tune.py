@@ -11,6 +11,9 @@ to tell kernel time from per-call cost.
     python -m bench_tools.rows_tune OUT_STEM --second  # SECOND's cases: edge tiles and grids, mid widths
     python -m bench_tools.rows_tune OUT_STEM --split-edges   # SPLIT_EDGES' cases: the split path reading an
                                                              # aligned body between masked edges, beside the plan
+    python -m bench_tools.rows_tune OUT_STEM --classes long_rows,short_rows --seed S [--shapes 6]
+                          # the class sweep's draw of those row classes (bench_tools/class_sweep.py): each shape's
+                          # plan beside the launch shapes of its kernel families (class_variants)
 
 writes OUT_STEM.csv (the harness's columns, plus case and variant settings) and OUT_STEM.json (provenance).
 Running a few --warm processes first compiles the variants in parallel; the timed run then finds them compiled.
@@ -33,7 +36,7 @@ import softmax_bench as bench
 from softmax_core.hardware import dtypes
 from softmax_core.hardware.gpu import default_gpu
 from softmax_core.launch.api import softmax, softmax_backward, softmax_forward
-from softmax_core.plans.any_width import edge_plan
+from softmax_core.plans.any_width import edge_plan, short_rows_plan
 from softmax_core.plans.choose import plan_softmax
 from softmax_core.plans.tuned import SoftmaxPlan, plan_split, plan_tiled
 
@@ -207,6 +210,58 @@ def split_edge_variants(name: str, M: int, N: int, dt: torch.dtype) -> list[Vari
     return out
 
 
+# --classes: random shapes of the rows classes, drawn as the class sweep draws them (its seed, its per-class
+# streams), each timed on its plan and on the other launch shapes of the kernel families that could run it.
+LONG_TILES = ((4096, 4), (8192, 4), (8192, 8), (16384, 8), (16384, 16), (32768, 16))
+LONG_SPLITS = ((None, None), (4096, 2), (8192, 2), (8192, 4))
+SHORT_ROWS_SHAPES = tuple((values, warps) for values in (512, 1024, 2048, 4096) for warps in (1, 2, 4, 8))
+
+
+def class_cases(keys: str, seed: int, per_class: int):
+    from bench_tools.class_sweep import draw
+    return [(f"{s.cls}-{i}", s.shape[0], s.shape[1], getattr(torch, s.dtype))
+            for i, s in enumerate(draw(seed, keys.split(","), per_class)) if len(s.shape) == 2 and s.dim == 1]
+
+
+def class_variants(name: str, M: int, N: int, dt: torch.dtype) -> list[Variant]:
+    gpu, out = default_gpu(), []
+
+    def add(tag, direction, make):
+        try:
+            plan = make()
+        except (ValueError, RuntimeError) as err:
+            print(f"{name} {tag}: not planned ({str(err).splitlines()[0][:80]})", flush=True)
+            return
+        if plan is not None and plan.resources.n_spills == 0:
+            out.append(Variant(tag, direction, plan))
+
+    for d in ("forward", "backward"):
+        add(f"default-{d}", d, lambda d=d: plan_softmax(M, N, dt, gpu, d))
+    edges = N % 16 != 0
+    block = triton.next_power_of_2(N)
+    if N >= 16384:
+        for tile, warps in LONG_TILES:
+            if tile <= block:
+                add(f"tiled-t{tile}-w{warps}{'-edges' if edges else ''}", "forward",
+                    lambda: _tiled(M, N, dt, "forward", tile, warps, 1, edges))
+        for d in ("forward", "backward"):
+            for chunk, warps in LONG_SPLITS:
+                add(f"split-c{chunk}-w{warps}", d, lambda d=d: _split(M, N, dt, d, chunk, warps, edges or None))
+        for tile, warps, split in ((16384, 16, 1), (8192, 8, 1), (8192, 8, 4), (8192, 8, 8)):
+            add(f"tiled-t{tile}-w{warps}-s{split}", "backward", lambda: _tiled(M, N, dt, "backward", tile, warps, split))
+        return out
+    for d in ("forward", "backward"):
+        base = plan_softmax(M, N, dt, gpu, d, path="rows", edges=False)
+        for values, warps in SHORT_ROWS_SHAPES:
+            rows = max(1, values // block)
+            if values // (32 * warps) <= 64 and values // (32 * warps) >= 1:
+                add(f"rows-r{rows}-w{warps}-vec{base.vec}", d, lambda: replace(
+                    base, rows_per_program=rows, num_warps=warps, num_programs=triton.cdiv(M, rows)))
+                if d == "forward" and N <= 64:
+                    add(f"lane-r{rows}-w{warps}", d, lambda: short_rows_plan(base, dt, rows, warps))
+    return out
+
+
 def provider_of(v: Variant) -> bench.Provider:
     if v.plan is None:
         return bench.Provider(v.name, lambda x: None, v.call)
@@ -221,7 +276,8 @@ def provider_of(v: Variant) -> bench.Provider:
 
 # The case groups the command line chooses between (CASES without a flag): their cases, and each case's variants.
 GROUPS = {"cases": (CASES, variants), "dense": (DENSE, lambda *case: variants(*case, dense=True)),
-          "second": (SECOND, second_variants), "split_edges": (SPLIT_EDGES, split_edge_variants)}
+          "second": (SECOND, second_variants), "split_edges": (SPLIT_EDGES, split_edge_variants),
+          "classes": ((), class_variants)}
 
 
 def selected(names: str | None, group: str = "cases"):
@@ -260,9 +316,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dense", action="store_true")
     parser.add_argument("--second", action="store_true")
     parser.add_argument("--split-edges", action="store_true")
+    parser.add_argument("--classes", default=None, help="comma-separated row classes of bench_tools.class_sweep")
+    parser.add_argument("--seed", type=int, default=1, help="with --classes: the class sweep's draw")
+    parser.add_argument("--shapes", type=int, default=6, help="with --classes: shapes a class")
     args = parser.parse_args(argv)
-    group = "dense" if args.dense else "second" if args.second else "split_edges" if args.split_edges else "cases"
-    cases = selected(args.cases, group)
+    group = ("classes" if args.classes else "dense" if args.dense else "second" if args.second
+             else "split_edges" if args.split_edges else "cases")
+    cases = class_cases(args.classes, args.seed, args.shapes) if args.classes else selected(args.cases, group)
     if args.warm:
         warm(*args.warm, cases, group)
         return 0
@@ -270,6 +330,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("name the output (STEM), or --warm K N")
     timer = bench.TIMERS[bench.EAGER](args.rep_ms)
     rows = []
+    command = shlex.join(["python", "-m", "bench_tools.rows_tune", *(argv if argv is not None else sys.argv[1:])])
     with bench.exclusive_gpu():
         for name, M, N, dt in cases:
             inputs = bench.make_inputs(M, N, dt, True, 0)
@@ -282,22 +343,26 @@ def main(argv: list[str] | None = None) -> int:
                 print(name, v.direction, v.name, r["status"], f"{r['ms_median']:.4f}", flush=True)
             del inputs
             torch.cuda.empty_cache()
+            frame = write_record(rows, Path(args.stem), command, timer, cases)    # after every case: a cut run keeps it
+    ok = frame[frame.status == "ok"]
+    print(ok[["case", "direction", "provider", "ms_median", "copy_ratio"]].to_string(index=False))
+    return 0
+
+
+def write_record(rows: list[dict], stem: Path, command: str, timer, cases) -> pd.DataFrame:
+    """STEM.csv (every row so far, with its ratio to the same case's copy) and STEM.json (provenance)."""
     frame = pd.DataFrame(rows)
     copy = {(r.case, r.direction): r.gbps for r in frame.itertuples() if r.provider == "copy" and r.status == "ok"}
     frame["copy_ratio"] = [r.gbps / copy[(r.case, r.direction)] if (r.case, r.direction) in copy else float("nan")
                            for r in frame.itertuples()]
-    stem = Path(args.stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
     bench.csv_frame(frame).to_csv(stem.with_suffix(".csv"), index=False)
-    command = shlex.join(["python", "-m", "bench_tools.rows_tune", *(argv if argv is not None else sys.argv[1:])])
     info = bench.provenance(0, sorted({int(n) for n in frame.N}), ",".join(sorted(set(frame.dtype))),
                             ["copy", "torch"], ["forward", "backward"], bench.timer_kind(timer),
                             bench.timer_figures(timer), command, 0)
     info.update(csv=stem.with_suffix(".csv").name, cases=[[c[0], c[1], c[2], dtypes.name(c[3])] for c in cases])
     stem.with_suffix(".json").write_text(json.dumps(info, indent=2) + "\n")
-    ok = frame[frame.status == "ok"]
-    print(ok[["case", "direction", "provider", "ms_median", "copy_ratio"]].to_string(index=False))
-    return 0
+    return frame
 
 
 if __name__ == "__main__":

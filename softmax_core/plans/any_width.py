@@ -72,20 +72,28 @@ LANE_MAX_COLS = 32
 SHORT_MAX_COLS = 255
 SHORT_BLOCK_VALUES = 1024
 SHORT_WARPS = {"forward": 8, "backward": 4}
-# The backward of short packed 2-byte rows of at most WORD_ROWS_MAX_COLS values (any width): groups of WORD_ROWS_PACK
-# rows read as words of as many values across the rows' boundaries (kernels/word_rows.py), WORD_ROWS_VALUES values
-# (padded) a program on WORD_ROWS_WARPS warps, in place of the span regrouped through shared memory. Timed on the
-# H200 (kernel times; docs/performance.md "Short rows in words", assets/benchmarks/tuning/h200-word-rows-20261206.csv;
-# `python -m bench_tools.record.word_rows_tune OUT --seed 222`, choosing among 2 or 4 values a word, 1024-4096 values
-# a program, 2-8 warps): 51 bf16 0.44 -> 0.63x the add of two tensors into a third, 20 fp16 0.42 -> 0.44, 6 fp16
-# 0.47 -> 0.58, 3 fp16 0.48 -> 0.68. The draw's widths stop at 51, so wider rows keep the span until they are timed
-# (no second seed could be timed: the device tool lent no more time). The forward in words (a row's max and its
-# sum, twice as many masked reductions) ran 0.21-0.33x copy where the lane and rows kernels ran 0.24-0.53 (seeds
-# 333 and 444), so forward rows keep those.
+# The backward of short 2-byte rows (at most SHORT_MAX_COLS values), by the bytes a load moves: the word-rows kernel
+# (kernels/word_rows.py) reads 4-byte words of WORD_ROWS_PACK values across the rows' boundaries, the rows kernel
+# reads plan.vec values a load (16-byte vectors where the width is a multiple of 16). Packed, aligned rows the rows
+# kernel would read at most 4 bytes a load (odd widths, and widths of 2 mod 4) take the words, WORD_ROWS_VALUES
+# values (padded) a program on WORD_ROWS_WARPS warps; the others stay on the rows kernel, SHORT_VECTOR_ROWS_VALUES
+# values a program on SHORT_VECTOR_ROWS_WARPS warps. Both shapes hold 8 values a thread.
+# Timed on an H100 (docs/performance.md "Short rows in words"): seed 557 of `python -m bench_tools.record.word_rows_tune
+# OUT --seed 557` (five shapes, widths 13-251; tuning/h100-word-rows-557-20261207.csv): words at 2 values a word
+# and 1024 values a program ran 0.69-0.93x the add of two tensors into a third on 4 warps (0.72-0.95 on 2 warps at
+# 135 and 251 values, 0.58-0.71 at 13-23) where the span kernel they replace ran 0.48-0.75 and torch 0.39-0.50. On
+# the short rows class's draw of seed 808 (`python -m bench_tools.rows_tune STEM --classes long_rows,short_rows --seed
+# 808`, tuning/h100-rows-classes-808-20261207.csv) the rows kernel at 1024 values on 4 warps was within 0.03 of the
+# best of 15 shapes at every width (20 bf16, 8-byte loads: 0.95, where the words on 2 warps ran 0.59; 235 fp16:
+# 0.91, where the span ran 0.70). Earlier, on the H200 (seed 222): 51 bf16 0.44 -> 0.63, 6 fp16 0.47 -> 0.58, 3 fp16
+# 0.48 -> 0.68 in words (tuning/h200-word-rows-20261206.csv). The forward in words ran 0.21-0.33x copy where the
+# lane and rows kernels ran 0.24-0.53 (seeds 333 and 444), so forward rows keep those. float32 rows keep the span.
 WORD_ROWS_PACK = 2
 WORD_ROWS_VALUES = 1024
-WORD_ROWS_WARPS = 2
-WORD_ROWS_MAX_COLS = 64
+WORD_ROWS_WARPS = 4
+WORD_ROWS_MAX_COLS = SHORT_MAX_COLS
+SHORT_VECTOR_ROWS_VALUES = 1024
+SHORT_VECTOR_ROWS_WARPS = 4
 
 
 def refine(plan: SoftmaxPlan, dtype: torch.dtype, *, path: str | None = None, aligned: bool = True,
@@ -96,6 +104,8 @@ def refine(plan: SoftmaxPlan, dtype: torch.dtype, *, path: str | None = None, al
     elt = dtypes.element_size(dtype)
     if takes_word_rows(plan, dtype, path, edges):
         return word_rows_plan(plan, dtype)
+    if takes_short_vector_rows(plan, dtype, path, edges):
+        return _blocks_of_rows(plan, max(1, SHORT_VECTOR_ROWS_VALUES // plan.block_n), SHORT_VECTOR_ROWS_WARPS)
     if takes_short_rows(plan, dtype, path, edges):
         return short_rows_plan(plan, dtype)
     if (direction == "forward" and path is None and edges is None and dtype != torch.float64 and aligned
@@ -154,11 +164,25 @@ def takes_short_rows(plan: SoftmaxPlan, dtype: torch.dtype, path: str | None, ed
 
 def takes_word_rows(plan: SoftmaxPlan, dtype: torch.dtype, path: str | None, edges: bool | None) -> bool:
     """Whether the rows plan `plan` runs on the word-rows kernel (WORD_ROWS_PACK above): a backward of packed,
-    aligned 2-byte rows of at most WORD_ROWS_MAX_COLS values, on NVIDIA GPUs."""
+    aligned 2-byte rows of at most WORD_ROWS_MAX_COLS values that the rows kernel would read at most 4 bytes a load,
+    on NVIDIA GPUs."""
     if plan.path != "rows" or path is not None or edges is not None or not (plan.packed and plan.aligned):
         return False
     return (plan.direction == "backward" and plan.gpu.vendor == "nvidia" and dtypes.element_size(dtype) == 2
-            and plan.n_cols <= WORD_ROWS_MAX_COLS)
+            and plan.n_cols <= WORD_ROWS_MAX_COLS and not _wide_loads(plan))
+
+
+def takes_short_vector_rows(plan: SoftmaxPlan, dtype: torch.dtype, path: str | None, edges: bool | None) -> bool:
+    """Whether the rows plan `plan` keeps the rows kernel in the short shape (SHORT_VECTOR_ROWS_VALUES above): a
+    backward of 2-byte rows of at most SHORT_MAX_COLS values loaded in vectors, on NVIDIA GPUs."""
+    return (plan.path == "rows" and path is None and edges is None and plan.direction == "backward"
+            and plan.gpu.vendor == "nvidia" and dtypes.element_size(dtype) == 2 and plan.n_cols <= SHORT_MAX_COLS
+            and _wide_loads(plan))
+
+
+def _wide_loads(plan: SoftmaxPlan) -> bool:
+    """Whether the rows kernel reads `plan`'s 2-byte rows more than 4 bytes a load (a word's worth)."""
+    return plan.n_cols % 16 == 0 or plan.vec >= 4
 
 
 def word_rows_plan(plan: SoftmaxPlan, dtype: torch.dtype, pack: int | None = None, values: int | None = None,

@@ -7,23 +7,29 @@ import torch
 import softmax_core as sc
 from softmax_core.hardware.gpu import catalog_gpu
 from softmax_core.launch.api import softmax_backward
-from softmax_core.plans.any_width import (SHORT_MAX_COLS, WORD_ROWS_MAX_COLS, WORD_ROWS_PACK, WORD_ROWS_VALUES,
-                                          word_rows_plan)
+from softmax_core.plans.any_width import (SHORT_MAX_COLS, SHORT_VECTOR_ROWS_VALUES, SHORT_VECTOR_ROWS_WARPS,
+                                          WORD_ROWS_MAX_COLS, WORD_ROWS_PACK, WORD_ROWS_VALUES, word_rows_plan)
 from tests.support.reference import TOLERANCE, reference_softmax
 
 H200 = catalog_gpu("h200")
 
 
-def test_short_2_byte_backward_rows_take_the_word_kernel_and_their_neighbours_do_not():
-    for n in (2, 3, 20, 37, WORD_ROWS_MAX_COLS):
+def test_short_2_byte_backward_rows_take_the_word_kernel_where_the_rows_kernel_reads_at_most_a_word():
+    for n in (2, 3, 6, 37, 130, WORD_ROWS_MAX_COLS):            # odd widths, and widths of 2 mod 4: <= 4 bytes a load
         for dtype in (torch.float16, torch.bfloat16):
             plan = sc.plan_softmax(100_000, n, dtype, H200, "backward")
             assert plan.row_words == WORD_ROWS_PACK and plan.kernel.endswith("softmax_backward_word_rows_kernel"), n
             assert plan.rows_per_program * plan.block_n >= WORD_ROWS_VALUES // 2 and plan.occupancy.programs_per_sm > 0
+            assert plan.resources.n_spills == 0, n
             assert sc.plan_softmax(100_000, n, dtype, H200).row_words == 1           # the forward keeps its kernels
+    for n in (4, 20, 64, 136, 248):                               # 8- or 16-byte loads: the rows kernel, 8 values a thread
+        plan = sc.plan_softmax(100_000, n, torch.bfloat16, H200, "backward")
+        assert plan.row_words == 1 and plan.kernel.endswith("softmax_backward_rows_kernel"), n
+        assert plan.rows_per_program * plan.block_n == SHORT_VECTOR_ROWS_VALUES, n
+        assert plan.num_warps == SHORT_VECTOR_ROWS_WARPS and plan.resources.n_spills == 0, n
     for n, dtype in ((37, torch.float32), (37, torch.float64), (WORD_ROWS_MAX_COLS + 1, torch.float16)):
         assert sc.plan_softmax(100_000, n, dtype, H200, "backward").row_words == 1, (n, dtype)
-    assert sc.plan_softmax(100_000, SHORT_MAX_COLS, torch.bfloat16, H200, "backward").short_rows   # the span
+    assert sc.plan_softmax(100_000, SHORT_MAX_COLS, torch.float32, H200, "backward").short_rows   # the span
     assert sc.plan_softmax(100_000, 37, torch.float16, H200, "backward", aligned=False).row_words == 1
     assert sc.plan_softmax(100_000, 37, torch.float16, H200, "backward", packed=False).row_words == 1
     assert sc.plan_softmax(100_000, 37, torch.float16, catalog_gpu("mi300x"), "backward").row_words == 1
