@@ -36,7 +36,7 @@ import softmax_bench as bench
 from softmax_core.hardware import dtypes
 from softmax_core.hardware.gpu import default_gpu
 from softmax_core.launch.api import softmax, softmax_backward, softmax_forward
-from softmax_core.plans.any_width import edge_plan, short_rows_plan
+from softmax_core.plans.any_width import edge_plan, short_rows_plan, word_rows_plan
 from softmax_core.plans.choose import plan_softmax
 from softmax_core.plans.tuned import SoftmaxPlan, plan_split, plan_tiled
 
@@ -259,6 +259,10 @@ def class_variants(name: str, M: int, N: int, dt: torch.dtype) -> list[Variant]:
                     base, rows_per_program=rows, num_warps=warps, num_programs=triton.cdiv(M, rows)))
                 if d == "forward" and N <= 64:
                     add(f"lane-r{rows}-w{warps}", d, lambda: short_rows_plan(base, dt, rows, warps))
+        if d == "backward" and N <= 255:      # the span, and 2-byte rows in words (what the plan chooses between)
+            add("span", d, lambda: short_rows_plan(base, dt))
+            for warps in ((2, 4, 8) if dt.itemsize == 2 else ()):
+                add(f"words-p2-v1024-w{warps}", d, lambda: word_rows_plan(base, dt, 2, 1024, warps))
     return out
 
 

@@ -47,3 +47,25 @@ def test_the_command_line_lists_the_example_variants_without_a_gpu(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines and all(line.startswith("4096 x 781: tutorial w") for line in lines)
     assert any('"BLOCK_SIZE": 1024' in line for line in lines)
+
+
+def test_rows_tune_draws_the_class_sweeps_row_shapes_and_times_the_plan_beside_its_families(device):
+    from bench_tools import class_sweep, rows_tune
+    from softmax_core.launch.api import softmax_backward
+    from tests.support.reference import TOLERANCE
+
+    cases = rows_tune.class_cases("short_rows,long_rows", 808, 3)
+    drawn = [s for s in class_sweep.draw(808, ["short_rows", "long_rows"], 3)]
+    assert [(M, N, str(dt)[6:]) for _, M, N, dt in cases] == [(*s.shape, s.dtype) for s in drawn]
+    M, N, dt = 41, 21, torch.float16                  # an odd 2-byte width: the words, the span, the rows kernel
+    variants = {v.name: v for v in rows_tune.class_variants("short", M, N, dt)}
+    assert {"default-forward", "default-backward", "span", "words-p2-v1024-w4"} <= set(variants)
+    assert any(k.startswith("rows-r") for k in variants) and any(k.startswith("lane-r") for k in variants)
+    y = torch.softmax(torch.randn(M, N, device=device), -1).to(dt)
+    dy = torch.randn(M, N, device=device).to(dt)
+    yd, dyd = y.double(), dy.double()
+    expected = yd * (dyd - (yd * dyd).sum(-1, keepdim=True))
+    for name in ("default-backward", "span", "words-p2-v1024-w4", "rows-r32-w4-vec1"):
+        plan = variants[name].plan
+        assert plan.n_rows == M and plan.direction == "backward", name
+        torch.testing.assert_close(softmax_backward(y, dy, plan).double(), expected, **TOLERANCE[dt], msg=name)
