@@ -11,7 +11,7 @@ to tell kernel time from per-call cost.
     python -m bench_tools.rows_tune OUT_STEM --second  # SECOND's cases: edge tiles and grids, mid widths
     python -m bench_tools.rows_tune OUT_STEM --split-edges   # SPLIT_EDGES' cases: the split path reading an
                                                              # aligned body between masked edges, beside the plan
-    python -m bench_tools.rows_tune OUT_STEM --classes long_rows,short_rows --seed S [--shapes 6]
+    python -m bench_tools.rows_tune OUT_STEM --classes long_rows,mid_rows,short_rows --seed S [--shapes 6]
                           # the class sweep's draw of those row classes (bench_tools/class_sweep.py): each shape's
                           # plan beside the launch shapes of its kernel families (class_variants)
 
@@ -249,6 +249,21 @@ def class_variants(name: str, M: int, N: int, dt: torch.dtype) -> list[Variant]:
                 add(f"split-c{chunk}-w{warps}", d, lambda d=d: _split(M, N, dt, d, chunk, warps, edges or None))
         for tile, warps, split in ((16384, 16, 1), (8192, 8, 1), (8192, 8, 4), (8192, 8, 8)):
             add(f"tiled-t{tile}-w{warps}-s{split}", "backward", lambda: _tiled(M, N, dt, "backward", tile, warps, split))
+        return out
+    if N > 255:                               # mid rows: whole rows on 1-16 warps, tiles, the edge kernel
+        for d in ("forward", "backward"):
+            base = plan_softmax(M, N, dt, gpu, d, path="rows", edges=False)
+            for rows in (1, 2, 4):
+                for warps in (2, 4, 8, 16):
+                    if 4 <= rows * block // (32 * warps) <= 64:
+                        add(f"rows-r{rows}-w{warps}-vec{base.vec}", d, lambda: replace(
+                            base, rows_per_program=rows, num_warps=warps, num_programs=triton.cdiv(M, rows)))
+            if edges:
+                add("edges", d, lambda d=d: plan_softmax(M, N, dt, gpu, d, edges=True))
+        for tile, warps in ((2048, 4), (4096, 4), (8192, 4), (8192, 8)):
+            if tile < block:
+                add(f"tiled-t{tile}-w{warps}{'-edges' if edges else ''}", "forward",
+                    lambda: _tiled(M, N, dt, "forward", tile, warps, 1, edges))
         return out
     for d in ("forward", "backward"):
         base = plan_softmax(M, N, dt, gpu, d, path="rows", edges=False)
