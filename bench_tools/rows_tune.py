@@ -98,19 +98,29 @@ def _torch_kernel_call(x, dy):
     return lambda: torch._softmax_backward_data(dy, y, -1, x.dtype)
 
 
-def variants(name: str, M: int, N: int, dt: torch.dtype, dense: bool = False) -> list[Variant]:
-    """Every variant of one case, in a fixed order; `dense`: the library's plans only."""
-    gpu, out = default_gpu(), []
-
+def adder(name: str, out: list, spilled: bool = True) -> Callable:
+    """add(tag, direction, make): appends Variant(tag, direction, make()) to `out`; a plan that cannot be made is
+    printed and left out, as is one that spills registers where `spilled` is False."""
     def add(tag, direction, make):
         try:
             plan = make()
         except (ValueError, RuntimeError) as err:
             print(f"{name} {tag}: not planned ({str(err).splitlines()[0][:80]})", flush=True)
             return
-        if plan is not None:
+        if plan is not None and (spilled or plan.resources.n_spills == 0):
             out.append(Variant(tag, direction, plan))
+    return add
 
+
+def _rows_shape(base: SoftmaxPlan, rows: int, warps: int, **more) -> SoftmaxPlan:
+    """The rows plan `base` at `rows` rows a program on `warps` warps (its grid follows)."""
+    return replace(base, rows_per_program=rows, num_warps=warps, num_programs=triton.cdiv(base.n_rows, rows), **more)
+
+
+def variants(name: str, M: int, N: int, dt: torch.dtype, dense: bool = False) -> list[Variant]:
+    """Every variant of one case, in a fixed order; `dense`: the library's plans only."""
+    gpu, out = default_gpu(), []
+    add = adder(name, out)
     for d in ("forward", "backward"):
         add(f"default-{d}", d, lambda d=d: plan_softmax(M, N, dt, gpu, d))
     if dense:   # beside the plan: whole rows as the rows path held them before (where they fit)
@@ -129,10 +139,9 @@ def variants(name: str, M: int, N: int, dt: torch.dtype, dense: bool = False) ->
             base = plan_softmax(M, N, dt, gpu, d, path="rows", edges=False)
             for rows in (1, 2, 4):
                 for warps in (4, 8):
-                    p = replace(base, rows_per_program=rows, num_warps=warps, num_programs=triton.cdiv(M, rows))
+                    p = _rows_shape(base, rows, warps)
                     out.append(Variant(f"rows-r{rows}-w{warps}-vec{p.vec}", d, p))
-            out.append(Variant("rows-r2-w8-vec1", d, replace(base, rows_per_program=2, num_warps=8, vec=1,
-                                                               num_programs=triton.cdiv(M, 2))))
+            out.append(Variant("rows-r2-w8-vec1", d, _rows_shape(base, 2, 8, vec=1)))
         return out
     edges = N % 16 != 0
     for tile, warps in ((8192, 4), (8192, 8), (16384, 8), (16384, 16)):
@@ -182,7 +191,7 @@ def second_variants(name: str, M: int, N: int, dt: torch.dtype) -> list[Variant]
         base = plan_softmax(M, N, dt, gpu, d, path="rows", edges=False)
         for rows, warps in ((1, 1), (1, 2), (1, 4), (1, 8), (2, 2), (2, 4), (4, 4), (8, 4), (8, 8), (16, 4)):
             if rows * block * dt.itemsize <= 32 * 1024 and rows * block // (32 * warps) <= 128:
-                p = replace(base, rows_per_program=rows, num_warps=warps, num_programs=triton.cdiv(M, rows))
+                p = _rows_shape(base, rows, warps)
                 out.append(Variant(f"rows-r{rows}-w{warps}-vec{p.vec}", d, p))
         if edges:
             out.append(Variant("edges", d, plan_softmax(M, N, dt, gpu, d, edges=True)))
@@ -225,16 +234,7 @@ def class_cases(keys: str, seed: int, per_class: int):
 
 def class_variants(name: str, M: int, N: int, dt: torch.dtype) -> list[Variant]:
     gpu, out = default_gpu(), []
-
-    def add(tag, direction, make):
-        try:
-            plan = make()
-        except (ValueError, RuntimeError) as err:
-            print(f"{name} {tag}: not planned ({str(err).splitlines()[0][:80]})", flush=True)
-            return
-        if plan is not None and plan.resources.n_spills == 0:
-            out.append(Variant(tag, direction, plan))
-
+    add = adder(name, out, spilled=False)
     for d in ("forward", "backward"):
         add(f"default-{d}", d, lambda d=d: plan_softmax(M, N, dt, gpu, d))
     edges = N % 16 != 0
@@ -250,14 +250,13 @@ def class_variants(name: str, M: int, N: int, dt: torch.dtype) -> list[Variant]:
         for tile, warps, split in ((16384, 16, 1), (8192, 8, 1), (8192, 8, 4), (8192, 8, 8)):
             add(f"tiled-t{tile}-w{warps}-s{split}", "backward", lambda: _tiled(M, N, dt, "backward", tile, warps, split))
         return out
-    if N > 255:                               # mid rows: whole rows on 1-16 warps, tiles, the edge kernel
+    if N > 255:                               # mid rows: whole rows on 2-16 warps, tiles, the edge kernel
         for d in ("forward", "backward"):
             base = plan_softmax(M, N, dt, gpu, d, path="rows", edges=False)
             for rows in (1, 2, 4):
                 for warps in (2, 4, 8, 16):
                     if 4 <= rows * block // (32 * warps) <= 64:
-                        add(f"rows-r{rows}-w{warps}-vec{base.vec}", d, lambda: replace(
-                            base, rows_per_program=rows, num_warps=warps, num_programs=triton.cdiv(M, rows)))
+                        add(f"rows-r{rows}-w{warps}-vec{base.vec}", d, lambda: _rows_shape(base, rows, warps))
             if edges:
                 add("edges", d, lambda d=d: plan_softmax(M, N, dt, gpu, d, edges=True))
         for tile, warps in ((2048, 4), (4096, 4), (8192, 4), (8192, 8)):
@@ -270,8 +269,7 @@ def class_variants(name: str, M: int, N: int, dt: torch.dtype) -> list[Variant]:
         for values, warps in SHORT_ROWS_SHAPES:
             rows = max(1, values // block)
             if values // (32 * warps) <= 64 and values // (32 * warps) >= 1:
-                add(f"rows-r{rows}-w{warps}-vec{base.vec}", d, lambda: replace(
-                    base, rows_per_program=rows, num_warps=warps, num_programs=triton.cdiv(M, rows)))
+                add(f"rows-r{rows}-w{warps}-vec{base.vec}", d, lambda: _rows_shape(base, rows, warps))
                 if d == "forward" and N <= 64:
                     add(f"lane-r{rows}-w{warps}", d, lambda: short_rows_plan(base, dt, rows, warps))
         if d == "backward" and N <= 255:      # the span, and 2-byte rows in words (what the plan chooses between)

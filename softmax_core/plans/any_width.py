@@ -78,7 +78,7 @@ SHORT_WARPS = {"forward": 8, "backward": 4}
 # kernel would read at most 4 bytes a load (odd widths, and widths of 2 mod 4) take the words, WORD_ROWS_VALUES
 # values (padded) a program on WORD_ROWS_WARPS warps; the others stay on the rows kernel, SHORT_VECTOR_ROWS_VALUES
 # values a program on SHORT_VECTOR_ROWS_WARPS warps. Both shapes hold 8 values a thread.
-# Timed on an H100 (docs/performance.md "Short rows in words"): seed 557 of `python -m bench_tools.record.word_rows_tune
+# Timed on an H100 (docs/performance.md "The rows classes on their own draw"): seed 557 of `python -m bench_tools.record.word_rows_tune
 # OUT --seed 557` (five shapes, widths 13-251; tuning/h100-word-rows-557-20261207.csv): words at 2 values a word
 # and 1024 values a program ran 0.69-0.93x the add of two tensors into a third on 4 warps (0.72-0.95 on 2 warps at
 # 135 and 251 values, 0.58-0.71 at 13-23) where the span kernel they replace ran 0.48-0.75 and torch 0.39-0.50. On
@@ -163,21 +163,23 @@ def takes_short_rows(plan: SoftmaxPlan, dtype: torch.dtype, path: str | None, ed
 
 
 def takes_word_rows(plan: SoftmaxPlan, dtype: torch.dtype, path: str | None, edges: bool | None) -> bool:
-    """Whether the rows plan `plan` runs on the word-rows kernel (WORD_ROWS_PACK above): a backward of packed,
-    aligned 2-byte rows of at most WORD_ROWS_MAX_COLS values that the rows kernel would read at most 4 bytes a load,
-    on NVIDIA GPUs."""
-    if plan.path != "rows" or path is not None or edges is not None or not (plan.packed and plan.aligned):
-        return False
-    return (plan.direction == "backward" and plan.gpu.vendor == "nvidia" and dtypes.element_size(dtype) == 2
-            and plan.n_cols <= WORD_ROWS_MAX_COLS and not _wide_loads(plan))
+    """Whether the rows plan `plan` runs on the word-rows kernel (WORD_ROWS_PACK above): a short 2-byte backward
+    (_short_2_byte_backward) of packed, aligned rows that the rows kernel would read at most 4 bytes a load."""
+    return (_short_2_byte_backward(plan, dtype, path, edges) and plan.packed and plan.aligned
+            and not _wide_loads(plan))
 
 
 def takes_short_vector_rows(plan: SoftmaxPlan, dtype: torch.dtype, path: str | None, edges: bool | None) -> bool:
     """Whether the rows plan `plan` keeps the rows kernel in the short shape (SHORT_VECTOR_ROWS_VALUES above): a
-    backward of 2-byte rows of at most SHORT_MAX_COLS values loaded in vectors, on NVIDIA GPUs."""
+    short 2-byte backward (_short_2_byte_backward) whose rows the rows kernel reads more than 4 bytes a load."""
+    return _short_2_byte_backward(plan, dtype, path, edges) and _wide_loads(plan)
+
+
+def _short_2_byte_backward(plan: SoftmaxPlan, dtype: torch.dtype, path: str | None, edges: bool | None) -> bool:
+    """A rows plan of the backward of 2-byte rows of at most SHORT_MAX_COLS (= WORD_ROWS_MAX_COLS) values, on
+    NVIDIA GPUs, its path and edges not forced."""
     return (plan.path == "rows" and path is None and edges is None and plan.direction == "backward"
-            and plan.gpu.vendor == "nvidia" and dtypes.element_size(dtype) == 2 and plan.n_cols <= SHORT_MAX_COLS
-            and _wide_loads(plan))
+            and plan.gpu.vendor == "nvidia" and dtypes.element_size(dtype) == 2 and plan.n_cols <= SHORT_MAX_COLS)
 
 
 def _wide_loads(plan: SoftmaxPlan) -> bool:
