@@ -263,6 +263,13 @@ def class_variants(name: str, M: int, N: int, dt: torch.dtype) -> list[Variant]:
             if tile < block:
                 add(f"tiled-t{tile}-w{warps}{'-edges' if edges else ''}", "forward",
                     lambda: _tiled(M, N, dt, "forward", tile, warps, 1, edges))
+        for tile, warps in ((2048, 4), (4096, 4), (4096, 8), (8192, 8)):   # the backward read twice
+            if tile < block:
+                add(f"tiled-t{tile}-w{warps}{'-edges' if edges else ''}", "backward",
+                    lambda: _tiled(M, N, dt, "backward", tile, warps, 1, edges))
+        if N >= 4096:                         # a row shared by 2-4 programs
+            for chunk, warps in ((2048, 2), (2048, 4), (4096, 2), (4096, 4)):
+                add(f"split-c{chunk}-w{warps}", "backward", lambda: _split(M, N, dt, "backward", chunk, warps, edges or None))
         return out
     for d in ("forward", "backward"):
         base = plan_softmax(M, N, dt, gpu, d, path="rows", edges=False)
