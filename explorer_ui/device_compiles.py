@@ -23,7 +23,7 @@ RECORD_DIR = Path(__file__).resolve().parents[1] / "assets" / "device_compiles"
 # run was made on an H100, the GPU the device tool lent: the same sm_90 target and the same triton 3.6 and ptxas
 # as the H200's runs, so the same registers; its figures name the H100 as the card they were read on.
 RECORDS = {"h200": ("h200-compiles.json", "h200-tuned-compiles.json", "h200-tuned-compiles-2.json",
-                    "h200-tuned-compiles-3.json", "h200-tuned-compiles-4.json")}
+                    "h200-tuned-compiles-3.json", "h200-tuned-compiles-4.json", "h200-tuned-compiles-5.json")}
 
 
 @dataclass(frozen=True)

@@ -69,6 +69,7 @@ def n_class(n: int, element_bytes: int, gpu) -> tuple:
     chunk = min(chunk, triton.next_power_of_2(n))
     return (triton.next_power_of_2(n), n == triton.next_power_of_2(n), n % 16 == 0, n % vec == 0, n % 4 == 0, n % 2 == 0,
             row_bytes >= tuned.TILED_FROM_ROW_BYTES, row_bytes >= tuned.EDGE_SPLIT_FORWARD_FROM_ROW_BYTES,
+            row_bytes >= tuned.edge_split_forward_from_row_bytes(1, element_bytes),
             row_bytes >= tuned.split_from_row_bytes(element_bytes, gpu), chunk, triton.cdiv(n, chunk))
 
 
@@ -85,12 +86,14 @@ def class_widths(element_bytes: int, gpu, max_n: int = GPU_PAGE_MAX_N) -> tuple[
 
 def m_class_rows(gpu, max_m: int = GPU_PAGE_MAX_M) -> tuple[int, ...]:
     """One M for each number of rows per program the planner's fill rule allows (M // (2 x SMs) by its top bit:
-    the tiny-rows kernel takes up to 2,048 rows a program, the others fewer), and the boxes' ends."""
+    the tiny-rows kernel takes up to 2,048 rows a program, the others fewer), either side of the row count where
+    the unaligned forward's split rule changes, and the boxes' ends."""
     from softmax_core.plans import tuned
 
     unit = tuned.PROGRAMS_PER_SM_TO_FILL * gpu.multiprocessor_count
+    few = tuned.EDGE_SPLIT_FORWARD_FEW_ROWS                       # the unaligned forward's split rule changes past it
     rows = {1, defaults.CHAPTER_M, max_m} | {unit * 2 ** k for k in range(1, max_m.bit_length())
-                                               if unit * 2 ** k <= max_m}
+                                               if unit * 2 ** k <= max_m} | {m for m in (few, few + 1) if m <= max_m}
     return tuple(sorted(rows))
 
 

@@ -23,6 +23,10 @@ from softmax_core.plans.tuned import MAX_WARPS, SHORT_ROW_BYTES, SoftmaxPlan, ro
 # tiles (forward) take EDGE_TILED_SHAPE[element bytes] = (tile, warps): on the H200 8192 x 50257 bf16 ran
 # 0.72x copy with (8192, 4) against 0.48 with the tiled plan's (16384, 16), and 4096 x 50257 fp32 0.76
 # with (16384, 8) against 0.69 (tuning/h200-shapes-tune-20261201-1.csv); the tuned kernels' plan had run 0.34 / 0.58.
+# Rows the tiled plan walks in narrower tiles (2-byte mid rows, MID_TILE in plans/tuned.py) keep them where they pad
+# the row less: 2645 x 10102 bf16 (3 tiles of 4096, 12288 values, against 2 of 8192, 16384) ran 0.94x copy on 4096
+# against 0.88 on 8192 (tuning/h100-rows-classes-7373-20261207.csv, an H100); 8192 x 5000 fp16, one tile of 8192
+# or two of 4096, kept 8192 (0.73, above).
 # Short float32 forward rows (at most SHORT_ROW_BYTES padded) keep the rows kernel: 4096 x 781 ran 0.95x copy
 # on it against 0.91 on the edge kernel, where bf16 gained (781: 0.86 -> 0.87, 16384 x 1000: 0.85 -> 0.95;
 # tuning/h200-shapes-check-20261201-1.csv).
@@ -131,10 +135,17 @@ def refine(plan: SoftmaxPlan, dtype: torch.dtype, *, path: str | None = None, al
         plan = replace(plan, rows_per_program=1, num_warps=warps, num_programs=plan.n_rows)
     if plan.path == "tiled" and direction == "forward" and elt in EDGE_TILED_SHAPE:
         tile, warps = EDGE_TILED_SHAPE[elt]
+        if plan.block_n < tile and _padded(n_cols, plan.block_n) < _padded(n_cols, tile):
+            tile = plan.block_n
         tile = min(tile, triton.next_power_of_2(n_cols))
         figures = {**plan.reason.values, "tile": tile, "n_tiles": triton.cdiv(n_cols, tile)}
         plan = replace(plan, block_n=tile, num_warps=warps, reason=PlanReason.of(plan.reason.code, **figures))
     return edge_plan(plan, dtype)
+
+
+def _padded(n_cols: int, tile: int) -> int:
+    """Values a row of n_cols spans in tiles of `tile`, the last one masked."""
+    return triton.cdiv(n_cols, tile) * tile
 
 
 def vector_rows_plan(plan: SoftmaxPlan, dtype: torch.dtype) -> SoftmaxPlan | None:

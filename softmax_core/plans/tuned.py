@@ -73,8 +73,25 @@ TILED_FROM_ROW_BYTES = 16 * 1024
 TILED_FROM_PADDED_BYTES_2_BYTE = 16 * 1024
 MID_TILE, MID_TILE_WARPS = 4096, 4
 SPLIT_FROM_ROW_BYTES = 256 * 1024
-# Unaligned forward rows take the split path with edges from this many bytes a row (plan_rows_tiled_split).
+# Unaligned forward rows take the split path with edges (plan_rows_tiled_split) from EDGE_SPLIT_FORWARD_FROM_ROW_BYTES
+# a row; 2-byte rows of a tensor of at most EDGE_SPLIT_FORWARD_FEW_ROWS rows from EDGE_SPLIT_FORWARD_FEW_ROWS_FROM_BYTES,
+# the long rows class's shortest row (16K values). On the class's draws of seeds 808 and 7373 (627-1804 rows of
+# 30814-63290 float16 and bfloat16 values; `python -m bench_tools.rows_tune STEM --classes long_rows --seed S`,
+# tuning/h100-rows-classes-808-20261207.csv and h100-rows-classes-7373-20261207.csv, on an H100) the split path ran
+# 0.87-0.90x copy at every such shape where the edge tiles of (8192, 4) ran 0.65-0.85. The edge tiles launch one
+# program a row, so a few hundred rows leave the last wave part-empty; with many rows that tail is small, and on the
+# H200 8192 x 50257 bf16 ran 0.72 on the tiles against the split path's 0.68 (tuning/h200-split-edges-20261201-2.csv),
+# so tensors of more rows keep the tiles below 128 KB.
 EDGE_SPLIT_FORWARD_FROM_ROW_BYTES = 128 * 1024
+EDGE_SPLIT_FORWARD_FEW_ROWS = 4096
+EDGE_SPLIT_FORWARD_FEW_ROWS_FROM_BYTES = 32 * 1024
+
+
+def edge_split_forward_from_row_bytes(n_rows: int, element_bytes: int) -> int:
+    """Row bytes from which an unaligned forward row of an n_rows tensor is shared by programs (edges split)."""
+    if element_bytes == 2 and n_rows <= EDGE_SPLIT_FORWARD_FEW_ROWS:
+        return EDGE_SPLIT_FORWARD_FEW_ROWS_FROM_BYTES
+    return EDGE_SPLIT_FORWARD_FROM_ROW_BYTES
 # 2-byte rows take the split path sooner where the L2 is smaller than SPLIT_L2_ROWS_PER_SM rows of that length on
 # every SM (the H200's 60 MiB / (2 x 132 SMs) = 238,313 B): 4096 x 128256 bf16 (256,512 B rows) ran 0.80x copy
 # shared against the tiled path's 0.75, and its backward 0.87 against 0.73 (tuning/h200-rows-tune-20261201-1.csv).
@@ -210,10 +227,10 @@ def plan_rows_tiled_split(n_rows: int, n_cols: int, dtype: torch.dtype = torch.f
     # A row of a width Triton cannot prove vector-aligned, too long for one program, is shared by programs that
     # run at once, each reading its part of an aligned body (kernels/shared_rows.py, EDGES): backward at every
     # such width (bf16 20001-151935: 0.79-0.82x copy, tuning/h200-split-edges-20261201-2.csv, where tiles had run
-    # 0.51-0.72x in -1.csv), forward from 128 KB (bf16 65537-151935: 0.74-0.76x against 0.63-0.72x in -2.csv;
-    # shorter, the edge tiles win). Where that split plan cannot run, the rules below decide.
+    # 0.51-0.72x in -1.csv), forward from edge_split_forward_from_row_bytes (bf16 65537-151935: 0.74-0.76x against
+    # 0.63-0.72x in -2.csv). Where that split plan cannot run, the rules below decide.
     if (path is None and aligned and packed and n_cols % 16 != 0 and dtype in SPLIT_DTYPES and gpu.vendor == "nvidia"
-            and (direction == "backward" or row_bytes >= EDGE_SPLIT_FORWARD_FROM_ROW_BYTES)):
+            and (direction == "backward" or row_bytes >= edge_split_forward_from_row_bytes(n_rows, elt))):
         edge_split = plan_split(n_rows, n_cols, dtype, gpu, direction, safe,
                                 {"why": ReasonCode.UNALIGNED_LONG_ROW, "row_bytes": row_bytes}, aligned=aligned,
                                 edges=True, packed=packed)

@@ -20,8 +20,10 @@ def test_plans_take_the_edge_kernel_where_widths_are_not_multiples_of_16():
     assert plan_softmax(10000, 3001, torch.float16, H200).edges                      # not whole vectors
     assert plan_softmax(8192, 50257, torch.float32, H200, "backward").edges          # long: tiles, not split
     assert not plan_softmax(8192, 32000, torch.bfloat16, H200).edges                 # a multiple of 16
-    gpt2 = plan_softmax(8192, 50257, torch.bfloat16, H200)
+    gpt2 = plan_softmax(8192, 50257, torch.bfloat16, H200)        # many rows under 128 KB: edge tiles
     assert (gpt2.path, gpt2.block_n, gpt2.num_warps, gpt2.reason.values["n_tiles"]) == ("tiled", 8192, 4, 7)
+    few = plan_softmax(1000, 50257, torch.bfloat16, H200)          # few 2-byte rows from 32 KB: shared by programs
+    assert (few.path, few.edges) == ("split", True) and few.split > 1
     assert not plan_softmax(8192, 50257, torch.bfloat16, H200, aligned=False).edges  # no aligned start to use
     assert not plan_softmax(4096, 781, torch.float64, H200).edges
     assert not plan_softmax(4096, 781, torch.float32, H200).edges          # short fp32 rows: the rows kernel was faster

@@ -35,7 +35,8 @@ def test_dtypes_keep_their_type(dtype, device):
 
 
 @pytest.mark.parametrize("n_cols, dtype, path", [(70_000, torch.float32, "split"), (20_000, torch.float32, "tiled"),
-                                                  (50_001, torch.bfloat16, "tiled"), (70_001, torch.bfloat16, "split")])
+                                                  (12_001, torch.bfloat16, "tiled"), (50_001, torch.bfloat16, "split"),
+                                                  (70_001, torch.bfloat16, "split")])
 def test_long_rows_take_the_planned_path_and_match(n_cols, dtype, path, device):
     plan = cached_plan(3, n_cols, dtype, "forward", False)
     assert plan.path == path

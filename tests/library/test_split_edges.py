@@ -18,6 +18,7 @@ from softmax_core.kernels.shared_rows import (edge_dot, edge_pair, softmax_backw
                                               softmax_split_kernel)
 from softmax_core.launch.api import softmax_backward, softmax_forward
 from softmax_core.launch.launches import backward_launch, cached_plan, forward_launch
+from softmax_core.plans import tuned
 from softmax_core.plans.reasons import ReasonCode
 from softmax_core.plans.choose import plan_softmax
 from tests.support.reference import TOLERANCE, reference_softmax
@@ -63,19 +64,25 @@ def test_which_unaligned_rows_take_the_split_edges_path():
         assert not plan_softmax(4096, 131072, torch.bfloat16, H200, direction, path="split").edges   # aligned rows
         plain = sc.plan_softmax(4096, 131072, torch.bfloat16, H200, direction, path="split")
         assert "EDGES" not in dict(plain.launches[0])
-        # the planner's own choice for GPT-2's rows: the split path with edges backward (measured faster than
-        # edge tiles there), edge tiles forward
+        # the planner's own choice for GPT-2's rows (8192 of them): the split path with edges backward (measured
+        # faster than edge tiles there), edge tiles forward
         auto = plan_softmax(8192, 50257, torch.bfloat16, H200, direction)
         if direction == "backward":
             assert auto.path == "split" and auto.edges and auto.reason.why is ReasonCode.UNALIGNED_LONG_ROW
         else:
             assert auto.path == "tiled" and auto.edges
+    few = tuned.EDGE_SPLIT_FORWARD_FEW_ROWS
     # forward, the split path from 128 KB rows: 65537 bf16 values (128 KB + 2 B) and float32 50257 take it
-    for n_cols, dtype in ((65537, torch.bfloat16), (50257, torch.float32), (100277, torch.bfloat16)):
-        auto = plan_softmax(4096, n_cols, dtype, H200)
+    for n_rows, n_cols, dtype in ((8192, 65537, torch.bfloat16), (8192, 50257, torch.float32),
+                                  (few, 16385, torch.bfloat16), (few, 50257, torch.float16)):
+        auto = plan_softmax(n_rows, n_cols, dtype, H200)
         assert auto.path == "split" and auto.edges and auto.reason.why is ReasonCode.UNALIGNED_LONG_ROW
-    assert plan_softmax(4096, 65535, torch.bfloat16, H200).path == "tiled"                 # 2 B short of 128 KB
-    assert plan_softmax(4096, 65536, torch.bfloat16, H200).path == "tiled"                 # aligned: as before
+    # ... and 2-byte rows of a tensor of at most EDGE_SPLIT_FORWARD_FEW_ROWS rows from 32 KB (16385 values: 32 KB + 2 B)
+    assert plan_softmax(few, 16383, torch.bfloat16, H200).path == "tiled"                   # 2 B short of 32 KB
+    assert plan_softmax(few + 1, 16385, torch.bfloat16, H200).path == "tiled"               # more rows: 128 KB
+    assert plan_softmax(few, 32767, torch.float32, H200).path == "tiled"                    # float32: 4 B short of 128 KB
+    assert plan_softmax(8192, 65535, torch.bfloat16, H200).path == "tiled"                  # 2 B short of 128 KB
+    assert plan_softmax(few, 65536, torch.bfloat16, H200).path == "tiled"                  # aligned: as before
     assert plan_softmax(8192, 50264, torch.bfloat16, H200, "backward").path == "split"      # a multiple of 8, not 16
     assert plan_softmax(8192, 50256, torch.bfloat16, H200, "backward").path != "split"      # aligned: tiles
     assert plan_softmax(8192, 50257, torch.bfloat16, H200, "backward", aligned=False).path != "split"
