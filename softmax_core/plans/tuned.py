@@ -85,13 +85,6 @@ SPLIT_FROM_ROW_BYTES = 256 * 1024
 EDGE_SPLIT_FORWARD_FROM_ROW_BYTES = 128 * 1024
 EDGE_SPLIT_FORWARD_FEW_ROWS = 4096
 EDGE_SPLIT_FORWARD_FEW_ROWS_FROM_BYTES = 32 * 1024
-
-
-def edge_split_forward_from_row_bytes(n_rows: int, element_bytes: int) -> int:
-    """Row bytes from which an unaligned forward row of an n_rows tensor is shared by programs (edges split)."""
-    if element_bytes == 2 and n_rows <= EDGE_SPLIT_FORWARD_FEW_ROWS:
-        return EDGE_SPLIT_FORWARD_FEW_ROWS_FROM_BYTES
-    return EDGE_SPLIT_FORWARD_FROM_ROW_BYTES
 # 2-byte rows take the split path sooner where the L2 is smaller than SPLIT_L2_ROWS_PER_SM rows of that length on
 # every SM (the H200's 60 MiB / (2 x 132 SMs) = 238,313 B): 4096 x 128256 bf16 (256,512 B rows) ran 0.80x copy
 # shared against the tiled path's 0.75, and its backward 0.87 against 0.73 (tuning/h200-rows-tune-20261201-1.csv).
@@ -147,6 +140,13 @@ def split_from_row_bytes(element_bytes: int, gpu: GpuSpec) -> int:
     if element_bytes == 2 and gpu.l2_mib:
         return min(SPLIT_FROM_ROW_BYTES, int(gpu.l2_mib * 2**20) // (SPLIT_L2_ROWS_PER_SM * gpu.multiprocessor_count))
     return SPLIT_FROM_ROW_BYTES
+
+
+def edge_split_forward_from_row_bytes(n_rows: int, element_bytes: int) -> int:
+    """Row bytes from which an unaligned forward row of an n_rows tensor is shared by programs (edges split)."""
+    if element_bytes == 2 and n_rows <= EDGE_SPLIT_FORWARD_FEW_ROWS:
+        return EDGE_SPLIT_FORWARD_FEW_ROWS_FROM_BYTES
+    return EDGE_SPLIT_FORWARD_FROM_ROW_BYTES
 
 
 PATHS = ("rows", "tiled", "split")
