@@ -248,7 +248,8 @@ def class_variants(name: str, M: int, N: int, dt: torch.dtype) -> list[Variant]:
             for chunk, warps in LONG_SPLITS:
                 add(f"split-c{chunk}-w{warps}", d, lambda d=d: _split(M, N, dt, d, chunk, warps, edges or None))
         for tile, warps, split in ((16384, 16, 1), (8192, 8, 1), (8192, 8, 4), (8192, 8, 8)):
-            add(f"tiled-t{tile}-w{warps}-s{split}", "backward", lambda: _tiled(M, N, dt, "backward", tile, warps, split))
+            add(f"tiled-t{tile}-w{warps}-s{split}", "backward",
+                lambda: _tiled(M, N, dt, "backward", tile, warps, split))
         return out
     if N > 255:                               # mid rows: whole rows on 2-16 warps, tiles, the edge kernel
         for d in ("forward", "backward"):
@@ -259,17 +260,16 @@ def class_variants(name: str, M: int, N: int, dt: torch.dtype) -> list[Variant]:
                         add(f"rows-r{rows}-w{warps}-vec{base.vec}", d, lambda: _rows_shape(base, rows, warps))
             if edges:
                 add("edges", d, lambda d=d: plan_softmax(M, N, dt, gpu, d, edges=True))
-        for tile, warps in ((2048, 4), (4096, 4), (8192, 4), (8192, 8)):
-            if tile < block:
-                add(f"tiled-t{tile}-w{warps}{'-edges' if edges else ''}", "forward",
-                    lambda: _tiled(M, N, dt, "forward", tile, warps, 1, edges))
-        for tile, warps in ((2048, 4), (4096, 4), (4096, 8), (8192, 8)):   # the backward read twice
-            if tile < block:
-                add(f"tiled-t{tile}-w{warps}{'-edges' if edges else ''}", "backward",
-                    lambda: _tiled(M, N, dt, "backward", tile, warps, 1, edges))
+        for d, tiles in (("forward", ((2048, 4), (4096, 4), (8192, 4), (8192, 8))),
+                         ("backward", ((2048, 4), (4096, 4), (4096, 8), (8192, 8)))):     # each read twice
+            for tile, warps in tiles:
+                if tile < block:
+                    add(f"tiled-t{tile}-w{warps}{'-edges' if edges else ''}", d,
+                        lambda d=d: _tiled(M, N, dt, d, tile, warps, 1, edges))
         if N >= 4096:                         # a row shared by 2-4 programs
             for chunk, warps in ((2048, 2), (2048, 4), (4096, 2), (4096, 4)):
-                add(f"split-c{chunk}-w{warps}", "backward", lambda: _split(M, N, dt, "backward", chunk, warps, edges or None))
+                add(f"split-c{chunk}-w{warps}", "backward",
+                    lambda: _split(M, N, dt, "backward", chunk, warps, edges or None))
         return out
     for d in ("forward", "backward"):
         base = plan_softmax(M, N, dt, gpu, d, path="rows", edges=False)

@@ -69,7 +69,8 @@ def n_class(n: int, element_bytes: int, gpu) -> tuple:
     chunk = min(chunk, triton.next_power_of_2(n))
     return (triton.next_power_of_2(n), n == triton.next_power_of_2(n), n % 16 == 0, n % vec == 0, n % 4 == 0, n % 2 == 0,
             row_bytes >= tuned.TILED_FROM_ROW_BYTES, row_bytes >= tuned.EDGE_SPLIT_FORWARD_FROM_ROW_BYTES,
-            row_bytes >= tuned.edge_split_forward_from_row_bytes(1, element_bytes),
+            row_bytes >= tuned.edge_split_forward_from_row_bytes(tuned.EDGE_SPLIT_FORWARD_FEW_ROWS,
+                                                                 element_bytes),
             row_bytes >= tuned.split_from_row_bytes(element_bytes, gpu), chunk, triton.cdiv(n, chunk))
 
 

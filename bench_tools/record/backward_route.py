@@ -15,7 +15,9 @@ in one run and on the same y and dy:
 Each is do_bench's 0.2 / 0.5 / 0.8 quantiles (the L2 flushed before every call, so the host starts each call some
 tens of microseconds ahead of the GPU). Beside each, the host's own time per call: HOST_CALLS calls with no
 synchronisation, then one. Where a route's host time is longer than its GPU time, the GPU waits for the host and
-do_bench times the host. Each route's dx is checked against a float64 reference before it is timed.
+do_bench times the host. Each route's dx is checked first, as every sweep checks a provider (softmax_bench's
+make_inputs and mismatch: torch's float32 backward, the dtype's tolerance); a route that fails is written with its
+reason and not timed.
 """
 from __future__ import annotations
 
@@ -28,23 +30,21 @@ from typing import Callable
 import torch
 
 HOST_CALLS = 200
-HEADER = ["case", "M", "N", "dtype", "path", "route", "ms_p20", "ms_median", "ms_p80", "ratio_to_add", "host_ms",
-          "max_err"]
+HEADER = ["case", "M", "N", "dtype", "path", "route", "status", "ms_p20", "ms_median", "ms_p80", "ratio_to_add",
+          "host_ms"]
 
 
-def routes(x: torch.Tensor, dy: torch.Tensor) -> dict[str, Callable[[], torch.Tensor]]:
-    """The four calls that give dx for softmax(x) over its last dim and the gradient dy, each returning dx (the
-    add returns y + dy: it is timed, not checked)."""
+def routes(x: torch.Tensor, dy: torch.Tensor, plan) -> dict[str, Callable[[], torch.Tensor]]:
+    """The four calls that give dx for softmax(x) over its last dim and the gradient dy (`plan`: the backward's
+    plan for x's shape), each returning dx (the add returns y + dy: it is timed, not checked)."""
     import softmax_core as sc
     from softmax_core.launch.api import softmax_backward
-    from softmax_core.launch.launches import cached_plan
 
     leaf = x.detach().requires_grad_()
     y = sc.softmax(leaf, -1)
     torch_leaf = x.detach().requires_grad_()
     torch_y = torch.softmax(torch_leaf, -1)
     y_plain = y.detach()
-    plan = cached_plan(x.shape[0], x.shape[1], x.dtype, "backward", False, max(x.get_device(), 0))
     z = torch.empty_like(x)
     return {
         "add": lambda: torch.add(y_plain, dy, out=z),
@@ -52,14 +52,6 @@ def routes(x: torch.Tensor, dy: torch.Tensor) -> dict[str, Callable[[], torch.Te
         "autograd": lambda: torch.autograd.grad(y, leaf, dy, retain_graph=True)[0],
         "torch": lambda: torch.autograd.grad(torch_y, torch_leaf, dy, retain_graph=True)[0],
     }
-
-
-def max_error(dx: torch.Tensor, x: torch.Tensor, dy: torch.Tensor) -> float:
-    """Largest absolute difference from the float64 backward of softmax(x) with gradient dy."""
-    y = torch.softmax(x.double(), -1)
-    dy = dy.double()
-    reference = y * (dy - (y * dy).sum(-1, keepdim=True))
-    return (dx.double() - reference).abs().max().item()
 
 
 def host_ms(call: Callable[[], torch.Tensor]) -> float:
@@ -75,6 +67,7 @@ def host_ms(call: Callable[[], torch.Tensor]) -> float:
 def main(argv: list[str]) -> int:
     from triton.testing import do_bench
 
+    import softmax_bench as bench
     from bench_tools.class_sweep import draw
     from softmax_core.launch.launches import cached_plan
 
@@ -91,20 +84,23 @@ def main(argv: list[str]) -> int:
         out.writerow(HEADER)
         for i, s in enumerate(shapes):
             (m, n), dtype = s.shape, getattr(torch, s.dtype)
-            x = torch.randn(m, n, device="cuda").to(dtype)
-            dy = torch.randn(m, n, device="cuda").to(dtype)
-            path = cached_plan(m, n, dtype, "backward", False).path
-            calls = routes(x, dy)
+            inputs = bench.make_inputs(m, n, dtype, True, i)
+            plan = cached_plan(m, n, dtype, "backward", False)
+            calls = routes(inputs.x, inputs.dy, plan)
             add_ms = None
             for name, call in calls.items():
-                err = float("nan") if name == "add" else max_error(call(), x, dy)
-                q = do_bench(call, quantiles=[0.2, 0.5, 0.8])
-                add_ms = q[1] if name == "add" else add_ms
-                row = [f"{s.cls}-{i}", m, n, s.dtype, path, name, *q, add_ms / q[1], host_ms(call), err]
+                head = [f"{s.cls}-{i}", m, n, s.dtype, plan.path, name]
+                wrong = None if name == "add" else bench.mismatch(call(), inputs.dx_ref, dtype)
+                if wrong is not None:
+                    row = head + [f"failed: {wrong}"] + [float("nan")] * 5
+                else:
+                    q = do_bench(call, quantiles=[0.2, 0.5, 0.8])
+                    add_ms = q[1] if name == "add" else add_ms
+                    row = head + ["ok", *q, add_ms / q[1], host_ms(call)]
                 out.writerow(row)
                 f.flush()
                 print(*row, flush=True)
-            del x, dy, calls
+            del inputs, calls
             torch.cuda.empty_cache()
     return 0
 
