@@ -1,5 +1,6 @@
 """The class sweep: random shapes drawn per class of layout, each checked against torch, then timed beside a copy
-of the same bytes, torch.softmax and torch.compile in one run, forward and backward.
+of the same bytes, torch.softmax and torch.compile in one run, forward and backward (the backward both through
+autograd's engine and as the softmax's backward node alone, softmax_bench/models.py).
 
 A softmax reduces an axis of length R; the tensor's other axes fold into an outer count and a contiguous inner
 run. The six classes below are regions of that space. A draw picks, per class, sizes log-uniformly over the
@@ -35,7 +36,9 @@ DOC = ROOT / "docs" / "performance.md"
 BEGIN, END = "<!-- classes:begin -->", "<!-- classes:end -->"
 DTYPES = ("float32", "bfloat16", "float16")
 PROVIDERS = ("copy", "tuned", "torch", "torch_compile")
-DIRECTIONS = ("forward", "backward")
+# "backward": through torch.autograd.grad, the engine's round trip; "backward_node": the backward node alone
+# (softmax_bench/models.py): where the two differ, the engine's host time, not the kernel, set the first.
+DIRECTIONS = ("forward", "backward", "backward_node")
 MIN_MB = 64          # forward bytes moved by every drawn tensor at least (read x + write y), in MB (1e6 B)
 MAX_MB = 256         # ... and the top of the log-uniform range the target is drawn from
 
@@ -160,7 +163,9 @@ def run_class_sweep(shapes: Sequence[DrawnShape], seed: int, providers: Sequence
                         "dim": s.dim, "transposed": s.transposed} for i, s in enumerate(shapes)],
                 bytes="forward 2 x numel x element_size (read x, write y); backward 3 x (read y and dy, write dx)",
                 copy="forward: torch.empty_like(x).copy_(x), x's layout; backward: torch.add(a, b, out=c), contiguous",
-                dy="each provider's backward gets dy in its own output's layout (empty_like(y).copy_(dy))")
+                dy="each provider's backward gets dy in its own output's layout (empty_like(y).copy_(dy))",
+                backward="torch.autograd.grad(y, x, dy), the autograd engine's whole call",
+                backward_node="y.grad_fn applied to dy under no_grad: the softmax's backward node alone, no engine")
     stem = None
     if out is not None:
         stem = free_stem(out, record_stem(seed, info.get("gpu")))
@@ -338,7 +343,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             p.error(f"unknown provider {q!r}")
     directions = [d for d in args.directions.split(",") if d]
     if not set(directions) <= set(DIRECTIONS) or not directions:
-        p.error("--directions: forward, backward")
+        p.error(f"--directions: of {', '.join(DIRECTIONS)}")
     from softmax_bench.timers import DoBenchTimer, default_timer
     timer = default_timer() if runtime.INTERPRETED else DoBenchTimer(warmup_ms=10, rep_ms=args.rep_ms)
 

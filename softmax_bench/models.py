@@ -7,6 +7,11 @@ The copy roofline copies the same tensor into one of its layout (forward: read +
 and a write of contiguous tensors of that size (`torch.add`). Each provider's backward gets dy in the layout
 of its own output, as the elementwise ops after a softmax would hand it back. Bytes: forward 2 x numel x
 element size, backward 3 x.
+
+Two backward directions: "backward" is `torch.autograd.grad(y, x, dy)`, the engine's whole round trip (its
+host time, some tens of microseconds a call, can be longer than a large tensor's kernel: then do_bench times
+the host); "backward_node" is the provider's backward node alone, `y.grad_fn` applied to dy with no engine
+around it: what the backward costs inside a training step, where the engine walks the graph ahead of the GPU.
 """
 from __future__ import annotations
 
@@ -132,13 +137,44 @@ def _timed_call(provider: str, direction: str, case: ModelCase, x: torch.Tensor,
         raise RuntimeError("its output has no grad_fn: no backward pass")
     # dy in y's own layout, as the elementwise ops after a softmax hand it back (they keep their input's strides)
     dy_like_y = torch.empty_like(y).copy_(dy)
+    if direction == "backward_node":
+        return backward_node_call(y.grad_fn, dy_like_y), None
     return (lambda: torch.autograd.grad(y, leaf, dy_like_y, retain_graph=True)[0]), None
+
+
+# The softmax backward nodes that "backward_node" applies by themselves: torch's (C++, callable) and
+# softmax_core's (Python Functions, whose `apply` is their backward; launch/autograd.py, launch/any_dim.py).
+TORCH_NODES = ("SoftmaxBackward0",)
+FUNCTION_NODES = ("SoftmaxFunctionBackward", "AnyDimSoftmaxBackward")
+
+
+def backward_node_call(node, dy: torch.Tensor) -> Callable[[], torch.Tensor]:
+    """dx from the softmax's own backward node given dy, as the engine would run it (grad mode off), without
+    the engine. A provider whose output's node is something else (a view after the softmax, a compiled
+    graph) is not timed this way."""
+    name = type(node).__name__
+    if name in TORCH_NODES:
+        def call():
+            with torch.no_grad():
+                return node(dy)
+    elif name in FUNCTION_NODES:
+        def call():
+            with torch.no_grad():
+                return node.apply(dy)[0]
+    else:
+        raise NotASoftmaxNode(f"its output's backward node is {name}, not a softmax's own")
+    return call
+
+
+class NotASoftmaxNode(RuntimeError):
+    """The provider's output does not come straight from a softmax backward node."""
 
 
 def measure_case(case: ModelCase, providers: Sequence[str], directions: Sequence[str], timer: Timer,
                  seed: int = 0) -> list[dict]:
     x = make_input(case, seed)
-    dy = make_input(case, seed + 1).float().to(x.dtype).contiguous() if "backward" in directions else None
+    backward = any(d.startswith("backward") for d in directions)
+    dy = make_input(case, seed + 1).float().to(x.dtype).contiguous() if backward else None
     leaf = x.detach().float().requires_grad_()
     y_ref = torch.softmax(leaf, case.dim)
     dx_ref = torch.autograd.grad(y_ref, leaf, dy.float())[0] if dy is not None else None
@@ -162,6 +198,9 @@ def measure_case(case: ModelCase, providers: Sequence[str], directions: Sequence
                         rows.append({**row, "status": "failed", "reason": problem})
                         continue
                 t = timer(call)
+            except NotASoftmaxNode as err:   # not a failure: this provider's backward is not one node to apply
+                rows.append({**row, "status": "skipped", "reason": not_timed_by(err)})
+                continue
             except Exception as err:  # a failure is data
                 rows.append({**row, "status": "failed", "reason": not_timed_by(err)})
                 continue

@@ -4,6 +4,7 @@ as written."""
 import math
 
 import pytest
+import torch
 
 from bench_tools import class_sweep as cs
 from softmax_bench.timers import Timing
@@ -73,7 +74,8 @@ def test_a_small_run_checks_times_and_its_record_round_trips(tmp_path):
                                     command="test")
     f = run.frame
     assert set(f.status) == {"ok"}, f[f.status != "ok"][["case", "provider", "direction", "reason"]]
-    assert len(f) == 3 * 2 * 3 and set(f["class"]) == {"dim_inner_wide", "transposed", "short_rows"}
+    assert len(f) == 3 * 3 * 3 and set(f["class"]) == {"dim_inner_wide", "transposed", "short_rows"}
+    assert set(f.direction) == {"forward", "backward", "backward_node"}
     assert run.provenance["sweep"] == "classes" and run.provenance["seed"] == 5
     assert run.provenance["torch"] and run.provenance["triton"]
     back = cs.load_class_runs(tmp_path)
@@ -106,3 +108,22 @@ def test_the_documented_table_is_the_recorded_one():
     assert runs, "no recorded class sweep in assets/benchmarks/classes/"
     assert written == cs.markdown_table(runs).strip(), "run: python -m bench_tools.class_sweep --table --write"
     assert {r.provenance["seed"] for r in runs} >= {1, 2}
+
+
+def test_the_backward_node_is_the_softmaxs_own_and_gives_autograds_dx():
+    """"backward_node" applies y.grad_fn to dy without the engine: the same dx as torch.autograd.grad, for
+    softmax_core's row and any-dim nodes and torch's; a node that is not a softmax's is refused, not timed."""
+    import softmax_core as sc
+    from softmax_bench.models import NotASoftmaxNode, backward_node_call
+
+    for shape, dim in (((5, 37), -1), ((3, 9, 70), 1)):
+        for softmax in (sc.softmax, torch.softmax):
+            x = torch.randn(shape, dtype=torch.float32, requires_grad=True)
+            y = softmax(x, dim)
+            dy = torch.randn_like(y)
+            want = torch.autograd.grad(y, x, dy, retain_graph=True)[0]
+            got = backward_node_call(y.grad_fn, dy)()
+            assert got.grad_fn is None and torch.allclose(got, want, atol=1e-6), (shape, softmax)
+    y = torch.softmax(torch.randn(4, 6, requires_grad=True), -1).t()
+    with pytest.raises(NotASoftmaxNode):
+        backward_node_call(y.grad_fn, torch.ones_like(y))
