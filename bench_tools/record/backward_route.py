@@ -15,7 +15,8 @@ in one run and on the same y and dy:
 Each is do_bench's 0.2 / 0.5 / 0.8 quantiles (the L2 flushed before every call, so the host starts each call some
 tens of microseconds ahead of the GPU). Beside each, the host's own time per call: HOST_CALLS calls with no
 synchronisation, then one. Where a route's host time is longer than its GPU time, the GPU waits for the host and
-do_bench times the host. Each route's dx is checked first, as every sweep checks a provider (softmax_bench's
+do_bench times the host. And the GPU's own time per call: every kernel the call launches, from torch's profiler
+(`gpu_us`), which shows whether two routes run the same kernel. Each route's dx is checked first, as every sweep checks a provider (softmax_bench's
 make_inputs and mismatch: torch's float32 backward, the dtype's tolerance); a route that fails is written with its
 reason and not timed.
 """
@@ -31,7 +32,8 @@ import torch
 
 HOST_CALLS = 200
 HEADER = ["case", "M", "N", "dtype", "path", "route", "status", "ms_p20", "ms_median", "ms_p80", "ratio_to_add",
-          "host_ms"]
+          "host_ms", "gpu_us"]
+PROFILED_CALLS = 10
 
 
 def routes(x: torch.Tensor, dy: torch.Tensor, plan) -> dict[str, Callable[[], torch.Tensor]]:
@@ -64,6 +66,20 @@ def host_ms(call: Callable[[], torch.Tensor]) -> float:
     return elapsed / HOST_CALLS * 1e3
 
 
+def gpu_us(call: Callable[[], torch.Tensor]) -> float:
+    """The GPU's kernel time per call, in microseconds, from torch's profiler over PROFILED_CALLS calls: every
+    kernel the call launches (the split path's fill of its slots included), none of the time between them."""
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(PROFILED_CALLS):
+            call()
+        torch.cuda.synchronize()
+    kernels = [e for e in prof.events() if e.device_type.name == "CUDA"]
+    return sum(e.device_time if hasattr(e, "device_time") else e.cuda_time for e in kernels) / PROFILED_CALLS
+
+
 def main(argv: list[str]) -> int:
     from triton.testing import do_bench
 
@@ -92,11 +108,11 @@ def main(argv: list[str]) -> int:
                 head = [f"{s.cls}-{i}", m, n, s.dtype, plan.path, name]
                 wrong = None if name == "add" else bench.mismatch(call(), inputs.dx_ref, dtype)
                 if wrong is not None:
-                    row = head + [f"failed: {wrong}"] + [float("nan")] * 5
+                    row = head + [f"failed: {wrong}"] + [float("nan")] * 6
                 else:
                     q = do_bench(call, quantiles=[0.2, 0.5, 0.8])
                     add_ms = q[1] if name == "add" else add_ms
-                    row = head + ["ok", *q, add_ms / q[1], host_ms(call)]
+                    row = head + ["ok", *q, add_ms / q[1], host_ms(call), gpu_us(call)]
                 out.writerow(row)
                 f.flush()
                 print(*row, flush=True)
