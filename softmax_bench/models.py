@@ -138,7 +138,7 @@ def _timed_call(provider: str, direction: str, case: ModelCase, x: torch.Tensor,
     # dy in y's own layout, as the elementwise ops after a softmax hand it back (they keep their input's strides)
     dy_like_y = torch.empty_like(y).copy_(dy)
     if direction == "backward_node":
-        return backward_node_call(y.grad_fn, dy_like_y), None
+        return backward_node_call(y, dy_like_y), None
     return (lambda: torch.autograd.grad(y, leaf, dy_like_y, retain_graph=True)[0]), None
 
 
@@ -148,10 +148,12 @@ TORCH_NODES = ("SoftmaxBackward0",)
 FUNCTION_NODES = ("SoftmaxFunctionBackward", "AnyDimSoftmaxBackward")
 
 
-def backward_node_call(node, dy: torch.Tensor) -> Callable[[], torch.Tensor]:
-    """dx from the softmax's own backward node given dy, as the engine would run it (grad mode off), without
-    the engine. A provider whose output's node is something else (a view after the softmax, a compiled
-    graph) is not timed this way."""
+def backward_node_call(y: torch.Tensor, dy: torch.Tensor) -> Callable[[], torch.Tensor]:
+    """dx from the backward node of the softmax whose output is y, given dy, as the engine would run it (grad
+    mode off), without the engine. A provider whose output's node is something else (a view after the softmax,
+    a compiled graph) is not timed this way. The call keeps y: a Python Function's node is owned by its output
+    (the `y.grad_fn` object only points at it), and it unpacks the saved y through the node."""
+    node = y.grad_fn
     name = type(node).__name__
     if name in TORCH_NODES:
         def call():
@@ -160,7 +162,7 @@ def backward_node_call(node, dy: torch.Tensor) -> Callable[[], torch.Tensor]:
     elif name in FUNCTION_NODES:
         def call():
             with torch.no_grad():
-                return node.apply(dy)[0]
+                return y.grad_fn.apply(dy)[0]
     else:
         raise NotASoftmaxNode(f"its output's backward node is {name}, not a softmax's own")
     return call

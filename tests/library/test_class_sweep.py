@@ -1,7 +1,9 @@
 """The class sweep (bench_tools/class_sweep.py): each class's draws span its whole range, log-uniformly, in every
 dtype, and always move at least the floor of bytes; a run checks and times each shape and its record reads back
 as written."""
+import gc
 import math
+import weakref
 
 import pytest
 import torch
@@ -116,14 +118,27 @@ def test_the_backward_node_is_the_softmaxs_own_and_gives_autograds_dx():
     import softmax_core as sc
     from softmax_bench.models import NotASoftmaxNode, backward_node_call
 
+    def node_call(softmax, shape, dim):
+        x = torch.randn(shape, dtype=torch.float32, requires_grad=True)
+        y = softmax(x, dim)
+        dy = torch.randn_like(y)
+        return backward_node_call(y, dy), torch.autograd.grad(y, x, dy, retain_graph=True)[0]
+
     for shape, dim in (((5, 37), -1), ((3, 9, 70), 1)):
         for softmax in (sc.softmax, torch.softmax):
-            x = torch.randn(shape, dtype=torch.float32, requires_grad=True)
-            y = softmax(x, dim)
-            dy = torch.randn_like(y)
-            want = torch.autograd.grad(y, x, dy, retain_graph=True)[0]
-            got = backward_node_call(y.grad_fn, dy)()
-            assert got.grad_fn is None and torch.allclose(got, want, atol=1e-6), (shape, softmax)
+            call, want = node_call(softmax, shape, dim)      # y and x are gone: the call keeps what it needs
+            gc.collect()
+            for _ in range(2):                                # timed many times, so it must repeat
+                got = call()
+                assert got.grad_fn is None and torch.allclose(got, want, atol=1e-6), (shape, softmax)
+    # The call owns y, and so the node: a Python Function's node lives as long as its output (on torch 2.11 a
+    # node whose y is gone can no longer unpack the saved y).
+    y = sc.softmax(torch.randn(6, 37, requires_grad=True), -1)
+    alive = weakref.ref(y)
+    call = backward_node_call(y, torch.randn_like(y))
+    del y
+    gc.collect()
+    assert alive() is not None and call().shape == (6, 37)
     y = torch.softmax(torch.randn(4, 6, requires_grad=True), -1).t()
     with pytest.raises(NotASoftmaxNode):
-        backward_node_call(y.grad_fn, torch.ones_like(y))
+        backward_node_call(y, torch.ones_like(y))
