@@ -11,7 +11,7 @@ same tensor (forward) or an add of two tensors into a third (backward) is the ro
 
     python -m bench_tools.class_sweep --seed 1 --out assets/benchmarks/classes
     python -m bench_tools.class_sweep --seed 2 --classes short_rows,dim_inner_wide --shapes-per-class 4 --out DIR
-    python -m bench_tools.class_sweep --table            # the per-class table of the recorded runs
+    python -m bench_tools.class_sweep --table            # the per-class tables of the recorded runs (H200, H100)
     python -m bench_tools.class_sweep --table --write    # ... written into docs/performance.md
 
 The record (`<gpu>-classes-seed<S>-<stamp>.csv/.json`) is rewritten after every shape, so a run cut short
@@ -34,6 +34,23 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "performance.md"
 BEGIN, END = "<!-- classes:begin -->", "<!-- classes:end -->"
+
+
+@dataclass(frozen=True)
+class RecordedTable:
+    """One per-class table of docs/performance.md: the class sweeps recorded in `folder` (under
+    assets/benchmarks/) whose JSON names match `pattern`, less those named as a change's baseline ("-before-"),
+    written between `begin` and `end`."""
+    folder: str
+    pattern: str
+    begin: str
+    end: str
+
+
+# The H200's records (the issue's goals are the H200's), and the H100's: the device lent only H100s on some days,
+# and those runs sit with the tuning records.
+TABLES = (RecordedTable("classes", "*.json", BEGIN, END),
+          RecordedTable("tuning", "h100-classes-seed*.json", "<!-- classes-h100:begin -->", "<!-- classes-h100:end -->"))
 DTYPES = ("float32", "bfloat16", "float16")
 PROVIDERS = ("copy", "tuned", "torch", "torch_compile")
 # "backward": through torch.autograd.grad, the engine's round trip; "backward_node": the backward node alone
@@ -186,13 +203,16 @@ def run_class_sweep(shapes: Sequence[DrawnShape], seed: int, providers: Sequence
 
 # --- reading the records -------------------------------------------------------------------------------------------
 
-def load_class_runs(directory: str | Path | None = None):
-    """The recorded class sweeps (assets/benchmarks/classes/*.json), oldest first, each with its whole CSV."""
+def load_class_runs(directory: str | Path | None = None, pattern: str = "*.json"):
+    """The recorded class sweeps (default: assets/benchmarks/classes/*.json; or `directory`'s JSON records named
+    by `pattern`, less a change's baselines, "-before-"), oldest first, each with its whole CSV."""
     from softmax_bench.records import RECORDED_DIR, BenchmarkRun, load_run
 
     directory = Path(directory) if directory is not None else RECORDED_DIR / "classes"
     runs = []
-    for path in sorted(directory.glob("*.json")):
+    for path in sorted(directory.glob(pattern)):
+        if "-before-" in path.name:
+            continue
         run = load_run(path)
         frame = pd.read_csv(path.parent / run.provenance["csv"], keep_default_na=True)
         runs.append(BenchmarkRun(frame, run.provenance))
@@ -242,7 +262,13 @@ def newest_by_class(runs: Sequence) -> dict:
     return newest
 
 
-def markdown_table(runs: Sequence) -> str:
+def table_runs(table: RecordedTable):
+    from softmax_bench.records import RECORDED_DIR
+
+    return load_class_runs(RECORDED_DIR / table.folder, table.pattern)
+
+
+def markdown_table(runs: Sequence, folder: str = "classes") -> str:
     """docs/performance.md's per-class table: for each class and direction, tuned ÷ copy min / median in each
     recorded seed (its newest run of that class), and the lowest tuned ÷ torch and tuned ÷ torch.compile over the
     class's shapes (above 1: tuned is faster at every shape)."""
@@ -279,13 +305,13 @@ def markdown_table(runs: Sequence) -> str:
                      for g in got]
             lines.append("| " + " | ".join([cls.replace("_", " "), direction, *ratio, *peers]) + " |")
     sources = ", ".join(f"`{r.provenance['csv']}`" for r in used)
-    return "\n".join(lines) + f"\n\nFrom {sources} (assets/benchmarks/classes/).\n"
+    return "\n".join(lines) + f"\n\nFrom {sources} (assets/benchmarks/{folder}/).\n"
 
 
-def write_table(runs: Sequence, doc: Path = DOC) -> None:
+def write_table(runs: Sequence, doc: Path = DOC, table: RecordedTable = TABLES[0]) -> None:
     text = doc.read_text()
-    start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
-    doc.write_text(text[:start] + "\n\n" + markdown_table(runs) + "\n" + text[end:])
+    start, end = text.index(table.begin) + len(table.begin), text.index(table.end)
+    doc.write_text(text[:start] + "\n\n" + markdown_table(runs, table.folder) + "\n" + text[end:])
 
 
 # --- the command line ----------------------------------------------------------------------------------------------
@@ -303,7 +329,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--rep-ms", type=int, default=40, help="do_bench's repetition time per call")
     p.add_argument("--out", help="directory for the record (CSV + JSON), rewritten after every shape")
     p.add_argument("--list", action="store_true", help="print the drawn shapes and stop")
-    p.add_argument("--table", action="store_true", help="print the per-class table of the recorded runs")
+    p.add_argument("--table", action="store_true", help="print the per-class tables of the recorded runs (H200, H100)")
     p.add_argument("--write", action="store_true", help="with --table: write it into docs/performance.md")
     return p
 
@@ -312,11 +338,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = _parser()
     args = p.parse_args(argv)
     if args.table:
-        runs = load_class_runs()
-        if args.write:
-            write_table(runs)
-        else:
-            print(markdown_table(runs))
+        for table in TABLES:
+            runs = table_runs(table)
+            if args.write:
+                write_table(runs, DOC, table)
+            else:
+                print(markdown_table(runs, table.folder))
         return 0
     if args.seed is None:
         p.error("--seed is required for a sweep")

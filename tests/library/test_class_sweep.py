@@ -103,13 +103,19 @@ def test_the_command_line_says_what_it_does_and_refuses_bad_input(capsys):
     assert capsys.readouterr().out.count("short_rows") == 2
 
 
-def test_the_documented_table_is_the_recorded_one():
+def test_the_documented_tables_are_the_recorded_ones():
     doc = cs.DOC.read_text()
-    written = doc[doc.index(cs.BEGIN) + len(cs.BEGIN):doc.index(cs.END)].strip()
-    runs = cs.load_class_runs()
-    assert runs, "no recorded class sweep in assets/benchmarks/classes/"
-    assert written == cs.markdown_table(runs).strip(), "run: python -m bench_tools.class_sweep --table --write"
-    assert {r.provenance["seed"] for r in runs} >= {1, 2}
+    for table in cs.TABLES:
+        written = doc[doc.index(table.begin) + len(table.begin):doc.index(table.end)].strip()
+        runs = cs.table_runs(table)
+        assert runs, f"no recorded class sweep in assets/benchmarks/{table.folder}/"
+        assert written == cs.markdown_table(runs, table.folder).strip(), \
+            "run: python -m bench_tools.class_sweep --table --write"
+        assert all("-before-" not in r.provenance["csv"] for r in runs)
+    h200, h100 = (cs.table_runs(t) for t in cs.TABLES)
+    assert {r.provenance["seed"] for r in h200} >= {1, 2}
+    assert {r.provenance["gpu"] for r in h100} == {"NVIDIA H100 80GB HBM3"} and {4711, 31337} <= {
+        r.provenance["seed"] for r in h100}
 
 
 def test_the_backward_node_is_the_softmaxs_own_and_gives_autograds_dx():
