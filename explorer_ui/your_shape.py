@@ -74,7 +74,7 @@ def plan_text(plan: ShapePlan) -> list[str]:
         if p.cut:
             why = p.reason.values
             out.append(t("shape_any_dim_parts", parts=p.parts, part_r=p.part_r, block_r=p.block_r,
-                         inner_bytes=why["inner_bytes"], line_bytes=why["line_bytes"]))
+                         inner_bytes=why["inner_bytes"], cut_bytes=why["cut_bytes"]))
         else:
             out.append(t("shape_any_dim_one", block_r=p.block_r) if p.one_pass
                        else t("shape_any_dim_two", block_r=p.block_r, chunks=p.n_chunks))

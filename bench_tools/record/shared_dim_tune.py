@@ -1,7 +1,8 @@
 """Tuning sweep for the strided kernels whose programs share a tile (kernels/shared_dim.py) or cut its reduced axis
 into parts (kernels/split_dim.py) against the two-pass and fitted plans, on shapes drawn by the class sweep
 (bench_tools/class_sweep.py): per shape, copy of the same bytes, the fitted plan, plan_any_dim's two passes, and
-each two-pass variant (column bytes, chunk values), shared variant (piece values, column bytes, warps) and parts
+each two-pass variant (column bytes, chunk values), one-pass slab variant (column bytes, the whole reduced axis
+down them, on a slab larger than the fitted plan holds), shared variant (piece values, column bytes, warps) and parts
 variant (column bytes, chunk values, programs an SM), forward and backward, in one run (`--variants` picks the
 kinds); every variant is launched as sc.softmax launches it (the kept launcher after the first call), so the time
 is the kernel's and not the JIT's.
@@ -41,10 +42,16 @@ CLASSES = ("dim_inner_wide", "dim_inner_narrow", "transposed")
 # Shared tiles: (piece values, column bytes, warps or None for the fitted count)
 SHARED = ((8192, 128, None), (8192, 256, 16), (16384, 256, 16), (4096, 64, None))
 # Two passes: (column bytes, values per chunk)
-TWO_PASS = ((32, 4096), (128, 4096), (256, 4096), (512, 4096), (256, 8192), (128, 2048))
+TWO_PASS = ((32, 4096), (64, 4096), (128, 4096), (256, 4096), (512, 4096), (32, 8192), (64, 8192), (128, 8192),
+            (256, 8192), (128, 2048))
+# One pass over a slab larger than the fitted plan holds: column bytes; the whole reduced axis down them, on up to
+# 16 warps, where the slab is at most SLAB_MAX_VALUES values (the backward: half as many, y and dy each)
+SLAB = (8, 16, 32, 64, 128)
+SLAB_MAX_VALUES = 32768
 # Parts: (column bytes, chunk values forward, programs an SM); the backward's chunk is half as many values
 PARTS = ((64, 2048, 8), (64, 4096, 16), (128, 2048, 8), (128, 4096, 4), (128, 4096, 8), (128, 4096, 16),
          (256, 4096, 8), (256, 8192, 8), (512, 8192, 4))
+FEW_PARTS = ((64, 4096, 16), (128, 4096, 8), (256, 8192, 8), (512, 8192, 4))
 
 
 def variants_of(direction: str, cols, kinds: set) -> list[tuple[str, dict]]:
@@ -57,12 +64,18 @@ def variants_of(direction: str, cols, kinds: set) -> list[tuple[str, dict]]:
     if "two" in kinds:
         out += [(f"two-b{b}-v{v // half}", dict(block_i=cols(b), block_r=max(1, v // half // cols(b))))
                 for b, v in TWO_PASS]
+    if "slab" in kinds:
+        out += [(f"slab-b{b}", dict(block_i=cols(b), block_r=1 << 30, max_values=SLAB_MAX_VALUES // half))
+                for b in SLAB]
     if "shared" in kinds:
         out += [(f"shared-v{v // half}-b{b}-w{w}", dict(shared=True, values=v // half, nbytes=b, num_warps=w))
                 for v, b, w in SHARED]
-    if "parts" in kinds:
+    if "parts" in kinds and "few-parts" not in kinds:
         out += [(f"parts-b{b}-v{v // half}-s{n}", dict(parts=True, column_bytes=b, values=v // half, per_sm=n))
                 for b, v, n in PARTS]
+    if "few-parts" in kinds:
+        out += [(f"parts-b{b}-v{v // half}-s{n}", dict(parts=True, column_bytes=b, values=v // half, per_sm=n))
+                for b, v, n in FEW_PARTS]
     return out
 
 
@@ -92,6 +105,10 @@ def _plan(layout, elt, dtype, gpu, direction, written, transposing, kw):
         return plan_shared_dim(layout, elt, dtype, gpu, direction, written=written, **kw)
     if kw.pop("parts", False):
         return plan_split_dim(layout, elt, dtype, gpu, direction, written=written, transposing=transposing, **kw)
+    max_values = kw.pop("max_values", None)
+    if max_values is not None:         # one pass over the whole reduced axis, where the slab is at most max_values
+        plan = plan_any_dim(layout, elt, dtype, gpu, direction, transposing=transposing, written=written, **kw)
+        return plan if plan.one_pass and plan.block_r * plan.block_i * plan.block_o <= max_values else None
     if not kw:                         # the library's plan (the one "fitted" launches)
         return plan_strided(layout, elt, dtype, gpu, direction, transposing=transposing, written=written)
     return plan_any_dim(layout, elt, dtype, gpu, direction, transposing=transposing, written=written, **kw)
@@ -128,7 +145,8 @@ def main(argv: list[str]) -> int:
     p.add_argument("--per-class", type=int, default=6)
     p.add_argument("--classes", default=",".join(CLASSES), help="comma-separated, of the strided classes")
     p.add_argument("--directions", default="forward,backward")
-    p.add_argument("--variants", default="fitted,two,shared", help="kinds: fitted, two, shared, parts, packed")
+    p.add_argument("--variants", default="fitted,two,shared",
+                   help="kinds: fitted, two, slab, shared, parts (few-parts: four of them), packed")
     p.add_argument("--warm", nargs=2, type=int, metavar=("K", "N"))
     args = p.parse_args(argv)
     kinds = set(args.variants.split(","))

@@ -18,10 +18,8 @@ from softmax_core.plans.strided import AnyDimPlan, ReductionLayout
 
 # The tile a program owns is [BLOCK_O outer slices, BLOCK_R down the reduced axis, BLOCK_I inner columns], sized
 # by values and bytes, then compiled for the GPU: a tile that spills registers is halved (plan_any_dim). Fitted on
-# the class sweep's seed-1 draw on the H200 (`python -m bench_tools.class_sweep --seed 1`, classes dim_inner_wide,
-# dim_inner_narrow, transposed; in assets/benchmarks/classes/: ...seed1-20261201T2358, this planner's first form
-# with 16,384-value slabs on up to 16 warps, and ...seed1-20261202T0030, these constants; history/...T2357 is the
-# planner before both), and checked on the seed-2 draw (...seed2-20261202T0027), measured once, after:
+# the class sweep's seed-1 draw of the strided classes on the H200 (assets/benchmarks/classes/: ...seed1-20261201T2358,
+# 16,384-value slabs on up to 16 warps; ...seed1-20261202T0030, these constants), checked on seed 2 (...T0027):
 # - a program holds at most TILE_VALUES values (forward; the backward holds y and dy, half as many), on warps that
 #   give each thread VALUES_PER_THREAD: slabs of 16,384 values on 16 warps (one program per SM, its loads, sums
 #   and stores never overlapping another's) ran 0.30-0.65x copy where tiles of 4,096 on 4 warps ran 0.72-0.93;
@@ -44,6 +42,19 @@ TWO_PASS_MAX_BYTES = 512
 # - at least FILL_PROGRAMS_PER_SM programs per SM: the slices, then the columns, are narrowed until there are;
 FILL_PROGRAMS_PER_SM = 2
 MAX_WARPS = 16
+# - the forward holds a larger slab in one pass rather than walk it twice (`slab_columns`): columns of
+#   SLAB_TARGET_VALUES // the padded reduced axis, at least a sector (SLAB_MIN_BYTES), or a line (LINE_BYTES) over
+#   a wide run (WIDE_RUN_BYTES or more, neither side stepping down the reduced axis: every row of the slab is a run
+#   of its own for loads and stores), the slab at most SLAB_MAX_VALUES. Over a wide run, two passes take lines too,
+#   in chunks padded past the reduced axis by at most CHUNK_PAD; transposed views keep the L2 rule. Fitted on an
+#   H100 on the strided classes' draws of seeds 31337 and 4711 (tuning/h100-strided-slab-tune-31337-4711.csv;
+#   docs/performance.md, "Slabs held in one pass"): the eight forwards walked twice there, 0.42-0.81 -> 0.60-0.88.
+SLAB_TARGET_VALUES = 8192
+SLAB_MAX_VALUES = 32768
+SLAB_MIN_BYTES = 32
+LINE_BYTES = 128
+WIDE_RUN_BYTES = 256
+CHUNK_PAD = 1.25
 # - where a side of the call steps down the reduced axis with unit stride (a transposed view in, a contiguous y
 #   out), a chunk spans at least REDUCE_MIN_BYTES of it, so those stores are whole sectors too.
 REDUCE_MIN_BYTES = 128
@@ -105,6 +116,21 @@ def narrowest_slab(layout: ReductionLayout, element_bytes: int) -> int:
     return triton.next_power_of_2(layout.n_reduce) * columns
 
 
+def slab_columns(layout: ReductionLayout, element_bytes: int, transposing: bool) -> int | None:
+    """The columns of the forward's larger one-pass slab, or None: narrower than a sector, a slab past SLAB_MAX_VALUES,
+    or a run where the cut plan was measured faster than two passes (`cuts`) and no slab was timed beside it."""
+    if not transposing and cuts(layout, element_bytes, "forward"):
+        return None
+    inner_pow2 = triton.next_power_of_2(layout.n_inner)
+    reduce_pow2 = triton.next_power_of_2(layout.n_reduce)
+    wide_run = not transposing and layout.n_inner * element_bytes >= WIDE_RUN_BYTES
+    least = (LINE_BYTES if wide_run else SLAB_MIN_BYTES) // element_bytes
+    cols = min(inner_pow2, max(least, pow2_floor(max(1, SLAB_TARGET_VALUES // reduce_pow2))))
+    if cols * element_bytes < SLAB_MIN_BYTES or reduce_pow2 * cols > SLAB_MAX_VALUES:
+        return None
+    return cols
+
+
 def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, gpu: GpuSpec,
                  direction: str = "forward", *, block_i: int | None = None, block_r: int | None = None,
                  num_warps: int | None = None, block_o: int | None = None, transposing: bool = False,
@@ -131,6 +157,9 @@ def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
     l2_bytes = (gpu.l2_mib or 0) * 2**20 * L2_SHARE
     in_flight = RESIDENT_PER_SM * gpu.multiprocessor_count
 
+    wide_run = not transposing and layout.n_inner * element_bytes >= WIDE_RUN_BYTES
+    slab = slab_columns(layout, element_bytes, transposing) if direction == "forward" else None
+
     def programs(o: int, i: int) -> int:
         return triton.cdiv(layout.n_outer, o) * triton.cdiv(layout.n_inner, i)
 
@@ -140,6 +169,13 @@ def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
             br, bo = reduce_pow2, 1
             if bi >= inner_pow2:                                   # the whole inner run: several outer slices
                 bo = min(max(1, values // (reduce_pow2 * bi)), triton.next_power_of_2(layout.n_outer))
+        elif slab and reduce_pow2 * slab <= values * SLAB_MAX_VALUES // TILE_VALUES["forward"]:
+            bi, br, bo = slab, reduce_pow2, 1                      # one pass over a larger slab (forward)
+        elif wide_run:                                             # two passes on lines, chunks padded little
+            bi, bo = columns(LINE_BYTES), 1
+            br = min(reduce_pow2, pow2_floor(max(1, values // bi)))
+            while br > 1 and triton.cdiv(layout.n_reduce, br) * br > CHUNK_PAD * layout.n_reduce:
+                br //= 2
         else:                                                      # two passes, the slabs in flight within L2
             fit = l2_bytes / max(1, in_flight * layout.n_reduce)
             bi = max(narrowest, columns(min(TWO_PASS_MAX_BYTES, fit)))
@@ -177,10 +213,16 @@ def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
         res = launch_resources(draft, written)
         if forced or res.n_spills == 0 or limit <= 1024:
             break
+        if slab and one_pass and bi == slab and narrowest_slab(layout, element_bytes) > limit:
+            slab = None                                            # the larger slab spilled: two passes
+            continue
         limit //= 2                                                # spilled: a smaller tile
     n_chunks = 1 if one_pass else triton.cdiv(layout.n_reduce, br)
     if forced:
         why = dict(why=ReasonCode.FORCED)
+    elif one_pass and narrowest_slab(layout, element_bytes) > limit:
+        why = dict(why=ReasonCode.SLAB_HELD, slab_values=narrowest_slab(layout, element_bytes), max_values=limit,
+                   held_values=bo * br * bi, column_bytes=min(bi, layout.n_inner) * element_bytes)
     else:
         why = dict(why=ReasonCode.SLAB_FITS if one_pass else ReasonCode.SLAB_OVER_LIMIT,
                    slab_values=narrowest_slab(layout, element_bytes), max_values=limit)
@@ -217,15 +259,11 @@ def word_values(layout: ReductionLayout, element_bytes: int, address: int = 0) -
     return 1
 
 
-# Words: a lane of the any-dim kernel loads one value, or one word of 2 or 4 neighbouring inner values where a
-# tensor's inner run is unit-stride and its strides and address keep every word aligned (word_values,
-# above); an odd stride gives Triton no proof of alignment, so without words a float16 lane moves 2 bytes.
-# Words are used for 2-byte values (a lane then moves 4 or 8 bytes), never for 4-byte ones, which already move 4.
-# Timed on the H200 on the strided classes' draws of seeds 2727 and 3838 (48 shapes, forward and backward, each
-# plan beside itself with words; assets/benchmarks/tuning/h200-any-dim-words-20261206.csv): with 2-byte values the
-# words ran 0.34 -> 0.50, 0.47 -> 0.62, 0.42 -> 0.64 and 0.72 -> 0.89x copy at narrow inner runs (backward), and
-# 0.37 -> 0.55, 0.41 -> 0.49, 0.49 -> 0.59 forward, 0.04 below at worst (2x948x16798 float16 backward); with
-# float32 (8-byte words) they were as often slower as faster, by up to 0.22 (275602x24x4 backward 0.80 -> 0.58).
+# Words (word_values, above) are used for 2-byte values (a lane then moves 4 or 8 bytes, where an odd stride would
+# leave it 2), never for 4-byte ones. Timed on the H200 on the strided classes' draws of seeds 2727 and 3838 (48
+# shapes, each plan beside itself with words; tuning/h200-any-dim-words-20261206.csv): 2-byte values ran 0.34 ->
+# 0.50, 0.42 -> 0.64 and 0.72 -> 0.89x copy at narrow inner runs (backward), 0.37 -> 0.55 and 0.49 -> 0.59 forward,
+# 0.04 below at worst; float32's 8-byte words were as often slower as faster (275602x24x4 backward 0.80 -> 0.58).
 WORD_MAX_ELEMENT_BYTES = 2
 
 
@@ -241,19 +279,16 @@ def word_packs(layout: ReductionLayout, written: ReductionLayout, element_bytes:
 # The shapes a program may take: (column bytes, chunk values forward; the backward holds y and dy, half as many
 # values each). Each is compiled for the GPU (both launches), and the plan keeps the one whose resident programs
 # hold the most bytes of their chunks per SM, the wider columns where two hold about as much (IN_FLIGHT_TIE): a
-# 64-column bf16 chunk walked down a transposed view compiled to 233 registers (one or two programs an SM) where
-# 32 columns took 127, so the widest column is not always the most in flight. (The rows backward's rule: speed
-# follows the bytes in flight. Where the cut plan is taken, the narrow runs below, the timed shapes ran within
-# 0.02 of each other; at wide runs the in-flight pick was no guide, docs/performance.md.)
+# 64-column bf16 chunk down a transposed view compiled to 233 registers where 32 columns took 127, so the widest
+# column is not always the most in flight (docs/performance.md).
 CUT_SHAPES = ((64, 2048), (128, 2048), (128, 4096), (256, 4096))
 CUT_DEFAULT_SHAPE = (128, 4096)      # where nothing is compiled (the interpreter)
 IN_FLIGHT_TIE = 0.9
-# Where the cut plan is faster than two passes: the forward over an inner run shorter than CUT_INNER_BYTES (a cache
-# line). Timed on the strided classes' fit seed 2727 (assets/benchmarks/tuning/h100-split-dim-tune-2727-20261206.csv,
-# an H100: no H200 could be had), at inner runs of 16-38 bytes cut tiles ran 0.36, 0.56 and 0.41x copy where two
-# passes ran 0.29, 0.48 and 0.31; elsewhere (wider runs, transposed views, every backward) two passes ran as fast
-# or faster (up to 0.74 against 0.45). docs/performance.md, "Strided tiles cut into parts".
-CUT_INNER_BYTES = 128
+# Where the cut plan is faster than two passes: the forward over an inner run shorter than CUT_INNER_BYTES (16-38 byte
+# runs: 0.36-0.56x copy against 0.29-0.48, tuning/h100-split-dim-tune-2727-20261206.csv; a 108-byte run ran 0.42
+# cut against 0.62 in two passes, h100-strided-slab-tune-31337-4711.csv). docs/performance.md, "Strided tiles cut
+# into parts".
+CUT_INNER_BYTES = 64
 # Enough parts that the GPU has CUT_PROGRAMS_PER_SM programs an SM; at most MAX_PARTS parts a tile (the words a
 # program of the second launch gathers: 8 bytes per part per column).
 CUT_PROGRAMS_PER_SM = 8
@@ -293,13 +328,12 @@ def plan_split_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str,
                            num_programs=best.num_programs, word_values=1, why=ReasonCode.SLAB_CUT,
                            slab_values=narrowest_slab(layout, element_bytes),
                            max_values=best.block_r * best.block_i, inner_bytes=layout.n_inner * element_bytes,
-                           line_bytes=CUT_INNER_BYTES, parts=best.parts)
+                           cut_bytes=CUT_INNER_BYTES, parts=best.parts)
     return replace(best, reason=reason)
 
 
 def cuts(layout: ReductionLayout, element_bytes: int, direction: str) -> bool:
-    """Whether cutting the tiles into parts is faster than two passes (measured; CUT_INNER_BYTES): the forward
-    over an inner run shorter than a cache line."""
+    """Whether cutting the tiles into parts is faster than two passes (measured): the forward, a short inner run."""
     return direction == "forward" and layout.n_inner * element_bytes < CUT_INNER_BYTES
 
 

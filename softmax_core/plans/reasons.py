@@ -58,14 +58,17 @@ Any-dim plan (`plans.any_dim.AnyDimPlan.reason`):
   (steps), ``num_warps``, ``num_programs``, ``word_values`` (values a thread loads as one word: 1, 2 or 4).
 - ``slab_fits`` (a why): the whole [softmax dim, columns] slab fits in one program: one read, one write.
   Figures: ``slab_values``, ``max_values``.
+- ``slab_held`` (a why, forward): the slab at the narrowest tile is more than ``max_values``, but at columns of
+  ``column_bytes`` it is ``held_values``, which one program holds on more warps (measured faster than two passes): one
+  read, one write. Figures: ``slab_values``, ``max_values``, ``held_values``, ``column_bytes``.
 - ``slab_over_limit`` (a why): the slab is more than one program holds: two passes. Figures: ``slab_values``,
   ``max_values``.
 - ``slab_shared`` (a why): the slab is more than one program holds, and ``split`` programs that run at once
   share it (kernels/shared_dim.py): one read, one write. Figures: ``slab_values``, ``max_values``, ``split``.
 - ``slab_cut`` (a why): the slab is more than one program holds and the inner run, ``inner_bytes``, is shorter than
-  a cache line (``line_bytes``), where parts ran faster than two passes: each tile's reduced axis is cut into
+  ``cut_bytes``, where parts ran faster than two passes: each tile's reduced axis is cut into
   ``parts`` parts, one program each, in two launches (kernels/split_dim.py). Figures: ``slab_values``,
-  ``max_values``, ``inner_bytes``, ``line_bytes``, ``parts``.
+  ``max_values``, ``inner_bytes``, ``cut_bytes``, ``parts``.
 """
 from __future__ import annotations
 
@@ -93,6 +96,7 @@ class ReasonCode(Code):
     FORCED = "forced"
     ANY_DIM = "any_dim"
     SLAB_FITS = "slab_fits"
+    SLAB_HELD = "slab_held"
     SLAB_OVER_LIMIT = "slab_over_limit"
     SLAB_SHARED = "slab_shared"
     SLAB_CUT = "slab_cut"
@@ -120,9 +124,10 @@ FIGURES: dict[ReasonCode, tuple[str, ...]] = {
     ReasonCode.ANY_DIM: ("why", "block_o", "block_i", "block_r", "n_chunks", "num_warps", "num_programs",
                          "word_values"),
     ReasonCode.SLAB_FITS: ("slab_values", "max_values"),
+    ReasonCode.SLAB_HELD: ("slab_values", "max_values", "held_values", "column_bytes"),
     ReasonCode.SLAB_OVER_LIMIT: ("slab_values", "max_values"),
     ReasonCode.SLAB_SHARED: ("slab_values", "max_values", "split"),
-    ReasonCode.SLAB_CUT: ("slab_values", "max_values", "inner_bytes", "line_bytes", "parts"),
+    ReasonCode.SLAB_CUT: ("slab_values", "max_values", "inner_bytes", "cut_bytes", "parts"),
 }
 
 # Which `why` each path can carry.
@@ -134,7 +139,7 @@ WHY_CODES: dict[ReasonCode, tuple[ReasonCode, ...]] = {
     ReasonCode.SPLIT: (ReasonCode.TOO_MANY_VALUES_PER_THREAD, ReasonCode.ROW_OVER_SHARED_MEMORY,
                        ReasonCode.ROW_OVER_REGISTERS, ReasonCode.ROW_SPILLS, ReasonCode.ROW_PAST_L2,
                        ReasonCode.UNALIGNED_LONG_ROW, ReasonCode.FORCED),
-    ReasonCode.ANY_DIM: (ReasonCode.SLAB_FITS, ReasonCode.SLAB_OVER_LIMIT, ReasonCode.SLAB_SHARED, ReasonCode.SLAB_CUT,
+    ReasonCode.ANY_DIM: (ReasonCode.SLAB_FITS, ReasonCode.SLAB_HELD, ReasonCode.SLAB_OVER_LIMIT, ReasonCode.SLAB_SHARED, ReasonCode.SLAB_CUT,
                          ReasonCode.FORCED),
 }
 

@@ -51,11 +51,32 @@ def test_plan_sizes_the_tile_by_bytes_and_values():
 
     h200 = catalog_gpu("h200")
     fill = plans.FILL_PROGRAMS_PER_SM * h200.multiprocessor_count
-    # a long reduced axis: two passes, columns narrow enough that the slabs in flight stay in L2 for pass 2
-    channel = plan_any_dim(ReductionLayout(64, 1000, 49, 49000, 49), 4, "float32", h200)
+    # a long reduced axis, forward: one pass over a slab of sector-wide columns, about SLAB_TARGET_VALUES
+    slab = plan_any_dim(ReductionLayout(64, 1000, 49, 49000, 49), 4, "float32", h200)
+    assert slab.one_pass and slab.block_r == 1024 and slab.block_i * 4 == plans.SLAB_MIN_BYTES
+    assert slab.block_r * slab.block_i == plans.SLAB_TARGET_VALUES and slab.num_warps == plans.MAX_WARPS // 2
+    # ... backward: two passes, columns narrow enough that the slabs in flight stay in L2 for pass 2
+    channel = plan_any_dim(ReductionLayout(64, 1000, 49, 49000, 49), 4, "float32", h200, "backward")
     assert not channel.one_pass and channel.block_o == 1 and channel.block_i * 4 >= plans.INNER_MIN_BYTES
     in_flight = plans.RESIDENT_PER_SM * h200.multiprocessor_count * 1000 * channel.block_i * 4
     assert in_flight <= h200.l2_mib * 2**20 * plans.L2_SHARE and channel.num_programs >= fill
+    # a slab past SLAB_MAX_VALUES even at 32-byte columns: two passes, forward too
+    assert not plan_any_dim(ReductionLayout(64, 9000, 49, 9000 * 49, 49), 4, "float32", h200).one_pass
+    # a wide run (rows a separate run of memory apart): the slab needs lines, which do not fit; two passes on lines,
+    # each chunk padded past the reduced axis by at most CHUNK_PAD of it, both directions
+    for direction in ("forward", "backward"):
+        lines = plan_any_dim(ReductionLayout(1, 1607, 27298, 0, 27298), 4, "float32", h200, direction)
+        assert not lines.one_pass and lines.block_i * 4 == plans.LINE_BYTES
+        assert -(-1607 // lines.block_r) * lines.block_r <= plans.CHUNK_PAD * 1607
+    short = plan_any_dim(ReductionLayout(1409, 41, 1025, 41 * 1025, 1025), 2, "bfloat16", h200, "backward")
+    assert not short.one_pass and short.block_i * 2 == plans.LINE_BYTES and short.block_r == 16   # 48 rows, not 64
+    # ... and a slab of lines where it fits; a narrow run's slab is of sectors, a transposed view's too
+    assert plan_any_dim(ReductionLayout(179, 94, 1774, 94 * 1774, 1774), 2, "bfloat16", h200).block_i * 2 == 128
+    assert plans.slab_columns(ReductionLayout(1844, 315, 54, 315 * 54, 54), 2, False) * 2 == plans.SLAB_MIN_BYTES
+    assert plans.slab_columns(ReductionLayout(2, 803, 13362, 803 * 13362, 13362), 2, True) * 2 == 32
+    # no slab where the inner run is narrower than a sector, nor past SLAB_MAX_VALUES
+    assert plans.slab_columns(ReductionLayout(3889, 2437, 2, 2437 * 2, 2), 2, False) is None
+    assert plans.slab_columns(ReductionLayout(1, 10103, 9513, 0, 9513), 4, True) is None
     # a short reduced axis over a wide inner run: one pass, each reduced index read in wide contiguous runs
     wide = plan_any_dim(ReductionLayout(3945, 2, 7359, 2 * 7359, 7359), 2, "float16", h200)
     assert wide.one_pass and wide.block_i * 2 >= 512 and wide.block_r == 2
@@ -69,12 +90,15 @@ def test_plan_sizes_the_tile_by_bytes_and_values():
     assert backward.block_o * backward.block_r * backward.block_i <= plans.TILE_VALUES["backward"]
     assert backward.block_o < narrow.block_o
     # a transposed view: the stores step down the reduced axis, so a chunk spans whole sectors of it
-    transposed = plan_any_dim(ReductionLayout(32, 2048, 2048, 2048 * 2048, 2048), 2, "bfloat16", h200,
+    transposed = plan_any_dim(ReductionLayout(32, 4096, 2048, 4096 * 2048, 2048), 2, "bfloat16", h200,
                               transposing=True)
     assert not transposed.one_pass and transposed.block_r * 2 >= plans.REDUCE_MIN_BYTES
-    assert transposed.n_chunks == 2048 // transposed.block_r
+    assert transposed.n_chunks == 4096 // transposed.block_r
+    # a held slab says so, with the figures of its tile
+    assert slab.reason.why == "slab_held" and slab.reason.values["held_values"] == 8192
+    assert slab.reason.values["column_bytes"] == 32 and slab.reason.values["slab_values"] > 4096
     # every tile is what its constexprs say, the ones the launch passes
-    for plan in (channel, wide, narrow, backward, transposed):
+    for plan in (slab, channel, wide, narrow, backward, transposed, lines, short):
         got = dict(plan.constexprs)
         assert (got["BLOCK_O"], got["BLOCK_R"], got["BLOCK_I"], got["ONE_PASS"]) == (
             plan.block_o, plan.block_r, plan.block_i, plan.one_pass)
@@ -107,13 +131,21 @@ def test_matches_float64(shape, dim, layout, device):
 
 def test_two_passes_are_taken_for_a_long_axis():
     layout = reduction_layout((2, 2100, 8), (2100 * 8, 8, 1), 1)
+    assert not plan_any_dim(layout, 4, "float32", catalog_gpu("h200"), "backward").one_pass
+    layout = reduction_layout((2, 4500, 8), (4500 * 8, 8, 1), 1)           # 8,192 x 8 values: past the slab
     assert not plan_any_dim(layout, 4, "float32", catalog_gpu("h200")).one_pass
 
 
-@pytest.mark.parametrize("n_reduce", [30, 2100])            # one pass, two passes
+# one pass, one pass over a larger slab (forward), two passes
+PASSES = [(30, True), (2100, True), (4500, False)]
+
+
+@pytest.mark.parametrize("n_reduce, one_pass", PASSES)
 @pytest.mark.parametrize("safe", [False, True])
-def test_minus_inf_and_nan_columns(n_reduce, safe, device):
-    x = torch.randn(2, n_reduce, 8, device=device)
+def test_minus_inf_and_nan_columns(n_reduce, one_pass, safe, device):
+    x = torch.randn(2, n_reduce, 16, device=device)         # a 64-byte run: one the cut plan leaves to a slab
+    layout = reduction_layout(tuple(x.shape), x.stride(), 1)
+    assert plan_any_dim(layout, 4, "float32", catalog_gpu("h200"), compile=False).one_pass == one_pass
     x[0, :, 1] = float("-inf")                 # a whole softmax of -inf
     x[1, : n_reduce // 2, 2] = float("-inf")   # -inf in the first chunk only
     x[1, 3, 5] = float("nan")
@@ -217,9 +249,11 @@ def test_every_dim_of_every_layout_matches_float64_with_torchs_strides(rank, dev
             assert takes_any_dim(x.shape, x.stride(), dim) == (rank >= 2 and groups is not None), (name, dim)
 
 
-@pytest.mark.parametrize("n_reduce", [30, 2100])          # one pass, two passes
-def test_minus_inf_and_nan_down_a_transposed_view(n_reduce, device):
+@pytest.mark.parametrize("n_reduce, one_pass", PASSES)
+def test_minus_inf_and_nan_down_a_transposed_view(n_reduce, one_pass, device):
     x = torch.randn(2, 8, n_reduce, device=device)
+    layout = reduction_layout((2, n_reduce, 8), x.transpose(1, 2).stride(), 1)
+    assert plan_any_dim(layout, 4, "float32", catalog_gpu("h200"), transposing=True, compile=False).one_pass == one_pass
     x[0, 1, :] = float("-inf")
     x[1, 2, : n_reduce // 2] = float("-inf")
     x[1, 5, 3] = float("nan")
@@ -298,9 +332,10 @@ def test_the_plan_description_names_the_fold_the_family_and_the_reason():
     from softmax_core.plans.shapes import FAMILIES, plan_shape
 
     h200 = catalog_gpu("h200")
-    cases = {((64, 1000, 49), 1, False): ("strided_two_pass", (64, 1000, 49)),
+    cases = {((64, 9000, 49), 1, False): ("strided_two_pass", (64, 9000, 49)),
+             ((64, 1000, 49), 1, False): ("strided_one_pass", (64, 1000, 49)),         # a slab held
              ((89919, 14, 8), 1, False): ("strided_one_pass", (89919, 14, 8)),
-             ((8, 1808, 2585), 2, True): ("strided_two_pass", (8, 2585, 1808)),
+             ((8, 1808, 5000), 2, True): ("strided_two_pass", (8, 5000, 1808)),
              ((4096, 1024), 1, False): ("whole_rows", (4096, 1024, 1))}
     for (shape, dim, transposed), (family, fold) in cases.items():
         plan = plan_shape(shape, "float32", dim, h200, transposed=transposed)

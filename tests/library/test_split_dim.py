@@ -135,7 +135,7 @@ def test_kept_launches_share_one_buffer_of_words_per_call():
         assert_like_torch(ready(x), x, 2, "kept parts")
 
 
-def test_the_planner_cuts_only_the_forward_over_an_inner_run_shorter_than_a_line():
+def test_the_planner_cuts_only_the_forward_over_a_short_inner_run():
     from softmax_core.plans.any_dim import plan_strided
     from softmax_core.plans.any_dim import CUT_INNER_BYTES
 
@@ -147,7 +147,8 @@ def test_the_planner_cuts_only_the_forward_over_an_inner_run_shorter_than_a_line
     assert not planned((100, 3000, 6), "backward").cut            # two passes ran as fast backward
     assert not planned((4, 3000, 300), "forward").cut             # a wide run: two passes
     assert planned((100, 20, 6), "forward").one_pass              # a slab that fits: one pass
-    assert planned((100, 3000, 40), "forward", 2).cut and not planned((100, 3000, 64), "forward", 2).cut
+    assert planned((100, 3000, 31), "forward", 2).cut and not planned((100, 3000, 32), "forward", 2).cut
+    assert 31 * 2 < CUT_INNER_BYTES <= 32 * 2
 
 
 def test_softmax_takes_the_cut_plan_eagerly_with_grad_and_compiled(device):
