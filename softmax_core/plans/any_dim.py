@@ -43,12 +43,11 @@ TWO_PASS_MAX_BYTES = 512
 FILL_PROGRAMS_PER_SM = 2
 MAX_WARPS = 16
 # - the forward holds a larger slab in one pass rather than walk it twice (`slab_columns`): columns of
-#   SLAB_TARGET_VALUES // the padded reduced axis, at least a sector (SLAB_MIN_BYTES), or a line (LINE_BYTES) over
-#   a wide run (WIDE_RUN_BYTES or more, neither side stepping down the reduced axis: every row of the slab is a run
-#   of its own for loads and stores), the slab at most SLAB_MAX_VALUES. Over a wide run, two passes take lines too,
-#   in chunks padded past the reduced axis by at most CHUNK_PAD; transposed views keep the L2 rule. Fitted on an
-#   H100 on the strided classes' draws of seeds 31337 and 4711 (tuning/h100-strided-slab-tune-31337-4711.csv;
-#   docs/performance.md, "Slabs held in one pass"): the eight forwards walked twice there, 0.42-0.81 -> 0.60-0.88.
+#   SLAB_TARGET_VALUES // the padded reduced axis, at least a sector (SLAB_MIN_BYTES), a line (LINE_BYTES) over a
+#   `wide_run`, the slab at most SLAB_MAX_VALUES; two passes over a wide run take lines too, in chunks padded past the
+#   reduced axis by at most CHUNK_PAD; transposed views keep the L2 rule. Fitted on an H100 on the strided classes'
+#   draws of seeds 31337 and 4711 (tuning/h100-strided-slab-tune-31337-4711.csv; docs/performance.md, "Slabs held
+#   in one pass"): the eight forwards walked twice there, 0.42-0.81 -> 0.60-0.88.
 SLAB_TARGET_VALUES = 8192
 SLAB_MAX_VALUES = 32768
 SLAB_MIN_BYTES = 32
@@ -116,16 +115,19 @@ def narrowest_slab(layout: ReductionLayout, element_bytes: int) -> int:
     return triton.next_power_of_2(layout.n_reduce) * columns
 
 
+def wide_run(layout: ReductionLayout, element_bytes: int, transposing: bool) -> bool:
+    """Whether each reduced row of a tile is a run of memory of its own for both sides: WIDE_RUN_BYTES or more."""
+    return not transposing and layout.n_inner * element_bytes >= WIDE_RUN_BYTES
+
+
 def slab_columns(layout: ReductionLayout, element_bytes: int, transposing: bool) -> int | None:
     """The columns of the forward's larger one-pass slab, or None: narrower than a sector, a slab past SLAB_MAX_VALUES,
     or a run where the cut plan was measured faster than two passes (`cuts`) and no slab was timed beside it."""
     if not transposing and cuts(layout, element_bytes, "forward"):
         return None
-    inner_pow2 = triton.next_power_of_2(layout.n_inner)
     reduce_pow2 = triton.next_power_of_2(layout.n_reduce)
-    wide_run = not transposing and layout.n_inner * element_bytes >= WIDE_RUN_BYTES
-    least = (LINE_BYTES if wide_run else SLAB_MIN_BYTES) // element_bytes
-    cols = min(inner_pow2, max(least, pow2_floor(max(1, SLAB_TARGET_VALUES // reduce_pow2))))
+    least = (LINE_BYTES if wide_run(layout, element_bytes, transposing) else SLAB_MIN_BYTES) // element_bytes
+    cols = min(triton.next_power_of_2(layout.n_inner), max(least, pow2_floor(SLAB_TARGET_VALUES // reduce_pow2)))
     if cols * element_bytes < SLAB_MIN_BYTES or reduce_pow2 * cols > SLAB_MAX_VALUES:
         return None
     return cols
@@ -157,7 +159,7 @@ def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
     l2_bytes = (gpu.l2_mib or 0) * 2**20 * L2_SHARE
     in_flight = RESIDENT_PER_SM * gpu.multiprocessor_count
 
-    wide_run = not transposing and layout.n_inner * element_bytes >= WIDE_RUN_BYTES
+    on_lines = wide_run(layout, element_bytes, transposing)
     slab = slab_columns(layout, element_bytes, transposing) if direction == "forward" else None
 
     def programs(o: int, i: int) -> int:
@@ -171,7 +173,7 @@ def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
                 bo = min(max(1, values // (reduce_pow2 * bi)), triton.next_power_of_2(layout.n_outer))
         elif slab and reduce_pow2 * slab <= values * SLAB_MAX_VALUES // TILE_VALUES["forward"]:
             bi, br, bo = slab, reduce_pow2, 1                      # one pass over a larger slab (forward)
-        elif wide_run:                                             # two passes on lines, chunks padded little
+        elif on_lines:                                             # two passes on lines, chunks padded little
             bi, bo = columns(LINE_BYTES), 1
             br = min(reduce_pow2, pow2_floor(max(1, values // bi)))
             while br > 1 and triton.cdiv(layout.n_reduce, br) * br > CHUNK_PAD * layout.n_reduce:
@@ -203,6 +205,7 @@ def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
         if block_i is not None and block_r is None and block_o is None:
             br = reduce_pow2 if reduce_pow2 * bi <= limit else min(reduce_pow2, max(1, limit // bi))
         one_pass = br >= reduce_pow2
+        held = one_pass and narrowest_slab(layout, element_bytes) > limit      # the larger slab (forward)
         warps = num_warps or warps_for(bo * br * bi)
         pack, pack_written = packs or word_packs(layout, written or layout, element_bytes, direction, addresses)
         # the plan as it will launch, its reason to come: what is compiled is its own kernel and constexprs
@@ -213,14 +216,14 @@ def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
         res = launch_resources(draft, written)
         if forced or res.n_spills == 0 or limit <= 1024:
             break
-        if slab and one_pass and bi == slab and narrowest_slab(layout, element_bytes) > limit:
+        if held:
             slab = None                                            # the larger slab spilled: two passes
             continue
         limit //= 2                                                # spilled: a smaller tile
     n_chunks = 1 if one_pass else triton.cdiv(layout.n_reduce, br)
     if forced:
         why = dict(why=ReasonCode.FORCED)
-    elif one_pass and narrowest_slab(layout, element_bytes) > limit:
+    elif held:
         why = dict(why=ReasonCode.SLAB_HELD, slab_values=narrowest_slab(layout, element_bytes), max_values=limit,
                    held_values=bo * br * bi, column_bytes=min(bi, layout.n_inner) * element_bytes)
     else:
@@ -285,9 +288,8 @@ CUT_SHAPES = ((64, 2048), (128, 2048), (128, 4096), (256, 4096))
 CUT_DEFAULT_SHAPE = (128, 4096)      # where nothing is compiled (the interpreter)
 IN_FLIGHT_TIE = 0.9
 # Where the cut plan is faster than two passes: the forward over an inner run shorter than CUT_INNER_BYTES (16-38 byte
-# runs: 0.36-0.56x copy against 0.29-0.48, tuning/h100-split-dim-tune-2727-20261206.csv; a 108-byte run ran 0.42
-# cut against 0.62 in two passes, h100-strided-slab-tune-31337-4711.csv). docs/performance.md, "Strided tiles cut
-# into parts".
+# runs: 0.36-0.56x copy against 0.29-0.48, tuning/h100-split-dim-tune-2727-20261206.csv; a 108-byte run: 0.42 cut
+# against 0.62 in two passes, h100-strided-slab-tune-31337-4711.csv; docs/performance.md).
 CUT_INNER_BYTES = 64
 # Enough parts that the GPU has CUT_PROGRAMS_PER_SM programs an SM; at most MAX_PARTS parts a tile (the words a
 # program of the second launch gathers: 8 bytes per part per column).
