@@ -13,6 +13,7 @@ import triton
 
 from softmax_core.hardware.gpu import GpuSpec
 from softmax_core.hardware import runtime
+from softmax_core.plans.packing import word_packs
 from softmax_core.plans.reasons import PlanReason, ReasonCode
 from softmax_core.plans.strided import AnyDimPlan, ReductionLayout
 
@@ -54,6 +55,8 @@ SLAB_MIN_BYTES = 32
 LINE_BYTES = 128
 WIDE_RUN_BYTES = 256
 CHUNK_PAD = 1.25
+# - flattened columns (`flat`): a program's columns are neighbouring (outer, inner) pairs, at least FLAT_MIN_COLUMNS;
+FLAT_MIN_COLUMNS = 8
 # - where a side of the call steps down the reduced axis with unit stride (a transposed view in, a contiguous y
 #   out), a chunk spans at least REDUCE_MIN_BYTES of it, so those stores are whole sectors too.
 REDUCE_MIN_BYTES = 128
@@ -133,11 +136,23 @@ def slab_columns(layout: ReductionLayout, element_bytes: int, transposing: bool)
     return cols
 
 
+def flat_tile(layout: ReductionLayout, element_bytes: int, values: int) -> tuple[int, int]:
+    """(block_r, block_i) of a tile of flattened columns holding at most `values`: the whole reduced axis where it
+    leaves FLAT_MIN_COLUMNS columns or more (one pass), else chunks down columns of a line (two passes)."""
+    reduce_pow2 = triton.next_power_of_2(layout.n_reduce)
+    total = triton.next_power_of_2(layout.n_outer * layout.n_inner)
+    if reduce_pow2 * FLAT_MIN_COLUMNS <= values:
+        return reduce_pow2, min(total, values // reduce_pow2)
+    bi = min(total, max(FLAT_MIN_COLUMNS, pow2_floor(LINE_BYTES // element_bytes)))
+    return min(reduce_pow2, pow2_floor(max(1, values // bi))), bi
+
+
 def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, gpu: GpuSpec,
                  direction: str = "forward", *, block_i: int | None = None, block_r: int | None = None,
                  num_warps: int | None = None, block_o: int | None = None, transposing: bool = False,
                  written: ReductionLayout | None = None, safe: bool = False, compile: bool = True,
-                 addresses: tuple[int, int] = (0, 0), packs: tuple[int, int] | None = None) -> AnyDimPlan:
+                 addresses: tuple[int, int] = (0, 0), packs: tuple[int, int] | None = None,
+                 flat: bool = False) -> AnyDimPlan:
     """The plan for a softmax down `layout`'s reduced axis (two passes where the slab is more than one program
     holds; plans/shared_dim.py's tiles shared by programs are a tuning sweep's opt-in). `transposing`: one side
     of the call steps down the reduced axis with unit stride (a transposed view in, a contiguous output), so a
@@ -147,6 +162,7 @@ def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
     `layout`'s) and halved while the compiler spills registers. `safe`: the forward's -inf columns give zeros.
     `addresses`: where the two tensors' data start within a 16-byte line; each is loaded in words of neighbouring
     values where its layout and address allow and that was measured faster (`word_packs`), or as `packs` says.
+    `flat`: a program's columns are neighbouring (outer, inner) pairs (`flat_tile`), no words.
     """
     forced = any(v is not None for v in (block_i, block_r, num_warps, block_o))
     inner_pow2 = triton.next_power_of_2(layout.n_inner)
@@ -163,10 +179,14 @@ def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
     slab = slab_columns(layout, element_bytes, transposing) if direction == "forward" else None
 
     def programs(o: int, i: int) -> int:
+        if flat:
+            return triton.cdiv(layout.n_outer * layout.n_inner, i)
         return triton.cdiv(layout.n_outer, o) * triton.cdiv(layout.n_inner, i)
 
     def fitted(values: int) -> tuple[int, int, int]:
-        if narrowest_slab(layout, element_bytes) <= values:        # one pass: the widest columns that fit
+        if flat:
+            bo, br, bi = 1, *flat_tile(layout, element_bytes, values)
+        elif narrowest_slab(layout, element_bytes) <= values:        # one pass: the widest columns that fit
             bi = min(columns(INNER_BYTES), max(1, values // reduce_pow2))
             br, bo = reduce_pow2, 1
             if bi >= inner_pow2:                                   # the whole inner run: several outer slices
@@ -185,7 +205,7 @@ def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
             br = min(reduce_pow2, max(1, values // bi))
             if transposing:
                 br = min(reduce_pow2, max(br, REDUCE_MIN_BYTES // element_bytes))
-        while programs(bo, bi) < wanted and (bo > 1 or bi > narrowest):
+        while programs(bo, bi) < wanted and (bo > 1 or bi > (FLAT_MIN_COLUMNS if flat else narrowest)):
             if bo > 1:
                 bo //= 2
             else:
@@ -207,10 +227,12 @@ def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
         one_pass = br >= reduce_pow2
         held = one_pass and narrowest_slab(layout, element_bytes) > limit      # the larger slab (forward)
         warps = num_warps or warps_for(bo * br * bi)
-        pack, pack_written = packs or word_packs(layout, written or layout, element_bytes, direction, addresses)
+        pack, pack_written = (1, 1) if flat else packs or word_packs(layout, written or layout, element_bytes,
+                                                                     direction, addresses)
         # the plan as it will launch, its reason to come: what is compiled is its own kernel and constexprs
         draft = AnyDimPlan(gpu, direction, layout, dtype_name, bi, br, one_pass, warps, programs(bo, bi), None, bo,
-                           safe and direction == "forward", pack=min(pack, bi), pack_written=min(pack_written, bi))
+                           safe and direction == "forward", pack=min(pack, bi), pack_written=min(pack_written, bi),
+                           flat=flat)
         if not compile or runtime_interpreted():
             break
         res = launch_resources(draft, written)
@@ -235,48 +257,6 @@ def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
                            num_programs=programs(bo, bi), word_values=draft.pack, **why)
     return replace(draft, reason=reason, n_regs=res.n_regs if res else None, n_spills=res.n_spills if res else 0,
                    n_shared=res.shared_bytes if res else 0)
-
-
-# A lane loads at most a 64-bit word of neighbouring values (Triton has no wider scalar; 16-byte vectors need the
-# alignment proofs an arbitrary stride does not give).
-WORD_BYTES = 8
-
-
-def word_values(layout: ReductionLayout, element_bytes: int, address: int = 0) -> int:
-    """How many neighbouring inner values (4, 2 or 1) a lane can load as one word from a tensor of this layout whose
-    data starts at byte `address`: the inner run is unit-stride, and every element offset a program starts a word
-    at (each outer and reduced step, the run's length) is a multiple of the count, as is the address in bytes of
-    the word. Where the strides are not, values are loaded one by one (2 bytes a lane for float16)."""
-    steps = [layout.n_inner]
-    if layout.n_reduce > 1:
-        steps.append(layout.reduce_stride)
-    if layout.n_outer // max(1, layout.n_outer2) > 1:
-        steps.append(layout.outer_stride)
-    if layout.n_outer2 > 1:
-        steps.append(layout.outer2_stride)
-    for count in (4, 2):
-        word = count * element_bytes
-        if (word <= WORD_BYTES and layout.inner_stride == 1 and address % word == 0
-                and all(s % count == 0 for s in steps)):
-            return count
-    return 1
-
-
-# Words (word_values, above) are used for 2-byte values (a lane then moves 4 or 8 bytes, where an odd stride would
-# leave it 2), never for 4-byte ones. Timed on the H200 on the strided classes' draws of seeds 2727 and 3838 (48
-# shapes, each plan beside itself with words; tuning/h200-any-dim-words-20261206.csv): 2-byte values ran 0.34 ->
-# 0.50, 0.42 -> 0.64 and 0.72 -> 0.89x copy at narrow inner runs (backward), 0.37 -> 0.55 and 0.49 -> 0.59 forward,
-# 0.04 below at worst; float32's 8-byte words were as often slower as faster (275602x24x4 backward 0.80 -> 0.58).
-WORD_MAX_ELEMENT_BYTES = 2
-
-
-def word_packs(layout: ReductionLayout, written: ReductionLayout, element_bytes: int, direction: str,
-               addresses: tuple[int, int] = (0, 0)) -> tuple[int, int]:
-    """Values a lane loads as one word from the layout's tensor and from the written one (1: one value), for
-    either direction (the rule is the same both ways)."""
-    if element_bytes > WORD_MAX_ELEMENT_BYTES:
-        return 1, 1
-    return word_values(layout, element_bytes, addresses[0]), word_values(written, element_bytes, addresses[1])
 
 
 # The shapes a program may take: (column bytes, chunk values forward; the backward holds y and dy, half as many
