@@ -208,16 +208,18 @@ class ClassRatio:
 
 
 @st.cache_data(show_spinner=False)
-def _class_frames() -> list[tuple[str, pd.DataFrame]]:
+def class_frames() -> list[tuple[str, pd.DataFrame]]:
     from softmax_bench.records import RECORDED_DIR
 
-    return [(path.name, pd.read_csv(path)) for path in sorted((RECORDED_DIR / "classes").glob("*.csv"))]
+    # oldest first, by the run's stamp (the name's last part, YYYYMMDDTHHMM), so the last is the latest run
+    paths = sorted((RECORDED_DIR / "classes").glob("*.csv"), key=lambda path: path.stem.rsplit("-", 1)[-1])
+    return [(path.name, pd.read_csv(path)) for path in paths]
 
 
 def class_ratio(key: str, direction: str, frames: list[tuple[str, pd.DataFrame]] | None = None) -> ClassRatio | None:
     """The tuned softmax over copy for every recorded shape of the class sweep's class `key` (H200 records in
     assets/benchmarks/classes/): the latest run's median and range over its shapes, and the spread of the runs."""
-    frames = _class_frames() if frames is None else frames
+    frames = class_frames() if frames is None else frames
     found = []
     for name, frame in frames:
         mine = frame[(frame["class"] == key) & (frame.direction == direction) & (frame.status == "ok")]

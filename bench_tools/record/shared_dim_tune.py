@@ -31,7 +31,7 @@ from bench_tools.class_sweep import draw
 from softmax_core.hardware import dtypes
 from softmax_core.hardware.gpu import default_gpu
 from softmax_core.launch import any_dim
-from softmax_core.plans.any_dim import flat_tile, plan_any_dim
+from softmax_core.plans.any_dim import plan_any_dim
 from softmax_core.plans.packing import word_values
 from softmax_core.plans.strided import dim_groups, forward_groups, layout_in, transposes
 from softmax_core.plans.any_dim import plan_strided
@@ -52,8 +52,6 @@ SLAB_MAX_VALUES = 32768
 PARTS = ((64, 2048, 8), (64, 4096, 16), (128, 2048, 8), (128, 4096, 4), (128, 4096, 8), (128, 4096, 16),
          (256, 4096, 8), (256, 8192, 8), (512, 8192, 4))
 FEW_PARTS = ((64, 4096, 16), (128, 4096, 8), (256, 8192, 8), (512, 8192, 4))
-# Flattened columns (neighbouring (outer, inner) pairs): the values a tile holds forward, the fitted warps
-FLAT = (2048, 8192)
 
 
 def variants_of(direction: str, cols, kinds: set) -> list[tuple[str, dict]]:
@@ -75,9 +73,6 @@ def variants_of(direction: str, cols, kinds: set) -> list[tuple[str, dict]]:
     if "parts" in kinds and "few-parts" not in kinds:
         out += [(f"parts-b{b}-v{v // half}-s{n}", dict(parts=True, column_bytes=b, values=v // half, per_sm=n))
                 for b, v, n in PARTS]
-    if "flat" in kinds:
-        out += [("flat", dict(flat=True))] + [(f"flat-v{v // half}", dict(flat=True, flat_values=v // half))
-                                              for v in FLAT]
     if "few-parts" in kinds:
         out += [(f"parts-b{b}-v{v // half}-s{n}", dict(parts=True, column_bytes=b, values=v // half, per_sm=n))
                 for b, v, n in FEW_PARTS]
@@ -110,9 +105,6 @@ def _plan(layout, elt, dtype, gpu, direction, written, transposing, kw):
         return plan_shared_dim(layout, elt, dtype, gpu, direction, written=written, **kw)
     if kw.pop("parts", False):
         return plan_split_dim(layout, elt, dtype, gpu, direction, written=written, transposing=transposing, **kw)
-    if "flat_values" in kw:            # flattened columns, a tile of at most this many values
-        block_r, block_i = flat_tile(layout, elt, kw.pop("flat_values"))
-        kw.update(block_r=block_r, block_i=block_i)
     max_values = kw.pop("max_values", None)
     if max_values is not None:         # one pass over the whole reduced axis, where the slab is at most max_values
         plan = plan_any_dim(layout, elt, dtype, gpu, direction, transposing=transposing, written=written, **kw)
@@ -154,7 +146,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--classes", default=",".join(CLASSES), help="comma-separated, of the strided classes")
     p.add_argument("--directions", default="forward,backward")
     p.add_argument("--variants", default="fitted,two,shared",
-                   help="kinds: fitted, two, slab, shared, parts (few-parts: four of them), packed, flat")
+                   help="kinds: fitted, two, slab, shared, parts (few-parts: four of them), packed")
     p.add_argument("--warm", nargs=2, type=int, metavar=("K", "N"))
     args = p.parse_args(argv)
     kinds = set(args.variants.split(","))

@@ -22,11 +22,6 @@ slices per program keep each load a contiguous span (BLOCK_O > 1 only when BLOCK
               so far rescaled by exp(old max - new max) when the max grows); pass 2 walks the chunks last
               first, while they are still in L2, and writes exp(x - max) / sum.
 
-Flattened columns (FLAT): a tile of BLOCK_I inner columns pads an inner run that is not a multiple of it (a run of 67
-in tiles of 64 leaves a second tile of 3 columns and 61 masked lanes; a run of 9 in a tile of 16, 7). With FLAT a
-program's columns are BLOCK_I neighbouring (outer, inner) pairs, c = o * n_inner + i, each with its own offset in
-x and in y, so only the last program's columns are padding; BLOCK_O is 1.
-
 Words (PACK > 1): Triton vectorises a load only where it can prove the addresses 16-byte aligned, and an odd
 stride proves nothing, so a tile of float16 down a (N, 37, 6) tensor loads 2 bytes a lane. Where the inner run is
 unit-stride and every stride a multiple of 2 (or 4), each lane loads one 32-bit (64-bit) word of 2 (4) neighbouring
@@ -78,91 +73,52 @@ def _tile(n_outer, n_outer2, n_inner, BLOCK_O: tl.constexpr, BLOCK_I: tl.constex
 
 
 @triton.jit
-def _flat_columns(n_outer, n_outer2, n_inner, x_outer, x_outer2, x_inner, y_outer, y_outer2, y_inner,
-                  BLOCK_I: tl.constexpr):
-    """FLAT: this program's BLOCK_I columns are neighbouring (outer, inner) pairs, c = o * n_inner + i, so a tile
-    never pads a short inner run out to a power of two: each column's offset in x and in y (int64) and its mask."""
-    c = tl.program_id(0) * BLOCK_I + tl.arange(0, BLOCK_I)
-    o = c // n_inner
-    i = (c - o * n_inner).to(tl.int64)
-    o1 = (o // n_outer2).to(tl.int64)
-    o2 = (o % n_outer2).to(tl.int64)
-    return o1 * x_outer + o2 * x_outer2 + i * x_inner, o1 * y_outer + o2 * y_outer2 + i * y_inner, c < n_outer * n_inner
+def _mask(o_ok, r, n_reduce, cols, n_inner):
+    return o_ok[:, None, None] & (r < n_reduce)[None, :, None] & (cols < n_inner)[None, None, :]
 
 
 @triton.jit
-def _columns(n_outer, n_outer2, n_inner, x_outer, x_outer2, x_inner, y_outer, y_outer2, y_inner,
-             BLOCK_O: tl.constexpr, BLOCK_I: tl.constexpr, FLAT: tl.constexpr):
-    """The tile's outer offsets in x and y ([BLOCK_O], int64) and their mask; where FLAT, its columns' offsets in
-    x and y ([BLOCK_I], int64) and their mask, else the block of inner columns it owns (load_tile makes their
-    offsets where it loads: kept from the start, they would hold registers through the passes)."""
-    if FLAT:
-        x_cols, y_cols, c_ok = _flat_columns(n_outer, n_outer2, n_inner, x_outer, x_outer2, x_inner,
-                                             y_outer, y_outer2, y_inner, BLOCK_I)
-        zero = tl.zeros([BLOCK_O], tl.int64)
-        return zero, zero, zero == 0, x_cols, y_cols, c_ok, 0
-    else:
-        o1, o2, o_ok, block = _tile(n_outer, n_outer2, n_inner, BLOCK_O, BLOCK_I)
-        return o1 * x_outer + o2 * x_outer2, o1 * y_outer + o2 * y_outer2, o_ok, 0, 0, 0, block
-
-
-@triton.jit
-def _mask(o_ok, r, n_reduce, c_ok):
-    return o_ok[:, None, None] & (r < n_reduce)[None, :, None] & c_ok[None, None, :]
-
-
-@triton.jit
-def _cols(stride_i, cols_at, c_ok, n_inner, block, BLOCK_I: tl.constexpr, FLAT: tl.constexpr):
-    """The tile's columns: their offsets along the inner axis (int64) and their mask."""
-    if FLAT:
-        return cols_at, c_ok
-    else:
-        cols = block * BLOCK_I + tl.arange(0, BLOCK_I)
-        return cols.to(tl.int64) * stride_i, cols < n_inner
-
-
-@triton.jit
-def load_tile(ptr, at, r, stride_r, stride_i, cols_at, c_ok, o_ok, n_reduce, n_inner, block, other,
-              BLOCK_I: tl.constexpr, PACK: tl.constexpr, EVICT: tl.constexpr, FLAT: tl.constexpr):
+def load_tile(ptr, at, r, stride_r, stride_i, o_ok, n_reduce, n_inner, block, other,
+              BLOCK_I: tl.constexpr, PACK: tl.constexpr, EVICT: tl.constexpr):
     """The [BLOCK_O, len(r), BLOCK_I] values at outer offsets `at`, reduced indices `r`, inner column tile `block`
-    (FLAT: the columns at offsets `cols_at`, masked by `c_ok`; `other` where out of range). PACK > 1: the inner run
-    is unit-stride and every offset a multiple of PACK, so each lane loads one word of PACK neighbouring values (4 or
-    8 bytes, where an unaligned run would load 2) and splits it in registers."""
+    (`other` where out of range). PACK > 1: the inner run is unit-stride and every offset a multiple of PACK, so
+    each lane loads one word of PACK neighbouring values (4 or 8 bytes, where an unaligned run would load 2) and
+    splits it in registers."""
     r64 = r.to(tl.int64)
+    cols = block * BLOCK_I + tl.arange(0, BLOCK_I)
     ELEM: tl.constexpr = ptr.dtype.element_ty
-    cols_at, c_ok = _cols(stride_i, cols_at, c_ok, n_inner, block, BLOCK_I, FLAT)
     if PACK == 1 or ELEM.primitive_bitwidth * PACK > 64:
-        return tl.load(ptr + at[:, None, None] + (r64 * stride_r)[None, :, None] + cols_at[None, None, :],
-                       mask=_mask(o_ok, r, n_reduce, c_ok), other=other, eviction_policy=EVICT)
+        return tl.load(ptr + at[:, None, None] + (r64 * stride_r)[None, :, None] + (cols.to(tl.int64) * stride_i)[None, None, :],
+                       mask=_mask(o_ok, r, n_reduce, cols, n_inner), other=other, eviction_policy=EVICT)
     else:
         WORD: tl.constexpr = tl.int32 if ELEM.primitive_bitwidth * PACK == 32 else tl.int64
         W: tl.constexpr = BLOCK_I // PACK
         wcols = block * W + tl.arange(0, W)
         words = tl.load(ptr.to(tl.pointer_type(WORD)) + (at // PACK)[:, None, None] + (r64 * (stride_r // PACK))[None, :, None]
                         + wcols.to(tl.int64)[None, None, :],
-                        mask=_mask(o_ok, r, n_reduce, wcols < n_inner // PACK), other=0, eviction_policy=EVICT)
-        return tl.where(_mask(o_ok, r, n_reduce, c_ok), _columns_of(words, PACK, ELEM), other)
+                        mask=_mask(o_ok, r, n_reduce, wcols, n_inner // PACK), other=0, eviction_policy=EVICT)
+        return tl.where(_mask(o_ok, r, n_reduce, cols, n_inner), _columns_of(words, PACK, ELEM), other)
 
 
 @triton.jit
-def store_tile(ptr, at, r, stride_r, stride_i, cols_at, c_ok, o_ok, n_reduce, n_inner, block, values,
-               BLOCK_I: tl.constexpr, PACK: tl.constexpr, EVICT: tl.constexpr, FLAT: tl.constexpr):
+def store_tile(ptr, at, r, stride_r, stride_i, o_ok, n_reduce, n_inner, block, values,
+               BLOCK_I: tl.constexpr, PACK: tl.constexpr, EVICT: tl.constexpr):
     """load_tile's store: `values` rounded to ptr's type, written PACK to a word where PACK > 1 (and the word is at
     most 64 bits: dx may be wider than the y whose layout the plan packed)."""
     r64 = r.to(tl.int64)
     ELEM: tl.constexpr = ptr.dtype.element_ty
-    cols_at, c_ok = _cols(stride_i, cols_at, c_ok, n_inner, block, BLOCK_I, FLAT)
     values = values.to(ELEM)
     if PACK == 1 or ELEM.primitive_bitwidth * PACK > 64:   # (a float32 dx of a float16 y's plan: no word that wide)
-        tl.store(ptr + at[:, None, None] + (r64 * stride_r)[None, :, None] + cols_at[None, None, :], values,
-                 mask=_mask(o_ok, r, n_reduce, c_ok), eviction_policy=EVICT)
+        cols = block * BLOCK_I + tl.arange(0, BLOCK_I)
+        tl.store(ptr + at[:, None, None] + (r64 * stride_r)[None, :, None] + (cols.to(tl.int64) * stride_i)[None, None, :], values,
+                 mask=_mask(o_ok, r, n_reduce, cols, n_inner), eviction_policy=EVICT)
     else:
         WORD: tl.constexpr = tl.int32 if ELEM.primitive_bitwidth * PACK == 32 else tl.int64
         W: tl.constexpr = BLOCK_I // PACK
         wcols = block * W + tl.arange(0, W)
         tl.store(ptr.to(tl.pointer_type(WORD)) + (at // PACK)[:, None, None] + (r64 * (stride_r // PACK))[None, :, None]
                  + wcols.to(tl.int64)[None, None, :], _words_of_columns(values, PACK, WORD),
-                 mask=_mask(o_ok, r, n_reduce, wcols < n_inner // PACK), eviction_policy=EVICT)
+                 mask=_mask(o_ok, r, n_reduce, wcols, n_inner // PACK), eviction_policy=EVICT)
 
 
 @triton.jit
@@ -171,15 +127,15 @@ def softmax_any_dim_kernel(
     x_outer, x_outer2, x_reduce, x_inner, y_outer, y_outer2, y_reduce, y_inner,
     n_outer, n_outer2, n_reduce, n_inner,
     BLOCK_O: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_I: tl.constexpr, ONE_PASS: tl.constexpr,
-    SAFE: tl.constexpr, FP64: tl.constexpr, PACK_X: tl.constexpr, PACK_Y: tl.constexpr, FLAT: tl.constexpr = False,
+    SAFE: tl.constexpr, FP64: tl.constexpr, PACK_X: tl.constexpr, PACK_Y: tl.constexpr,
 ):
-    x_at, y_at, o_ok, x_cols, y_cols, c_ok, block = _columns(n_outer, n_outer2, n_inner, x_outer, x_outer2, x_inner,
-                                                             y_outer, y_outer2, y_inner, BLOCK_O, BLOCK_I, FLAT)
+    o1, o2, o_ok, block = _tile(n_outer, n_outer2, n_inner, BLOCK_O, BLOCK_I)
+    x_at = o1 * x_outer + o2 * x_outer2
+    y_at = o1 * y_outer + o2 * y_outer2
     steps = tl.arange(0, BLOCK_R)
     if ONE_PASS:
-        x = upcast(load_tile(x_ptr, x_at, steps, x_reduce, x_inner, x_cols, c_ok, o_ok,
-                             n_reduce, n_inner, block, float("-inf"),
-                             BLOCK_I, PACK_X, "evict_first", FLAT), FP64)
+        x = upcast(load_tile(x_ptr, x_at, steps, x_reduce, x_inner, o_ok, n_reduce, n_inner, block, float("-inf"),
+                             BLOCK_I, PACK_X, "evict_first"), FP64)
         col_max = tl.max(x, axis=1)
         if SAFE:  # a column of only -inf gives zeros instead of NaN
             col_max = tl.where(col_max == float("-inf"), 0.0, col_max)
@@ -188,16 +144,15 @@ def softmax_any_dim_kernel(
         inv_sum = 1.0 / col_sum
         if SAFE:
             inv_sum = tl.where(col_sum == 0.0, 0.0, inv_sum)
-        store_tile(y_ptr, y_at, steps, y_reduce, y_inner, y_cols, c_ok, o_ok, n_reduce, n_inner, block,
-                   numerator * inv_sum[:, None, :], BLOCK_I, PACK_Y, "", FLAT)
+        store_tile(y_ptr, y_at, steps, y_reduce, y_inner, o_ok, n_reduce, n_inner, block,
+                   numerator * inv_sum[:, None, :], BLOCK_I, PACK_Y, "")
     else:
         run_max = upcast(tl.full((BLOCK_O, BLOCK_I), float("-inf"), tl.float32), FP64)
         run_sum = upcast(tl.zeros((BLOCK_O, BLOCK_I), tl.float32), FP64)
         n_chunks = tl.cdiv(n_reduce, BLOCK_R)
         for c in range(0, n_chunks):
-            x = upcast(load_tile(x_ptr, x_at, c * BLOCK_R + steps, x_reduce, x_inner, x_cols, c_ok, o_ok,
-                                 n_reduce, n_inner, block,
-                                 float("-inf"), BLOCK_I, PACK_X, "evict_last", FLAT), FP64)
+            x = upcast(load_tile(x_ptr, x_at, c * BLOCK_R + steps, x_reduce, x_inner, o_ok, n_reduce, n_inner, block,
+                                 float("-inf"), BLOCK_I, PACK_X, "evict_last"), FP64)
             new_max = tl.maximum(run_max, tl.max(x, axis=1))
             # While a column has seen only -inf, shift by 0: -inf - (-inf) would be NaN.
             shift = tl.where(new_max == float("-inf"), 0.0, new_max)
@@ -210,12 +165,10 @@ def softmax_any_dim_kernel(
             inv_sum = 1.0 / run_sum
         for c in range(0, n_chunks):   # last chunk first: it is the likeliest still in L2
             r = (n_chunks - 1 - c) * BLOCK_R + steps
-            x = upcast(load_tile(x_ptr, x_at, r, x_reduce, x_inner, x_cols, c_ok, o_ok,
-                                 n_reduce, n_inner, block, float("-inf"),
-                                 BLOCK_I, PACK_X, "evict_first", FLAT), FP64)
-            store_tile(y_ptr, y_at, r, y_reduce, y_inner, y_cols, c_ok, o_ok, n_reduce, n_inner, block,
-                       fast_exp(x - run_max[:, None, :], FP64) * inv_sum[:, None, :],
-                       BLOCK_I, PACK_Y, "evict_first", FLAT)
+            x = upcast(load_tile(x_ptr, x_at, r, x_reduce, x_inner, o_ok, n_reduce, n_inner, block, float("-inf"),
+                                 BLOCK_I, PACK_X, "evict_first"), FP64)
+            store_tile(y_ptr, y_at, r, y_reduce, y_inner, o_ok, n_reduce, n_inner, block,
+                       fast_exp(x - run_max[:, None, :], FP64) * inv_sum[:, None, :], BLOCK_I, PACK_Y, "evict_first")
 
 
 @triton.jit
@@ -224,40 +177,36 @@ def softmax_backward_any_dim_kernel(
     y_outer, y_outer2, y_reduce, y_inner, dy_outer, dy_outer2, dy_reduce, dy_inner,
     n_outer, n_outer2, n_reduce, n_inner,
     BLOCK_O: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_I: tl.constexpr, ONE_PASS: tl.constexpr,
-    FP64: tl.constexpr, PACK_Y: tl.constexpr, PACK_DY: tl.constexpr, FLAT: tl.constexpr = False,
+    FP64: tl.constexpr, PACK_Y: tl.constexpr, PACK_DY: tl.constexpr,
 ):
     # dx has y's strides and dtype's size class (both are allocated by the launcher); dy has its own.
-    y_at, dy_at, o_ok, y_cols, dy_cols, c_ok, block = _columns(n_outer, n_outer2, n_inner, y_outer, y_outer2, y_inner,
-                                                               dy_outer, dy_outer2, dy_inner, BLOCK_O, BLOCK_I, FLAT)
+    o1, o2, o_ok, block = _tile(n_outer, n_outer2, n_inner, BLOCK_O, BLOCK_I)
+    y_at = o1 * y_outer + o2 * y_outer2
+    dy_at = o1 * dy_outer + o2 * dy_outer2
     steps = tl.arange(0, BLOCK_R)
     if ONE_PASS:
-        y = upcast(load_tile(y_ptr, y_at, steps, y_reduce, y_inner, y_cols, c_ok, o_ok, n_reduce, n_inner, block, 0.0,
-                             BLOCK_I, PACK_Y, "", FLAT), FP64)
-        dy = upcast(load_tile(dy_ptr, dy_at, steps, dy_reduce, dy_inner, dy_cols, c_ok, o_ok,
-                              n_reduce, n_inner, block, 0.0,
-                              BLOCK_I, PACK_DY, "", FLAT), FP64)
+        y = upcast(load_tile(y_ptr, y_at, steps, y_reduce, y_inner, o_ok, n_reduce, n_inner, block, 0.0,
+                             BLOCK_I, PACK_Y, ""), FP64)
+        dy = upcast(load_tile(dy_ptr, dy_at, steps, dy_reduce, dy_inner, o_ok, n_reduce, n_inner, block, 0.0,
+                              BLOCK_I, PACK_DY, ""), FP64)
         dot = tl.sum(y * dy, axis=1)
-        store_tile(dx_ptr, y_at, steps, y_reduce, y_inner, y_cols, c_ok, o_ok,
-                   n_reduce, n_inner, block, y * (dy - dot[:, None, :]),
-                   BLOCK_I, PACK_Y, "", FLAT)
+        store_tile(dx_ptr, y_at, steps, y_reduce, y_inner, o_ok, n_reduce, n_inner, block, y * (dy - dot[:, None, :]),
+                   BLOCK_I, PACK_Y, "")
     else:
         dot = upcast(tl.zeros((BLOCK_O, BLOCK_I), tl.float32), FP64)
         n_chunks = tl.cdiv(n_reduce, BLOCK_R)
         for c in range(0, n_chunks):
             r = c * BLOCK_R + steps
-            y = upcast(load_tile(y_ptr, y_at, r, y_reduce, y_inner, y_cols, c_ok, o_ok, n_reduce, n_inner, block, 0.0,
-                                 BLOCK_I, PACK_Y, "evict_last", FLAT), FP64)
-            dy = upcast(load_tile(dy_ptr, dy_at, r, dy_reduce, dy_inner, dy_cols, c_ok, o_ok,
-                                  n_reduce, n_inner, block, 0.0,
-                                  BLOCK_I, PACK_DY, "evict_last", FLAT), FP64)
+            y = upcast(load_tile(y_ptr, y_at, r, y_reduce, y_inner, o_ok, n_reduce, n_inner, block, 0.0,
+                                 BLOCK_I, PACK_Y, "evict_last"), FP64)
+            dy = upcast(load_tile(dy_ptr, dy_at, r, dy_reduce, dy_inner, o_ok, n_reduce, n_inner, block, 0.0,
+                                  BLOCK_I, PACK_DY, "evict_last"), FP64)
             dot += tl.sum(y * dy, axis=1)
         for c in range(0, n_chunks):
             r = (n_chunks - 1 - c) * BLOCK_R + steps
-            y = upcast(load_tile(y_ptr, y_at, r, y_reduce, y_inner, y_cols, c_ok, o_ok, n_reduce, n_inner, block, 0.0,
-                                 BLOCK_I, PACK_Y, "evict_first", FLAT), FP64)
-            dy = upcast(load_tile(dy_ptr, dy_at, r, dy_reduce, dy_inner, dy_cols, c_ok, o_ok,
-                                  n_reduce, n_inner, block, 0.0,
-                                  BLOCK_I, PACK_DY, "evict_first", FLAT), FP64)
-            store_tile(dx_ptr, y_at, r, y_reduce, y_inner, y_cols, c_ok, o_ok,
-                       n_reduce, n_inner, block, y * (dy - dot[:, None, :]),
-                       BLOCK_I, PACK_Y, "evict_first", FLAT)
+            y = upcast(load_tile(y_ptr, y_at, r, y_reduce, y_inner, o_ok, n_reduce, n_inner, block, 0.0,
+                                 BLOCK_I, PACK_Y, "evict_first"), FP64)
+            dy = upcast(load_tile(dy_ptr, dy_at, r, dy_reduce, dy_inner, o_ok, n_reduce, n_inner, block, 0.0,
+                                  BLOCK_I, PACK_DY, "evict_first"), FP64)
+            store_tile(dx_ptr, y_at, r, y_reduce, y_inner, o_ok, n_reduce, n_inner, block, y * (dy - dot[:, None, :]),
+                       BLOCK_I, PACK_Y, "evict_first")

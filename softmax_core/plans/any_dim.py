@@ -55,8 +55,6 @@ SLAB_MIN_BYTES = 32
 LINE_BYTES = 128
 WIDE_RUN_BYTES = 256
 CHUNK_PAD = 1.25
-# - flattened columns (`flat`): a program's columns are neighbouring (outer, inner) pairs, at least FLAT_MIN_COLUMNS;
-FLAT_MIN_COLUMNS = 8
 # - where a side of the call steps down the reduced axis with unit stride (a transposed view in, a contiguous y
 #   out), a chunk spans at least REDUCE_MIN_BYTES of it, so those stores are whole sectors too.
 REDUCE_MIN_BYTES = 128
@@ -136,23 +134,11 @@ def slab_columns(layout: ReductionLayout, element_bytes: int, transposing: bool)
     return cols
 
 
-def flat_tile(layout: ReductionLayout, element_bytes: int, values: int) -> tuple[int, int]:
-    """(block_r, block_i) of a tile of flattened columns holding at most `values`: the whole reduced axis where it
-    leaves FLAT_MIN_COLUMNS columns or more (one pass), else chunks down columns of a line (two passes)."""
-    reduce_pow2 = triton.next_power_of_2(layout.n_reduce)
-    total = triton.next_power_of_2(layout.n_outer * layout.n_inner)
-    if reduce_pow2 * FLAT_MIN_COLUMNS <= values:
-        return reduce_pow2, min(total, values // reduce_pow2)
-    bi = min(total, max(FLAT_MIN_COLUMNS, pow2_floor(LINE_BYTES // element_bytes)))
-    return min(reduce_pow2, pow2_floor(max(1, values // bi))), bi
-
-
 def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, gpu: GpuSpec,
                  direction: str = "forward", *, block_i: int | None = None, block_r: int | None = None,
                  num_warps: int | None = None, block_o: int | None = None, transposing: bool = False,
                  written: ReductionLayout | None = None, safe: bool = False, compile: bool = True,
-                 addresses: tuple[int, int] = (0, 0), packs: tuple[int, int] | None = None,
-                 flat: bool = False) -> AnyDimPlan:
+                 addresses: tuple[int, int] = (0, 0), packs: tuple[int, int] | None = None) -> AnyDimPlan:
     """The plan for a softmax down `layout`'s reduced axis (two passes where the slab is more than one program
     holds; plans/shared_dim.py's tiles shared by programs are a tuning sweep's opt-in). `transposing`: one side
     of the call steps down the reduced axis with unit stride (a transposed view in, a contiguous output), so a
@@ -162,7 +148,6 @@ def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
     `layout`'s) and halved while the compiler spills registers. `safe`: the forward's -inf columns give zeros.
     `addresses`: where the two tensors' data start within a 16-byte line; each is loaded in words of neighbouring
     values where its layout and address allow and that was measured faster (`word_packs`), or as `packs` says.
-    `flat`: a program's columns are neighbouring (outer, inner) pairs (`flat_tile`), no words.
     """
     forced = any(v is not None for v in (block_i, block_r, num_warps, block_o))
     inner_pow2 = triton.next_power_of_2(layout.n_inner)
@@ -179,14 +164,10 @@ def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
     slab = slab_columns(layout, element_bytes, transposing) if direction == "forward" else None
 
     def programs(o: int, i: int) -> int:
-        if flat:
-            return triton.cdiv(layout.n_outer * layout.n_inner, i)
         return triton.cdiv(layout.n_outer, o) * triton.cdiv(layout.n_inner, i)
 
     def fitted(values: int) -> tuple[int, int, int]:
-        if flat:
-            bo, br, bi = 1, *flat_tile(layout, element_bytes, values)
-        elif narrowest_slab(layout, element_bytes) <= values:        # one pass: the widest columns that fit
+        if narrowest_slab(layout, element_bytes) <= values:        # one pass: the widest columns that fit
             bi = min(columns(INNER_BYTES), max(1, values // reduce_pow2))
             br, bo = reduce_pow2, 1
             if bi >= inner_pow2:                                   # the whole inner run: several outer slices
@@ -205,7 +186,7 @@ def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
             br = min(reduce_pow2, max(1, values // bi))
             if transposing:
                 br = min(reduce_pow2, max(br, REDUCE_MIN_BYTES // element_bytes))
-        while programs(bo, bi) < wanted and (bo > 1 or bi > (FLAT_MIN_COLUMNS if flat else narrowest)):
+        while programs(bo, bi) < wanted and (bo > 1 or bi > narrowest):
             if bo > 1:
                 bo //= 2
             else:
@@ -227,12 +208,10 @@ def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
         one_pass = br >= reduce_pow2
         held = one_pass and narrowest_slab(layout, element_bytes) > limit      # the larger slab (forward)
         warps = num_warps or warps_for(bo * br * bi)
-        pack, pack_written = (1, 1) if flat else packs or word_packs(layout, written or layout, element_bytes,
-                                                                     direction, addresses)
+        pack, pack_written = packs or word_packs(layout, written or layout, element_bytes, direction, addresses)
         # the plan as it will launch, its reason to come: what is compiled is its own kernel and constexprs
         draft = AnyDimPlan(gpu, direction, layout, dtype_name, bi, br, one_pass, warps, programs(bo, bi), None, bo,
-                           safe and direction == "forward", pack=min(pack, bi), pack_written=min(pack_written, bi),
-                           flat=flat)
+                           safe and direction == "forward", pack=min(pack, bi), pack_written=min(pack_written, bi))
         if not compile or runtime_interpreted():
             break
         res = launch_resources(draft, written)

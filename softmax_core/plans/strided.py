@@ -185,8 +185,6 @@ class AnyDimPlan:
     pack: int = 1                   # values a lane loads as one word from `layout`'s tensor (x forward; y and dx
                                     # backward): 2 or 4 where its inner run is unit-stride and word-aligned
     pack_written: int = 1           # the same for the other tensor (y forward, dy backward)
-    flat: bool = False              # a program's block_i columns are neighbouring (outer, inner) pairs, so no tile
-                                    # pads a short inner run (block_o is then 1)
 
     @property
     def grid(self) -> tuple[int]:
@@ -207,8 +205,6 @@ class AnyDimPlan:
 
     @property
     def n_tiles(self) -> int:
-        if self.flat:
-            return triton.cdiv(self.layout.n_outer * self.layout.n_inner, self.block_i)
         return triton.cdiv(self.layout.n_outer, self.block_o) * triton.cdiv(self.layout.n_inner, self.block_i)
 
     @property
@@ -255,7 +251,7 @@ class AnyDimPlan:
         if self.shares:
             return shared_dim_constexprs(self.direction, self.block_r, self.block_i, self.split, self.safe)
         return any_dim_constexprs(self.direction, self.block_o, self.block_r, self.block_i, self.one_pass,
-                                  self.safe, self.dtype == "float64", self.pack, self.pack_written, self.flat)
+                                  self.safe, self.dtype == "float64", self.pack, self.pack_written)
 
 
 def shared_dim_constexprs(direction: str, block_r: int, block_i: int, split: int,
@@ -275,10 +271,8 @@ def split_dim_constexprs(direction: str, block_r: int, block_i: int, part_r: int
 
 
 def any_dim_constexprs(direction: str, block_o: int, block_r: int, block_i: int, one_pass: bool, safe: bool,
-                       fp64: bool, pack: int = 1, pack_written: int = 1,
-                       flat: bool = False) -> tuple[tuple[str, object], ...]:
+                       fp64: bool, pack: int = 1, pack_written: int = 1) -> tuple[tuple[str, object], ...]:
     tile = (("BLOCK_O", block_o), ("BLOCK_R", block_r), ("BLOCK_I", block_i), ("ONE_PASS", one_pass))
     packs = (("PACK_X", pack), ("PACK_Y", pack_written)) if direction == "forward" else (("PACK_Y", pack),
                                                                                         ("PACK_DY", pack_written))
-    return (tile + ((("SAFE", safe),) if direction == "forward" else ()) + (("FP64", fp64),) + packs
-            + ((("FLAT", True),) if flat else ()))
+    return tile + ((("SAFE", safe),) if direction == "forward" else ()) + (("FP64", fp64),) + packs

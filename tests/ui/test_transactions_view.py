@@ -77,6 +77,10 @@ def test_the_class_sweep_gives_each_class_its_ratio():
     frame = pd.DataFrame({"class": ["a"] * 4, "direction": ["forward"] * 4, "status": ["ok"] * 4,
                           "case": ["a-0", "a-0", "a-1", "a-1"], "provider": ["copy", "tuned"] * 2,
                           "ms_median": [1.0, 2.0, 1.0, 4.0]})
+    latest = tv.class_ratio("transposed", "forward")     # the newest run by its stamp, not the last name
+    stamps = [name.rsplit("-", 1)[-1] for name, frame in tv.class_frames.__wrapped__()
+              if ((frame["class"] == "transposed") & (frame.direction == "forward")).any()]
+    assert latest.record.rsplit("-", 1)[-1] == max(stamps)
     made = tv.class_ratio("a", "forward", [("r.csv", frame)])
     assert (made.low, made.high, made.shapes) == (0.25, 0.5, 2)
     assert tv.class_ratio("b", "forward", [("r.csv", frame)]) is None
