@@ -32,7 +32,7 @@ from softmax_core.hardware import dtypes
 from softmax_core.hardware.gpu import default_gpu
 from softmax_core.launch import any_dim
 from softmax_core.plans.any_dim import plan_any_dim
-from softmax_core.plans.packing import word_values
+from softmax_core.plans.any_dim import word_values
 from softmax_core.plans.strided import dim_groups, forward_groups, layout_in, transposes
 from softmax_core.plans.any_dim import plan_strided
 from softmax_core.plans.shared_dim import plan_shared_dim

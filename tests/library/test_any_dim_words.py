@@ -1,6 +1,6 @@
 """The any-dim kernels' words (kernels/any_dim.py, load_tile and store_tile with PACK > 1): a lane loads 2 or 4
 neighbouring inner values as one 32- or 64-bit word and splits it in registers. Which tensors may (the layout's
-strides and the data's address) and which plans do (plans/packing.py's word_packs), and float64 references for
+strides and the data's address) and which plans do (plans/any_dim.py's word_packs), and float64 references for
 every dtype, output dtype, pass and direction with the words forced on. Small shapes: the interpreter runs every
 program."""
 import dataclasses
@@ -12,8 +12,7 @@ import softmax_core as sc
 from softmax_core.hardware import dtypes
 from softmax_core.hardware.gpu import catalog_gpu
 from softmax_core.launch import any_dim
-from softmax_core.plans.any_dim import plan_any_dim
-from softmax_core.plans.packing import WORD_MAX_ELEMENT_BYTES, word_packs, word_values
+from softmax_core.plans.any_dim import WORD_MAX_ELEMENT_BYTES, plan_any_dim, word_packs, word_values
 from softmax_core.plans.strided import ReductionLayout, contiguous_strides, dim_groups, layout_in
 from tests.support.reference import TOLERANCE
 
