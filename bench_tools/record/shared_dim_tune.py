@@ -70,12 +70,9 @@ def variants_of(direction: str, cols, kinds: set) -> list[tuple[str, dict]]:
     if "shared" in kinds:
         out += [(f"shared-v{v // half}-b{b}-w{w}", dict(shared=True, values=v // half, nbytes=b, num_warps=w))
                 for v, b, w in SHARED]
-    if "parts" in kinds and "few-parts" not in kinds:
-        out += [(f"parts-b{b}-v{v // half}-s{n}", dict(parts=True, column_bytes=b, values=v // half, per_sm=n))
-                for b, v, n in PARTS]
-    if "few-parts" in kinds:
-        out += [(f"parts-b{b}-v{v // half}-s{n}", dict(parts=True, column_bytes=b, values=v // half, per_sm=n))
-                for b, v, n in FEW_PARTS]
+    parts = FEW_PARTS if "few-parts" in kinds else PARTS if "parts" in kinds else ()
+    out += [(f"parts-b{b}-v{v // half}-s{n}", dict(parts=True, column_bytes=b, values=v // half, per_sm=n))
+            for b, v, n in parts]
     return out
 
 

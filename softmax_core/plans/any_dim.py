@@ -155,10 +155,10 @@ def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
     def columns(nbytes: float) -> int:
         return min(inner_pow2, max(1, pow2_floor(int(nbytes) // element_bytes)))
     narrowest = columns(INNER_MIN_BYTES)
+    slab_values = narrowest_slab(layout, element_bytes)         # the slab one pass holds at the narrowest columns
     wanted = FILL_PROGRAMS_PER_SM * gpu.multiprocessor_count
     l2_bytes = (gpu.l2_mib or 0) * 2**20 * L2_SHARE
     in_flight = RESIDENT_PER_SM * gpu.multiprocessor_count
-
     on_lines = wide_run(layout, element_bytes, transposing)
     slab = slab_columns(layout, element_bytes, transposing) if direction == "forward" else None
 
@@ -166,7 +166,7 @@ def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
         return triton.cdiv(layout.n_outer, o) * triton.cdiv(layout.n_inner, i)
 
     def fitted(values: int) -> tuple[int, int, int]:
-        if narrowest_slab(layout, element_bytes) <= values:        # one pass: the widest columns that fit
+        if slab_values <= values:                                  # one pass: the widest columns that fit
             bi = min(columns(INNER_BYTES), max(1, values // reduce_pow2))
             br, bo = reduce_pow2, 1
             if bi >= inner_pow2:                                   # the whole inner run: several outer slices
@@ -205,7 +205,7 @@ def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
         if block_i is not None and block_r is None and block_o is None:
             br = reduce_pow2 if reduce_pow2 * bi <= limit else min(reduce_pow2, max(1, limit // bi))
         one_pass = br >= reduce_pow2
-        held = one_pass and narrowest_slab(layout, element_bytes) > limit      # the larger slab (forward)
+        held = one_pass and slab_values > limit                    # the larger slab (forward)
         warps = num_warps or warps_for(bo * br * bi)
         pack, pack_written = packs or word_packs(layout, written or layout, element_bytes, direction, addresses)
         # the plan as it will launch, its reason to come: what is compiled is its own kernel and constexprs
@@ -224,11 +224,11 @@ def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
     if forced:
         why = dict(why=ReasonCode.FORCED)
     elif held:
-        why = dict(why=ReasonCode.SLAB_HELD, slab_values=narrowest_slab(layout, element_bytes), max_values=limit,
-                   held_values=bo * br * bi, column_bytes=min(bi, layout.n_inner) * element_bytes)
+        why = dict(why=ReasonCode.SLAB_HELD, slab_values=slab_values, max_values=limit, held_values=bo * br * bi,
+                   column_bytes=min(bi, layout.n_inner) * element_bytes)
     else:
-        why = dict(why=ReasonCode.SLAB_FITS if one_pass else ReasonCode.SLAB_OVER_LIMIT,
-                   slab_values=narrowest_slab(layout, element_bytes), max_values=limit)
+        why = dict(why=ReasonCode.SLAB_FITS if one_pass else ReasonCode.SLAB_OVER_LIMIT, slab_values=slab_values,
+                   max_values=limit)
     # the columns a program reads: its tile's, or the inner run where the tile is padded past it
     reason = PlanReason.of(ReasonCode.ANY_DIM, block_o=bo, block_i=min(bi, layout.n_inner), block_r=br,
                            n_chunks=n_chunks, num_warps=warps,

@@ -139,8 +139,8 @@ WHY_CODES: dict[ReasonCode, tuple[ReasonCode, ...]] = {
     ReasonCode.SPLIT: (ReasonCode.TOO_MANY_VALUES_PER_THREAD, ReasonCode.ROW_OVER_SHARED_MEMORY,
                        ReasonCode.ROW_OVER_REGISTERS, ReasonCode.ROW_SPILLS, ReasonCode.ROW_PAST_L2,
                        ReasonCode.UNALIGNED_LONG_ROW, ReasonCode.FORCED),
-    ReasonCode.ANY_DIM: (ReasonCode.SLAB_FITS, ReasonCode.SLAB_HELD, ReasonCode.SLAB_OVER_LIMIT, ReasonCode.SLAB_SHARED, ReasonCode.SLAB_CUT,
-                         ReasonCode.FORCED),
+    ReasonCode.ANY_DIM: (ReasonCode.SLAB_FITS, ReasonCode.SLAB_HELD, ReasonCode.SLAB_OVER_LIMIT, ReasonCode.SLAB_SHARED,
+                         ReasonCode.SLAB_CUT, ReasonCode.FORCED),
 }
 
 
