@@ -78,47 +78,59 @@ def _mask(o_ok, r, n_reduce, cols, n_inner):
 
 
 @triton.jit
+def _pointers(ptr, at, r, stride_r, cols, stride_i, OFFSETS_32: tl.constexpr):
+    """Pointers to the [BLOCK_O, len(r), len(cols)] elements at outer offsets `at` (int64), reduced indices `r` and
+    inner columns `cols`. A pointer per element is a 64-bit register pair, and in a one-pass slab the pointers
+    outnumber the values' own registers; OFFSETS_32: every outer slice of the tensor spans under 2**31
+    elements, so each slice's base is one 64-bit pointer and the offsets within it are 32-bit, one register each."""
+    if OFFSETS_32:
+        return (ptr + at)[:, None, None] + ((r * stride_r)[None, :, None] + (cols * stride_i)[None, None, :])
+    else:
+        return (ptr + at[:, None, None] + (r.to(tl.int64) * stride_r)[None, :, None]
+                + (cols.to(tl.int64) * stride_i)[None, None, :])
+
+
+@triton.jit
 def load_tile(ptr, at, r, stride_r, stride_i, o_ok, n_reduce, n_inner, block, other,
-              BLOCK_I: tl.constexpr, PACK: tl.constexpr, EVICT: tl.constexpr):
+              BLOCK_I: tl.constexpr, PACK: tl.constexpr, EVICT: tl.constexpr,
+              OFFSETS_32: tl.constexpr):
     """The [BLOCK_O, len(r), BLOCK_I] values at outer offsets `at`, reduced indices `r`, inner column tile `block`
     (`other` where out of range). PACK > 1: the inner run is unit-stride and every offset a multiple of PACK, so
     each lane loads one word of PACK neighbouring values (4 or 8 bytes, where an unaligned run would load 2) and
     splits it in registers."""
-    r64 = r.to(tl.int64)
     cols = block * BLOCK_I + tl.arange(0, BLOCK_I)
     ELEM: tl.constexpr = ptr.dtype.element_ty
     if PACK == 1 or ELEM.primitive_bitwidth * PACK > 64:
-        return tl.load(ptr + at[:, None, None] + (r64 * stride_r)[None, :, None] + (cols.to(tl.int64) * stride_i)[None, None, :],
+        return tl.load(_pointers(ptr, at, r, stride_r, cols, stride_i, OFFSETS_32),
                        mask=_mask(o_ok, r, n_reduce, cols, n_inner), other=other, eviction_policy=EVICT)
     else:
         WORD: tl.constexpr = tl.int32 if ELEM.primitive_bitwidth * PACK == 32 else tl.int64
         W: tl.constexpr = BLOCK_I // PACK
         wcols = block * W + tl.arange(0, W)
-        words = tl.load(ptr.to(tl.pointer_type(WORD)) + (at // PACK)[:, None, None] + (r64 * (stride_r // PACK))[None, :, None]
-                        + wcols.to(tl.int64)[None, None, :],
+        words = tl.load(_pointers(ptr.to(tl.pointer_type(WORD)), at // PACK, r, stride_r // PACK, wcols, 1,
+                                  OFFSETS_32),
                         mask=_mask(o_ok, r, n_reduce, wcols, n_inner // PACK), other=0, eviction_policy=EVICT)
         return tl.where(_mask(o_ok, r, n_reduce, cols, n_inner), _columns_of(words, PACK, ELEM), other)
 
 
 @triton.jit
 def store_tile(ptr, at, r, stride_r, stride_i, o_ok, n_reduce, n_inner, block, values,
-               BLOCK_I: tl.constexpr, PACK: tl.constexpr, EVICT: tl.constexpr):
+               BLOCK_I: tl.constexpr, PACK: tl.constexpr, EVICT: tl.constexpr, OFFSETS_32: tl.constexpr):
     """load_tile's store: `values` rounded to ptr's type, written PACK to a word where PACK > 1 (and the word is at
     most 64 bits: dx may be wider than the y whose layout the plan packed)."""
-    r64 = r.to(tl.int64)
     ELEM: tl.constexpr = ptr.dtype.element_ty
     values = values.to(ELEM)
     if PACK == 1 or ELEM.primitive_bitwidth * PACK > 64:   # (a float32 dx of a float16 y's plan: no word that wide)
         cols = block * BLOCK_I + tl.arange(0, BLOCK_I)
-        tl.store(ptr + at[:, None, None] + (r64 * stride_r)[None, :, None] + (cols.to(tl.int64) * stride_i)[None, None, :], values,
+        tl.store(_pointers(ptr, at, r, stride_r, cols, stride_i, OFFSETS_32), values,
                  mask=_mask(o_ok, r, n_reduce, cols, n_inner), eviction_policy=EVICT)
     else:
         WORD: tl.constexpr = tl.int32 if ELEM.primitive_bitwidth * PACK == 32 else tl.int64
         W: tl.constexpr = BLOCK_I // PACK
         wcols = block * W + tl.arange(0, W)
-        tl.store(ptr.to(tl.pointer_type(WORD)) + (at // PACK)[:, None, None] + (r64 * (stride_r // PACK))[None, :, None]
-                 + wcols.to(tl.int64)[None, None, :], _words_of_columns(values, PACK, WORD),
-                 mask=_mask(o_ok, r, n_reduce, wcols, n_inner // PACK), eviction_policy=EVICT)
+        tl.store(_pointers(ptr.to(tl.pointer_type(WORD)), at // PACK, r, stride_r // PACK, wcols, 1, OFFSETS_32),
+                 _words_of_columns(values, PACK, WORD), mask=_mask(o_ok, r, n_reduce, wcols, n_inner // PACK),
+                 eviction_policy=EVICT)
 
 
 @triton.jit
@@ -127,7 +139,7 @@ def softmax_any_dim_kernel(
     x_outer, x_outer2, x_reduce, x_inner, y_outer, y_outer2, y_reduce, y_inner,
     n_outer, n_outer2, n_reduce, n_inner,
     BLOCK_O: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_I: tl.constexpr, ONE_PASS: tl.constexpr,
-    SAFE: tl.constexpr, FP64: tl.constexpr, PACK_X: tl.constexpr, PACK_Y: tl.constexpr,
+    SAFE: tl.constexpr, FP64: tl.constexpr, PACK_X: tl.constexpr, PACK_Y: tl.constexpr, OFFSETS_32: tl.constexpr,
 ):
     o1, o2, o_ok, block = _tile(n_outer, n_outer2, n_inner, BLOCK_O, BLOCK_I)
     x_at = o1 * x_outer + o2 * x_outer2
@@ -135,7 +147,7 @@ def softmax_any_dim_kernel(
     steps = tl.arange(0, BLOCK_R)
     if ONE_PASS:
         x = upcast(load_tile(x_ptr, x_at, steps, x_reduce, x_inner, o_ok, n_reduce, n_inner, block, float("-inf"),
-                             BLOCK_I, PACK_X, "evict_first"), FP64)
+                             BLOCK_I, PACK_X, "evict_first", OFFSETS_32), FP64)
         col_max = tl.max(x, axis=1)
         if SAFE:  # a column of only -inf gives zeros instead of NaN
             col_max = tl.where(col_max == float("-inf"), 0.0, col_max)
@@ -145,14 +157,14 @@ def softmax_any_dim_kernel(
         if SAFE:
             inv_sum = tl.where(col_sum == 0.0, 0.0, inv_sum)
         store_tile(y_ptr, y_at, steps, y_reduce, y_inner, o_ok, n_reduce, n_inner, block,
-                   numerator * inv_sum[:, None, :], BLOCK_I, PACK_Y, "")
+                   numerator * inv_sum[:, None, :], BLOCK_I, PACK_Y, "", OFFSETS_32)
     else:
         run_max = upcast(tl.full((BLOCK_O, BLOCK_I), float("-inf"), tl.float32), FP64)
         run_sum = upcast(tl.zeros((BLOCK_O, BLOCK_I), tl.float32), FP64)
         n_chunks = tl.cdiv(n_reduce, BLOCK_R)
         for c in range(0, n_chunks):
             x = upcast(load_tile(x_ptr, x_at, c * BLOCK_R + steps, x_reduce, x_inner, o_ok, n_reduce, n_inner, block,
-                                 float("-inf"), BLOCK_I, PACK_X, "evict_last"), FP64)
+                                 float("-inf"), BLOCK_I, PACK_X, "evict_last", OFFSETS_32), FP64)
             new_max = tl.maximum(run_max, tl.max(x, axis=1))
             # While a column has seen only -inf, shift by 0: -inf - (-inf) would be NaN.
             shift = tl.where(new_max == float("-inf"), 0.0, new_max)
@@ -166,9 +178,10 @@ def softmax_any_dim_kernel(
         for c in range(0, n_chunks):   # last chunk first: it is the likeliest still in L2
             r = (n_chunks - 1 - c) * BLOCK_R + steps
             x = upcast(load_tile(x_ptr, x_at, r, x_reduce, x_inner, o_ok, n_reduce, n_inner, block, float("-inf"),
-                                 BLOCK_I, PACK_X, "evict_first"), FP64)
+                                 BLOCK_I, PACK_X, "evict_first", OFFSETS_32), FP64)
             store_tile(y_ptr, y_at, r, y_reduce, y_inner, o_ok, n_reduce, n_inner, block,
-                       fast_exp(x - run_max[:, None, :], FP64) * inv_sum[:, None, :], BLOCK_I, PACK_Y, "evict_first")
+                       fast_exp(x - run_max[:, None, :], FP64) * inv_sum[:, None, :], BLOCK_I, PACK_Y, "evict_first",
+                       OFFSETS_32)
 
 
 @triton.jit
@@ -177,7 +190,7 @@ def softmax_backward_any_dim_kernel(
     y_outer, y_outer2, y_reduce, y_inner, dy_outer, dy_outer2, dy_reduce, dy_inner,
     n_outer, n_outer2, n_reduce, n_inner,
     BLOCK_O: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_I: tl.constexpr, ONE_PASS: tl.constexpr,
-    FP64: tl.constexpr, PACK_Y: tl.constexpr, PACK_DY: tl.constexpr,
+    FP64: tl.constexpr, PACK_Y: tl.constexpr, PACK_DY: tl.constexpr, OFFSETS_32: tl.constexpr,
 ):
     # dx has y's strides and dtype's size class (both are allocated by the launcher); dy has its own.
     o1, o2, o_ok, block = _tile(n_outer, n_outer2, n_inner, BLOCK_O, BLOCK_I)
@@ -186,27 +199,27 @@ def softmax_backward_any_dim_kernel(
     steps = tl.arange(0, BLOCK_R)
     if ONE_PASS:
         y = upcast(load_tile(y_ptr, y_at, steps, y_reduce, y_inner, o_ok, n_reduce, n_inner, block, 0.0,
-                             BLOCK_I, PACK_Y, ""), FP64)
+                             BLOCK_I, PACK_Y, "", OFFSETS_32), FP64)
         dy = upcast(load_tile(dy_ptr, dy_at, steps, dy_reduce, dy_inner, o_ok, n_reduce, n_inner, block, 0.0,
-                              BLOCK_I, PACK_DY, ""), FP64)
+                              BLOCK_I, PACK_DY, "", OFFSETS_32), FP64)
         dot = tl.sum(y * dy, axis=1)
         store_tile(dx_ptr, y_at, steps, y_reduce, y_inner, o_ok, n_reduce, n_inner, block, y * (dy - dot[:, None, :]),
-                   BLOCK_I, PACK_Y, "")
+                   BLOCK_I, PACK_Y, "", OFFSETS_32)
     else:
         dot = upcast(tl.zeros((BLOCK_O, BLOCK_I), tl.float32), FP64)
         n_chunks = tl.cdiv(n_reduce, BLOCK_R)
         for c in range(0, n_chunks):
             r = c * BLOCK_R + steps
             y = upcast(load_tile(y_ptr, y_at, r, y_reduce, y_inner, o_ok, n_reduce, n_inner, block, 0.0,
-                                 BLOCK_I, PACK_Y, "evict_last"), FP64)
+                                 BLOCK_I, PACK_Y, "evict_last", OFFSETS_32), FP64)
             dy = upcast(load_tile(dy_ptr, dy_at, r, dy_reduce, dy_inner, o_ok, n_reduce, n_inner, block, 0.0,
-                                  BLOCK_I, PACK_DY, "evict_last"), FP64)
+                                  BLOCK_I, PACK_DY, "evict_last", OFFSETS_32), FP64)
             dot += tl.sum(y * dy, axis=1)
         for c in range(0, n_chunks):
             r = (n_chunks - 1 - c) * BLOCK_R + steps
             y = upcast(load_tile(y_ptr, y_at, r, y_reduce, y_inner, o_ok, n_reduce, n_inner, block, 0.0,
-                                 BLOCK_I, PACK_Y, "evict_first"), FP64)
+                                 BLOCK_I, PACK_Y, "evict_first", OFFSETS_32), FP64)
             dy = upcast(load_tile(dy_ptr, dy_at, r, dy_reduce, dy_inner, o_ok, n_reduce, n_inner, block, 0.0,
-                                  BLOCK_I, PACK_DY, "evict_first"), FP64)
+                                  BLOCK_I, PACK_DY, "evict_first", OFFSETS_32), FP64)
             store_tile(dx_ptr, y_at, r, y_reduce, y_inner, o_ok, n_reduce, n_inner, block, y * (dy - dot[:, None, :]),
-                       BLOCK_I, PACK_Y, "evict_first")
+                       BLOCK_I, PACK_Y, "evict_first", OFFSETS_32)

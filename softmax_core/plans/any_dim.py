@@ -14,7 +14,7 @@ import triton
 from softmax_core.hardware.gpu import GpuSpec
 from softmax_core.hardware import runtime
 from softmax_core.plans.reasons import PlanReason, ReasonCode
-from softmax_core.plans.strided import AnyDimPlan, ReductionLayout
+from softmax_core.plans.strided import AnyDimPlan, ReductionLayout, takes_32_bit_offsets
 
 # The tile a program owns is [BLOCK_O outer slices, BLOCK_R down the reduced axis, BLOCK_I inner columns], sized
 # by values and bytes, then compiled for the GPU: a tile that spills registers is halved (plan_any_dim). Fitted on
@@ -210,7 +210,8 @@ def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
         pack, pack_written = packs or word_packs(layout, written or layout, element_bytes, direction, addresses)
         # the plan as it will launch, its reason to come: what is compiled is its own kernel and constexprs
         draft = AnyDimPlan(gpu, direction, layout, dtype_name, bi, br, one_pass, warps, programs(bo, bi), None, bo,
-                           safe and direction == "forward", pack=min(pack, bi), pack_written=min(pack_written, bi))
+                           safe and direction == "forward", pack=min(pack, bi), pack_written=min(pack_written, bi),
+                           offsets_32=takes_32_bit_offsets(direction, one_pass, layout, written or layout))
         if not compile or runtime_interpreted():
             break
         res = launch_resources(draft, written)
@@ -220,7 +221,6 @@ def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
             slab = None                                            # the larger slab spilled: two passes
             continue
         limit //= 2                                                # spilled: a smaller tile
-    n_chunks = 1 if one_pass else triton.cdiv(layout.n_reduce, br)
     if forced:
         why = dict(why=ReasonCode.FORCED)
     elif held:
@@ -231,7 +231,7 @@ def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
                    max_values=limit)
     # the columns a program reads: its tile's, or the inner run where the tile is padded past it
     reason = PlanReason.of(ReasonCode.ANY_DIM, block_o=bo, block_i=min(bi, layout.n_inner), block_r=br,
-                           n_chunks=n_chunks, num_warps=warps,
+                           n_chunks=draft.n_chunks, num_warps=warps,
                            num_programs=programs(bo, bi), word_values=draft.pack, **why)
     return replace(draft, reason=reason, n_regs=res.n_regs if res else None, n_spills=res.n_spills if res else 0,
                    n_shared=res.shared_bytes if res else 0)

@@ -185,6 +185,7 @@ class AnyDimPlan:
     pack: int = 1                   # values a lane loads as one word from `layout`'s tensor (x forward; y and dx
                                     # backward): 2 or 4 where its inner run is unit-stride and word-aligned
     pack_written: int = 1           # the same for the other tensor (y forward, dy backward)
+    offsets_32: bool = False        # the any-dim kernel's element offsets within an outer slice are 32-bit
 
     @property
     def grid(self) -> tuple[int]:
@@ -251,7 +252,7 @@ class AnyDimPlan:
         if self.shares:
             return shared_dim_constexprs(self.direction, self.block_r, self.block_i, self.split, self.safe)
         return any_dim_constexprs(self.direction, self.block_o, self.block_r, self.block_i, self.one_pass,
-                                  self.safe, self.dtype == "float64", self.pack, self.pack_written)
+                                  self.safe, self.dtype == "float64", self.pack, self.pack_written, self.offsets_32)
 
 
 def shared_dim_constexprs(direction: str, block_r: int, block_i: int, split: int,
@@ -271,8 +272,28 @@ def split_dim_constexprs(direction: str, block_r: int, block_i: int, part_r: int
 
 
 def any_dim_constexprs(direction: str, block_o: int, block_r: int, block_i: int, one_pass: bool, safe: bool,
-                       fp64: bool, pack: int = 1, pack_written: int = 1) -> tuple[tuple[str, object], ...]:
+                       fp64: bool, pack: int = 1, pack_written: int = 1,
+                       offsets_32: bool = False) -> tuple[tuple[str, object], ...]:
     tile = (("BLOCK_O", block_o), ("BLOCK_R", block_r), ("BLOCK_I", block_i), ("ONE_PASS", one_pass))
     packs = (("PACK_X", pack), ("PACK_Y", pack_written)) if direction == "forward" else (("PACK_Y", pack),
                                                                                         ("PACK_DY", pack_written))
-    return tile + ((("SAFE", safe),) if direction == "forward" else ()) + (("FP64", fp64),) + packs
+    return (tile + ((("SAFE", safe),) if direction == "forward" else ()) + (("FP64", fp64),) + packs
+            + (("OFFSETS_32", offsets_32),))
+
+
+def takes_32_bit_offsets(direction: str, one_pass: bool, *layouts: ReductionLayout) -> bool:
+    """Whether the any-dim kernel addresses its tile by 32-bit offsets within an outer slice (OFFSETS_32): for a
+    one-pass forward, where every outer slice of each layout spans under 2**31 elements. A one-pass tile holds a
+    pointer per value, two registers each, more than the values themselves: compiled for sm_90 (triton 3.9) on the
+    strided classes' draws of seeds 2727, 3838 and 5555, the forwards' one-pass tiles took 0-42 fewer registers a
+    thread with 32-bit offsets (16,384-value slabs on 16 warps: 74-97 -> 62-64, two programs an SM where there was
+    one), and the backward's took 17 fewer to 24 more (its tiles of 2-16 reduced indices lose more than they gain),
+    so the backward keeps 64-bit pointers."""
+    return direction == "forward" and one_pass and slices_span_32_bits(*layouts)
+
+
+def slices_span_32_bits(*layouts: ReductionLayout) -> bool:
+    """Whether every outer slice of each layout spans under 2**31 elements (from its first element to its last), so
+    offsets within a slice fit a signed 32-bit integer."""
+    return all((lay.n_reduce - 1) * abs(lay.reduce_stride) + (lay.n_inner - 1) * abs(lay.inner_stride) < 2**31
+               for lay in layouts)

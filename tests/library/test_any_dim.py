@@ -10,7 +10,8 @@ from tests.support.reference import TOLERANCE, reference_softmax
 from softmax_core.launch import any_dim
 from softmax_core.launch.any_dim import takes_any_dim
 from softmax_core.plans.any_dim import plan_any_dim
-from softmax_core.plans.strided import ReductionLayout, contiguous_strides, dim_groups, layout_in, reduction_layout
+from softmax_core.plans.strided import (ReductionLayout, contiguous_strides, dim_groups, layout_in, reduction_layout,
+                                        slices_span_32_bits)
 from softmax_core.hardware.gpu import catalog_gpu
 
 
@@ -344,3 +345,48 @@ def test_the_plan_description_names_the_fold_the_family_and_the_reason():
         assert plan.reason.code in (ReasonCode.ANY_DIM, ReasonCode.ROWS), shape
     with pytest.raises(dataclasses.FrozenInstanceError):
         plan.family = "x"
+
+
+@pytest.mark.parametrize("shape, dim, transpose, dtype", [
+    ((3, 37, 10), 1, False, torch.float16),      # one pass, 2-byte values one at a time
+    ((4, 24, 8), 1, False, torch.bfloat16),      # one pass, 2-byte values in words
+    ((2, 2100, 8), 1, False, torch.float32),     # one pass over a larger slab
+    ((2, 4500, 8), 1, False, torch.float32),     # two passes
+    ((5, 50, 20), -1, True, torch.float32)])     # a transposed view: y steps down the reduced axis
+def test_32_bit_offsets_within_a_slice_give_the_64_bit_results(shape, dim, transpose, dtype, device):
+    x = torch.randn(*shape, device=device).to(dtype)
+    if transpose:
+        x = x.transpose(-1, -2)
+    dim = dim % x.ndim
+    x_layout = any_dim.any_dim_layout(x, dim)
+    y_layout = reduction_layout(tuple(x.shape), contiguous_strides(tuple(x.shape)), dim)
+    gpu, name = catalog_gpu("h200"), str(dtype).split(".")[-1]
+    plan = plan_any_dim(x_layout, x.element_size(), name, gpu, written=y_layout, compile=False,
+                        transposing=transpose)
+    ys = [any_dim.any_dim_forward(x, dim, False, x.dtype, dataclasses.replace(plan, offsets_32=wide))
+          for wide in (False, True)]
+    assert dict(dataclasses.replace(plan, offsets_32=True).constexprs)["OFFSETS_32"] is True
+    assert torch.equal(ys[0], ys[1])
+    torch.testing.assert_close(ys[1].double(), reference_softmax(x, dim).double(), **TOLERANCE[dtype])
+    if transpose:
+        return                                   # y is contiguous: its backward is the row kernels'
+    y, dy = ys[1], torch.randn_like(ys[1])
+    back = plan_any_dim(y_layout, y.element_size(), name, gpu, "backward", compile=False)
+    dxs = [any_dim.any_dim_backward(y, dy, dim, y.dtype, dataclasses.replace(back, offsets_32=wide))
+           for wide in (False, True)]
+    assert torch.equal(dxs[0], dxs[1])
+
+
+def test_one_pass_forwards_take_32_bit_offsets_only_where_every_slice_spans_under_2_31_elements():
+    gpu = catalog_gpu("h200")
+    small = reduction_layout((8, 200, 300), contiguous_strides((8, 200, 300)), 1)
+    assert plan_any_dim(small, 2, "float16", gpu, compile=False).offsets_32
+    assert not plan_any_dim(small, 2, "float16", gpu, "backward", compile=False).offsets_32
+    assert slices_span_32_bits(small)
+    # one slice of 3 x 2**30 elements (a 6 GiB float16 tensor): its last element lies 3 * 2**30 - 1 past its first
+    huge = reduction_layout((1, 3, 2**30), contiguous_strides((1, 3, 2**30)), 1)
+    assert not slices_span_32_bits(huge) and not plan_any_dim(huge, 2, "float16", gpu, compile=False).offsets_32
+    edge = reduction_layout((1, 2, 2**30), contiguous_strides((1, 2, 2**30)), 1)
+    assert slices_span_32_bits(edge)          # its last element at 2**31 - 1 past the first: int32's largest
+    two_pass = reduction_layout((2, 9000, 8), contiguous_strides((2, 9000, 8)), 1)
+    assert not plan_any_dim(two_pass, 4, "float32", gpu, compile=False).offsets_32
