@@ -3,7 +3,8 @@ into parts (kernels/split_dim.py) against the two-pass and fitted plans, on shap
 (bench_tools/class_sweep.py): per shape, copy of the same bytes, the fitted plan, plan_any_dim's two passes, and
 each two-pass variant (column bytes, chunk values), one-pass slab variant (column bytes, the whole reduced axis
 down them, on a slab larger than the fitted plan holds), shared variant (piece values, column bytes, warps) and parts
-variant (column bytes, chunk values, programs an SM), forward and backward, in one run (`--variants` picks the
+variant (column bytes, chunk values, programs an SM), and the library's plan with its tile addressed by 64-bit
+pointers and by 32-bit offsets within a slice (`offsets`), forward and backward, in one run (`--variants` picks the
 kinds); every variant is launched as sc.softmax launches it (the kept launcher after the first call), so the time
 is the kernel's and not the JIT's.
 
@@ -32,8 +33,8 @@ from softmax_core.hardware import dtypes
 from softmax_core.hardware.gpu import default_gpu
 from softmax_core.launch import any_dim
 from softmax_core.plans.any_dim import plan_any_dim
-from softmax_core.plans.any_dim import word_values
-from softmax_core.plans.strided import dim_groups, forward_groups, layout_in, transposes
+from softmax_core.plans.any_dim import launch_resources, word_values
+from softmax_core.plans.strided import dim_groups, forward_groups, layout_in, slices_span_32_bits, transposes
 from softmax_core.plans.any_dim import plan_strided
 from softmax_core.plans.shared_dim import plan_shared_dim
 from softmax_core.plans.any_dim import plan_split_dim
@@ -58,6 +59,8 @@ def variants_of(direction: str, cols, kinds: set) -> list[tuple[str, dict]]:
     """(name, plan overrides) of every variant of these kinds, in a fixed order."""
     half = 2 if direction == "backward" else 1
     out = [("fitted", {}), ("two-fitted", dict(two_pass=True))] if "fitted" in kinds else []
+    if "offsets" in kinds:             # the library's any-dim plan addressed with 64-bit pointers, and with 32-bit
+        out += [("offsets-64", dict(offsets_32=False)), ("offsets-32", dict(offsets_32=True))]   # offsets
     if "packed" in kinds:
         out += [("unpacked", dict(packed=False)), ("packed", dict(packed=True)),
                 ("packed-two", dict(packed=True, two_pass=True))]
@@ -83,6 +86,15 @@ def ms(fn) -> float:
 def _plan(layout, elt, dtype, gpu, direction, written, transposing, kw):
     """The variant's plan: shared tiles (None where they cannot run), or plan_any_dim's with its overrides."""
     kw = dict(kw)
+    if "offsets_32" in kw:             # the library's plan, its tile addressed the other way (None where it is not)
+        want = kw.pop("offsets_32")
+        library = plan_strided(layout, elt, dtype, gpu, direction, transposing=transposing, written=written)
+        if (library.cut or library.shares or library.offsets_32 == want
+                or (want and not slices_span_32_bits(layout, written))):
+            return None
+        plan = replace(library, offsets_32=want)
+        found = launch_resources(plan, written)
+        return replace(plan, n_regs=found.n_regs, n_spills=found.n_spills, n_shared=found.shared_bytes)
     if "packed" in kw:                 # the library's plan (or two passes) with every tensor loaded in the widest
         widest = kw.pop("packed")      # words its layout allows, or one value a lane
         library = plan_strided(layout, elt, dtype, gpu, direction, transposing=transposing, written=written)
@@ -143,7 +155,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--classes", default=",".join(CLASSES), help="comma-separated, of the strided classes")
     p.add_argument("--directions", default="forward,backward")
     p.add_argument("--variants", default="fitted,two,shared",
-                   help="kinds: fitted, two, slab, shared, parts (few-parts: four of them), packed")
+                   help="kinds: fitted, two, slab, shared, parts (few-parts: four of them), packed, offsets")
     p.add_argument("--warm", nargs=2, type=int, metavar=("K", "N"))
     args = p.parse_args(argv)
     kinds = set(args.variants.split(","))

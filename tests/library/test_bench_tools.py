@@ -84,3 +84,11 @@ def test_backward_route_times_four_calls_that_all_give_the_backward(M, N, dtype)
         assert bench.mismatch(calls[name](), inputs.dx_ref, dtype) is None, name
     wrong = calls["launch"]() + 0.1                   # the check can fail
     assert bench.mismatch(wrong, inputs.dx_ref, dtype) is not None
+
+
+def test_the_strided_tune_times_the_library_plan_with_each_offset_width():
+    from bench_tools.record.shared_dim_tune import variants_of
+
+    got = dict(variants_of("forward", lambda nbytes: nbytes // 2, {"offsets"}))
+    assert got == {"offsets-64": {"offsets_32": False}, "offsets-32": {"offsets_32": True}}
+    assert not any(name.startswith("offsets") for name, _ in variants_of("forward", lambda b: b, {"fitted"}))
