@@ -284,13 +284,13 @@ def any_dim_constexprs(direction: str, block_o: int, block_r: int, block_i: int,
 def takes_32_bit_offsets(direction: str, one_pass: bool, *layouts: ReductionLayout) -> bool:
     """Whether the any-dim kernel addresses its tile by 32-bit offsets within an outer slice (OFFSETS_32): for a
     one-pass forward, where every outer slice of each layout spans under 2**31 elements. A one-pass tile holds a
-    pointer per value, two registers each, more than the values themselves: compiled for sm_90 (triton 3.9) on the
-    strided classes' draws of seeds 2727, 3838 and 5555, 32 of the 38 forwards' one-pass tiles took fewer registers
-    a thread with 32-bit offsets (up to 42 fewer, 2 more at worst; a program more an SM at 8 of them; 16,384-value
-    slabs on 16 warps 74-97 -> 62-64, two programs an SM where there was one), and 7 of the backward's 12 took more
-    (up to 24; 5 fewer programs an SM), so the backward keeps 64-bit pointers. Not yet timed on a GPU: the H200's Triton 3.6 compiled two of those slabs
-    with 64-bit pointers to 128 and 92 registers (tuning/h200-strided-verify-27182-20261207.csv), so whether a second
-    program fits there is open (docs/performance.md, "32-bit offsets in the one-pass forward")."""
+    pointer per value, two registers each, more than the values themselves. Compiled offline for sm_90 with Triton
+    3.6 (the H200's; it gave the device's counts) on the strided classes' draws of seeds 2727, 3838 and 5555
+    (tuning/offline-sm90-triton36-offsets32-2727-3838-5555-20261207.csv): of 37 forwards' one-pass tiles, 19 took
+    fewer registers with 32-bit offsets (up to 47 fewer), 9 took more (up to 6), 14 gained programs an SM and one
+    lost one; a tile that spilled with 64-bit pointers held in one pass. With Triton 3.9, 7 of the backward's 12
+    took more registers (up to 24) and 5 lost a program an SM, so the backward keeps 64-bit pointers. Not yet
+    timed on a GPU (docs/performance.md, "32-bit offsets in the one-pass forward")."""
     return direction == "forward" and one_pass and slices_span_32_bits(*layouts)
 
 
