@@ -203,22 +203,6 @@ def run_class_sweep(shapes: Sequence[DrawnShape], seed: int, providers: Sequence
 
 # --- reading the records -------------------------------------------------------------------------------------------
 
-def load_class_runs(directory: str | Path | None = None, pattern: str = "*.json"):
-    """The recorded class sweeps (default: assets/benchmarks/classes/*.json; or `directory`'s JSON records named
-    by `pattern`, less a change's baselines, "-before-"), oldest first, each with its whole CSV."""
-    from softmax_bench.records import RECORDED_DIR, BenchmarkRun, load_run
-
-    directory = Path(directory) if directory is not None else RECORDED_DIR / "classes"
-    runs = []
-    for path in sorted(directory.glob(pattern)):
-        if "-before-" in path.name:
-            continue
-        run = load_run(path)
-        frame = pd.read_csv(path.parent / run.provenance["csv"], keep_default_na=True)
-        runs.append(BenchmarkRun(frame, run.provenance))
-    return sorted(runs, key=lambda r: str(r.provenance.get("date", "")))
-
-
 def case_ratios(run) -> pd.DataFrame:
     """One row per (case, direction) of a run: tuned ÷ copy, and tuned ÷ each peer (time ratio inverted: > 1 is
     tuned faster), from the medians of one run."""
@@ -263,7 +247,7 @@ def newest_by_class(runs: Sequence) -> dict:
 
 
 def table_runs(table: RecordedTable):
-    from softmax_bench.records import RECORDED_DIR
+    from softmax_bench.records import RECORDED_DIR, load_class_runs
 
     return load_class_runs(RECORDED_DIR / table.folder, table.pattern)
 

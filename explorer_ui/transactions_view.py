@@ -209,11 +209,10 @@ class ClassRatio:
 
 @st.cache_data(show_spinner=False)
 def class_frames() -> list[tuple[str, pd.DataFrame]]:
-    from softmax_bench.records import RECORDED_DIR
+    """(CSV name, frame) of each recorded class sweep, oldest first (load_class_runs), so the last is the latest."""
+    from softmax_bench.records import load_class_runs
 
-    # oldest first, by the run's stamp (the name's last part, YYYYMMDDTHHMM), so the last is the latest run
-    paths = sorted((RECORDED_DIR / "classes").glob("*.csv"), key=lambda path: path.stem.rsplit("-", 1)[-1])
-    return [(path.name, pd.read_csv(path)) for path in paths]
+    return [(run.provenance["csv"], run.frame) for run in load_class_runs()]
 
 
 def class_ratio(key: str, direction: str, frames: list[tuple[str, pd.DataFrame]] | None = None) -> ClassRatio | None:

@@ -254,6 +254,22 @@ def load_recorded_runs(directory: str | Path = RECORDED_DIR, view: str | None = 
     return sorted(runs, key=lambda r: str(r.provenance.get("date", "")))
 
 
+def load_class_runs(directory: str | Path | None = None, pattern: str = "*.json") -> list[BenchmarkRun]:
+    """The recorded class sweeps (default: assets/benchmarks/classes/*.json; or `directory`'s JSON records named
+    by `pattern`, less a change's baselines, "-before-"), oldest first by the date each run records, each with its
+    whole CSV (the class column included): the class sweep's tables and the layouts page read the same runs in the
+    same order, so both call the latest run the same one."""
+    directory = Path(directory) if directory is not None else RECORDED_DIR / "classes"
+    runs = []
+    for path in sorted(directory.glob(pattern)):
+        if "-before-" in path.name:
+            continue
+        run = load_run(path)
+        frame = pd.read_csv(path.parent / run.provenance["csv"], keep_default_na=True)
+        runs.append(BenchmarkRun(frame, run.provenance))
+    return sorted(runs, key=lambda r: str(r.provenance.get("date", "")))
+
+
 def current_runs(runs: Sequence[BenchmarkRun], view: str = EAGER) -> list[BenchmarkRun]:
     """The runs of one timing view, in their order: the app's record is the EAGER one unless asked."""
     return [r for r in runs if r.timing_view == view]

@@ -12,6 +12,7 @@ from softmax_core.launch.any_dim import takes_any_dim
 from softmax_core.plans.any_dim import plan_any_dim
 from softmax_core.plans.strided import (ReductionLayout, contiguous_strides, dim_groups, layout_in, reduction_layout,
                                         slices_span_32_bits)
+from softmax_core.hardware import dtypes
 from softmax_core.hardware.gpu import catalog_gpu
 
 
@@ -360,7 +361,7 @@ def test_32_bit_offsets_within_a_slice_give_the_64_bit_results(shape, dim, trans
     dim = dim % x.ndim
     x_layout = any_dim.any_dim_layout(x, dim)
     y_layout = reduction_layout(tuple(x.shape), contiguous_strides(tuple(x.shape)), dim)
-    gpu, name = catalog_gpu("h200"), str(dtype).split(".")[-1]
+    gpu, name = catalog_gpu("h200"), dtypes.name(dtype)
     plan = plan_any_dim(x_layout, x.element_size(), name, gpu, written=y_layout, compile=False,
                         transposing=transpose)
     ys = [any_dim.any_dim_forward(x, dim, False, x.dtype, dataclasses.replace(plan, offsets_32=wide))

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from bench_tools import class_sweep as cs
+from softmax_bench.records import load_class_runs
 from softmax_bench.timers import Timing
 
 
@@ -80,7 +81,7 @@ def test_a_small_run_checks_times_and_its_record_round_trips(tmp_path):
     assert set(f.direction) == {"forward", "backward", "backward_node"}
     assert run.provenance["sweep"] == "classes" and run.provenance["seed"] == 5
     assert run.provenance["torch"] and run.provenance["triton"]
-    back = cs.load_class_runs(tmp_path)
+    back = load_class_runs(tmp_path)
     assert len(back) == 1 and back[0].provenance == {**run.provenance, "csv": paths[0].name}
     got = back[0].frame
     assert list(got["case"]) == list(f["case"]) and list(got.ms_median) == list(f.ms_median)
