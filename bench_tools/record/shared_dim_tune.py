@@ -3,7 +3,8 @@ into parts (kernels/split_dim.py) against the two-pass and fitted plans, on shap
 (bench_tools/class_sweep.py): per shape, copy of the same bytes, the fitted plan, plan_any_dim's two passes, and
 each two-pass variant (column bytes, chunk values), one-pass slab variant (column bytes, the whole reduced axis
 down them, on a slab larger than the fitted plan holds), shared variant (piece values, column bytes, warps) and parts
-variant (column bytes, chunk values, programs an SM), and the library's plan with its tile addressed by 64-bit
+variant (column bytes, chunk values, programs an SM; `waits`: the parts waiting for each other in one launch,
+sized so that the resident programs' parts fit L2), and the library's plan with its tile addressed by 64-bit
 pointers and by 32-bit offsets within a slice (`offsets`), forward and backward, in one run (`--variants` picks the
 kinds); every variant is launched as sc.softmax launches it (the kept launcher after the first call), so the time
 is the kernel's and not the JIT's.
@@ -35,9 +36,9 @@ from softmax_core.launch import any_dim
 from softmax_core.plans.any_dim import plan_any_dim
 from softmax_core.plans.any_dim import launch_resources, word_values
 from softmax_core.plans.strided import dim_groups, forward_groups, layout_in, slices_span_32_bits, transposes
-from softmax_core.plans.any_dim import plan_strided
+from softmax_core.plans.choose import plan_strided
 from softmax_core.plans.shared_dim import plan_shared_dim
-from softmax_core.plans.any_dim import plan_split_dim
+from softmax_core.plans.split_dim import plan_split_dim
 
 CLASSES = ("dim_inner_wide", "dim_inner_narrow", "transposed")
 # Shared tiles: (piece values, column bytes, warps or None for the fitted count)
@@ -53,6 +54,9 @@ SLAB_MAX_VALUES = 32768
 PARTS = ((64, 2048, 8), (64, 4096, 16), (128, 2048, 8), (128, 4096, 4), (128, 4096, 8), (128, 4096, 16),
          (256, 4096, 8), (256, 8192, 8), (512, 8192, 4))
 FEW_PARTS = ((64, 4096, 16), (128, 4096, 8), (256, 8192, 8), (512, 8192, 4))
+# Parts that wait for each other in one launch, each small enough that the resident programs' parts fit L2's share:
+# (column bytes, chunk values forward, programs an SM the parts are sized for)
+WAITS = ((32, 2048, 8), (64, 2048, 8), (128, 2048, 8), (128, 4096, 4), (256, 4096, 4))
 
 
 def variants_of(direction: str, cols, kinds: set) -> list[tuple[str, dict]]:
@@ -76,6 +80,9 @@ def variants_of(direction: str, cols, kinds: set) -> list[tuple[str, dict]]:
     parts = FEW_PARTS if "few-parts" in kinds else PARTS if "parts" in kinds else ()
     out += [(f"parts-b{b}-v{v // half}-s{n}", dict(parts=True, column_bytes=b, values=v // half, per_sm=n))
             for b, v, n in parts]
+    if "waits" in kinds:
+        out += [(f"waits-b{b}-v{v // half}-s{n}", dict(parts=True, column_bytes=b, values=v // half, per_sm=n,
+                                                      waits=True)) for b, v, n in WAITS]
     return out
 
 
@@ -155,7 +162,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--classes", default=",".join(CLASSES), help="comma-separated, of the strided classes")
     p.add_argument("--directions", default="forward,backward")
     p.add_argument("--variants", default="fitted,two,shared",
-                   help="kinds: fitted, two, slab, shared, parts (few-parts: four of them), packed, offsets")
+                   help="kinds: fitted, two, slab, shared, parts (few-parts: four of them), waits, packed, offsets")
     p.add_argument("--warm", nargs=2, type=int, metavar=("K", "N"))
     args = p.parse_args(argv)
     kinds = set(args.variants.split(","))

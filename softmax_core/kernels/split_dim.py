@@ -9,11 +9,17 @@ few hundred column tiles) still gives the GPU thousands of programs, each with l
            writes the pair to its slot: one 64-bit word per column per part (kernels/row_slots.py's pack_pair).
   PHASE 2  each program reads the PEERS words of its tile's columns, combines them into the column's (max, sum)
            (each part's sum moved to the column's max), walks its part again and writes exp(x - max) / sum.
+  PHASE 0  both in one launch: each program publishes its words, waits for its tile's other parts, and walks its
+           part again at once, so its second read finds in L2 what its first read brought there a moment ago
+           (the two-launch form's second read comes from DRAM wherever x outgrows L2).
 
 x is read twice, as in the two-pass kernel; PHASE 2 takes the programs last first and each part's chunks last
 first, so that its first reads are of what PHASE 1 read last, which is what L2 still holds. Between the two
 launches nothing waits: the launch boundary is the only synchronisation, so every program may run whenever the
-GPU has room (kernels/shared_dim.py's programs wait for their peers and must all be resident at once).
+GPU has room. In the one-launch form a program waits for the other parts of its tile, which are its neighbours in
+program order: the GPU starts programs in that order, so a tile whose parts are not all resident yet waits only for
+earlier tiles to finish, and these wait on nothing. Where that fails (a GPU shared with other work), a program stops
+waiting after SPIN polls and computes a missing part's words from x itself (kernels/row_slots.py).
 
 Backward: dx = y * (dy - sum_r y * dy): PHASE 1 writes each part's share of the sum, PHASE 2 adds them and writes.
 Arithmetic in float32 (the words hold float32; float64 tensors take the two-pass kernel).
@@ -25,7 +31,8 @@ from softmax_core.hardware import runtime  # noqa: F401  (first: where the inter
 import triton
 import triton.language as tl
 
-from softmax_core.kernels.row_slots import (NO_PEER_BACKWARD, NO_PEER_FORWARD, column_shift_and_scale, pack_pair,
+from softmax_core.kernels.row_slots import (NO_PEER_BACKWARD, NO_PEER_FORWARD, NOT_PUBLISHED_WORD,
+                                           column_shift_and_scale, gather_words, pack_pair, publish_word,
                                            unpack_pair)
 from softmax_core.kernels.tuned import fast_exp, online_update
 
@@ -33,7 +40,8 @@ from softmax_core.kernels.tuned import fast_exp, online_update
 @triton.jit
 def _part(n_outer2, n_reduce, n_inner, PART_R: tl.constexpr, BLOCK_I: tl.constexpr, PHASE: tl.constexpr):
     """This program's (tile, part), the tile's outer indices (o1, o2, int64), its columns (int64) and their mask.
-    PHASE 2 numbers the programs from the end, so the first to run are those whose data PHASE 1 read last."""
+    PHASE 2 numbers the programs from the end, so the first to run are those whose data PHASE 1 read last; PHASE 0
+    keeps the parts of a tile neighbours in program order."""
     pid = tl.program_id(0)
     if PHASE == 2:
         pid = tl.num_programs(0) - 1 - pid
@@ -54,12 +62,49 @@ def _tile_slots(slots_ptr, tile, PEERS: tl.constexpr, BLOCK_I: tl.constexpr):
 
 
 @triton.jit
-def _gather_words(slots_ptr, tile, n_parts, no_peer, PEERS: tl.constexpr, BLOCK_I: tl.constexpr):
-    """The [PEERS, BLOCK_I] words of a tile's parts, `no_peer` for parts past n_parts (a word that changes
-    nothing: row_slots' NO_PEER_FORWARD or NO_PEER_BACKWARD)."""
+def _tile_words(slots_ptr, tile, n_parts, no_peer, PEERS: tl.constexpr, BLOCK_I: tl.constexpr, PHASE: tl.constexpr,
+                SPIN: tl.constexpr):
+    """The [PEERS, BLOCK_I] words of a tile's parts (`no_peer` for parts past n_parts: a word that changes nothing,
+    row_slots' NO_PEER_FORWARD or NO_PEER_BACKWARD) and how many are still missing (PHASE 0: after a bounded
+    wait; PHASE 2: none)."""
     peers = tl.arange(0, PEERS)
     at = _tile_slots(slots_ptr, tile, PEERS, BLOCK_I) + (peers * BLOCK_I)[:, None] + tl.arange(0, BLOCK_I)[None, :]
-    return tl.load(at, mask=(peers < n_parts)[:, None], other=no_peer)
+    is_peer = (peers < n_parts)[:, None] & (tl.arange(0, BLOCK_I) >= 0)[None, :]
+    # gathered as one run of PEERS * BLOCK_I slots (the tile's words are contiguous), then put back in shape
+    words, missing = gather_words(tl.ravel(at), tl.ravel(is_peer), no_peer, PHASE, SPIN)
+    return tl.reshape(words, [PEERS, BLOCK_I]), missing
+
+
+@triton.jit
+def _part_pair(x_at, x_reduce, first, n_reduce, col_ok, BLOCK_R: tl.constexpr, N_CHUNKS: tl.constexpr):
+    """The (max, sum) word per column of the part whose reduced indices start at `first`: an online (max, sum)
+    over its chunks. A part of only -inf gives (-inf, 0), which adds exactly nothing to its column."""
+    run_max = tl.full((x_at.shape[1],), float("-inf"), tl.float32)
+    run_sum = tl.zeros((x_at.shape[1],), tl.float32)
+    steps = first + tl.arange(0, BLOCK_R)
+    for c in range(0, N_CHUNKS):
+        r = c * BLOCK_R + steps
+        ok = (r < n_reduce)[:, None] & col_ok[None, :]
+        x = tl.load(x_at + r.to(tl.int64)[:, None] * x_reduce, mask=ok, other=float("-inf"),
+                    eviction_policy="evict_last").to(tl.float32)
+        run_max, run_sum, _, _ = online_update(run_max, run_sum, x, False)
+    return pack_pair(run_max, run_sum)
+
+
+@triton.jit
+def _part_dot(y_at, dy_at, y_reduce, dy_reduce, first, n_reduce, col_ok, BLOCK_R: tl.constexpr,
+              N_CHUNKS: tl.constexpr):
+    """The backward's word per column of the part whose reduced indices start at `first`: sum(y * dy) in the low
+    half, 0 in the high."""
+    acc = tl.zeros((y_at.shape[1],), tl.float32)
+    steps = first + tl.arange(0, BLOCK_R)
+    for c in range(0, N_CHUNKS):
+        r64 = (c * BLOCK_R + steps).to(tl.int64)[:, None]
+        ok = (r64 < n_reduce) & col_ok[None, :]
+        y = tl.load(y_at + r64 * y_reduce, mask=ok, other=0.0, eviction_policy="evict_last")
+        dy = tl.load(dy_at + r64 * dy_reduce, mask=ok, other=0.0, eviction_policy="evict_last")
+        acc += tl.sum(y.to(tl.float32) * dy.to(tl.float32), axis=0)
+    return pack_pair(tl.zeros((y_at.shape[1],), tl.float32), acc)
 
 
 @triton.jit
@@ -69,28 +114,27 @@ def softmax_split_dim_kernel(
     n_outer, n_outer2, n_reduce, n_inner,
     slots_ptr,
     BLOCK_R: tl.constexpr, BLOCK_I: tl.constexpr, PART_R: tl.constexpr, PEERS: tl.constexpr, SAFE: tl.constexpr,
-    PHASE: tl.constexpr,
+    PHASE: tl.constexpr, SPIN: tl.constexpr,
 ):
     tile, part, n_parts, o1, o2, cols, col_ok = _part(n_outer2, n_reduce, n_inner, PART_R, BLOCK_I, PHASE)
     x_at = x_ptr + (o1 * x_outer + o2 * x_outer2 + cols * x_inner)[None, :]
-    steps = part * PART_R + tl.arange(0, BLOCK_R)
     n_chunks: tl.constexpr = PART_R // BLOCK_R
-    if PHASE == 1:
-        run_max = tl.full((BLOCK_I,), float("-inf"), tl.float32)
-        run_sum = tl.zeros((BLOCK_I,), tl.float32)
-        for c in range(0, n_chunks):
-            r = c * BLOCK_R + steps
-            ok = (r < n_reduce)[:, None] & col_ok[None, :]
-            x = tl.load(x_at + r.to(tl.int64)[:, None] * x_reduce, mask=ok, other=float("-inf"),
-                        eviction_policy="evict_last").to(tl.float32)
-            # per column; a part of only -inf publishes (-inf, 0), which adds exactly nothing in PHASE 2
-            run_max, run_sum, _, _ = online_update(run_max, run_sum, x, False)
+    if PHASE != 2:
         own = _tile_slots(slots_ptr, tile, PEERS, BLOCK_I) + part * BLOCK_I + tl.arange(0, BLOCK_I)
-        tl.store(own, pack_pair(run_max, run_sum))
-    else:
-        words = _gather_words(slots_ptr, tile, n_parts, NO_PEER_FORWARD, PEERS, BLOCK_I)
+        publish_word(own, _part_pair(x_at, x_reduce, part * PART_R, n_reduce, col_ok, BLOCK_R, n_chunks), PHASE)
+    if PHASE != 1:
+        words, missing = _tile_words(slots_ptr, tile, n_parts, NO_PEER_FORWARD, PEERS, BLOCK_I, PHASE, SPIN)
+        if PHASE == 0:
+            if missing > 0:         # a part never published within the wait: its words from x
+                peers = tl.arange(0, PEERS)[:, None]
+                for p in range(0, n_parts):
+                    gap = (peers == p) & (words == NOT_PUBLISHED_WORD)
+                    if tl.sum(tl.ravel(gap.to(tl.int32)), axis=0) > 0:
+                        pair = _part_pair(x_at, x_reduce, p * PART_R, n_reduce, col_ok, BLOCK_R, n_chunks)
+                        words = tl.where(gap, pair[None, :], words)
         col_shift, inv_sum = column_shift_and_scale(words, SAFE)
         y_at = y_ptr + (o1 * y_outer + o2 * y_outer2 + cols * y_inner)[None, :]
+        steps = part * PART_R + tl.arange(0, BLOCK_R)
         for c in range(0, n_chunks):        # last chunk first: the likeliest still in L2
             r = (n_chunks - 1 - c) * BLOCK_R + steps
             r64 = r.to(tl.int64)[:, None]
@@ -107,27 +151,32 @@ def softmax_backward_split_dim_kernel(
     n_outer, n_outer2, n_reduce, n_inner,
     slots_ptr,
     BLOCK_R: tl.constexpr, BLOCK_I: tl.constexpr, PART_R: tl.constexpr, PEERS: tl.constexpr, PHASE: tl.constexpr,
+    SPIN: tl.constexpr,
 ):
     # dx has y's strides (both are allocated by the launcher); dy has its own. A part's share of sum(y * dy) per
     # column is the low half of its word (the high half 0).
     tile, part, n_parts, o1, o2, cols, col_ok = _part(n_outer2, n_reduce, n_inner, PART_R, BLOCK_I, PHASE)
     y_at = (o1 * y_outer + o2 * y_outer2 + cols * y_inner)[None, :]
     dy_at = dy_ptr + (o1 * dy_outer + o2 * dy_outer2 + cols * dy_inner)[None, :]
-    steps = part * PART_R + tl.arange(0, BLOCK_R)
     n_chunks: tl.constexpr = PART_R // BLOCK_R
-    if PHASE == 1:
-        acc = tl.zeros((BLOCK_I,), tl.float32)
-        for c in range(0, n_chunks):
-            r64 = (c * BLOCK_R + steps).to(tl.int64)[:, None]
-            ok = (r64 < n_reduce) & col_ok[None, :]
-            y = tl.load(y_ptr + y_at + r64 * y_reduce, mask=ok, other=0.0, eviction_policy="evict_last")
-            dy = tl.load(dy_at + r64 * dy_reduce, mask=ok, other=0.0, eviction_policy="evict_last")
-            acc += tl.sum(y.to(tl.float32) * dy.to(tl.float32), axis=0)
+    if PHASE != 2:
         own = _tile_slots(slots_ptr, tile, PEERS, BLOCK_I) + part * BLOCK_I + tl.arange(0, BLOCK_I)
-        tl.store(own, pack_pair(tl.zeros((BLOCK_I,), tl.float32), acc))
-    else:
-        _, dots = unpack_pair(_gather_words(slots_ptr, tile, n_parts, NO_PEER_BACKWARD, PEERS, BLOCK_I))
+        publish_word(own, _part_dot(y_ptr + y_at, dy_at, y_reduce, dy_reduce, part * PART_R, n_reduce, col_ok,
+                                    BLOCK_R, n_chunks), PHASE)
+    if PHASE != 1:
+        words, missing = _tile_words(slots_ptr, tile, n_parts, NO_PEER_BACKWARD, PEERS, BLOCK_I, PHASE, SPIN)
+        if PHASE == 0:
+            if missing > 0:         # a part never published within the wait: its words from y and dy
+                peers = tl.arange(0, PEERS)[:, None]
+                for p in range(0, n_parts):
+                    gap = (peers == p) & (words == NOT_PUBLISHED_WORD)
+                    if tl.sum(tl.ravel(gap.to(tl.int32)), axis=0) > 0:
+                        share = _part_dot(y_ptr + y_at, dy_at, y_reduce, dy_reduce, p * PART_R, n_reduce, col_ok,
+                                          BLOCK_R, n_chunks)
+                        words = tl.where(gap, share[None, :], words)
+        _, dots = unpack_pair(words)
         dot = tl.sum(dots, axis=0)
+        steps = part * PART_R + tl.arange(0, BLOCK_R)
         for c in range(0, n_chunks):        # last chunk first: the likeliest still in L2
             r64 = ((n_chunks - 1 - c) * BLOCK_R + steps).to(tl.int64)[:, None]
             ok = (r64 < n_reduce) & col_ok[None, :]

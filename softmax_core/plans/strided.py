@@ -186,6 +186,7 @@ class AnyDimPlan:
                                     # backward): 2 or 4 where its inner run is unit-stride and word-aligned
     pack_written: int = 1           # the same for the other tensor (y forward, dy backward)
     offsets_32: bool = False        # the any-dim kernel's element offsets within an outer slice are 32-bit
+    waits: bool = False             # parts: one launch, each program waiting for its tile's other parts (PHASE 0)
 
     @property
     def grid(self) -> tuple[int]:
@@ -218,8 +219,8 @@ class AnyDimPlan:
     @property
     def slots_filled(self) -> bool:
         """Whether the slots start as NOT_PUBLISHED (programs that wait for their peers read them); the parts'
-        slots are all written by the first launch before the second reads any."""
-        return not self.cut
+        slots of two launches are all written by the first before the second reads any."""
+        return not self.cut or self.waits
 
     @property
     def kernel(self) -> str:
@@ -229,13 +230,13 @@ class AnyDimPlan:
     @property
     def launches(self) -> tuple[tuple[tuple[str, object], ...], ...]:
         """The constexprs of each launch, in order: one launch; for parts, a launch that writes each part's words
-        and one that reads them (PHASE 1, 2); for shared tiles under the interpreter (which runs programs one
-        after another) a publishing launch and a finishing one."""
-        if self.cut:
-            return tuple(self.constexprs[:-1] + (("PHASE", p),) for p in (1, 2))
-        if not self.shares:
+        and one that reads them (PHASE 1, 2), or one whose programs wait for each other (PHASE 0); for shared tiles
+        and waiting parts under the interpreter (which runs programs one after another) a publishing launch and a
+        finishing one."""
+        if not (self.shares or self.cut):
             return (self.constexprs,)
-        return tuple(self.constexprs[:-2] + (("PHASE", p), self.constexprs[-1]) for p in runtime.launch_phases())
+        phases = (1, 2) if self.cut and not self.waits else runtime.launch_phases()
+        return tuple(self.constexprs[:-2] + (("PHASE", p), self.constexprs[-1]) for p in phases)
 
     @property
     def n_chunks(self) -> int:
@@ -248,7 +249,7 @@ class AnyDimPlan:
         registers the plan read are those of the kernel that runs."""
         if self.cut:
             return split_dim_constexprs(self.direction, self.block_r, self.block_i, self.part_r, self.parts,
-                                        self.safe)
+                                        self.safe, self.waits)
         if self.shares:
             return shared_dim_constexprs(self.direction, self.block_r, self.block_i, self.split, self.safe)
         return any_dim_constexprs(self.direction, self.block_o, self.block_r, self.block_i, self.one_pass,
@@ -265,10 +266,14 @@ def shared_dim_constexprs(direction: str, block_r: int, block_i: int, split: int
 
 
 def split_dim_constexprs(direction: str, block_r: int, block_i: int, part_r: int, parts: int,
-                         safe: bool) -> tuple[tuple[str, object], ...]:
-    """kernels/split_dim.py's constexprs, PHASE 2's (the launch that gathers the parts' words)."""
+                         safe: bool, waits: bool = False) -> tuple[tuple[str, object], ...]:
+    """kernels/split_dim.py's constexprs: PHASE 2's (the launch that gathers the parts' words), or with `waits`
+    PHASE 0's (one launch whose programs wait for their tile's other parts)."""
+    from softmax_core.kernels.row_slots import SPIN_LIMIT
+
     head = (("BLOCK_R", block_r), ("BLOCK_I", block_i), ("PART_R", part_r), ("PEERS", triton.next_power_of_2(parts)))
-    return head + ((("SAFE", safe),) if direction == "forward" else ()) + (("PHASE", 2),)
+    return (head + ((("SAFE", safe),) if direction == "forward" else ())
+            + (("PHASE", 0 if waits else 2), ("SPIN", SPIN_LIMIT)))
 
 
 def any_dim_constexprs(direction: str, block_o: int, block_r: int, block_i: int, one_pass: bool, safe: bool,

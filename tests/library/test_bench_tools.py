@@ -92,3 +92,20 @@ def test_the_strided_tune_times_the_library_plan_with_each_offset_width():
     got = dict(variants_of("forward", lambda nbytes: nbytes // 2, {"offsets"}))
     assert got == {"offsets-64": {"offsets_32": False}, "offsets-32": {"offsets_32": True}}
     assert not any(name.startswith("offsets") for name, _ in variants_of("forward", lambda b: b, {"fitted"}))
+
+
+def test_the_strided_tune_times_parts_that_wait_beside_parts_in_two_launches():
+    from bench_tools.record.shared_dim_tune import WAITS, variants_of
+    from softmax_core.hardware.gpu import catalog_gpu
+    from softmax_core.plans.split_dim import plan_split_dim
+    from softmax_core.plans.strided import forward_groups
+
+    got = dict(variants_of("backward", lambda nbytes: nbytes // 2, {"waits"}))
+    assert len(got) == len(WAITS) and all(kw["waits"] and kw["parts"] for kw in got.values())
+    assert all(name.startswith("waits-") for name in got)
+    assert not any(kw.get("waits") for _, kw in variants_of("forward", lambda b: b, {"few-parts", "fitted"}))
+    b, v, n = WAITS[0]
+    layout = forward_groups((4, 3000, 40), (120000, 40, 1), 1)[1]
+    plan = plan_split_dim(layout, 4, "float32", catalog_gpu("h200"), "forward", column_bytes=b, values=v, per_sm=n,
+                          waits=True, compile=False)
+    assert plan.waits and plan.parts >= 2

@@ -1,5 +1,5 @@
-"""Strided softmax whose tiles' reduced axes are cut into parts (kernels/split_dim.py, plans/any_dim.py's plan_split_dim): the
-plan's calls, float64 references on fresh random shapes, -inf and NaN columns, SAFE, 2-byte dtypes, transposed
+"""Strided softmax whose tiles' reduced axes are cut into parts (kernels/split_dim.py, plans/split_dim.py's
+plan_split_dim): the plan's calls, float64 references on fresh random shapes, -inf and NaN columns, SAFE, 2-byte dtypes, transposed
 views, the backward, and the kept launcher's two launches with one buffer of words. Small forced chunks make
 every tile take several parts, under the interpreter and on a GPU alike."""
 import random
@@ -11,7 +11,7 @@ from softmax_core.hardware import dtypes, runtime
 from softmax_core.hardware.gpu import catalog_gpu, default_gpu
 from softmax_core.launch import any_dim
 from softmax_core.plans.strided import dim_groups, forward_groups, layout_in, transposes
-from softmax_core.plans.any_dim import plan_split_dim
+from softmax_core.plans.split_dim import plan_split_dim
 from tests.support.reference import assert_like_torch
 
 H200 = catalog_gpu("h200")
@@ -135,8 +135,73 @@ def test_kept_launches_share_one_buffer_of_words_per_call():
         assert_like_torch(ready(x), x, 2, "kept parts")
 
 
+def test_waiting_parts_take_one_launch_on_a_gpu_and_fit_their_second_reads_in_l2():
+    """The one-launch form (PHASE 0): slots start NOT_PUBLISHED; one launch on a GPU, two under the interpreter;
+    and where the L2 rule cuts the parts, the parts of the programs resident at once fit L2's share."""
+    from softmax_core.plans.any_dim import L2_SHARE
+
+    x = _x((6, 4096, 4000), torch.float16, True, "meta")
+    plan = _forward_plan(x, 2, column_bytes=128, values=2048, per_sm=8, waits=True, compile=False)
+    two = _forward_plan(x, 2, column_bytes=128, values=2048, per_sm=8, compile=False)
+    assert plan.waits and plan.slots_filled and not two.waits and not two.slots_filled
+    assert dict(plan.constexprs)["PHASE"] == 0 and dict(two.constexprs)["PHASE"] == 2
+    assert [dict(c)["PHASE"] for c in plan.launches] == list(runtime.launch_phases())
+    assert [dict(c)["PHASE"] for c in two.launches] == [1, 2]
+    resident = 8 * H200.multiprocessor_count
+    part_bytes = plan.part_r * plan.block_i * 2
+    assert resident * part_bytes <= L2_SHARE * H200.l2_mib * 2**20 < resident * 2 * part_bytes
+    assert plan.parts > two.parts >= 2                     # smaller parts than filling the GPU alone asks for
+
+
+def _waiting_launch(plan, spin):
+    """The plan's calls in their one-launch form with the wait cut to `spin` polls: under the interpreter, which
+    runs programs one after another, every program but a tile's last finds parts missing and computes them from
+    memory; on a GPU some may."""
+    calls = any_dim.PlanCalls(plan)
+    calls.launches = (tuple((k, 0 if k == "PHASE" else spin if k == "SPIN" else v) for k, v in plan.constexprs),)
+    return calls
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_parts_that_stop_waiting_compute_the_missing_words_themselves(transposed, device):
+    torch.manual_seed(5)
+    shape = (2, 11, 230) if transposed else (2, 230, 11)
+    dim = 2 if transposed else 1
+    x = _x(shape, torch.float32, transposed, device)
+    x[0, 3, 2 if transposed else 3] = float("-inf") if transposed else float("nan")
+    plan = _forward_plan(x, dim, column_bytes=32, values=64, per_sm=64, waits=True)
+    assert plan.parts >= 3
+    ready = any_dim.ready_for(x, dim, False, x.dtype)
+    ready.calls = _waiting_launch(plan, spin=1)
+    assert_like_torch(ready(x), x, dim, f"waiting parts {shape}")
+    if transposed:                  # y is contiguous: its backward is the row kernels'
+        return
+    y = torch.softmax(torch.randn(shape, device=device), dim).contiguous()
+    dy = torch.randn(shape, device=device)
+    back = _backward_plan(y, dy, dim, column_bytes=32, values=32, per_sm=64, waits=True)
+    made = any_dim.BackwardLaunch(y, dy, dim, back)
+    made.calls = _waiting_launch(back, spin=1)
+    dx = torch.empty_like(y)
+    made.run(y, dy, dx)
+    y64, dy64 = y.double(), dy.double()
+    torch.testing.assert_close(dx.double(), y64 * (dy64 - (y64 * dy64).sum(dim, keepdim=True)), atol=2e-6, rtol=2e-6)
+
+
+@pytest.mark.parametrize("seed", [13])
+def test_waiting_parts_match_float64_on_random_strided_layouts(seed, device):
+    """As the two-launch form: under the interpreter the same two launches; on a GPU one launch whose programs
+    wait for each other."""
+    for x, dim, column_bytes, values in _draws(seed, 3, device):
+        plan = _forward_plan(x, dim, column_bytes=column_bytes, values=values, per_sm=64, waits=True)
+        if plan is None:
+            continue
+        assert plan.waits and plan.parts >= 2
+        y = any_dim.any_dim_forward(x, dim, False, x.dtype, plan)
+        assert_like_torch(y, x, dim, f"waiting parts {tuple(x.shape)} {x.dtype} {plan.parts}")
+
+
 def test_the_planner_cuts_only_the_forward_over_a_short_inner_run():
-    from softmax_core.plans.any_dim import plan_strided
+    from softmax_core.plans.choose import plan_strided
     from softmax_core.plans.any_dim import CUT_INNER_BYTES
 
     def planned(shape, direction, elt=4):
