@@ -39,7 +39,7 @@ from softmax_core.kernels.tuned import fast_exp, online_update
 
 @triton.jit
 def _part(n_outer2, n_reduce, n_inner, PART_R: tl.constexpr, BLOCK_I: tl.constexpr, PHASE: tl.constexpr):
-    """This program's (tile, part), the tile's outer indices (o1, o2, int64), its columns (int64) and their mask.
+    """This program's (tile, part), the tile's outer indices (o1, o2, int64), its columns and their mask.
     PHASE 2 numbers the programs from the end, so the first to run are those whose data PHASE 1 read last; PHASE 0
     keeps the parts of a tile neighbours in program order."""
     pid = tl.program_id(0)
@@ -51,7 +51,18 @@ def _part(n_outer2, n_reduce, n_inner, PART_R: tl.constexpr, BLOCK_I: tl.constex
     n_inner_blocks = tl.cdiv(n_inner, BLOCK_I)
     outer = (tile // n_inner_blocks).to(tl.int64)
     cols = (tile % n_inner_blocks) * BLOCK_I + tl.arange(0, BLOCK_I)
-    return tile, part, n_parts, outer // n_outer2, outer % n_outer2, cols.to(tl.int64), cols < n_inner
+    return tile, part, n_parts, outer // n_outer2, outer % n_outer2, cols, cols < n_inner
+
+
+@triton.jit
+def _at(base, r, stride_r, cols, stride_i, OFFSETS_32: tl.constexpr):
+    """Pointers to the [len(r), len(cols)] elements at reduced indices `r` and columns `cols` of the slice that
+    starts at `base`. A pointer per element is a 64-bit register pair; OFFSETS_32: the slice spans under 2**31
+    elements, so the offsets within it are 32-bit, one register each, and only `base` is 64-bit."""
+    if OFFSETS_32:
+        return base + ((r * stride_r)[:, None] + (cols * stride_i)[None, :])
+    else:
+        return base + (r.to(tl.int64) * stride_r)[:, None] + (cols.to(tl.int64) * stride_i)[None, :]
 
 
 @triton.jit
@@ -76,35 +87,38 @@ def _tile_words(slots_ptr, tile, n_parts, no_peer, PEERS: tl.constexpr, BLOCK_I:
 
 
 @triton.jit
-def _part_pair(x_at, x_reduce, first, n_reduce, col_ok, BLOCK_R: tl.constexpr, N_CHUNKS: tl.constexpr):
+def _part_pair(x_base, x_reduce, cols, x_inner, first, n_reduce, col_ok, BLOCK_R: tl.constexpr,
+               N_CHUNKS: tl.constexpr, OFFSETS_32: tl.constexpr):
     """The (max, sum) word per column of the part whose reduced indices start at `first`: an online (max, sum)
     over its chunks. A part of only -inf gives (-inf, 0), which adds exactly nothing to its column."""
-    run_max = tl.full((x_at.shape[1],), float("-inf"), tl.float32)
-    run_sum = tl.zeros((x_at.shape[1],), tl.float32)
+    run_max = tl.full((cols.shape[0],), float("-inf"), tl.float32)
+    run_sum = tl.zeros((cols.shape[0],), tl.float32)
     steps = first + tl.arange(0, BLOCK_R)
     for c in range(0, N_CHUNKS):
         r = c * BLOCK_R + steps
         ok = (r < n_reduce)[:, None] & col_ok[None, :]
-        x = tl.load(x_at + r.to(tl.int64)[:, None] * x_reduce, mask=ok, other=float("-inf"),
+        x = tl.load(_at(x_base, r, x_reduce, cols, x_inner, OFFSETS_32), mask=ok, other=float("-inf"),
                     eviction_policy="evict_last").to(tl.float32)
         run_max, run_sum, _, _ = online_update(run_max, run_sum, x, False)
     return pack_pair(run_max, run_sum)
 
 
 @triton.jit
-def _part_dot(y_at, dy_at, y_reduce, dy_reduce, first, n_reduce, col_ok, BLOCK_R: tl.constexpr,
-              N_CHUNKS: tl.constexpr):
+def _part_dot(y_base, dy_base, y_reduce, dy_reduce, cols, y_inner, dy_inner, first, n_reduce, col_ok,
+              BLOCK_R: tl.constexpr, N_CHUNKS: tl.constexpr, OFFSETS_32: tl.constexpr):
     """The backward's word per column of the part whose reduced indices start at `first`: sum(y * dy) in the low
     half, 0 in the high."""
-    acc = tl.zeros((y_at.shape[1],), tl.float32)
+    acc = tl.zeros((cols.shape[0],), tl.float32)
     steps = first + tl.arange(0, BLOCK_R)
     for c in range(0, N_CHUNKS):
-        r64 = (c * BLOCK_R + steps).to(tl.int64)[:, None]
-        ok = (r64 < n_reduce) & col_ok[None, :]
-        y = tl.load(y_at + r64 * y_reduce, mask=ok, other=0.0, eviction_policy="evict_last")
-        dy = tl.load(dy_at + r64 * dy_reduce, mask=ok, other=0.0, eviction_policy="evict_last")
+        r = c * BLOCK_R + steps
+        ok = (r < n_reduce)[:, None] & col_ok[None, :]
+        y = tl.load(_at(y_base, r, y_reduce, cols, y_inner, OFFSETS_32), mask=ok, other=0.0,
+                    eviction_policy="evict_last")
+        dy = tl.load(_at(dy_base, r, dy_reduce, cols, dy_inner, OFFSETS_32), mask=ok, other=0.0,
+                     eviction_policy="evict_last")
         acc += tl.sum(y.to(tl.float32) * dy.to(tl.float32), axis=0)
-    return pack_pair(tl.zeros((y_at.shape[1],), tl.float32), acc)
+    return pack_pair(tl.zeros((cols.shape[0],), tl.float32), acc)
 
 
 @triton.jit
@@ -114,14 +128,15 @@ def softmax_split_dim_kernel(
     n_outer, n_outer2, n_reduce, n_inner,
     slots_ptr,
     BLOCK_R: tl.constexpr, BLOCK_I: tl.constexpr, PART_R: tl.constexpr, PEERS: tl.constexpr, SAFE: tl.constexpr,
-    PHASE: tl.constexpr, SPIN: tl.constexpr,
+    OFFSETS_32: tl.constexpr, PHASE: tl.constexpr, SPIN: tl.constexpr,
 ):
     tile, part, n_parts, o1, o2, cols, col_ok = _part(n_outer2, n_reduce, n_inner, PART_R, BLOCK_I, PHASE)
-    x_at = x_ptr + (o1 * x_outer + o2 * x_outer2 + cols * x_inner)[None, :]
+    x_base = x_ptr + (o1 * x_outer + o2 * x_outer2)
     n_chunks: tl.constexpr = PART_R // BLOCK_R
     if PHASE != 2:
         own = _tile_slots(slots_ptr, tile, PEERS, BLOCK_I) + part * BLOCK_I + tl.arange(0, BLOCK_I)
-        publish_word(own, _part_pair(x_at, x_reduce, part * PART_R, n_reduce, col_ok, BLOCK_R, n_chunks), PHASE)
+        publish_word(own, _part_pair(x_base, x_reduce, cols, x_inner, part * PART_R, n_reduce, col_ok, BLOCK_R,
+                                     n_chunks, OFFSETS_32), PHASE)
     if PHASE != 1:
         words, missing = _tile_words(slots_ptr, tile, n_parts, NO_PEER_FORWARD, PEERS, BLOCK_I, PHASE, SPIN)
         if PHASE == 0:
@@ -130,18 +145,20 @@ def softmax_split_dim_kernel(
                 for p in range(0, n_parts):
                     gap = (peers == p) & (words == NOT_PUBLISHED_WORD)
                     if tl.sum(tl.ravel(gap.to(tl.int32)), axis=0) > 0:
-                        pair = _part_pair(x_at, x_reduce, p * PART_R, n_reduce, col_ok, BLOCK_R, n_chunks)
+                        pair = _part_pair(x_base, x_reduce, cols, x_inner, p * PART_R, n_reduce, col_ok, BLOCK_R,
+                                          n_chunks, OFFSETS_32)
                         words = tl.where(gap, pair[None, :], words)
         col_shift, inv_sum = column_shift_and_scale(words, SAFE)
-        y_at = y_ptr + (o1 * y_outer + o2 * y_outer2 + cols * y_inner)[None, :]
+        y_base = y_ptr + (o1 * y_outer + o2 * y_outer2)
         steps = part * PART_R + tl.arange(0, BLOCK_R)
         for c in range(0, n_chunks):        # last chunk first: the likeliest still in L2
             r = (n_chunks - 1 - c) * BLOCK_R + steps
-            r64 = r.to(tl.int64)[:, None]
             ok = (r < n_reduce)[:, None] & col_ok[None, :]
-            x = tl.load(x_at + r64 * x_reduce, mask=ok, other=float("-inf"), eviction_policy="evict_first")
-            tl.store(y_at + r64 * y_reduce, fast_exp(x.to(tl.float32) - col_shift[None, :], False) * inv_sum[None, :],
-                     mask=ok, eviction_policy="evict_first")
+            x = tl.load(_at(x_base, r, x_reduce, cols, x_inner, OFFSETS_32), mask=ok, other=float("-inf"),
+                        eviction_policy="evict_first")
+            tl.store(_at(y_base, r, y_reduce, cols, y_inner, OFFSETS_32),
+                     fast_exp(x.to(tl.float32) - col_shift[None, :], False) * inv_sum[None, :], mask=ok,
+                     eviction_policy="evict_first")
 
 
 @triton.jit
@@ -150,19 +167,19 @@ def softmax_backward_split_dim_kernel(
     y_outer, y_outer2, y_reduce, y_inner, dy_outer, dy_outer2, dy_reduce, dy_inner,
     n_outer, n_outer2, n_reduce, n_inner,
     slots_ptr,
-    BLOCK_R: tl.constexpr, BLOCK_I: tl.constexpr, PART_R: tl.constexpr, PEERS: tl.constexpr, PHASE: tl.constexpr,
-    SPIN: tl.constexpr,
+    BLOCK_R: tl.constexpr, BLOCK_I: tl.constexpr, PART_R: tl.constexpr, PEERS: tl.constexpr,
+    OFFSETS_32: tl.constexpr, PHASE: tl.constexpr, SPIN: tl.constexpr,
 ):
     # dx has y's strides (both are allocated by the launcher); dy has its own. A part's share of sum(y * dy) per
     # column is the low half of its word (the high half 0).
     tile, part, n_parts, o1, o2, cols, col_ok = _part(n_outer2, n_reduce, n_inner, PART_R, BLOCK_I, PHASE)
-    y_at = (o1 * y_outer + o2 * y_outer2 + cols * y_inner)[None, :]
-    dy_at = dy_ptr + (o1 * dy_outer + o2 * dy_outer2 + cols * dy_inner)[None, :]
+    y_at = o1 * y_outer + o2 * y_outer2            # dx's slice starts here too
+    dy_base = dy_ptr + (o1 * dy_outer + o2 * dy_outer2)
     n_chunks: tl.constexpr = PART_R // BLOCK_R
     if PHASE != 2:
         own = _tile_slots(slots_ptr, tile, PEERS, BLOCK_I) + part * BLOCK_I + tl.arange(0, BLOCK_I)
-        publish_word(own, _part_dot(y_ptr + y_at, dy_at, y_reduce, dy_reduce, part * PART_R, n_reduce, col_ok,
-                                    BLOCK_R, n_chunks), PHASE)
+        publish_word(own, _part_dot(y_ptr + y_at, dy_base, y_reduce, dy_reduce, cols, y_inner, dy_inner,
+                                    part * PART_R, n_reduce, col_ok, BLOCK_R, n_chunks, OFFSETS_32), PHASE)
     if PHASE != 1:
         words, missing = _tile_words(slots_ptr, tile, n_parts, NO_PEER_BACKWARD, PEERS, BLOCK_I, PHASE, SPIN)
         if PHASE == 0:
@@ -171,15 +188,18 @@ def softmax_backward_split_dim_kernel(
                 for p in range(0, n_parts):
                     gap = (peers == p) & (words == NOT_PUBLISHED_WORD)
                     if tl.sum(tl.ravel(gap.to(tl.int32)), axis=0) > 0:
-                        share = _part_dot(y_ptr + y_at, dy_at, y_reduce, dy_reduce, p * PART_R, n_reduce, col_ok,
-                                          BLOCK_R, n_chunks)
+                        share = _part_dot(y_ptr + y_at, dy_base, y_reduce, dy_reduce, cols, y_inner, dy_inner,
+                                          p * PART_R, n_reduce, col_ok, BLOCK_R, n_chunks, OFFSETS_32)
                         words = tl.where(gap, share[None, :], words)
         _, dots = unpack_pair(words)
         dot = tl.sum(dots, axis=0)
         steps = part * PART_R + tl.arange(0, BLOCK_R)
         for c in range(0, n_chunks):        # last chunk first: the likeliest still in L2
-            r64 = ((n_chunks - 1 - c) * BLOCK_R + steps).to(tl.int64)[:, None]
-            ok = (r64 < n_reduce) & col_ok[None, :]
-            y = tl.load(y_ptr + y_at + r64 * y_reduce, mask=ok, other=0.0, eviction_policy="evict_first").to(tl.float32)
-            dy = tl.load(dy_at + r64 * dy_reduce, mask=ok, other=0.0, eviction_policy="evict_first").to(tl.float32)
-            tl.store(dx_ptr + y_at + r64 * y_reduce, y * (dy - dot[None, :]), mask=ok, eviction_policy="evict_first")
+            r = (n_chunks - 1 - c) * BLOCK_R + steps
+            ok = (r < n_reduce)[:, None] & col_ok[None, :]
+            y = tl.load(_at(y_ptr + y_at, r, y_reduce, cols, y_inner, OFFSETS_32), mask=ok, other=0.0,
+                        eviction_policy="evict_first").to(tl.float32)
+            dy = tl.load(_at(dy_base, r, dy_reduce, cols, dy_inner, OFFSETS_32), mask=ok, other=0.0,
+                         eviction_policy="evict_first").to(tl.float32)
+            tl.store(_at(dx_ptr + y_at, r, y_reduce, cols, y_inner, OFFSETS_32), y * (dy - dot[None, :]), mask=ok,
+                     eviction_policy="evict_first")

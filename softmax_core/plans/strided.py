@@ -185,7 +185,7 @@ class AnyDimPlan:
     pack: int = 1                   # values a lane loads as one word from `layout`'s tensor (x forward; y and dx
                                     # backward): 2 or 4 where its inner run is unit-stride and word-aligned
     pack_written: int = 1           # the same for the other tensor (y forward, dy backward)
-    offsets_32: bool = False        # the any-dim kernel's element offsets within an outer slice are 32-bit
+    offsets_32: bool = False        # the kernel's element offsets within an outer slice are 32-bit
     waits: bool = False             # parts: one launch, each program waiting for its tile's other parts (PHASE 0)
 
     @property
@@ -249,7 +249,7 @@ class AnyDimPlan:
         registers the plan read are those of the kernel that runs."""
         if self.cut:
             return split_dim_constexprs(self.direction, self.block_r, self.block_i, self.part_r, self.parts,
-                                        self.safe, self.waits)
+                                        self.safe, self.waits, self.offsets_32)
         if self.shares:
             return shared_dim_constexprs(self.direction, self.block_r, self.block_i, self.split, self.safe)
         return any_dim_constexprs(self.direction, self.block_o, self.block_r, self.block_i, self.one_pass,
@@ -266,14 +266,14 @@ def shared_dim_constexprs(direction: str, block_r: int, block_i: int, split: int
 
 
 def split_dim_constexprs(direction: str, block_r: int, block_i: int, part_r: int, parts: int,
-                         safe: bool, waits: bool = False) -> tuple[tuple[str, object], ...]:
+                         safe: bool, waits: bool = False, offsets_32: bool = False) -> tuple[tuple[str, object], ...]:
     """kernels/split_dim.py's constexprs: PHASE 2's (the launch that gathers the parts' words), or with `waits`
     PHASE 0's (one launch whose programs wait for their tile's other parts)."""
     from softmax_core.kernels.row_slots import SPIN_LIMIT
 
     head = (("BLOCK_R", block_r), ("BLOCK_I", block_i), ("PART_R", part_r), ("PEERS", triton.next_power_of_2(parts)))
     return (head + ((("SAFE", safe),) if direction == "forward" else ())
-            + (("PHASE", 0 if waits else 2), ("SPIN", SPIN_LIMIT)))
+            + (("OFFSETS_32", offsets_32), ("PHASE", 0 if waits else 2), ("SPIN", SPIN_LIMIT)))
 
 
 def any_dim_constexprs(direction: str, block_o: int, block_r: int, block_i: int, one_pass: bool, safe: bool,

@@ -144,6 +144,7 @@ def test_waiting_parts_take_one_launch_on_a_gpu_and_fit_their_second_reads_in_l2
     plan = _forward_plan(x, 2, column_bytes=128, values=2048, per_sm=8, waits=True, compile=False)
     two = _forward_plan(x, 2, column_bytes=128, values=2048, per_sm=8, compile=False)
     assert plan.waits and plan.slots_filled and not two.waits and not two.slots_filled
+    assert plan.offsets_32 and not two.offsets_32          # the waiting form's slices are addressed in 32 bits
     assert dict(plan.constexprs)["PHASE"] == 0 and dict(two.constexprs)["PHASE"] == 2
     assert [dict(c)["PHASE"] for c in plan.launches] == list(runtime.launch_phases())
     assert [dict(c)["PHASE"] for c in two.launches] == [1, 2]
