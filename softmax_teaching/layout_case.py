@@ -120,7 +120,8 @@ def planner_view(shape: tuple[int, ...], strides: tuple[int, ...], dim: int, dty
     softmax_teaching that reads softmax_core.plans (so it follows the planner wherever it goes). The forward
     reads x where it lies; the backward reads a contiguous y (and dy in y's layout), as the launch does."""
     from softmax_core.plans.strided import contiguous_strides, forward_groups, reduction_layout, transposes
-    from softmax_core.plans.choose import plan_softmax, plan_strided
+    from softmax_core.plans.any_dim import plan_strided
+    from softmax_core.plans.choose import plan_softmax
 
     shape, strides = tuple(shape), tuple(strides)
     if direction == "backward":

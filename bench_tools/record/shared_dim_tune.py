@@ -33,12 +33,10 @@ from bench_tools.class_sweep import draw
 from softmax_core.hardware import dtypes
 from softmax_core.hardware.gpu import default_gpu
 from softmax_core.launch import any_dim
-from softmax_core.plans.any_dim import plan_any_dim
-from softmax_core.plans.any_dim import launch_resources, word_values
-from softmax_core.plans.strided import dim_groups, forward_groups, layout_in, slices_span_32_bits, transposes
-from softmax_core.plans.choose import plan_strided
+from softmax_core.plans.any_dim import plan_any_dim, plan_split_dim, plan_strided, word_values
+from softmax_core.plans.kernel_jobs import launch_resources
 from softmax_core.plans.shared_dim import plan_shared_dim
-from softmax_core.plans.split_dim import plan_split_dim
+from softmax_core.plans.strided import dim_groups, forward_groups, layout_in, slices_span_32_bits, transposes
 
 CLASSES = ("dim_inner_wide", "dim_inner_narrow", "transposed")
 # Shared tiles: (piece values, column bytes, warps or None for the fitted count)

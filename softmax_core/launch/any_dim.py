@@ -20,7 +20,7 @@ from softmax_core.launch.launches import (PlanCalls, address_in_line, backward_l
                                           rows_unit_stride)
 from softmax_core.plans.strided import (AnyDimPlan, ReductionLayout, contiguous_strides, dim_groups, forward_groups,
                                         layout_in, transposes)
-from softmax_core.plans.choose import plan_strided
+from softmax_core.plans.any_dim import plan_strided
 
 
 @lru_cache(maxsize=4096)

@@ -23,7 +23,8 @@ from softmax_core.hardware.gpu import GpuSpec
 from softmax_core.plans.strided import (AnyDimPlan, ReductionLayout, contiguous_strides, forward_groups,
                                         reduction_layout, transposes)
 from softmax_core.plans.tuned import SoftmaxPlan
-from softmax_core.plans.choose import plan_softmax, plan_strided
+from softmax_core.plans.any_dim import plan_strided
+from softmax_core.plans.choose import plan_softmax
 
 DIRECTIONS = ("forward", "backward")
 # The kernel families, as ShapePlan.family names them: programs that own whole rows (several short rows each);

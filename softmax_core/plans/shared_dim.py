@@ -9,7 +9,8 @@ from dataclasses import replace
 import triton
 
 from softmax_core.hardware.gpu import GpuSpec
-from softmax_core.plans.any_dim import MAX_WARPS, launch_resources, pow2_floor, runtime_interpreted
+from softmax_core.plans.any_dim import MAX_WARPS, pow2_floor, runtime_interpreted
+from softmax_core.plans.kernel_jobs import launch_resources
 from softmax_core.plans.strided import AnyDimPlan, ReductionLayout
 from softmax_core.plans.reasons import PlanReason, ReasonCode
 

@@ -97,7 +97,7 @@ def test_the_strided_tune_times_the_library_plan_with_each_offset_width():
 def test_the_strided_tune_times_parts_that_wait_beside_parts_in_two_launches():
     from bench_tools.record.shared_dim_tune import WAITS, variants_of
     from softmax_core.hardware.gpu import catalog_gpu
-    from softmax_core.plans.split_dim import plan_split_dim
+    from softmax_core.plans.any_dim import plan_split_dim
     from softmax_core.plans.strided import forward_groups
 
     got = dict(variants_of("backward", lambda nbytes: nbytes // 2, {"waits"}))

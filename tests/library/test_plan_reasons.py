@@ -11,7 +11,7 @@ from softmax_core.words import describe
 from softmax_core.plans.any_dim import plan_any_dim
 from softmax_core.plans.strided import ReductionLayout
 from softmax_core.plans.shared_dim import plan_shared_dim
-from softmax_core.plans.split_dim import plan_split_dim
+from softmax_core.plans.any_dim import plan_split_dim
 from softmax_core.plans.reasons import FIGURES, WHY_CODES, PlanReason, ReasonCode
 
 H200 = sc.catalog_gpu("h200")

@@ -1,4 +1,4 @@
-"""Strided softmax whose tiles' reduced axes are cut into parts (kernels/split_dim.py, plans/split_dim.py's
+"""Strided softmax whose tiles' reduced axes are cut into parts (kernels/split_dim.py, plans/any_dim.py's
 plan_split_dim): the plan's calls, float64 references on fresh random shapes, -inf and NaN columns, SAFE, 2-byte dtypes, transposed
 views, the backward, and the kept launcher's two launches with one buffer of words. Small forced chunks make
 every tile take several parts, under the interpreter and on a GPU alike."""
@@ -11,7 +11,7 @@ from softmax_core.hardware import dtypes, runtime
 from softmax_core.hardware.gpu import catalog_gpu, default_gpu
 from softmax_core.launch import any_dim
 from softmax_core.plans.strided import dim_groups, forward_groups, layout_in, transposes
-from softmax_core.plans.split_dim import plan_split_dim
+from softmax_core.plans.any_dim import plan_split_dim
 from tests.support.reference import assert_like_torch
 
 H200 = catalog_gpu("h200")
@@ -202,7 +202,7 @@ def test_waiting_parts_match_float64_on_random_strided_layouts(seed, device):
 
 
 def test_the_planner_cuts_only_the_forward_over_a_short_inner_run():
-    from softmax_core.plans.choose import plan_strided
+    from softmax_core.plans.any_dim import plan_strided
     from softmax_core.plans.any_dim import CUT_INNER_BYTES
 
     def planned(shape, direction, elt=4):
