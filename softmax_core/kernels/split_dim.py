@@ -80,7 +80,7 @@ def _tile_words(slots_ptr, tile, n_parts, no_peer, PEERS: tl.constexpr, BLOCK_I:
     wait; PHASE 2: none)."""
     peers = tl.arange(0, PEERS)
     at = _tile_slots(slots_ptr, tile, PEERS, BLOCK_I) + (peers * BLOCK_I)[:, None] + tl.arange(0, BLOCK_I)[None, :]
-    is_peer = (peers < n_parts)[:, None] & (tl.arange(0, BLOCK_I) >= 0)[None, :]
+    is_peer = tl.broadcast_to((peers < n_parts)[:, None], (PEERS, BLOCK_I))
     # gathered as one run of PEERS * BLOCK_I slots (the tile's words are contiguous), then put back in shape
     words, missing = gather_words(tl.ravel(at), tl.ravel(is_peer), no_peer, PHASE, SPIN)
     return tl.reshape(words, [PEERS, BLOCK_I]), missing

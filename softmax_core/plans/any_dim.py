@@ -60,6 +60,12 @@ CHUNK_PAD = 1.25
 REDUCE_MIN_BYTES = 128
 
 
+def l2_share_bytes(gpu: GpuSpec) -> float:
+    """The bytes of L2 that the slabs or parts of the programs in flight may hold between a value's first read and
+    its second (L2_SHARE of the GPU's L2; 0 where its size is not known)."""
+    return (gpu.l2_mib or 0) * 2**20 * L2_SHARE
+
+
 def pow2_floor(n: int) -> int:
     return 1 << (max(1, n).bit_length() - 1)
 
@@ -113,7 +119,7 @@ def plan_any_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
     narrowest = columns(INNER_MIN_BYTES)
     slab_values = narrowest_slab(layout, element_bytes)         # the slab one pass holds at the narrowest columns
     wanted = FILL_PROGRAMS_PER_SM * gpu.multiprocessor_count
-    l2_bytes = (gpu.l2_mib or 0) * 2**20 * L2_SHARE
+    l2_bytes = l2_share_bytes(gpu)
     in_flight = RESIDENT_PER_SM * gpu.multiprocessor_count
     on_lines = wide_run(layout, element_bytes, transposing)
     slab = slab_columns(layout, element_bytes, transposing) if direction == "forward" else None
@@ -332,7 +338,7 @@ def _shaped(layout, element_bytes, dtype_name, gpu, direction, written, transpos
     chunks_per_part = pow2_floor(max(1, n_chunks // wanted_parts))
     if waits:
         tensors = 2 if direction == "backward" else 1
-        part_bytes = L2_SHARE * (gpu.l2_mib or 0) * 2**20 / (per_sm * gpu.multiprocessor_count)
+        part_bytes = l2_share_bytes(gpu) / (per_sm * gpu.multiprocessor_count)
         chunks_per_part = min(chunks_per_part, pow2_floor(max(1, int(part_bytes // (br * bi * element_bytes
                                                                                      * tensors)))))
     while triton.cdiv(n_chunks, chunks_per_part) > MAX_PARTS:
