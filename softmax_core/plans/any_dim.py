@@ -264,6 +264,14 @@ IN_FLIGHT_TIE = 0.9
 # program of the second launch gathers: 8 bytes per part per column).
 CUT_PROGRAMS_PER_SM = 8
 MAX_PARTS = 64
+# Where the call transposes (a strided view in, a contiguous y out), the forward that would walk its tiles twice takes
+# parts that wait for each other in one launch (`takes_waiting_parts`), of WAIT_SHAPE (column bytes, chunk values),
+# sized for CUT_PROGRAMS_PER_SM programs an SM. Timed on an H100 at the four transposed draws of seeds 27182 and 9018
+# that the fitted plan walked twice (tuning/h100-waiting-parts-tune-27182-9018-20261208.csv): 0.49, 0.54, 0.54 and
+# 0.64x copy against two passes' 0.31, 0.28, 0.39 and 0.50, and ahead of the best two-launch cut (0.48, 0.53, 0.48,
+# 0.60); at a channel softmax walked twice (18 x 1351 x 762 float32) this shape ran 0.44 against 0.52, so the rule
+# keeps to the transposing calls.
+WAIT_SHAPE = (32, 2048)
 
 
 def plan_split_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str, gpu: GpuSpec, direction: str,
@@ -277,14 +285,17 @@ def plan_split_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str,
     `per_sm` and `num_warps` force one shape (tuning sweeps); `transposing`: a side of the call steps down the
     reduced axis with unit stride, so a chunk spans at least REDUCE_MIN_BYTES of it. `waits`: one launch whose
     programs wait for their tile's other parts, each part small enough that the parts of the programs resident at
-    once fit L2_SHARE of L2, so that each second read is L2's (a tuning sweep's opt-in: not yet timed)."""
+    once fit L2_SHARE of L2, so that each second read is L2's; unless forced, of WAIT_SHAPE, and only where
+    `takes_waiting_parts`."""
     forced = any(v is not None for v in (column_bytes, values, per_sm, num_warps))
-    if dtype_name == "float64" or not (forced or cuts(layout, element_bytes, direction)):
+    measured = takes_waiting_parts(direction, transposing) if waits else cuts(layout, element_bytes, direction)
+    if dtype_name == "float64" or not (forced or measured):
         return None
     judging = compile and not runtime_interpreted()
     half = 2 if direction == "backward" else 1
-    if forced or not judging:
-        shapes = ((column_bytes or CUT_DEFAULT_SHAPE[0], values or CUT_DEFAULT_SHAPE[1] // half),)
+    if forced or not judging or waits:
+        default = WAIT_SHAPE if waits else CUT_DEFAULT_SHAPE
+        shapes = ((column_bytes or default[0], values or default[1] // half),)
     else:
         shapes = tuple((b, v // half) for b, v in CUT_SHAPES)
     made = [_shaped(layout, element_bytes, dtype_name, gpu, direction, written, transposing, safe, b, v,
@@ -297,13 +308,22 @@ def plan_split_dim(layout: ReductionLayout, element_bytes: int, dtype_name: str,
         held = [_bytes_in_flight(p, element_bytes) for p in made]
         best = max((ph for ph in zip(made, held) if ph[1] >= IN_FLIGHT_TIE * max(held)),
                    key=lambda ph: (ph[0].block_i, ph[1]))[0]
+    if waits:
+        why = dict(why=ReasonCode.SLAB_WAITS)
+    else:
+        why = dict(why=ReasonCode.SLAB_CUT, inner_bytes=layout.n_inner * element_bytes, cut_bytes=CUT_INNER_BYTES)
     reason = PlanReason.of(ReasonCode.ANY_DIM, block_o=1, block_i=min(best.block_i, layout.n_inner),
                            block_r=best.block_r, n_chunks=best.part_r // best.block_r, num_warps=best.num_warps,
-                           num_programs=best.num_programs, word_values=1, why=ReasonCode.SLAB_CUT,
+                           num_programs=best.num_programs, word_values=1,
                            slab_values=narrowest_slab(layout, element_bytes),
-                           max_values=best.block_r * best.block_i, inner_bytes=layout.n_inner * element_bytes,
-                           cut_bytes=CUT_INNER_BYTES, parts=best.parts)
+                           max_values=best.block_r * best.block_i, parts=best.parts, **why)
     return replace(best, reason=reason)
+
+
+def takes_waiting_parts(direction: str, transposing: bool) -> bool:
+    """Whether a strided softmax that would walk its tiles twice takes parts that wait for each other in one launch
+    (measured faster, WAIT_SHAPE): the forward of a call that transposes."""
+    return direction == "forward" and transposing
 
 
 def _bytes_in_flight(plan: AnyDimPlan, element_bytes: int) -> float:
@@ -367,15 +387,17 @@ def plan_strided(layout: ReductionLayout, element_bytes: int, dtype_name: str, g
                  safe: bool = False, compile: bool = True, addresses: tuple[int, int] = (0, 0)) -> AnyDimPlan:
     """The plan for a softmax down `layout`'s strided reduced axis (`written`: the other tensor's layout, y
     forward and dy backward; `transposing`: a side steps down the reduced axis with unit stride): the any-dim
-    plan where it holds the slab in one pass; where it walks its tiles twice, the tiles cut into parts where that
-    was measured faster (`cuts`), else two passes. `addresses`: where the two tensors' data start within a 16-byte
-    line (the any-dim plan's words)."""
+    plan where it holds the slab in one pass; where it walks its tiles twice, the tiles cut into parts that wait for
+    each other in one launch (`takes_waiting_parts`) or that meet between two launches (`cuts`) where that was
+    measured faster, else two passes. `addresses`: where the two tensors' data start within a 16-byte line (the
+    any-dim plan's words)."""
     plan = plan_any_dim(layout, element_bytes, dtype_name, gpu, direction, transposing=transposing,
                         written=written, safe=safe, compile=compile, addresses=addresses)
     if plan.one_pass:
         return plan
     cut = plan_split_dim(layout, element_bytes, dtype_name, gpu, direction, written=written,
-                         transposing=transposing, safe=safe, compile=compile)
+                         transposing=transposing, safe=safe, compile=compile,
+                         waits=takes_waiting_parts(direction, transposing))
     return plan if cut is None else cut
 
 

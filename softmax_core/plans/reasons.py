@@ -69,6 +69,10 @@ Any-dim plan (`plans.any_dim.AnyDimPlan.reason`):
   ``cut_bytes``, where parts ran faster than two passes: each tile's reduced axis is cut into
   ``parts`` parts, one program each, in two launches (kernels/split_dim.py). Figures: ``slab_values``,
   ``max_values``, ``inner_bytes``, ``cut_bytes``, ``parts``.
+- ``slab_waits`` (a why, forward): the slab is more than one program holds and the call transposes (a strided view
+  in, a contiguous output): each tile's reduced axis is cut into ``parts`` parts, one program each, in one launch whose programs wait for
+  their tile's other parts and read their part again at once, from L2 (kernels/split_dim.py, PHASE 0). Figures:
+  ``slab_values``, ``max_values``, ``parts``.
 """
 from __future__ import annotations
 
@@ -100,6 +104,7 @@ class ReasonCode(Code):
     SLAB_OVER_LIMIT = "slab_over_limit"
     SLAB_SHARED = "slab_shared"
     SLAB_CUT = "slab_cut"
+    SLAB_WAITS = "slab_waits"
 
 
 FIGURES: dict[ReasonCode, tuple[str, ...]] = {
@@ -128,6 +133,7 @@ FIGURES: dict[ReasonCode, tuple[str, ...]] = {
     ReasonCode.SLAB_OVER_LIMIT: ("slab_values", "max_values"),
     ReasonCode.SLAB_SHARED: ("slab_values", "max_values", "split"),
     ReasonCode.SLAB_CUT: ("slab_values", "max_values", "inner_bytes", "cut_bytes", "parts"),
+    ReasonCode.SLAB_WAITS: ("slab_values", "max_values", "parts"),
 }
 
 # Which `why` each path can carry.
@@ -140,7 +146,7 @@ WHY_CODES: dict[ReasonCode, tuple[ReasonCode, ...]] = {
                        ReasonCode.ROW_OVER_REGISTERS, ReasonCode.ROW_SPILLS, ReasonCode.ROW_PAST_L2,
                        ReasonCode.UNALIGNED_LONG_ROW, ReasonCode.FORCED),
     ReasonCode.ANY_DIM: (ReasonCode.SLAB_FITS, ReasonCode.SLAB_HELD, ReasonCode.SLAB_OVER_LIMIT, ReasonCode.SLAB_SHARED,
-                         ReasonCode.SLAB_CUT, ReasonCode.FORCED),
+                         ReasonCode.SLAB_CUT, ReasonCode.SLAB_WAITS, ReasonCode.FORCED),
 }
 
 

@@ -30,8 +30,8 @@ DIRECTIONS = ("forward", "backward")
 # The kernel families, as ShapePlan.family names them: programs that own whole rows (several short rows each);
 # rows walked in tiles, twice; a row shared by programs that run at once; a strided reduction whose programs own
 # tiles of the contiguous axis (and several outer slices where that axis is short), read once or walked twice,
-# shared by programs that run at once where the reduced axis is too long for one program, or cut into parts
-# walked by programs of two launches where the tiles are too few to fill the GPU.
+# shared by programs that run at once where the reduced axis is too long for one program, or cut into parts walked
+# by programs of two launches or of one launch whose programs wait for each other (plans/any_dim.py's plan_split_dim).
 FAMILIES = ("whole_rows", "rows_in_tiles", "rows_shared", "strided_one_pass", "strided_two_pass", "strided_shared",
             "strided_parts")
 _ROW_FAMILIES = {"rows": "whole_rows", "tiled": "rows_in_tiles", "split": "rows_shared"}

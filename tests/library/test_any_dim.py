@@ -337,7 +337,7 @@ def test_the_plan_description_names_the_fold_the_family_and_the_reason():
     cases = {((64, 9000, 49), 1, False): ("strided_two_pass", (64, 9000, 49)),
              ((64, 1000, 49), 1, False): ("strided_one_pass", (64, 1000, 49)),         # a slab held
              ((89919, 14, 8), 1, False): ("strided_one_pass", (89919, 14, 8)),
-             ((8, 1808, 5000), 2, True): ("strided_two_pass", (8, 5000, 1808)),
+             ((8, 1808, 5000), 2, True): ("strided_parts", (8, 5000, 1808)),         # parts that wait
              ((4096, 1024), 1, False): ("whole_rows", (4096, 1024, 1))}
     for (shape, dim, transposed), (family, fold) in cases.items():
         plan = plan_shape(shape, "float32", dim, h200, transposed=transposed)

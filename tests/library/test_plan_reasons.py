@@ -63,7 +63,10 @@ def tuned_reasons(monkeypatch):
               plan_any_dim(channel, 4, "float32", H200, "backward").reason,
               plan_any_dim(channel, 4, "float32", H200, block_i=8).reason,
               plan_shared_dim(channel, 4, "float32", H200, "forward").reason,
-              plan_split_dim(ReductionLayout(2, 4000, 6, 24_000, 6), 4, "float32", H200, "forward").reason]
+              plan_split_dim(ReductionLayout(2, 4000, 6, 24_000, 6), 4, "float32", H200, "forward").reason,
+              plan_split_dim(ReductionLayout(3, 8000, 1000, 8_000_000, 1000), 4, "float32", H200, "forward",
+                             written=ReductionLayout(3, 8000, 1000, 8_000_000, 1, 8000), transposing=True,
+                             waits=True).reason]                       # a transposed view's waiting parts
     return found
 
 

@@ -201,6 +201,24 @@ def test_waiting_parts_match_float64_on_random_strided_layouts(seed, device):
         assert_like_torch(y, x, dim, f"waiting parts {tuple(x.shape)} {x.dtype} {plan.parts}")
 
 
+def test_the_planner_takes_waiting_parts_where_a_forward_transposes_and_walks_twice():
+    from softmax_core.plans.any_dim import WAIT_SHAPE, plan_any_dim, plan_strided
+
+    def planned(x, dim, direction="forward"):
+        _, x_layout, y_layout = forward_groups(tuple(x.shape), tuple(x.stride()), dim)
+        x_layout = x_layout or y_layout
+        kw = dict(transposing=transposes(x_layout, y_layout), written=y_layout, compile=False)
+        return (plan_strided(x_layout, 2, "float16", H200, direction, **kw),
+                plan_any_dim(x_layout, 2, "float16", H200, direction, **kw))
+    plan, two = planned(_x((3, 1058, 8452), torch.float16, True, "meta"), 2)
+    assert not two.one_pass and plan.cut and plan.waits and plan.reason.why == "slab_waits"
+    assert plan.block_i * 2 == WAIT_SHAPE[0] and plan.reason.values["parts"] == plan.parts >= 2
+    held, _ = planned(_x((3, 300, 40), torch.float16, True, "meta"), 2)
+    assert held.one_pass and not held.cut                          # a slab held in one pass stays so
+    channel, channel_two = planned(_x((64, 9000, 200), torch.float16, False, "meta"), 1)
+    assert not channel_two.one_pass and not channel.cut            # a channel softmax walked twice: two passes
+
+
 def test_the_planner_cuts_only_the_forward_over_a_short_inner_run():
     from softmax_core.plans.any_dim import plan_strided
     from softmax_core.plans.any_dim import CUT_INNER_BYTES
